@@ -1,0 +1,16 @@
+/* cmd_trace.c: `llmprof trace`. Placeholder until the tracer (issue 4) lands: it says so and exits 2. */
+#include <stdio.h>
+#include <string.h>
+
+#include "cmd/cmd.h"
+#include "core/err.h"
+
+int cmd_trace(int argc, const char **argv, struct lp_ctx *ctx)
+{
+	(void)ctx;
+	if (argc > 1 && (!strcmp(argv[1], "-h") || !strcmp(argv[1], "--help"))) {
+		printf("usage: llmprof trace\n\nnot available yet in this build\n");
+		return 0;
+	}
+	return lp_cmd_not_available("trace", NULL);
+}

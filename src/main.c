@@ -1,0 +1,164 @@
+/* main.c: the llmprof CLI entry. Global options, the command table, dispatch.
+ * Data flow of the tool: run -> collect -> parse -> analyze -> report (src/<stage>/);
+ * each subcommand lives in src/cmd/cmd_<name>.c. */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "cmd/cmd.h"
+#include "core/buf.h"
+#include "core/err.h"
+#include "core/fs.h"
+#include "core/log.h"
+
+const char *lp_version_string(void);
+const char *lp_version_commit(void);
+
+const struct lp_cmd lp_commands[] = {
+	{ "run", cmd_run, "profile an LLM workload and write the artifact bundle" },
+	{ "report", cmd_report, "recompute the analysis and rewrite the reports of a run" },
+	{ "artifacts", cmd_artifacts, "list the artifacts of a run" },
+	{ "runs", cmd_runs, "list runs, newest first" },
+	{ "check", cmd_check, "say what this machine can profile, and why not" },
+	{ "kernels", cmd_kernels, "print the kernel table of a trace, nsys or ncu output" },
+	{ "trace", cmd_trace, "dump or convert traces of the built-in tracer" },
+	{ NULL, NULL, NULL },
+};
+
+int lp_cmd_not_available(const char *name, const char *issue_hint)
+{
+	lp_log_error("'%s' is not available yet in this build", name);
+	if (issue_hint)
+		lp_log_hint("%s", issue_hint);
+	return LP_EUSAGE;
+}
+
+static void usage(FILE *out)
+{
+	const struct lp_cmd *c;
+	fprintf(out, "usage: llmprof [--version] [-v|--verbose] [-q|--quiet] [--config-dir DIR]\n"
+		     "               <command> [options] [overrides...] [-- workload argv...]\n\n"
+		     "commands:\n");
+	for (c = lp_commands; c->name; c++)
+		fprintf(out, "  %-10s %s\n", c->name, c->summary);
+	fprintf(out, "\nRun 'llmprof <command> -h' for a command's options.\n"
+		     "Exit codes: 0 ok, 1 other error, 2 usage or config error, 3 partial run,\n"
+		     "4 environment (a tool or GPU missing for what was asked).\n");
+}
+
+/* The conf/ folder: --config-dir, $LLMPROF_CONF_DIR, next to the binary (build/bin/../../conf,
+ * <prefix>/share/llmprof/conf), then the source tree it was built from. */
+static int find_conf_dir(const char *given, const char *exe_dir, struct lp_buf *out)
+{
+	const char *env = getenv("LLMPROF_CONF_DIR");
+	const char *rel[] = { "/../../conf", "/../share/llmprof/conf", "/../conf" };
+	size_t i;
+	lp_buf_reset(out);
+	if (given) {
+		lp_buf_adds(out, given);
+		return lp_fs_is_dir(out->data) ? 0 : -1;
+	}
+	if (env && *env) {
+		lp_buf_adds(out, env);
+		return lp_fs_is_dir(out->data) ? 0 : -1;
+	}
+	for (i = 0; i < sizeof(rel) / sizeof(rel[0]); i++) {
+		struct lp_buf cand = LP_BUF_INIT;
+		lp_buf_addf(&cand, "%s%s/config.yaml", exe_dir, rel[i]);
+		if (lp_fs_is_file(cand.data)) {
+			lp_buf_addf(out, "%s%s", exe_dir, rel[i]);
+			lp_buf_release(&cand);
+			return 0;
+		}
+		lp_buf_release(&cand);
+	}
+	lp_buf_addf(out, "%s/conf", LP_SOURCE_DIR);
+	return lp_fs_is_dir(out->data) ? 0 : -1;
+}
+
+int main(int argc, char **argv_in)
+{
+	const char **argv = (const char **)(void *)argv_in;
+	struct lp_buf exe_dir = LP_BUF_INIT, conf_dir = LP_BUF_INIT;
+	struct lp_err err = LP_ERR_INIT;
+	struct lp_ctx ctx = { "llmprof", NULL, NULL, 0 };
+	const char *config_dir = NULL;
+	const struct lp_cmd *c;
+	int verbose = 0, quiet = 0, i, rc;
+
+	for (i = 1; i < argc; i++) {
+		const char *a = argv[i];
+		if (!strcmp(a, "--version")) {
+			printf("llmprof %s (commit %s)\n", lp_version_string(), lp_version_commit());
+			return 0;
+		} else if (!strcmp(a, "-v") || !strcmp(a, "--verbose")) {
+			verbose = 1;
+		} else if (!strcmp(a, "-q") || !strcmp(a, "--quiet")) {
+			quiet = 1;
+		} else if (!strcmp(a, "-h") || !strcmp(a, "--help")) {
+			usage(stdout);
+			return 0;
+		} else if (!strcmp(a, "--config-dir")) {
+			if (i + 1 >= argc) {
+				lp_log_error("option '--config-dir' needs a value");
+				return LP_EUSAGE;
+			}
+			config_dir = argv[++i];
+		} else if (!strncmp(a, "--config-dir=", 13)) {
+			config_dir = a + 13;
+		} else if (a[0] == '-') {
+			lp_log_error("unknown option '%s'", a);
+			lp_log_hint("run 'llmprof help' for the usage");
+			return LP_EUSAGE;
+		} else {
+			break;
+		}
+	}
+	lp_log_setup(verbose, quiet);
+	if (i >= argc) {
+		usage(stderr);
+		return LP_EUSAGE;
+	}
+	if (!strcmp(argv[i], "help")) {
+		if (i + 1 < argc) {
+			for (c = lp_commands; c->name; c++) {
+				if (!strcmp(c->name, argv[i + 1])) {
+					const char *hargv[] = { c->name, "-h", NULL };
+					return c->fn(2, hargv, &ctx);
+				}
+			}
+			lp_log_error("'%s' is not an llmprof command", argv[i + 1]);
+			return LP_EUSAGE;
+		}
+		usage(stdout);
+		return 0;
+	}
+	for (c = lp_commands; c->name; c++)
+		if (!strcmp(c->name, argv[i]))
+			break;
+	if (!c->name) {
+		lp_log_error("'%s' is not an llmprof command", argv[i]);
+		lp_log_hint("run 'llmprof help' for the list of commands");
+		return LP_EUSAGE;
+	}
+	if (lp_fs_exe_dir(&exe_dir, &err) < 0)
+		return lp_err_print(&err);
+	if (find_conf_dir(config_dir, exe_dir.data, &conf_dir) < 0 && config_dir) {
+		lp_log_error("config folder '%s' not found", config_dir);
+		lp_buf_release(&exe_dir);
+		lp_buf_release(&conf_dir);
+		return LP_EUSAGE;
+	}
+	ctx.exe_dir = exe_dir.data;
+	ctx.conf_dir = conf_dir.data;
+	ctx.verbose = verbose;
+	rc = c->fn(argc - i, argv + i, &ctx);
+	fflush(stdout);
+	if (ferror(stdout)) {
+		lp_log_error("cannot write to standard output");
+		rc = rc ? rc : LP_EOTHER;
+	}
+	lp_buf_release(&exe_dir);
+	lp_buf_release(&conf_dir);
+	return rc;
+}

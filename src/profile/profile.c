@@ -1,0 +1,344 @@
+/* profile.c: the shared profile model (see profile.h): growth of its arrays, string interning,
+ * range ancestry and the aggregation of kernel executions into KernelRecord rows. Every source
+ * (tracer files, nsys sqlite) fills a profile; analysis and reports read it. */
+#include "profile/profile.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+#include "core/buf.h"
+
+struct lp_intern {
+	const char **slots;
+	size_t cap;   /* power of two */
+	size_t n;
+};
+
+static uint64_t hash_bytes(const char *s, size_t n)
+{
+	uint64_t h = 1469598103934665603ULL;  /* FNV-1a */
+	size_t i;
+	for (i = 0; i < n; i++) {
+		h ^= (unsigned char)s[i];
+		h *= 1099511628211ULL;
+	}
+	return h;
+}
+
+void lp_profile_init(struct lp_profile *p, const char *source)
+{
+	memset(p, 0, sizeof(*p));
+	p->source = source ? lp_profile_intern(p, source) : "";
+	p->source_kind = "";
+}
+
+void lp_profile_release(struct lp_profile *p)
+{
+	free(p->devices);
+	free(p->processes);
+	free(p->ranges);
+	free(p->kernels);
+	free(p->copies);
+	if (p->intern) {
+		free(p->intern->slots);
+		free(p->intern);
+	}
+	lp_arena_release(&p->arena);
+	memset(p, 0, sizeof(*p));
+}
+
+static int intern_grow(struct lp_intern *t)
+{
+	size_t ncap = t->cap ? t->cap * 2 : 1024, i;
+	const char **ns = calloc(ncap, sizeof(*ns));
+	if (!ns)
+		return -1;
+	for (i = 0; i < t->cap; i++) {
+		const char *s = t->slots[i];
+		size_t j;
+		if (!s)
+			continue;
+		j = hash_bytes(s, strlen(s)) & (ncap - 1);
+		while (ns[j])
+			j = (j + 1) & (ncap - 1);
+		ns[j] = s;
+	}
+	free(t->slots);
+	t->slots = ns;
+	t->cap = ncap;
+	return 0;
+}
+
+const char *lp_profile_intern_n(struct lp_profile *p, const char *s, size_t n)
+{
+	struct lp_intern *t = p->intern;
+	size_t j;
+	char *copy;
+	if (!t) {
+		t = calloc(1, sizeof(*t));
+		if (!t)
+			return NULL;
+		p->intern = t;
+	}
+	if ((t->n + 1) * 2 > t->cap && intern_grow(t) < 0)
+		return NULL;
+	j = hash_bytes(s, n) & (t->cap - 1);
+	while (t->slots[j]) {
+		const char *c = t->slots[j];
+		if (strncmp(c, s, n) == 0 && c[n] == '\0')
+			return c;
+		j = (j + 1) & (t->cap - 1);
+	}
+	copy = lp_arena_strndup(&p->arena, s, n);
+	if (!copy)
+		return NULL;
+	t->slots[j] = copy;
+	t->n++;
+	return copy;
+}
+
+const char *lp_profile_intern(struct lp_profile *p, const char *s)
+{
+	return lp_profile_intern_n(p, s ? s : "", s ? strlen(s) : 0);
+}
+
+static void *grow(void **arr, size_t *n, size_t *cap, size_t elem)
+{
+	char *a = *arr;
+	if (*n == *cap) {
+		size_t ncap = *cap ? *cap * 2 : 64;
+		a = realloc(a, ncap * elem);
+		if (!a)
+			return NULL;
+		*arr = a;
+		*cap = ncap;
+	}
+	memset(a + *n * elem, 0, elem);
+	return a + (*n)++ * elem;
+}
+
+#define LP_GROW(p, field) grow((void **)&(p)->field, &(p)->n_##field, &(p)->cap_##field, sizeof(*(p)->field))
+
+struct lp_device *lp_profile_add_device(struct lp_profile *p)
+{
+	struct lp_device *d = LP_GROW(p, devices);
+	if (d) {
+		d->name = "";
+		d->uuid = "";
+	}
+	return d;
+}
+
+struct lp_process *lp_profile_add_process(struct lp_profile *p)
+{
+	struct lp_process *r = LP_GROW(p, processes);
+	if (r) {
+		r->host = "";
+		r->name = "";
+		r->cupti_status = "";
+	}
+	return r;
+}
+
+struct lp_range *lp_profile_add_range(struct lp_profile *p)
+{
+	struct lp_range *r = LP_GROW(p, ranges);
+	if (r) {
+		r->parent = -1;
+		r->domain = "";
+		r->name = "";
+	}
+	return r;
+}
+
+struct lp_kernel *lp_profile_add_kernel(struct lp_profile *p)
+{
+	struct lp_kernel *k = LP_GROW(p, kernels);
+	if (k) {
+		k->range = -1;
+		k->name = "";
+		k->short_name = "";
+	}
+	return k;
+}
+
+struct lp_copy *lp_profile_add_copy(struct lp_profile *p)
+{
+	struct lp_copy *c = LP_GROW(p, copies);
+	if (c)
+		c->range = -1;
+	return c;
+}
+
+const struct lp_device *lp_profile_device(const struct lp_profile *p, int32_t id)
+{
+	size_t i;
+	for (i = 0; i < p->n_devices; i++)
+		if (p->devices[i].id == id)
+			return &p->devices[i];
+	return NULL;
+}
+
+static int range_matches(const struct lp_range *r, const char *expr)
+{
+	const char *at = strchr(expr, '@');
+	if (!at)
+		return strcmp(r->name, expr) == 0;
+	if (strcmp(r->name, at + 1) != 0)
+		return 0;
+	return strlen(r->domain) == (size_t)(at - expr) && strncmp(r->domain, expr, (size_t)(at - expr)) == 0;
+}
+
+int32_t lp_profile_range_find_ancestor(const struct lp_profile *p, int32_t idx, const char *expr)
+{
+	int guard = 0;
+	while (idx >= 0 && (size_t)idx < p->n_ranges && guard++ < 4096) {
+		if (range_matches(&p->ranges[idx], expr))
+			return idx;
+		idx = p->ranges[idx].parent;
+	}
+	return -1;
+}
+
+int lp_profile_range_path(const struct lp_profile *p, int32_t idx, struct lp_buf *out)
+{
+	int32_t chain[256];
+	int n = 0, i;
+	lp_buf_reset(out);
+	while (idx >= 0 && (size_t)idx < p->n_ranges && n < 256) {
+		chain[n++] = idx;
+		idx = p->ranges[idx].parent;
+	}
+	for (i = n - 1; i >= 0; i--) {
+		if (i != n - 1 && lp_buf_addc(out, '/') < 0)
+			return -1;
+		if (lp_buf_adds(out, p->ranges[chain[i]].name) < 0)
+			return -1;
+	}
+	return 0;
+}
+
+/* ---- kernel table ---- */
+
+struct row_key {
+	const char *name;   /* interned: pointer identity is string identity */
+	int32_t device;
+	size_t row;
+};
+
+static int cmp_records(const void *a, const void *b)
+{
+	const struct lp_kernel_record *x = a, *y = b;
+	int c;
+	if (x->total_ms != y->total_ms)
+		return x->total_ms < y->total_ms ? 1 : -1;
+	c = strcmp(x->kernel_name, y->kernel_name);
+	if (c)
+		return c;
+	return (x->device > y->device) - (x->device < y->device);
+}
+
+void lp_kernel_table_sort(struct lp_kernel_table *t)
+{
+	if (t->n_rows > 1)
+		qsort(t->rows, t->n_rows, sizeof(*t->rows), cmp_records);
+}
+
+int lp_kernel_table_build(const struct lp_profile *p, const struct lp_kernel_filter *filter,
+	struct lp_kernel_table *out, struct lp_err *err)
+{
+	struct row_key *keys = NULL;
+	size_t kcap = 0, cap_rows = 0, i;
+	memset(out, 0, sizeof(*out));
+	for (i = 0; i < p->n_kernels; i++) {
+		const struct lp_kernel *k = &p->kernels[i];
+		struct lp_kernel_record *r;
+		double ms = (double)(k->end_ns - k->start_ns) / 1e6;
+		size_t j;
+		if (k->end_ns < k->start_ns)
+			ms = 0;
+		if (filter && filter->device >= 0 && k->device != filter->device)
+			continue;
+		if (filter && filter->stage && lp_profile_range_find_ancestor(p, k->range, filter->stage) < 0)
+			continue;
+		if (filter && filter->exclude_warmup && lp_profile_range_find_ancestor(p, k->range, "warmup") >= 0)
+			continue;
+		if ((out->n_rows + 1) * 2 > kcap) {
+			size_t ncap = kcap ? kcap * 2 : 256, m;
+			struct row_key *nk = calloc(ncap, sizeof(*nk));
+			if (!nk)
+				goto oom;
+			for (m = 0; m < kcap; m++) {
+				size_t h;
+				if (!keys[m].name)
+					continue;
+				h = (((uintptr_t)keys[m].name >> 4) * 31 + (uint32_t)keys[m].device) & (ncap - 1);
+				while (nk[h].name)
+					h = (h + 1) & (ncap - 1);
+				nk[h] = keys[m];
+			}
+			free(keys);
+			keys = nk;
+			kcap = ncap;
+		}
+		j = (((uintptr_t)k->name >> 4) * 31 + (uint32_t)k->device) & (kcap - 1);
+		while (keys[j].name && !(keys[j].name == k->name && keys[j].device == k->device))
+			j = (j + 1) & (kcap - 1);
+		if (!keys[j].name) {
+			if (out->n_rows == cap_rows) {
+				size_t nc = cap_rows ? cap_rows * 2 : 64;
+				struct lp_kernel_record *nr = realloc(out->rows, nc * sizeof(*nr));
+				if (!nr)
+					goto oom;
+				out->rows = nr;
+				cap_rows = nc;
+			}
+			r = &out->rows[out->n_rows];
+			memset(r, 0, sizeof(*r));
+			r->kernel_name = k->name;
+			r->short_name = k->short_name;
+			r->device = k->device;
+			r->min_ms = ms;
+			r->max_ms = ms;
+			memcpy(r->grid, k->grid, sizeof(r->grid));
+			memcpy(r->block, k->block, sizeof(r->block));
+			r->registers_per_thread = k->registers_per_thread;
+			keys[j].name = k->name;
+			keys[j].device = k->device;
+			keys[j].row = out->n_rows++;
+		}
+		r = &out->rows[keys[j].row];
+		r->total_ms += ms;
+		r->calls++;
+		if (ms < r->min_ms)
+			r->min_ms = ms;
+		if (ms > r->max_ms)
+			r->max_ms = ms;
+		out->total_ms += ms;
+	}
+	free(keys);
+	for (i = 0; i < out->n_rows; i++)
+		out->rows[i].mean_ms = out->rows[i].total_ms / (double)(out->rows[i].calls ? out->rows[i].calls : 1);
+	lp_kernel_table_sort(out);
+	return 0;
+oom:
+	free(keys);
+	lp_kernel_table_release(out);
+	return lp_err_set(err, LP_EOTHER, "out of memory building the kernel table");
+}
+
+void lp_kernel_table_release(struct lp_kernel_table *t)
+{
+	free(t->rows);
+	lp_arena_release(&t->arena);
+	memset(t, 0, sizeof(*t));
+}
+
+const struct lp_metric *lp_kernel_record_metric(const struct lp_kernel_record *r, const char *name)
+{
+	size_t i;
+	for (i = 0; i < r->n_metrics; i++)
+		if (strcmp(r->metrics[i].name, name) == 0)
+			return &r->metrics[i];
+	return NULL;
+}

@@ -1,0 +1,34 @@
+/* testutil.h: shared helpers for the cmocka unit tests.
+ * Include after <cmocka.h>'s prerequisites; LP_FIXTURES names tests/fixtures, LP_TEST_TMP a
+ * scratch folder under the build tree (created on demand), LP_CONF_DIR the source conf/. */
+#ifndef LP_TESTUTIL_H
+#define LP_TESTUTIL_H
+
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <cmocka.h>
+
+#include "core/buf.h"
+
+/* A fresh, empty scratch folder LP_TEST_TMP/<name>; returns its path (static storage). */
+const char *lp_test_tmpdir(const char *name);
+/* Path of a fixture file (static storage, overwritten by the next call). */
+const char *lp_test_fixture(const char *rel);
+/* Writes text to path (asserting success). */
+void lp_test_write(const char *path, const char *text);
+/* Reads a whole file into a new buffer (asserting success); caller releases. */
+void lp_test_read(const char *path, struct lp_buf *out);
+/* 1 when a CUDA device is usable (GPU tests skip with exit 77 otherwise). */
+int lp_test_have_gpu(void);
+
+#define LP_SKIP_WITHOUT_GPU()                                              \
+	do {                                                               \
+		if (!lp_test_have_gpu()) {                                 \
+			fprintf(stderr, "skipped: no usable GPU\n");       \
+			return 77;                                         \
+		}                                                          \
+	} while (0)
+
+#endif
