@@ -170,7 +170,7 @@ static void ncu_crosscheck(struct lp_analysis *a, int kind, size_t n_iters, stru
 		double ms = kind < 0 ? r->stage_ms[0] + r->stage_ms[1] : r->stage_ms[kind];
 		uint64_t calls = kind < 0 ? r->stage_calls[0] + r->stage_calls[1] : r->stage_calls[kind];
 		all += ms;
-		if (r->ncu.joined && !isnan(r->ncu.flops)) {
+		if (r->ncu.joined && !isnan(r->ncu.flops) && calls > 0) {
 			flops += r->ncu.flops * (double)calls;
 			covered += ms;
 			any = 1;
