@@ -69,7 +69,7 @@ static int valid_name(const char *s, int slash_ok)
 		if ((*p >= 'a' && *p <= 'z') || (*p >= 'A' && *p <= 'Z') || (*p >= '0' && *p <= '9') ||
 		    *p == '_' || *p == '-' || *p == '.')
 			continue;
-		if (*p == '/' && slash_ok && p[1] && p[1] != '/' && p[-1] != '/')
+		if (*p == '/' && slash_ok && p != s && p[1] && p[1] != '/' && p[-1] != '/')
 			continue;
 		return 0;
 	}

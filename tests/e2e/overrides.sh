@@ -36,8 +36,9 @@ check 'x=[1' "override 'x=[1':2:1: did not find expected ',' or ']' while parsin
 # --mode is checked like run.mode; a broken conf/ names file:line:col
 expect_exit 2 "$LLMPROF" run --mode fast
 grep -qxF "error: invalid value 'fast' for 'run.mode': expected one of deep, light" "$LP_TMP/stderr" || fail "--mode fast: $(cat "$LP_TMP/stderr")"
-mkdir -p conf && cp -r "$LP_SRC/conf/." conf/ && printf 'run: [1,\n' >>conf/runner/stage2.yaml
+mkdir -p conf && cp -r "$LP_SRC/conf/." conf/ && sed -i "s/  repeats: 3 /  repeats: [3 /" conf/runner/stage2.yaml
+grep -q "repeats: \[3" conf/runner/stage2.yaml || fail "test setup: conf/runner/stage2.yaml has no 'repeats: 3 ' line"
 expect_exit 2 "$LLMPROF" --config-dir conf run --cfg
-grep -q "^error: conf/runner/stage2.yaml:[0-9]*:[0-9]*: " "$LP_TMP/stderr" || fail "no file:line:col: $(cat "$LP_TMP/stderr")"
+grep -qxF "error: conf/runner/stage2.yaml:8:3: did not find expected ',' or ']' while parsing a flow sequence" "$LP_TMP/stderr" || fail "no file:line:col: $(cat "$LP_TMP/stderr")"
 [ -e "$LP_TMP/tmp" ] && fail "a run folder was created"
 pass
