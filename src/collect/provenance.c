@@ -151,7 +151,7 @@ static int listed(const json_t *files, const char *path)
 	return 0;
 }
 
-static int add_file(json_t *files, const char *path, size_t argv_index, struct lp_err *err)
+static int add_path(json_t *files, const char *path, size_t argv_index, struct lp_err *err)
 {
 	int64_t size = lp_fs_size(path);
 	char sha[65];
@@ -172,6 +172,19 @@ static int add_file(json_t *files, const char *path, size_t argv_index, struct l
 		json_object_set_new(f, "sha256", json_string(sha));
 	}
 	return json_array_append_new(files, f) == 0 ? 0 : lp_err_set(err, LP_EOTHER, "out of memory");
+}
+
+/* An argv word naming a file; argv[0] without a '/' is looked up on PATH, as exec does. */
+static int add_file(json_t *files, const char *word, size_t argv_index, struct lp_err *err)
+{
+	struct lp_buf found = LP_BUF_INIT;
+	int rc;
+	if (argv_index == 0 && !strchr(word, '/') && lp_fs_which(word, &found) == 0)
+		rc = add_path(files, found.data, argv_index, err);
+	else
+		rc = add_path(files, word, argv_index, err);
+	lp_buf_release(&found);
+	return rc;
 }
 
 int lp_prov_inputs(const char *const *argv, size_t argc, const struct lp_config *cfg, json_t **out,

@@ -157,24 +157,23 @@ int lp_rundir_prune(const char *root, int64_t keep_last, const char *keep_id, si
 int lp_rundir_resolve(const char *root, const char *arg, struct lp_buf *path, struct lp_err *err)
 {
 	struct lp_buf cand = LP_BUF_INIT;
+	int id_ok = !strchr(arg, '/') && lp_rundir_validate_id(arg, NULL) == 0;
 	lp_buf_reset(path);
-	if (strchr(arg, '/') || (lp_fs_is_dir(arg) && lp_rundir_validate_id(arg, NULL) < 0)) {
-		if (!lp_fs_is_dir(arg))
-			return lp_err_set(err, LP_EUSAGE, "no run folder '%s'", arg);
-		return lp_buf_adds(path, arg);
-	}
-	if (lp_rundir_validate_id(arg, err) < 0)
-		return -1;
-	lp_fs_join(&cand, root, arg);
-	if (!lp_fs_is_dir(cand.data)) {
-		lp_err_set(err, LP_EUSAGE, "no run '%s' under '%s'", arg, root);
-		lp_err_hint(err, "'llmprof runs' lists the runs");
+	if (id_ok) {
+		lp_fs_join(&cand, root, arg);
+		if (lp_fs_is_dir(cand.data)) {
+			lp_buf_adds(path, cand.data);
+			lp_buf_release(&cand);
+			return 0;
+		}
 		lp_buf_release(&cand);
-		return -1;
 	}
-	lp_buf_adds(path, cand.data);
-	lp_buf_release(&cand);
-	return 0;
+	if (lp_fs_is_dir(arg))
+		return lp_buf_adds(path, arg);
+	if (!id_ok)
+		return lp_err_set(err, LP_EUSAGE, "no run folder '%s'", arg);
+	lp_err_set(err, LP_EUSAGE, "no run '%s' under '%s'", arg, root);
+	return lp_err_hint(err, "'llmprof runs' lists the runs");
 }
 
 /* ---- the files of one run ---- */

@@ -491,6 +491,8 @@ int lp_config_load_string(struct lp_config *cfg, const char *conf_dir, const cha
 	json_t *doc = NULL;
 	int rc;
 	memset(cfg, 0, sizeof(*cfg));
+	if (!conf_dir)
+		return lp_err_set(err, LP_EUSAGE, "no conf/ folder given");
 	if (lp_yaml_load_string(text, len, name, &doc, err) < 0)
 		return -1;
 	rc = load(cfg, conf_dir, doc, name, overrides, n_overrides, err);
@@ -504,6 +506,10 @@ int lp_config_load(struct lp_config *cfg, const char *conf_dir, const char *cons
 	struct lp_buf path = LP_BUF_INIT, text = LP_BUF_INIT;
 	int rc = -1;
 	memset(cfg, 0, sizeof(*cfg));
+	if (!conf_dir || !*conf_dir) {
+		lp_err_set(err, LP_EUSAGE, "no conf/ folder found");
+		return lp_err_hint(err, "pass it with --config-dir or LLMPROF_CONF_DIR");
+	}
 	lp_fs_join(&path, conf_dir, "config.yaml");
 	if (!lp_fs_is_file(path.data)) {
 		lp_err_set(err, LP_EUSAGE, "no configuration at '%s'", path.data);

@@ -12,6 +12,7 @@
 #include "config/yaml.h"
 #include "core/fs.h"
 #include "core/sha256.h"
+#include "core/str.h"
 
 static void test_env_has_host_os_cpu_gpus_and_variables(void **state)
 {
@@ -76,6 +77,14 @@ static void test_inputs_hash_the_files_argv_names(void **state)
 	assert_int_equal(json_integer_value(json_object_get(json_array_get(files, 1), "size_bytes")), 5);
 	lp_sha256_hex("hello", 5, sha);
 	assert_string_equal(json_string_value(json_object_get(json_array_get(files, 1), "sha256")), sha);
+	json_decref(in);
+	/* the program is looked up on PATH */
+	argv[0] = "sh";
+	assert_int_equal(lp_prov_inputs(argv, 1, NULL, &in, &err), 0);
+	files = json_object_get(in, "files");
+	assert_int_equal(json_array_size(files), 1);
+	assert_true(lp_str_ends_with(json_string_value(json_object_get(json_array_get(files, 0), "path")), "/sh"));
+	assert_int_equal(json_integer_value(json_object_get(json_array_get(files, 0), "argv_index")), 0);
 	json_decref(in);
 }
 
