@@ -18,6 +18,10 @@
 
 #include "llm.h"
 
+#ifdef __cplusplus
+extern "C" {
+#endif
+
 /* --- weights --- */
 enum lp_llm_tensor_kind {
 	LP_LLM_T_EMBED = 1, LP_LLM_T_LM_HEAD, LP_LLM_T_FINAL_NORM,
@@ -66,5 +70,9 @@ void lp_llm_cpu_moe_route(const float *logits, int t, int e, int k, enum lp_llm_
 	int norm_topk, float scale, int32_t *ids, float *weights);
 /* Index of the largest value (lowest index on ties). */
 int32_t lp_llm_cpu_argmax(const float *x, int n);
+
+#ifdef __cplusplus
+}
+#endif
 
 #endif

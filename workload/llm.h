@@ -24,6 +24,10 @@
 
 #include "core/err.h"
 
+#ifdef __cplusplus
+extern "C" {
+#endif
+
 enum lp_llm_family {
 	LP_LLM_LLAMA = 0,     /* Llama-style dense decoder with GQA (also Mistral without sliding window) */
 	LP_LLM_QWEN2 = 1,     /* Llama-style with q/k/v biases */
@@ -139,5 +143,9 @@ int32_t lp_llm_prompt_token(uint64_t seed, int vocab_size, int b, int t);
 
 /* 1 when this build has the CUDA path. */
 int lp_llm_have_cuda(void);
+
+#ifdef __cplusplus
+}
+#endif
 
 #endif
