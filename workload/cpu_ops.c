@@ -76,7 +76,7 @@ void lp_llm_cpu_rmsnorm(float *out, const float *x, const float *w, int rows, in
 void lp_llm_cpu_matmul(float *y, const float *x, const float *w, const float *bias, int t, int n, int k)
 {
 	long j;
-	int big = (long)n * k * t > (1L << 16);
+	int big = (long)n * k * t > (1L << 18); /* below: threads cost more than they save */
 	(void)big;
 	LP_OMP_FOR_IF(big)
 	for (j = 0; j < n; j++) {

@@ -16,6 +16,13 @@
 #ifdef LP_LLM_HAVE_CUDA
 #include "cuda_api.h"
 
+/* conf/: $LLMPROF_CONF_DIR when set (a build carried to another machine), else the source tree's */
+static const char *conf_dir(void)
+{
+	const char *e = getenv("LLMPROF_CONF_DIR");
+	return e && *e ? e : LP_CONF_DIR;
+}
+
 static struct lp_err g_err;
 
 #define TRY(expr)                                                           \
@@ -415,7 +422,7 @@ static struct lp_llm_engine *engine(const char *model, enum lp_llm_device dev_ki
 	struct lp_err err = LP_ERR_INIT;
 	struct lp_llm_run_opts o = LP_LLM_RUN_OPTS_INIT;
 	struct lp_llm_engine *e = NULL;
-	if (lp_llm_config_load(model, LP_CONF_DIR, &c, &err) < 0)
+	if (lp_llm_config_load(model, conf_dir(), &c, &err) < 0)
 		fail_msg("%s", err.msg);
 	o.device = dev_kind;
 	o.cuda_graph = graph;
@@ -446,7 +453,7 @@ static void compare_engines(const char *model, int batch)
 	double scale = 0, diff = 0;
 	int v, b, i, vocab;
 	struct lp_llm_config c;
-	assert_int_equal(lp_llm_config_load(model, LP_CONF_DIR, &c, &err), 0);
+	assert_int_equal(lp_llm_config_load(model, conf_dir(), &c, &err), 0);
 	vocab = c.vocab_size;
 	keep = malloc(sizeof(float) * (size_t)batch * vocab);
 	assert_int_equal(lp_llm_engine_prefill_only(cpu, &err), 0);

@@ -3,10 +3,18 @@
  * language_config, text_config) and the errors for what the engine cannot run. */
 #include "testutil.h"
 
+#include <stdlib.h>
 #include <string.h>
 
 #include "config/yaml.h"
 #include "llm.h"
+
+/* conf/: $LLMPROF_CONF_DIR when set (a build carried to another machine), else the source tree's */
+static const char *conf_dir(void)
+{
+	const char *e = getenv("LLMPROF_CONF_DIR");
+	return e && *e ? e : LP_CONF_DIR;
+}
 
 static void test_shipped_models_load(void **state)
 {
@@ -20,7 +28,7 @@ static void test_shipped_models_load(void **state)
 		struct lp_llm_config c;
 		struct lp_err err = LP_ERR_INIT;
 		double p;
-		if (lp_llm_config_load(models[i].name, LP_CONF_DIR, &c, &err) < 0)
+		if (lp_llm_config_load(models[i].name, conf_dir(), &c, &err) < 0)
 			fail_msg("%s: %s", models[i].name, err.msg);
 		assert_string_equal(c.name, models[i].name);
 		p = (double)lp_llm_param_count(&c) / 1e9;
@@ -34,7 +42,7 @@ static void test_deepseek_ocr_shape(void **state)
 	struct lp_llm_config c;
 	struct lp_err err = LP_ERR_INIT;
 	(void)state;
-	assert_int_equal(lp_llm_config_load("deepseek-ocr-lm", LP_CONF_DIR, &c, &err), 0);
+	assert_int_equal(lp_llm_config_load("deepseek-ocr-lm", conf_dir(), &c, &err), 0);
 	assert_int_equal(c.family, LP_LLM_DEEPSEEK_V2);
 	assert_int_equal(c.hidden_size, 1280);
 	assert_int_equal(c.num_hidden_layers, 12);
@@ -62,7 +70,7 @@ static void test_hf_top_level_matches_yaml(void **state)
 	struct lp_err err = LP_ERR_INIT;
 	(void)state;
 	load_hf("hf/llama-3.2-1b.json", &hf);
-	assert_int_equal(lp_llm_config_load("llama-3.2-1b", LP_CONF_DIR, &y, &err), 0);
+	assert_int_equal(lp_llm_config_load("llama-3.2-1b", conf_dir(), &y, &err), 0);
 	assert_int_equal(hf.family, LP_LLM_LLAMA);
 	assert_int_equal(hf.vocab_size, y.vocab_size);
 	assert_int_equal(hf.hidden_size, y.hidden_size);
@@ -88,7 +96,7 @@ static void test_hf_language_config(void **state)
 	struct lp_err err = LP_ERR_INIT;
 	(void)state;
 	load_hf("hf/deepseek-ocr.json", &c);
-	assert_int_equal(lp_llm_config_load("deepseek-ocr-lm", LP_CONF_DIR, &y, &err), 0);
+	assert_int_equal(lp_llm_config_load("deepseek-ocr-lm", conf_dir(), &y, &err), 0);
 	assert_string_equal(c.name, "DeepSeek-OCR");
 	assert_int_equal(c.family, LP_LLM_DEEPSEEK_V2);
 	assert_int_equal(c.hidden_size, 1280);
@@ -185,7 +193,7 @@ static void test_unknown_name(void **state)
 	struct lp_llm_config c;
 	struct lp_err err = LP_ERR_INIT;
 	(void)state;
-	assert_int_equal(lp_llm_config_load("no-such-model", LP_CONF_DIR, &c, &err), -1);
+	assert_int_equal(lp_llm_config_load("no-such-model", conf_dir(), &c, &err), -1);
 	assert_int_equal(err.status, LP_EUSAGE);
 	assert_non_null(strstr(err.msg, "unknown model 'no-such-model'"));
 }

@@ -10,13 +10,20 @@
 #include "cpu_ops.h"
 #include "llm.h"
 
+/* conf/: $LLMPROF_CONF_DIR when set (a build carried to another machine), else the source tree's */
+static const char *conf_dir(void)
+{
+	const char *e = getenv("LLMPROF_CONF_DIR");
+	return e && *e ? e : LP_CONF_DIR;
+}
+
 static struct lp_llm_engine *make(const char *model, uint64_t seed, int batch, int prompt, int steps)
 {
 	struct lp_llm_config c;
 	struct lp_err err = LP_ERR_INIT;
 	struct lp_llm_run_opts o = LP_LLM_RUN_OPTS_INIT;
 	struct lp_llm_engine *e = NULL;
-	if (lp_llm_config_load(model, LP_CONF_DIR, &c, &err) < 0)
+	if (lp_llm_config_load(model, conf_dir(), &c, &err) < 0)
 		fail_msg("%s", err.msg);
 	o.seed = seed;
 	o.batch = batch;
@@ -126,7 +133,7 @@ static void test_options_are_checked(void **state)
 	struct lp_llm_run_opts o = LP_LLM_RUN_OPTS_INIT;
 	struct lp_llm_engine *e = NULL;
 	(void)state;
-	assert_int_equal(lp_llm_config_load("tiny", LP_CONF_DIR, &c, &err), 0);
+	assert_int_equal(lp_llm_config_load("tiny", conf_dir(), &c, &err), 0);
 	o.prompt_len = 1000;
 	o.new_tokens = 25; /* 1025 > 1024 positions */
 	assert_int_equal(lp_llm_engine_create(&c, &o, &e, &err), -1);
@@ -147,7 +154,7 @@ static void test_flops_and_bytes(void **state)
 	struct lp_err err = LP_ERR_INIT;
 	double f1, f2;
 	(void)state;
-	assert_int_equal(lp_llm_config_load("llama-3.2-1b", LP_CONF_DIR, &c, &err), 0);
+	assert_int_equal(lp_llm_config_load("llama-3.2-1b", conf_dir(), &c, &err), 0);
 	/* one decode token at position 0: 2 x (params read - embedding... ) + attention of 1 key */
 	f1 = lp_llm_forward_flops(&c, 1, 0, 1);
 	f2 = lp_llm_forward_flops(&c, 2, 0, 1);
