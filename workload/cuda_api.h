@@ -81,6 +81,12 @@ int lp_llm_k_moe_gemm(uint16_t *c, const uint16_t *a_mat, int a_div, const uint1
 int lp_llm_k_moe_combine(uint16_t *out, const uint16_t *eo, const float *weights,
 	const uint16_t *shared, int t, int k, int h, void *stream, struct lp_err *err);
 
+/* y[t][n] = x[t][k] w[n][k]^T for t <= LP_LLM_GEMV_MAX_T (decode), one warp per row, k % 8 == 0;
+ * y is bf16, or fp32 when y_f32. The own alternative to lp_llm_gemm (--gemv own). */
+#define LP_LLM_GEMV_MAX_T 4
+int lp_llm_k_gemv(void *y, int y_f32, const uint16_t *x, const uint16_t *w, int t, int n, int k,
+	void *stream, struct lp_err *err);
+
 /* --- cuBLAS --- */
 typedef struct lp_llm_blas lp_llm_blas; /* a cuBLAS handle with its workspace and stream */
 int lp_llm_blas_create(lp_llm_blas **b, void *stream, struct lp_err *err);

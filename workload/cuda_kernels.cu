@@ -654,6 +654,54 @@ extern "C" int lp_llm_k_moe_combine(uint16_t *out, const uint16_t *eo, const flo
 	return 0;
 }
 
+/* --- GEMV for decode (t <= LP_LLM_GEMV_MAX_T tokens): one warp per output row, 16-byte loads of
+ * the weight row (the only large stream), x re-read from L1/L2. An alternative to cuBLAS for the
+ * memory-bound batch-1 projections (--gemv own). k must be a multiple of 8. --- */
+static __global__ void __launch_bounds__(256) k_gemv(void *y, int y_f32, const uint16_t *x,
+	const uint16_t *w, int t, int n, int k)
+{
+	int lane = threadIdx.x & 31;
+	int row = blockIdx.x * 8 + (threadIdx.x >> 5);
+	float acc[LP_LLM_GEMV_MAX_T];
+	if (row >= n)
+		return;
+	for (int j = 0; j < LP_LLM_GEMV_MAX_T; j++)
+		acc[j] = 0.0f;
+	const uint4 *wr = (const uint4 *)(w + (size_t)row * k);
+#pragma unroll 4
+	for (int c = lane; c < k / 8; c += 32) {
+		uint4 wv = __ldcs(wr + c); /* streamed once: do not keep it in L2 */
+		const uint16_t *we = (const uint16_t *)&wv;
+		for (int j = 0; j < t; j++) {
+			uint4 xv = __ldg((const uint4 *)(x + (size_t)j * k) + c);
+			const uint16_t *xe = (const uint16_t *)&xv;
+			float s = 0.0f;
+			for (int i = 0; i < 8; i++)
+				s += __uint_as_float((uint32_t)we[i] << 16) * __uint_as_float((uint32_t)xe[i] << 16);
+			acc[j] += s;
+		}
+	}
+	for (int j = 0; j < t; j++) {
+		float v = warp_sum(acc[j]);
+		if (lane == 0) {
+			if (y_f32)
+				((float *)y)[(size_t)j * n + row] = v;
+			else
+				((uint16_t *)y)[(size_t)j * n + row] = st(v);
+		}
+	}
+}
+
+extern "C" int lp_llm_k_gemv(void *y, int y_f32, const uint16_t *x, const uint16_t *w, int t, int n,
+	int k, void *stream, struct lp_err *err)
+{
+	if (t < 1 || t > LP_LLM_GEMV_MAX_T || k % 8)
+		return lp_err_set(err, LP_EOTHER, "gemv: %d tokens, k %d: out of its range", t, k);
+	k_gemv<<<(unsigned)((n + 7) / 8), 256, 0, STREAM(stream)>>>(y, y_f32, x, w, t, n, k);
+	LP_LAUNCHED("gemv");
+	return 0;
+}
+
 /* --- cuBLAS --- */
 
 #define LP_BLAS_WORKSPACE (32u << 20)

@@ -226,19 +226,28 @@ static void op_pop(const struct cu_engine *e)
 			return -1;         \
 	} while (0)
 
+/* y[t][n] = x[t][k] W^T: cuBLAS, or the own GEMV for decode-sized t with --gemv own */
+static int proj(struct cu_engine *e, void *y, int y_f32, const bf *x, const bf *w, int t, int n,
+	int k, struct lp_err *err)
+{
+	if (e->o.own_gemv && t <= LP_LLM_GEMV_MAX_T)
+		return lp_llm_k_gemv(y, y_f32, x, w, t, n, k, e->stream, err);
+	return lp_llm_gemm(e->blas, y, y_f32, x, w, t, n, k, err);
+}
+
 static int dense_mlp(struct cu_engine *e, bf *out, const bf *gate_up, const bf *down, int inter,
 	int t, struct lp_err *err)
 {
 	int h = e->c.hidden_size;
-	OK(lp_llm_gemm(e->blas, e->gu, 0, e->xn, gate_up, t, 2 * inter, h, err));
+	OK(proj(e, e->gu, 0, e->xn, gate_up, t, 2 * inter, h, err));
 	OK(lp_llm_k_swiglu(e->act, e->gu, t, inter, e->stream, err));
-	return lp_llm_gemm(e->blas, out, 0, e->act, down, t, h, inter, err);
+	return proj(e, out, 0, e->act, down, t, h, inter, err);
 }
 
 static int router(struct cu_engine *e, const struct cu_layer *y, int t, struct lp_err *err)
 {
 	const struct lp_llm_config *c = &e->c;
-	OK(lp_llm_gemm(e->blas, e->r_logits, 1, e->xn, y->router, t, c->n_routed_experts, c->hidden_size, err));
+	OK(proj(e, e->r_logits, 1, e->xn, y->router, t, c->n_routed_experts, c->hidden_size, err));
 	return lp_llm_k_moe_topk(e->r_ids, e->r_w, e->r_logits, t, c->n_routed_experts,
 		c->num_experts_per_tok, c->scoring_func, c->norm_topk_prob, (float)c->routed_scaling_factor,
 		e->stream, err);
@@ -280,12 +289,12 @@ static int forward(struct cu_engine *e, const int32_t *tokens, int tn, struct lp
 		/* the previous layer's MLP output joins the residual stream here (fused add) */
 		OP(e, "attn_norm", lp_llm_k_rmsnorm(e->xn, e->x, l ? e->mlp_out : NULL, y->attn_norm, t, h,
 			1, 0, eps, e->stream, err));
-		OP(e, "qkv", lp_llm_gemm(e->blas, e->qkv, 0, e->xn, y->qkv, t, e->qkv_dim, h, err));
+		OP(e, "qkv", proj(e, e->qkv, 0, e->xn, y->qkv, t, e->qkv_dim, h, err));
 		OP(e, "rope", lp_llm_k_qkv_rope(e->q, kc, vc, e->qkv, y->qkv_bias, e->rope, e->pos, t, tn,
 			nh, nkv, d, e->max_pos, e->stream, err));
 		OP(e, "attention", lp_llm_k_attention(e->att, e->q, kc, vc, e->partial, e->pos, nb, tn, nh,
 			nkv, d, e->max_pos, splits, split_len, e->stream, err));
-		OP(e, "o_proj", lp_llm_gemm(e->blas, e->o_out, 0, e->att, y->o, t, h, e->q_dim, err));
+		OP(e, "o_proj", proj(e, e->o_out, 0, e->att, y->o, t, h, e->q_dim, err));
 		OP(e, "mlp_norm", lp_llm_k_rmsnorm(e->xn, e->x, e->o_out, y->mlp_norm, t, h, 1, 0, eps,
 			e->stream, err));
 		if (!moe) {
@@ -317,7 +326,7 @@ static int forward(struct cu_engine *e, const int32_t *tokens, int tn, struct lp
 	/* only the last position of each sequence is sampled */
 	OP(e, "final_norm", lp_llm_k_rmsnorm(e->last, e->x, e->mlp_out, e->final_norm, nb, h, tn, tn - 1,
 		eps, e->stream, err));
-	OP(e, "lm_head", lp_llm_gemm(e->blas, e->logits, 1, e->last, e->lm_head, nb, c->vocab_size, h, err));
+	OP(e, "lm_head", proj(e, e->logits, 1, e->last, e->lm_head, nb, c->vocab_size, h, err));
 	OP(e, "sample", lp_llm_k_argmax(e->next, e->tokens, e->o.new_tokens + 1, e->pos, e->done,
 		e->logits, nb, c->vocab_size, tn, e->o.prompt_len, e->stream, err));
 	return 0;

@@ -106,9 +106,10 @@ struct lp_llm_run_opts {
 	uint64_t seed;
 	int nvtx_ops;     /* op ranges inside the stage ranges */
 	int cuda_graph;   /* capture the decode step in a CUDA graph (CUDA only) */
+	int own_gemv;     /* decode projections (<= 4 tokens) with the own GEMV kernel, not cuBLAS */
 };
 
-#define LP_LLM_RUN_OPTS_INIT { LP_LLM_CPU, 1, 64, 32, 1234, 1, 1 }
+#define LP_LLM_RUN_OPTS_INIT { LP_LLM_CPU, 1, 64, 32, 1234, 1, 1, 0 }
 
 /* One measured iteration. tokens[] holds sequence 0's generated tokens: the prefill's sample,
  * then one per decode step (new_tokens + 1 values); the array is owned by the engine and valid

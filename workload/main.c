@@ -21,7 +21,7 @@
 static const char lp_llm_usage[] =
 	"llmprof-llm [--model NAME|PATH] [--device cpu|cuda] [--batch B] [--prompt-len P]\n"
 	"                   [--new-tokens N] [--warmup W] [--iters K] [--seed S] [--nvtx-ops on|off]\n"
-	"                   [--cuda-graph on|off]";
+	"                   [--cuda-graph on|off] [--gemv cublas|own]";
 
 static const char lp_llm_desc[] =
 	"Runs a decoder-only transformer (weights generated from --seed) for K measured iterations\n"
@@ -79,7 +79,7 @@ static int check_range(const char *opt, int v, int lo, int hi, struct lp_err *er
 }
 
 struct lp_llm_cli {
-	const char *model, *device, *seed, *nvtx_ops, *cuda_graph;
+	const char *model, *device, *seed, *nvtx_ops, *cuda_graph, *gemv;
 	int batch, prompt_len, new_tokens, warmup, iters;
 };
 
@@ -97,6 +97,7 @@ static int parse_args(int argc, const char **argv, struct lp_llm_cli *cli, struc
 		LP_OPT_STRING(0, "seed", &cli->seed, "S", "seed of weights and prompt (default 1234)"),
 		LP_OPT_STRING(0, "nvtx-ops", &cli->nvtx_ops, "on|off", "op ranges inside the stage ranges (default on)"),
 		LP_OPT_STRING(0, "cuda-graph", &cli->cuda_graph, "on|off", "replay the decode step as a CUDA graph (default on)"),
+		LP_OPT_STRING(0, "gemv", &cli->gemv, "cublas|own", "decode projections through cuBLAS (default) or the own GEMV kernel"),
 		LP_OPT_END,
 	};
 	struct lp_args args;
@@ -121,6 +122,10 @@ static int parse_args(int argc, const char **argv, struct lp_llm_cli *cli, struc
 		o->device = LP_LLM_CUDA;
 	else
 		return lp_err_set(err, LP_EUSAGE, "option '--device' expects cpu or cuda, got '%s'", cli->device);
+	if (!strcmp(cli->gemv, "cublas") || !strcmp(cli->gemv, "own"))
+		o->own_gemv = !strcmp(cli->gemv, "own");
+	else
+		return lp_err_set(err, LP_EUSAGE, "option '--gemv' expects cublas or own, got '%s'", cli->gemv);
 	if (lp_str_to_u64(cli->seed, &seed) < 0)
 		return lp_err_set(err, LP_EUSAGE, "option '--seed' expects a non-negative integer, got '%s'", cli->seed);
 	if (check_range("batch", cli->batch, 1, 4096, err) < 0 ||
@@ -170,7 +175,7 @@ static double decode_bytes_per_step(const struct lp_llm_config *c, const struct 
 int main(int argc, char **argv_in)
 {
 	const char **argv = (const char **)(void *)argv_in;
-	struct lp_llm_cli cli = { "tiny", "cpu", "1234", "on", "on", 1, 64, 32, 1, 3 };
+	struct lp_llm_cli cli = { "tiny", "cpu", "1234", "on", "on", "cublas", 1, 64, 32, 1, 3 };
 	struct lp_llm_run_opts o = LP_LLM_RUN_OPTS_INIT;
 	struct lp_err err = LP_ERR_INIT;
 	struct lp_buf conf = LP_BUF_INIT;
@@ -243,6 +248,7 @@ int main(int argc, char **argv_in)
 			"warmup", cli.warmup, "iters", cli.iters, "seed", (json_int_t)o.seed,
 			"nvtx", LP_NVTX_AVAILABLE, "nvtx_ops", o.nvtx_ops,
 			"cuda_graph", o.device == LP_LLM_CUDA && o.cuda_graph);
+		json_object_set_new(s, "gemv", json_string(o.device != LP_LLM_CUDA ? "cpu" : o.own_gemv ? "own" : "cublas"));
 		json_object_set_new(s, "params", json_integer((json_int_t)lp_llm_param_count(&cfg)));
 		json_object_set_new(s, "prefill_ms", json_real(pm));
 		json_object_set_new(s, "decode_ms", json_real(dm));

@@ -33,6 +33,7 @@ def main():
     res = {"peak": peak}
     for label, fname in (("llmprof-llm (CUDA graph)", "llm_graph.jsonl"),
                          ("llmprof-llm (eager launches)", "llm_eager.jsonl"),
+                         ("llmprof-llm (graph, --gemv own)", "llm_own_gemv.jsonl"),
                          ("PyTorch eager (transformers)", "torch.jsonl")):
         s = summary(os.path.join(out, fname))
         res[fname] = s

@@ -18,6 +18,8 @@ python3 bench/workload/peak_bw.py >"$OUT/peak_bw.jsonl" 2>"$OUT/peak_bw.err" ||
   echo "llmprof-llm (graph) failed: $(tail -n 3 "$OUT/llm_graph.err")"
 "$LLM" "${SHAPE[@]}" --device cuda --nvtx-ops off --cuda-graph off >"$OUT/llm_eager.jsonl" 2>"$OUT/llm_eager.err" ||
   echo "llmprof-llm (eager) failed: $(tail -n 3 "$OUT/llm_eager.err")"
+"$LLM" "${SHAPE[@]}" --device cuda --nvtx-ops off --cuda-graph on --gemv own >"$OUT/llm_own_gemv.jsonl" 2>"$OUT/llm_own_gemv.err" ||
+  echo "llmprof-llm (own gemv) failed: $(tail -n 3 "$OUT/llm_own_gemv.err")"
 python3 examples/hf_generate.py "${SHAPE[@]}" --device cuda --nvtx-ops off >"$OUT/torch.jsonl" 2>"$OUT/torch.err" ||
   echo "hf_generate.py failed: $(tail -n 3 "$OUT/torch.err")"
 python3 bench/workload/report.py "$OUT" | tee "$OUT/bench_workload.md"

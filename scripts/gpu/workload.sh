@@ -81,6 +81,7 @@ run_llm tiny_cpu --model tiny --device cpu
 run_llm tinymoe_cuda --model tiny-moe --device cuda
 run_llm tinymoe_cpu --model tiny-moe --device cpu
 run_llm llama1b_cuda --model llama-3.2-1b --device cuda --prompt-len 512 --new-tokens 128
+run_llm llama1b_cuda_own_gemv --model llama-3.2-1b --device cuda --prompt-len 512 --new-tokens 128 --gemv own
 run_llm dsocr_cuda --model deepseek-ocr-lm --device cuda --prompt-len 512 --new-tokens 64 --iters 2
 run_llm qwen15_cuda --model qwen2.5-1.5b --device cuda --prompt-len 256 --new-tokens 32 --iters 2
 first() { tail -n 1 "$OUT/$1.jsonl" 2>/dev/null | grep -o '"first_tokens":\[[0-9,]*' | cut -d'[' -f2; }

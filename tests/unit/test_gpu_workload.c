@@ -269,9 +269,36 @@ static void test_swiglu_and_gemm(void **state)
 	get(yg32, dy32, sizeof(yg32));
 	close_bf16("gemm bf16", yg, y, T * N, 1e-3f, 1.0f / 128);
 	close_f32("gemm fp32", yg32, y, T * N, 1e-4f, 1e-4f);
+	/* the own GEMV, for 1 and 4 tokens */
+	TRY(lp_llm_k_gemv(dy, 0, dx, dw, 1, N, K, NULL, &g_err));
+	get(yg, dy, sizeof(uint16_t) * N);
+	close_bf16("gemv bf16 t=1", yg, y, N, 1e-3f, 1.0f / 128);
+	TRY(lp_llm_k_gemv(dy32, 1, dx, dw, 4, N, K, NULL, &g_err));
+	get(yg32, dy32, sizeof(float) * 4 * N);
+	close_f32("gemv fp32 t=4", yg32, y, 4 * N, 1e-4f, 1e-4f);
 	lp_llm_blas_free(blas);
 	lp_llm_cuda_free(dgu), lp_llm_cuda_free(dout), lp_llm_cuda_free(dx), lp_llm_cuda_free(dw);
 	lp_llm_cuda_free(dy), lp_llm_cuda_free(dy32);
+}
+
+static void test_gemv_long_rows(void **state)
+{
+	enum { T = 3, N = 1000, K = 2056 };
+	float *x = malloc(T * K * 4), *w = malloc((size_t)N * K * 4), *y = malloc(T * N * 4);
+	uint16_t *xb = malloc(T * K * 2), *wb = malloc((size_t)N * K * 2), *yg = malloc(T * N * 2);
+	uint16_t *dx, *dw, *dy;
+	(void)state;
+	rand_bf16(x, xb, T * K, 20, 1.0f);
+	rand_bf16(w, wb, (size_t)N * K, 21, 0.02f);
+	lp_llm_cpu_matmul(y, x, w, NULL, T, N, K);
+	dx = dev(xb, T * K * 2);
+	dw = dev(wb, (size_t)N * K * 2);
+	dy = dev(NULL, T * N * 2);
+	TRY(lp_llm_k_gemv(dy, 0, dx, dw, T, N, K, NULL, &g_err));
+	get(yg, dy, T * N * 2);
+	close_bf16("gemv", yg, y, T * N, 2e-3f, 1.0f / 128);
+	lp_llm_cuda_free(dx), lp_llm_cuda_free(dw), lp_llm_cuda_free(dy);
+	free(x), free(w), free(y), free(xb), free(wb), free(yg);
 }
 
 static void test_argmax_advances_position(void **state)
@@ -415,8 +442,8 @@ static void test_moe_grouped_gemm(void **state)
 	lp_llm_cuda_free(dsh), lp_llm_cuda_free(dout);
 }
 
-static struct lp_llm_engine *engine(const char *model, enum lp_llm_device dev_kind, int graph,
-	int batch, int steps)
+static struct lp_llm_engine *engine_gemv(const char *model, enum lp_llm_device dev_kind, int graph,
+	int batch, int steps, int own_gemv)
 {
 	struct lp_llm_config c;
 	struct lp_err err = LP_ERR_INIT;
@@ -426,6 +453,7 @@ static struct lp_llm_engine *engine(const char *model, enum lp_llm_device dev_ki
 		fail_msg("%s", err.msg);
 	o.device = dev_kind;
 	o.cuda_graph = graph;
+	o.own_gemv = own_gemv;
 	o.batch = batch;
 	o.prompt_len = 48;
 	o.new_tokens = steps;
@@ -433,6 +461,12 @@ static struct lp_llm_engine *engine(const char *model, enum lp_llm_device dev_ki
 	if (lp_llm_engine_create(&c, &o, &e, &err) < 0)
 		fail_msg("%s", err.msg);
 	return e;
+}
+
+static struct lp_llm_engine *engine(const char *model, enum lp_llm_device dev_kind, int graph,
+	int batch, int steps)
+{
+	return engine_gemv(model, dev_kind, graph, batch, steps, 0);
 }
 
 /* The tolerance: bf16 activations round to 8 bits of mantissa at every op boundary (~0.4%);
@@ -446,8 +480,9 @@ static void compare_engines(const char *model, int batch)
 	struct lp_llm_engine *cpu = engine(model, LP_LLM_CPU, 0, batch, STEPS);
 	struct lp_llm_engine *gpu = engine(model, LP_LLM_CUDA, 1, batch, STEPS);
 	struct lp_llm_engine *eager = engine(model, LP_LLM_CUDA, 0, batch, STEPS);
+	struct lp_llm_engine *own = engine_gemv(model, LP_LLM_CUDA, 1, batch, STEPS, 1);
 	struct lp_err err = LP_ERR_INIT;
-	struct lp_llm_iter ic, ig, ie;
+	struct lp_llm_iter ic, ig, ie, io;
 	const float *lc, *lg;
 	float *keep;
 	double scale = 0, diff = 0;
@@ -471,14 +506,16 @@ static void compare_engines(const char *model, int batch)
 	for (b = 0; b < batch; b++)
 		assert_int_equal(lp_llm_cpu_argmax(keep + b * vocab, vocab), lp_llm_cpu_argmax(lg + b * vocab, vocab));
 	if (lp_llm_engine_iterate(cpu, &ic, &err) < 0 || lp_llm_engine_iterate(gpu, &ig, &err) < 0 ||
-	    lp_llm_engine_iterate(eager, &ie, &err) < 0)
+	    lp_llm_engine_iterate(eager, &ie, &err) < 0 || lp_llm_engine_iterate(own, &io, &err) < 0)
 		fail_msg("%s", err.msg);
 	fprintf(stderr, "%s tokens cpu/gpu:", model);
 	for (i = 0; i <= STEPS; i++)
 		fprintf(stderr, " %d/%d", ic.tokens[i], ig.tokens[i]);
 	fprintf(stderr, "\n");
-	for (i = 0; i < SAME; i++)
+	for (i = 0; i < SAME; i++) {
 		assert_int_equal(ic.tokens[i], ig.tokens[i]);
+		assert_int_equal(ic.tokens[i], io.tokens[i]); /* --gemv own */
+	}
 	/* the graph replays exactly what the eager path launches */
 	assert_memory_equal(ig.tokens, ie.tokens, sizeof(int32_t) * (STEPS + 1));
 	assert_true(lp_llm_engine_graph_kernels(gpu) > 0);
@@ -487,6 +524,7 @@ static void compare_engines(const char *model, int batch)
 	lp_llm_engine_free(cpu);
 	lp_llm_engine_free(gpu);
 	lp_llm_engine_free(eager);
+	lp_llm_engine_free(own);
 }
 
 static void test_engine_tiny_matches_cpu(void **state)
@@ -510,6 +548,7 @@ int main(void)
 		cmocka_unit_test(test_qkv_rope_appends_cache),
 		cmocka_unit_test(test_attention_prefill_and_split_decode),
 		cmocka_unit_test(test_swiglu_and_gemm),
+		cmocka_unit_test(test_gemv_long_rows),
 		cmocka_unit_test(test_argmax_advances_position),
 		cmocka_unit_test(test_moe_topk),
 		cmocka_unit_test(test_moe_grouped_gemm),
