@@ -1,0 +1,102 @@
+/* cuda_api.h: the workload's CUDA kernels behind a C interface, so that C code (the engine's
+ * tests, tests/unit/test_gpu_workload.c) can run each one against its CPU reference in
+ * cpu_ops.h. Only built with LP_LLM_HAVE_CUDA.
+ *
+ * Conventions: pointers are device pointers; bf16 tensors are uint16_t (raw bfloat16 bits);
+ * `stream` is a cudaStream_t (NULL: the default stream). Launchers return 0, or -1 with the CUDA
+ * error string and the launch's file:line in err; they never synchronize. Layouts are those of
+ * cpu_ops.h. Thread-safety: none needed beyond CUDA's own.
+ *
+ *   uint16_t *w; lp_llm_cuda_malloc((void **)&w, n * 2, err);
+ *   lp_llm_k_fill(w, n, seed, gen, NULL, err); lp_llm_cuda_sync(err);
+ */
+#ifndef LP_WORKLOAD_CUDA_API_H
+#define LP_WORKLOAD_CUDA_API_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "cpu_ops.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* --- memory and sync (tests use these; the engine calls CUDA directly) --- */
+int lp_llm_cuda_device_ok(struct lp_err *err);   /* 0 when a CUDA device is usable */
+int lp_llm_cuda_malloc(void **p, size_t bytes, struct lp_err *err);
+void lp_llm_cuda_free(void *p);
+int lp_llm_cuda_h2d(void *dst, const void *src, size_t bytes, struct lp_err *err);
+int lp_llm_cuda_d2h(void *dst, const void *src, size_t bytes, struct lp_err *err);
+int lp_llm_cuda_sync(struct lp_err *err);
+
+/* --- kernels --- */
+/* dst[i] = the generator's bf16 value i of the tensor (bit-identical to lp_llm_cpu_fill). */
+int lp_llm_k_fill(uint16_t *dst, size_t n, uint64_t seed, struct lp_llm_tensor_gen g, void *stream,
+	struct lp_err *err);
+/* x[r] (fp32) = table[tokens[r]] for r < t. */
+int lp_llm_k_embed(float *x, const uint16_t *table, const int32_t *tokens, int t, int h,
+	void *stream, struct lp_err *err);
+/* For r < rows, with i = r * row_stride + row_off: x[i] += delta[i] (when delta is not NULL),
+ * then out[r] = rmsnorm(x[i]) * w. The residual add of the previous op, fused. */
+int lp_llm_k_rmsnorm(uint16_t *out, float *x, const uint16_t *delta, const uint16_t *w, int rows,
+	int h, int row_stride, int row_off, float eps, void *stream, struct lp_err *err);
+/* From qkv [t][(nh + 2 nkv) d] (+ bias): q [t][nh d] rotated; k rotated and v appended to one
+ * layer's cache [batch][nkv][max_pos][d] at position *pos + r % tn (sequence r / tn). */
+int lp_llm_k_qkv_rope(uint16_t *q, uint16_t *k_cache, uint16_t *v_cache, const uint16_t *qkv,
+	const uint16_t *bias, const float *rope_tab, const int *pos, int t, int tn, int nh, int nkv,
+	int d, int max_pos, void *stream, struct lp_err *err);
+/* Causal GQA attention of q [t][nh d] over the cache; query r sees keys 0..*pos + r % tn.
+ * n_splits > 1 splits each query's keys into chunks of split_len (a multiple of 32) on separate
+ * blocks, then merges them; `partial` holds t * nh * n_splits * (d + 2) floats. */
+int lp_llm_k_attention(uint16_t *out, const uint16_t *q, const uint16_t *k_cache,
+	const uint16_t *v_cache, float *partial, const int *pos, int batch, int tn, int nh, int nkv,
+	int d, int max_pos, int n_splits, int split_len, void *stream, struct lp_err *err);
+/* out[r][i] = silu(gu[r][i]) * gu[r][inter + i] */
+int lp_llm_k_swiglu(uint16_t *out, const uint16_t *gu, int t, int inter, void *stream,
+	struct lp_err *err);
+/* next[b] = argmax(logits[b]) (lowest index on ties); when tokens is not NULL also
+ * tokens[b * tokens_stride + *pos + tn - prompt_len] = next[b]. The last block to finish adds tn
+ * to *pos (the forward pass is done) and resets *done (a zeroed int the kernel uses). */
+int lp_llm_k_argmax(int32_t *next, int32_t *tokens, int tokens_stride, int *pos, int *done,
+	const float *logits, int batch, int vocab, int tn, int prompt_len, void *stream,
+	struct lp_err *err);
+/* MoE routing of t tokens over e experts: like lp_llm_cpu_moe_route. */
+int lp_llm_k_moe_topk(int32_t *ids, float *weights, const float *logits, int t, int e, int k,
+	enum lp_llm_gate gate, int norm_topk, float scale, void *stream, struct lp_err *err);
+/* Groups the n = t * k assignments by expert into tiles of LP_LLM_MOE_TILE rows:
+ * sorted[tile * TILE + j] = assignment index or -1 (padding), tile_expert[tile] = expert or -1,
+ * *n_tiles = tiles used. max_tiles = lp_llm_moe_max_tiles(n, e). */
+#define LP_LLM_MOE_TILE 64
+int lp_llm_moe_max_tiles(int n, int e);
+int lp_llm_k_moe_align(int32_t *sorted, int32_t *tile_expert, int *n_tiles, const int32_t *ids,
+	int n, int e, int max_tiles, void *stream, struct lp_err *err);
+/* Grouped expert GEMM on tensor cores: for every assignment a in the tiles,
+ * c[a][j] = sum_i a_mat[a / a_div][i] * w[expert(a)][j][i], j < n_out, i < k_in;
+ * w holds the experts' [n_out][k_in] matrices back to back. */
+int lp_llm_k_moe_gemm(uint16_t *c, const uint16_t *a_mat, int a_div, const uint16_t *w,
+	const int32_t *sorted, const int32_t *tile_expert, const int *n_tiles, int max_tiles,
+	int n_out, int k_in, void *stream, struct lp_err *err);
+/* out[r][i] = sum_s weights[r k + s] * eo[r k + s][i] (+ shared[r][i] when not NULL). */
+int lp_llm_k_moe_combine(uint16_t *out, const uint16_t *eo, const float *weights,
+	const uint16_t *shared, int t, int k, int h, void *stream, struct lp_err *err);
+
+/* y[t][n] = x[t][k] w[n][k]^T for t <= LP_LLM_GEMV_MAX_T (decode), one warp per row, k % 8 == 0;
+ * y is bf16, or fp32 when y_f32. The own alternative to lp_llm_gemm (--gemv own). */
+#define LP_LLM_GEMV_MAX_T 4
+int lp_llm_k_gemv(void *y, int y_f32, const uint16_t *x, const uint16_t *w, int t, int n, int k,
+	void *stream, struct lp_err *err);
+
+/* --- cuBLAS --- */
+typedef struct lp_llm_blas lp_llm_blas; /* a cuBLAS handle with its workspace and stream */
+int lp_llm_blas_create(lp_llm_blas **b, void *stream, struct lp_err *err);
+void lp_llm_blas_free(lp_llm_blas *b);
+/* y[t][n] = x[t][k] w[n][k]^T, bf16 inputs, fp32 accumulation; y is bf16, or fp32 when y_f32. */
+int lp_llm_gemm(lp_llm_blas *b, void *y, int y_f32, const uint16_t *x, const uint16_t *w, int t,
+	int n, int k, struct lp_err *err);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif

@@ -1,0 +1,638 @@
+/* cuda_model.cu: the CUDA back end of the engine (engine.h). bf16 weights and activations with
+ * an fp32 residual stream, cuBLAS for the projections, the kernels of cuda_kernels.cu for the
+ * rest, greedy sampling on the device. Everything (weights generated on the device from the
+ * seed, KV cache, buffers, cuBLAS handle and workspace, the decode-step CUDA graph) is set up in
+ * create, before the first timed range; an iteration then never waits for the GPU until its end.
+ *
+ * NVTX: stage ranges (prefill, decode_all, decode_step) are pushed around the launches of every
+ * iteration. Op ranges are pushed around the launches of the prefill, and of the decode step when
+ * it runs eagerly; with the CUDA graph they are pushed once, while the step is captured (outside
+ * any stage range), and a tracer maps replayed kernels to them by graph node. */
+extern "C" {
+#include "core/err.h"
+}
+#include <cublas_v2.h>
+#include <cuda_runtime.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "cuda_api.h"
+#include "engine.h"
+#include "llmprof/nvtx.h"
+
+#define TRY(call)                                                                          \
+	do {                                                                               \
+		cudaError_t e_ = (call);                                                   \
+		if (e_ != cudaSuccess)                                                     \
+			return lp_err_set(err, LP_EOTHER, "%s:%d: %s: %s", __FILE__, __LINE__,   \
+				#call, cudaGetErrorString(e_));                            \
+	} while (0)
+#define OK(call)                        \
+	do {                                \
+		if ((call) < 0)             \
+			return -1;          \
+	} while (0)
+
+typedef uint16_t bf;
+
+struct cu_layer {
+	bf *attn_norm, *qkv, *qkv_bias, *o, *mlp_norm, *gate_up, *down;
+	bf *router, *exp_gate_up, *exp_down, *sh_gate_up, *sh_down;
+};
+
+struct cu_engine {
+	struct lp_llm_config c;
+	struct lp_llm_run_opts o;
+	int q_dim, qkv_dim, max_pos, sh_inter, ops, t_max, moe_rows, max_tiles;
+	int dec_splits, dec_split_len, graph_kernels;
+	cudaStream_t stream;
+	cudaEvent_t ev[3];
+	lp_llm_blas *blas;
+	cudaGraph_t graph;
+	cudaGraphExec_t graph_exec;
+	void *weights_mem, *act_mem;        /* two allocations: weights; everything else */
+	bf *embed, *lm_head, *final_norm;
+	struct cu_layer *layers;
+	bf *k_cache, *v_cache;
+	float *rope, *x, *logits, *partial, *r_logits, *r_w;
+	bf *xn, *qkv, *q, *att, *o_out, *gu, *act, *mlp_out, *last;
+	bf *e_gu, *e_act, *e_out, *sh_out;
+	int32_t *prompt, *next, *tokens, *r_ids, *sorted, *tile_expert;
+	int *pos, *done, *n_tiles;
+	float *h_logits;
+	size_t weight_bytes, act_bytes, kv_bytes;
+};
+
+/* --- memory plan: offsets into one allocation, 256-byte aligned --- */
+struct plan {
+	size_t off;
+	char *base;  /* NULL while sizing */
+};
+
+static void *take(struct plan *p, size_t bytes)
+{
+	void *r = p->base ? p->base + p->off : NULL;
+	p->off += (bytes + 255) & ~(size_t)255;
+	return r;
+}
+
+#define TAKE(p, n, type) ((type *)take((p), (size_t)(n) * sizeof(type)))
+
+static void plan_weights(struct cu_engine *e, struct plan *p)
+{
+	const struct lp_llm_config *c = &e->c;
+	size_t h = (size_t)c->hidden_size, mi = (size_t)c->moe_intermediate_size;
+	size_t ne = (size_t)c->n_routed_experts, inter = (size_t)c->intermediate_size;
+	e->embed = TAKE(p, (size_t)c->vocab_size * h, bf);
+	e->lm_head = c->tie_word_embeddings ? e->embed : TAKE(p, (size_t)c->vocab_size * h, bf);
+	e->final_norm = TAKE(p, h, bf);
+	for (int l = 0; l < c->num_hidden_layers; l++) {
+		struct cu_layer *y = &e->layers[l];
+		memset(y, 0, sizeof(*y));
+		y->attn_norm = TAKE(p, h, bf);
+		y->qkv = TAKE(p, (size_t)e->qkv_dim * h, bf);
+		if (c->attention_bias)
+			y->qkv_bias = TAKE(p, e->qkv_dim, bf);
+		y->o = TAKE(p, h * e->q_dim, bf);
+		y->mlp_norm = TAKE(p, h, bf);
+		if (!lp_llm_layer_is_moe(c, l)) {
+			y->gate_up = TAKE(p, 2 * inter * h, bf);
+			y->down = TAKE(p, h * inter, bf);
+			continue;
+		}
+		y->router = TAKE(p, ne * h, bf);
+		y->exp_gate_up = TAKE(p, ne * 2 * mi * h, bf);
+		y->exp_down = TAKE(p, ne * h * mi, bf);
+		if (e->sh_inter) {
+			y->sh_gate_up = TAKE(p, 2 * (size_t)e->sh_inter * h, bf);
+			y->sh_down = TAKE(p, h * e->sh_inter, bf);
+		}
+	}
+}
+
+static void plan_buffers(struct cu_engine *e, struct plan *p)
+{
+	const struct lp_llm_config *c = &e->c;
+	size_t t = (size_t)e->t_max, h = (size_t)c->hidden_size, nb = (size_t)e->o.batch;
+	size_t wide = (size_t)c->intermediate_size > (size_t)e->sh_inter ? (size_t)c->intermediate_size
+									  : (size_t)e->sh_inter;
+	size_t kv = (size_t)c->num_hidden_layers * nb * c->num_key_value_heads * e->max_pos * c->head_dim;
+	size_t mi = (size_t)c->moe_intermediate_size, rows = (size_t)e->moe_rows;
+	e->k_cache = TAKE(p, kv, bf);
+	e->v_cache = TAKE(p, kv, bf);
+	e->kv_bytes = 2 * kv * sizeof(bf);
+	e->rope = TAKE(p, (size_t)e->max_pos * c->head_dim, float);
+	e->x = TAKE(p, t * h, float);
+	e->xn = TAKE(p, t * h, bf);
+	e->qkv = TAKE(p, t * e->qkv_dim, bf);
+	e->q = TAKE(p, t * e->q_dim, bf);
+	e->att = TAKE(p, t * e->q_dim, bf);
+	e->o_out = TAKE(p, t * h, bf);
+	e->gu = TAKE(p, t * 2 * wide, bf);
+	e->act = TAKE(p, t * wide, bf);
+	e->mlp_out = TAKE(p, t * h, bf);
+	e->last = TAKE(p, nb * h, bf);
+	e->logits = TAKE(p, nb * c->vocab_size, float);
+	e->partial = TAKE(p, nb * c->num_attention_heads * (size_t)e->dec_splits * (c->head_dim + 2), float);
+	e->prompt = TAKE(p, t, int32_t);
+	e->next = TAKE(p, nb, int32_t);
+	e->tokens = TAKE(p, nb * (e->o.new_tokens + 1), int32_t);
+	e->pos = TAKE(p, 1, int);
+	e->done = TAKE(p, 1, int);
+	if (c->n_routed_experts) {
+		e->r_logits = TAKE(p, t * c->n_routed_experts, float);
+		e->r_w = TAKE(p, rows, float);
+		e->r_ids = TAKE(p, rows, int32_t);
+		e->sorted = TAKE(p, (size_t)e->max_tiles * LP_LLM_MOE_TILE, int32_t);
+		e->tile_expert = TAKE(p, e->max_tiles, int32_t);
+		e->n_tiles = TAKE(p, 1, int);
+		e->e_gu = TAKE(p, rows * 2 * mi, bf);
+		e->e_act = TAKE(p, rows * mi, bf);
+		e->e_out = TAKE(p, rows * h, bf);
+		e->sh_out = TAKE(p, t * h, bf);
+	}
+}
+
+static int fill(struct cu_engine *e, bf *dst, size_t n, enum lp_llm_tensor_kind kind, int layer,
+	int expert, struct lp_err *err)
+{
+	return lp_llm_k_fill(dst, n, e->o.seed, lp_llm_tensor_gen(&e->c, kind, layer, expert), e->stream, err);
+}
+
+static int fill_weights(struct cu_engine *e, struct lp_err *err)
+{
+	const struct lp_llm_config *c = &e->c;
+	size_t h = (size_t)c->hidden_size, mi = (size_t)c->moe_intermediate_size;
+	size_t inter = (size_t)c->intermediate_size;
+	OK(fill(e, e->embed, (size_t)c->vocab_size * h, LP_LLM_T_EMBED, -1, 0, err));
+	if (!c->tie_word_embeddings)
+		OK(fill(e, e->lm_head, (size_t)c->vocab_size * h, LP_LLM_T_LM_HEAD, -1, 0, err));
+	OK(fill(e, e->final_norm, h, LP_LLM_T_FINAL_NORM, -1, 0, err));
+	for (int l = 0; l < c->num_hidden_layers; l++) {
+		struct cu_layer *y = &e->layers[l];
+		OK(fill(e, y->attn_norm, h, LP_LLM_T_ATTN_NORM, l, 0, err));
+		OK(fill(e, y->qkv, (size_t)e->qkv_dim * h, LP_LLM_T_QKV, l, 0, err));
+		if (y->qkv_bias)
+			OK(fill(e, y->qkv_bias, e->qkv_dim, LP_LLM_T_QKV_BIAS, l, 0, err));
+		OK(fill(e, y->o, h * e->q_dim, LP_LLM_T_O, l, 0, err));
+		OK(fill(e, y->mlp_norm, h, LP_LLM_T_MLP_NORM, l, 0, err));
+		if (!lp_llm_layer_is_moe(c, l)) {
+			OK(fill(e, y->gate_up, 2 * inter * h, LP_LLM_T_GATE_UP, l, 0, err));
+			OK(fill(e, y->down, h * inter, LP_LLM_T_DOWN, l, 0, err));
+			continue;
+		}
+		OK(fill(e, y->router, (size_t)c->n_routed_experts * h, LP_LLM_T_ROUTER, l, 0, err));
+		for (int x = 0; x < c->n_routed_experts; x++) {
+			OK(fill(e, y->exp_gate_up + (size_t)x * 2 * mi * h, 2 * mi * h, LP_LLM_T_EXP_GATE_UP, l, x, err));
+			OK(fill(e, y->exp_down + (size_t)x * h * mi, h * mi, LP_LLM_T_EXP_DOWN, l, x, err));
+		}
+		if (e->sh_inter) {
+			OK(fill(e, y->sh_gate_up, 2 * (size_t)e->sh_inter * h, LP_LLM_T_SH_GATE_UP, l, 0, err));
+			OK(fill(e, y->sh_down, h * e->sh_inter, LP_LLM_T_SH_DOWN, l, 0, err));
+		}
+	}
+	return 0;
+}
+
+/* --- the forward pass --- */
+
+static void op_push(const struct cu_engine *e, const char *name)
+{
+	if (e->ops)
+		lp_nvtx_push(name);
+}
+
+static void op_push_payload(const struct cu_engine *e, const char *name, uint64_t payload)
+{
+	if (e->ops)
+		lp_nvtx_push_payload(name, payload);
+}
+
+static void op_pop(const struct cu_engine *e)
+{
+	if (e->ops)
+		lp_nvtx_pop();
+}
+
+/* Runs fn inside an op range; the range is closed on failure too. */
+#define OP(e, name, body)                  \
+	do {                               \
+		int rc_;                   \
+		op_push((e), (name));      \
+		rc_ = (body);              \
+		op_pop(e);                 \
+		if (rc_ < 0)               \
+			return -1;         \
+	} while (0)
+
+/* y[t][n] = x[t][k] W^T: cuBLAS, or the own GEMV for decode-sized t with --gemv own */
+static int proj(struct cu_engine *e, void *y, int y_f32, const bf *x, const bf *w, int t, int n,
+	int k, struct lp_err *err)
+{
+	if (e->o.own_gemv && t <= LP_LLM_GEMV_MAX_T)
+		return lp_llm_k_gemv(y, y_f32, x, w, t, n, k, e->stream, err);
+	return lp_llm_gemm(e->blas, y, y_f32, x, w, t, n, k, err);
+}
+
+static int dense_mlp(struct cu_engine *e, bf *out, const bf *gate_up, const bf *down, int inter,
+	int t, struct lp_err *err)
+{
+	int h = e->c.hidden_size;
+	OK(proj(e, e->gu, 0, e->xn, gate_up, t, 2 * inter, h, err));
+	OK(lp_llm_k_swiglu(e->act, e->gu, t, inter, e->stream, err));
+	return proj(e, out, 0, e->act, down, t, h, inter, err);
+}
+
+static int router(struct cu_engine *e, const struct cu_layer *y, int t, struct lp_err *err)
+{
+	const struct lp_llm_config *c = &e->c;
+	OK(proj(e, e->r_logits, 1, e->xn, y->router, t, c->n_routed_experts, c->hidden_size, err));
+	return lp_llm_k_moe_topk(e->r_ids, e->r_w, e->r_logits, t, c->n_routed_experts,
+		c->num_experts_per_tok, c->scoring_func, c->norm_topk_prob, (float)c->routed_scaling_factor,
+		e->stream, err);
+}
+
+static int experts(struct cu_engine *e, const struct cu_layer *y, int t, struct lp_err *err)
+{
+	const struct lp_llm_config *c = &e->c;
+	int k = c->num_experts_per_tok, n = t * k, h = c->hidden_size, mi = c->moe_intermediate_size;
+	int tiles = lp_llm_moe_max_tiles(n, c->n_routed_experts);
+	OK(lp_llm_k_moe_align(e->sorted, e->tile_expert, e->n_tiles, e->r_ids, n, c->n_routed_experts,
+		tiles, e->stream, err));
+	OK(lp_llm_k_moe_gemm(e->e_gu, e->xn, k, y->exp_gate_up, e->sorted, e->tile_expert, e->n_tiles,
+		tiles, 2 * mi, h, e->stream, err));
+	OK(lp_llm_k_swiglu(e->e_act, e->e_gu, n, mi, e->stream, err));
+	OK(lp_llm_k_moe_gemm(e->e_out, e->e_act, 1, y->exp_down, e->sorted, e->tile_expert, e->n_tiles,
+		tiles, h, mi, e->stream, err));
+	return lp_llm_k_moe_combine(e->mlp_out, e->e_out, e->r_w, e->sh_inter ? e->sh_out : NULL, t, k, h,
+		e->stream, err);
+}
+
+/* tn new tokens per sequence from `tokens` at position *e->pos; ends with the greedy tokens in
+ * e->next (and e->tokens) and *e->pos advanced by tn, all on the device. */
+static int forward(struct cu_engine *e, const int32_t *tokens, int tn, struct lp_err *err)
+{
+	const struct lp_llm_config *c = &e->c;
+	int h = c->hidden_size, nb = e->o.batch, t = nb * tn, d = c->head_dim;
+	int nh = c->num_attention_heads, nkv = c->num_key_value_heads;
+	int splits = tn == 1 ? e->dec_splits : 1, split_len = tn == 1 ? e->dec_split_len : e->max_pos;
+	float eps = (float)c->rms_norm_eps;
+	size_t layer_kv = (size_t)nb * nkv * e->max_pos * d;
+
+	OP(e, "embed", lp_llm_k_embed(e->x, e->embed, tokens, t, h, e->stream, err));
+	for (int l = 0; l < c->num_hidden_layers; l++) {
+		const struct cu_layer *y = &e->layers[l];
+		bf *kc = e->k_cache + l * layer_kv, *vc = e->v_cache + l * layer_kv;
+		int moe = lp_llm_layer_is_moe(c, l), rc;
+		op_push_payload(e, "layer", (uint64_t)l);
+		/* the previous layer's MLP output joins the residual stream here (fused add) */
+		OP(e, "attn_norm", lp_llm_k_rmsnorm(e->xn, e->x, l ? e->mlp_out : NULL, y->attn_norm, t, h,
+			1, 0, eps, e->stream, err));
+		OP(e, "qkv", proj(e, e->qkv, 0, e->xn, y->qkv, t, e->qkv_dim, h, err));
+		OP(e, "rope", lp_llm_k_qkv_rope(e->q, kc, vc, e->qkv, y->qkv_bias, e->rope, e->pos, t, tn,
+			nh, nkv, d, e->max_pos, e->stream, err));
+		OP(e, "attention", lp_llm_k_attention(e->att, e->q, kc, vc, e->partial, e->pos, nb, tn, nh,
+			nkv, d, e->max_pos, splits, split_len, e->stream, err));
+		OP(e, "o_proj", proj(e, e->o_out, 0, e->att, y->o, t, h, e->q_dim, err));
+		OP(e, "mlp_norm", lp_llm_k_rmsnorm(e->xn, e->x, e->o_out, y->mlp_norm, t, h, 1, 0, eps,
+			e->stream, err));
+		if (!moe) {
+			OP(e, "mlp", dense_mlp(e, e->mlp_out, y->gate_up, y->down, c->intermediate_size, t, err));
+		} else {
+			op_push(e, "moe");
+			rc = 0;
+			op_push(e, "router");
+			rc = router(e, y, t, err);
+			op_pop(e);
+			if (rc == 0 && e->sh_inter) {
+				op_push(e, "shared_experts");
+				rc = dense_mlp(e, e->sh_out, y->sh_gate_up, y->sh_down, e->sh_inter, t, err);
+				op_pop(e);
+			}
+			if (rc == 0) {
+				op_push(e, "experts");
+				rc = experts(e, y, t, err);
+				op_pop(e);
+			}
+			op_pop(e);
+			if (rc < 0) {
+				op_pop(e);
+				return -1;
+			}
+		}
+		op_pop(e); /* layer */
+	}
+	/* only the last position of each sequence is sampled */
+	OP(e, "final_norm", lp_llm_k_rmsnorm(e->last, e->x, e->mlp_out, e->final_norm, nb, h, tn, tn - 1,
+		eps, e->stream, err));
+	OP(e, "lm_head", proj(e, e->logits, 1, e->last, e->lm_head, nb, c->vocab_size, h, err));
+	OP(e, "sample", lp_llm_k_argmax(e->next, e->tokens, e->o.new_tokens + 1, e->pos, e->done,
+		e->logits, nb, c->vocab_size, tn, e->o.prompt_len, e->stream, err));
+	return 0;
+}
+
+static int prefill(struct cu_engine *e, struct lp_err *err)
+{
+	TRY(cudaMemsetAsync(e->pos, 0, sizeof(int), e->stream));
+	return forward(e, e->prompt, e->o.prompt_len, err);
+}
+
+static int decode_step(struct cu_engine *e, struct lp_err *err)
+{
+	if (e->graph_exec) {
+		TRY(cudaGraphLaunch(e->graph_exec, e->stream));
+		return 0;
+	}
+	return forward(e, e->next, 1, err);
+}
+
+/* Kernel nodes of a graph, child graphs included: what ncu profiles per replay. */
+static int count_kernels(cudaGraph_t g, int *n, struct lp_err *err)
+{
+	size_t count = 0;
+	cudaGraphNode_t *nodes;
+	TRY(cudaGraphGetNodes(g, NULL, &count));
+	nodes = (cudaGraphNode_t *)calloc(count ? count : 1, sizeof(*nodes));
+	if (!nodes)
+		return lp_err_set(err, LP_EOTHER, "out of memory");
+	if (cudaGraphGetNodes(g, nodes, &count) != cudaSuccess) {
+		free(nodes);
+		return lp_err_set(err, LP_EOTHER, "cudaGraphGetNodes failed");
+	}
+	for (size_t i = 0; i < count; i++) {
+		cudaGraphNodeType type;
+		cudaGraph_t child;
+		if (cudaGraphNodeGetType(nodes[i], &type) != cudaSuccess)
+			continue;
+		if (type == cudaGraphNodeTypeKernel)
+			(*n)++;
+		else if (type == cudaGraphNodeTypeGraph &&
+			 cudaGraphChildGraphNodeGetGraph(nodes[i], &child) == cudaSuccess &&
+			 count_kernels(child, n, err) < 0) {
+			free(nodes);
+			return -1;
+		}
+	}
+	free(nodes);
+	return 0;
+}
+
+static int capture(struct cu_engine *e, struct lp_err *err)
+{
+	int rc;
+	TRY(cudaStreamBeginCapture(e->stream, cudaStreamCaptureModeThreadLocal));
+	rc = forward(e, e->next, 1, err);
+	{
+		cudaGraph_t g = NULL;
+		cudaError_t ce = cudaStreamEndCapture(e->stream, &g);
+		e->graph = g;
+		if (rc < 0)
+			return -1;
+		TRY(ce);
+	}
+	TRY(cudaGraphInstantiate(&e->graph_exec, e->graph, 0));
+	e->graph_kernels = 0;
+	return count_kernels(e->graph, &e->graph_kernels, err);
+}
+
+static int elapsed(struct cu_engine *e, int a, int b, double *ms, struct lp_err *err)
+{
+	float f = 0;
+	TRY(cudaEventElapsedTime(&f, e->ev[a], e->ev[b]));
+	*ms = f;
+	return 0;
+}
+
+static int cu_iterate(void *impl, double *prefill_ms, double *decode_ms, int32_t *tokens,
+	struct lp_err *err)
+{
+	struct cu_engine *e = (struct cu_engine *)impl;
+	int rc;
+	TRY(cudaEventRecord(e->ev[0], e->stream));
+	lp_nvtx_push_payload("prefill", (uint64_t)e->o.batch * (uint64_t)e->o.prompt_len);
+	rc = prefill(e, err);
+	lp_nvtx_pop();
+	OK(rc);
+	TRY(cudaEventRecord(e->ev[1], e->stream));
+	lp_nvtx_push("decode_all");
+	for (int s = 0; s < e->o.new_tokens && rc == 0; s++) {
+		lp_nvtx_push_payload("decode_step", (uint64_t)s);
+		rc = decode_step(e, err);
+		lp_nvtx_pop();
+	}
+	lp_nvtx_pop();
+	OK(rc);
+	TRY(cudaEventRecord(e->ev[2], e->stream));
+	TRY(cudaEventSynchronize(e->ev[2]));
+	TRY(cudaGetLastError());
+	OK(elapsed(e, 0, 1, prefill_ms, err));
+	OK(elapsed(e, 1, 2, decode_ms, err));
+	/* sequence 0's tokens: the prefill's sample, then one per step */
+	TRY(cudaMemcpy(tokens, e->tokens, sizeof(int32_t) * (size_t)(e->o.new_tokens + 1),
+		cudaMemcpyDeviceToHost));
+	return 0;
+}
+
+static int cu_prefill_only(void *impl, struct lp_err *err)
+{
+	struct cu_engine *e = (struct cu_engine *)impl;
+	int ops = e->ops, rc;
+	e->ops = 0;
+	rc = prefill(e, err);
+	e->ops = ops;
+	OK(rc);
+	TRY(cudaStreamSynchronize(e->stream));
+	return 0;
+}
+
+static int cu_logits(void *impl, const float **out, struct lp_err *err)
+{
+	struct cu_engine *e = (struct cu_engine *)impl;
+	TRY(cudaStreamSynchronize(e->stream));
+	TRY(cudaMemcpy(e->h_logits, e->logits, sizeof(float) * (size_t)e->o.batch * e->c.vocab_size,
+		cudaMemcpyDeviceToHost));
+	*out = e->h_logits;
+	return 0;
+}
+
+static int cu_graph_kernels(void *impl)
+{
+	return ((struct cu_engine *)impl)->graph_kernels;
+}
+
+static int cu_set_prompt(void *impl, const int32_t *tokens, struct lp_err *err)
+{
+	struct cu_engine *e = (struct cu_engine *)impl;
+	TRY(cudaMemcpyAsync(e->prompt, tokens, sizeof(int32_t) * (size_t)e->o.batch * e->o.prompt_len,
+		cudaMemcpyHostToDevice, e->stream));
+	TRY(cudaStreamSynchronize(e->stream));
+	return 0;
+}
+
+static void cu_free(void *impl)
+{
+	struct cu_engine *e = (struct cu_engine *)impl;
+	if (!e)
+		return;
+	if (e->stream)
+		cudaStreamSynchronize(e->stream);
+	if (e->graph_exec)
+		cudaGraphExecDestroy(e->graph_exec);
+	if (e->graph)
+		cudaGraphDestroy(e->graph);
+	lp_llm_blas_free(e->blas);
+	for (int i = 0; i < 3; i++)
+		if (e->ev[i])
+			cudaEventDestroy(e->ev[i]);
+	cudaFree(e->weights_mem);
+	cudaFree(e->act_mem);
+	if (e->stream)
+		cudaStreamDestroy(e->stream);
+	free(e->layers);
+	free(e->h_logits);
+	free(e);
+}
+
+static const struct lp_llm_backend lp_cuda_backend = {
+	cu_iterate, cu_prefill_only, cu_logits, cu_graph_kernels, cu_set_prompt, cu_free,
+};
+
+static double gib(size_t b)
+{
+	return (double)b / (double)(1u << 30);
+}
+
+/* Decode attention: split the context over enough blocks to fill the GPU (2 per SM). */
+static void pick_splits(struct cu_engine *e, int sms)
+{
+	int rows = e->o.batch * e->c.num_attention_heads;
+	int blocks = (rows + 3) / 4, want = (2 * sms + blocks - 1) / blocks;
+	int most = (e->max_pos + 63) / 64;
+	int n = want < most ? want : most;
+	if (n <= 1) {
+		e->dec_splits = 1;
+		e->dec_split_len = e->max_pos;
+		return;
+	}
+	e->dec_split_len = ((e->max_pos + n - 1) / n + 31) / 32 * 32;
+	e->dec_splits = (e->max_pos + e->dec_split_len - 1) / e->dec_split_len;
+}
+
+static int setup(struct cu_engine *e, char *device_name, size_t name_len, struct lp_err *err)
+{
+	const struct lp_llm_config *c = &e->c;
+	struct plan pw = { 0, NULL }, pb = { 0, NULL };
+	struct cudaDeviceProp prop;
+	size_t free_b = 0, total_b = 0, need;
+	float *tab;
+	int dev = 0;
+	OK(lp_llm_cuda_device_ok(err));
+	TRY(cudaGetDevice(&dev));
+	TRY(cudaGetDeviceProperties(&prop, dev));
+	snprintf(device_name, name_len, "%s", prop.name);
+	pick_splits(e, prop.multiProcessorCount);
+	plan_weights(e, &pw);
+	plan_buffers(e, &pb);
+	e->weight_bytes = pw.off;
+	e->act_bytes = pb.off;
+	need = pw.off + pb.off + (64u << 20) /* cuBLAS workspace and context slack */;
+	TRY(cudaMemGetInfo(&free_b, &total_b));
+	if (need > free_b) {
+		lp_err_set(err, LP_EENV,
+			"model '%s' needs %.2f GiB of GPU memory (%.2f GiB weights, %.2f GiB KV cache, %.2f GiB buffers); '%s' has %.2f GiB free of %.2f GiB",
+			c->name, gib(need), gib(pw.off), gib(e->kv_bytes), gib(pb.off - e->kv_bytes),
+			prop.name, gib(free_b), gib(total_b));
+		return lp_err_hint(err, "use a smaller model, batch or context, or a GPU with more memory");
+	}
+	TRY(cudaStreamCreateWithFlags(&e->stream, cudaStreamNonBlocking));
+	for (int i = 0; i < 3; i++)
+		TRY(cudaEventCreate(&e->ev[i]));
+	TRY(cudaMalloc(&e->weights_mem, pw.off));
+	TRY(cudaMalloc(&e->act_mem, pb.off));
+	pw.base = (char *)e->weights_mem;
+	pw.off = 0;
+	pb.base = (char *)e->act_mem;
+	pb.off = 0;
+	plan_weights(e, &pw);
+	plan_buffers(e, &pb);
+	TRY(cudaMemsetAsync(e->act_mem, 0, pb.off, e->stream));
+	OK(lp_llm_blas_create(&e->blas, e->stream, err));
+	OK(fill_weights(e, err));
+	/* rotary table and prompt from the host: the same numbers as the CPU path */
+	tab = (float *)malloc(sizeof(float) * (size_t)e->max_pos * c->head_dim);
+	e->h_logits = (float *)malloc(sizeof(float) * (size_t)e->o.batch * c->vocab_size);
+	if (!tab || !e->h_logits) {
+		free(tab);
+		return lp_err_set(err, LP_EOTHER, "out of memory");
+	}
+	lp_llm_rope_table(tab, e->max_pos, c->head_dim, c->rope_theta);
+	{
+		/* on our stream, after the buffers' memset (pageable source: staged before return) */
+		cudaError_t ce = cudaMemcpyAsync(e->rope, tab, sizeof(float) * (size_t)e->max_pos * c->head_dim,
+			cudaMemcpyHostToDevice, e->stream);
+		free(tab);
+		TRY(ce);
+	}
+	{
+		size_t n = (size_t)e->o.batch * e->o.prompt_len;
+		int32_t *p = (int32_t *)malloc(sizeof(int32_t) * n);
+		cudaError_t ce;
+		if (!p)
+			return lp_err_set(err, LP_EOTHER, "out of memory");
+		for (int b = 0; b < e->o.batch; b++)
+			for (int t = 0; t < e->o.prompt_len; t++)
+				p[(size_t)b * e->o.prompt_len + t] = lp_llm_prompt_token(e->o.seed, c->vocab_size, b, t);
+		ce = cudaMemcpyAsync(e->prompt, p, sizeof(int32_t) * n, cudaMemcpyHostToDevice, e->stream);
+		free(p);
+		TRY(ce);
+	}
+	/* one eager prefill and decode step (no ranges): cuBLAS picks and loads its kernels now,
+	 * not inside the first timed range or the graph capture */
+	{
+		int ops = e->ops;
+		e->ops = 0;
+		int rc = prefill(e, err);
+		if (rc == 0 && e->o.new_tokens > 0) /* the step writes K/V at position prompt_len */
+			rc = forward(e, e->next, 1, err);
+		e->ops = ops;
+		OK(rc);
+	}
+	TRY(cudaStreamSynchronize(e->stream));
+	TRY(cudaGetLastError());
+	if (e->o.cuda_graph && e->o.new_tokens > 0)
+		OK(capture(e, err));
+	TRY(cudaStreamSynchronize(e->stream));
+	return 0;
+}
+
+extern "C" int lp_llm_cuda_engine_create(const struct lp_llm_config *cfg,
+	const struct lp_llm_run_opts *opts, void **impl, const struct lp_llm_backend **be,
+	char *device_name, size_t name_len, struct lp_err *err)
+{
+	struct cu_engine *e = (struct cu_engine *)calloc(1, sizeof(*e));
+	if (!e)
+		return lp_err_set(err, LP_EOTHER, "out of memory");
+	e->c = *cfg;
+	e->o = *opts;
+	e->ops = opts->nvtx_ops;
+	e->q_dim = cfg->num_attention_heads * cfg->head_dim;
+	e->qkv_dim = e->q_dim + 2 * cfg->num_key_value_heads * cfg->head_dim;
+	e->max_pos = opts->prompt_len + opts->new_tokens;
+	e->sh_inter = cfg->moe_intermediate_size * cfg->n_shared_experts;
+	e->t_max = opts->batch * opts->prompt_len;
+	e->moe_rows = e->t_max * (cfg->num_experts_per_tok ? cfg->num_experts_per_tok : 1);
+	e->max_tiles = lp_llm_moe_max_tiles(e->moe_rows, cfg->n_routed_experts ? cfg->n_routed_experts : 1);
+	e->layers = (struct cu_layer *)calloc((size_t)cfg->num_hidden_layers, sizeof(*e->layers));
+	if (!e->layers) {
+		free(e);
+		return lp_err_set(err, LP_EOTHER, "out of memory");
+	}
+	if (setup(e, device_name, name_len, err) < 0) {
+		cu_free(e);
+		return -1;
+	}
+	*impl = e;
+	*be = &lp_cuda_backend;
+	return 0;
+}

@@ -1,0 +1,152 @@
+/* llm.h: the reference LLM workload (`llmprof-llm`) as a library: model shapes, weights from a
+ * seed, and an inference engine on the CPU (portable C, fp32) or on the GPU (CUDA C, bf16).
+ *
+ * Data flow: a model name or file -> struct lp_llm_config (config.c: llmprof model YAML or a
+ * Hugging Face config.json) -> an engine (cpu_model.c or cuda_model.cu) that owns weights, KV
+ * cache and buffers -> iterations (prefill, then one decode step per new token), each timed by the
+ * engine itself and wrapped in NVTX ranges of the `LLM` domain (docs/nvtx.md has the contract).
+ *
+ * Ownership: the engine owns everything it allocates; lp_llm_engine_free releases it.
+ * Thread-safety: an engine is used by one thread (NVTX push/pop ranges are per thread).
+ *
+ *   struct lp_llm_config cfg; struct lp_llm_engine *e;
+ *   if (lp_llm_config_load("tiny", conf_dir, &cfg, err) < 0) return -1;
+ *   struct lp_llm_run_opts o = LP_LLM_RUN_OPTS_INIT;
+ *   if (lp_llm_engine_create(&cfg, &o, &e, err) < 0) return -1;
+ *   struct lp_llm_iter it; lp_llm_engine_iterate(e, &it, err); ... lp_llm_engine_free(e);
+ */
+#ifndef LP_WORKLOAD_LLM_H
+#define LP_WORKLOAD_LLM_H
+
+#include <jansson.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "core/err.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+enum lp_llm_family {
+	LP_LLM_LLAMA = 0,     /* Llama-style dense decoder with GQA (also Mistral without sliding window) */
+	LP_LLM_QWEN2 = 1,     /* Llama-style with q/k/v biases */
+	LP_LLM_DEEPSEEK_V2 = 2, /* DeepSeek-V2-style MoE without MLA: dense first layers, then MoE */
+};
+
+enum lp_llm_gate { LP_LLM_GATE_SOFTMAX = 0, LP_LLM_GATE_SIGMOID = 1 };
+
+#define LP_LLM_NAME_MAX 64
+#define LP_LLM_MAX_EXPERTS 256
+#define LP_LLM_MAX_TOPK 16
+#define LP_LLM_MAX_HEAD_DIM 256
+
+struct lp_llm_config {
+	char name[LP_LLM_NAME_MAX];
+	enum lp_llm_family family;
+	int vocab_size;
+	int hidden_size;
+	int intermediate_size;        /* dense MLP width */
+	int num_hidden_layers;
+	int num_attention_heads;
+	int num_key_value_heads;
+	int head_dim;
+	int max_position_embeddings;
+	double rope_theta;
+	double rms_norm_eps;
+	int tie_word_embeddings;
+	int attention_bias;           /* q/k/v projections carry a bias (Qwen2) */
+	/* MoE (all 0 for dense models) */
+	int n_routed_experts;
+	int n_shared_experts;
+	int num_experts_per_tok;
+	int moe_intermediate_size;
+	int first_k_dense_replace;    /* layers [0, k) are dense, [k, L) MoE */
+	enum lp_llm_gate scoring_func;
+	int norm_topk_prob;
+	double routed_scaling_factor;
+};
+
+const char *lp_llm_family_name(enum lp_llm_family f);
+
+/* Model from `name_or_path`: a file path (contains '/' or ends in .yaml/.yml/.json) is read as
+ * an llmprof model file (it has `family`) or a Hugging Face config.json (decoder fields at the top
+ * level, or under `language_config` / `text_config`); otherwise <conf_dir>/model/llm/<name>.yaml.
+ * Unsupported architectures are usage errors naming the field. */
+int lp_llm_config_load(const char *name_or_path, const char *conf_dir, struct lp_llm_config *cfg,
+	struct lp_err *err);
+/* Same from an already loaded document; `source` names it in messages. */
+int lp_llm_config_from_json(const json_t *doc, const char *source, struct lp_llm_config *cfg,
+	struct lp_err *err);
+/* Checks shapes (positive, divisible, within limits); called by the loaders. */
+int lp_llm_config_validate(const struct lp_llm_config *cfg, const char *source, struct lp_err *err);
+
+static inline int lp_llm_layer_is_moe(const struct lp_llm_config *c, int layer)
+{
+	return c->n_routed_experts > 0 && layer >= c->first_k_dense_replace;
+}
+
+/* Sizes, in elements (parameters) and for decode accounting. */
+uint64_t lp_llm_param_count(const struct lp_llm_config *c);
+/* Parameters read by one decode step of one token, with `experts_touched` routed experts per
+ * MoE layer (top-k at batch 1); lm_head included, embedding rows not. */
+uint64_t lp_llm_decode_params_read(const struct lp_llm_config *c, int experts_touched);
+/* FLOPs of a forward pass over `tokens` new tokens per sequence, `batch` sequences, starting
+ * at context position `pos0` (matmuls incl. lm_head on the last token only, plus attention). */
+double lp_llm_forward_flops(const struct lp_llm_config *c, int batch, int pos0, int tokens);
+
+/* --- the engine --- */
+enum lp_llm_device { LP_LLM_CPU = 0, LP_LLM_CUDA = 1 };
+
+struct lp_llm_run_opts {
+	enum lp_llm_device device;
+	int batch;
+	int prompt_len;
+	int new_tokens;   /* decode steps; the prefill samples the first step's input token */
+	uint64_t seed;
+	int nvtx_ops;     /* op ranges inside the stage ranges */
+	int cuda_graph;   /* capture the decode step in a CUDA graph (CUDA only) */
+	int own_gemv;     /* decode projections (<= 4 tokens) with the own GEMV kernel, not cuBLAS */
+};
+
+#define LP_LLM_RUN_OPTS_INIT { LP_LLM_CPU, 1, 64, 32, 1234, 1, 1, 0 }
+
+/* One measured iteration. tokens[] holds sequence 0's generated tokens: the prefill's sample,
+ * then one per decode step (new_tokens + 1 values); the array is owned by the engine and valid
+ * until the next iteration. */
+struct lp_llm_iter {
+	double prefill_ms;
+	double decode_ms;
+	const int32_t *tokens;
+	int n_tokens;
+};
+
+struct lp_llm_engine;
+
+int lp_llm_engine_create(const struct lp_llm_config *cfg, const struct lp_llm_run_opts *opts,
+	struct lp_llm_engine **out, struct lp_err *err);
+/* Prefill + decode loop, inside the `prefill` and `decode_all` ranges. */
+int lp_llm_engine_iterate(struct lp_llm_engine *e, struct lp_llm_iter *it, struct lp_err *err);
+/* Logits [batch][vocab] (fp32) of the last forward pass; valid until the next call. */
+int lp_llm_engine_logits(struct lp_llm_engine *e, const float **logits, struct lp_err *err);
+/* Runs only the prefill (no ranges, no timing) and leaves its logits readable: for tests. */
+int lp_llm_engine_prefill_only(struct lp_llm_engine *e, struct lp_err *err);
+/* Replaces the seed's prompt by tokens[batch][prompt_len] (each < vocab_size): for tests. */
+int lp_llm_engine_set_prompt(struct lp_llm_engine *e, const int32_t *tokens, struct lp_err *err);
+/* A one-line description of where it runs ("cpu, 8 OpenMP threads", "NVIDIA H100 80GB HBM3"). */
+const char *lp_llm_engine_device_name(const struct lp_llm_engine *e);
+/* Kernel nodes in the captured decode graph (0 without a graph): what ncu should see per step. */
+int lp_llm_engine_graph_kernels(const struct lp_llm_engine *e);
+void lp_llm_engine_free(struct lp_llm_engine *e);
+
+/* The prompt: token t of sequence b, a pure function of the seed. */
+int32_t lp_llm_prompt_token(uint64_t seed, int vocab_size, int b, int t);
+
+/* 1 when this build has the CUDA path. */
+int lp_llm_have_cuda(void);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif
