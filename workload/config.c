@@ -107,7 +107,7 @@ static const char *const lp_model_keys[] = {
 	"max_position_embeddings", "rope_theta", "rms_norm_eps", "tie_word_embeddings",
 	"attention_bias", "n_routed_experts", "n_shared_experts", "num_experts_per_tok",
 	"moe_intermediate_size", "first_k_dense_replace", "scoring_func", "norm_topk_prob",
-	"routed_scaling_factor", "hf_id", NULL,
+	"routed_scaling_factor", "hf_id", "hf_config", NULL,
 };
 
 static int from_llmprof(const json_t *o, const char *src, struct lp_llm_config *c,

@@ -23,7 +23,7 @@ check profiling.ncu.replay_mode=kernels \
   "invalid value 'kernels' for 'profiling.ncu.replay_mode': expected one of kernel, application, range, app-range"
 check profiling/ncu=ncu.hgh "unknown option 'ncu.hgh' for group 'profiling/ncu'" \
   "available: ncu.default, ncu.high, ncu.light, ncu.rtx3090"
-check model=nope "unknown option 'nope' for group 'model'" "available: tiny"
+check model=nope "unknown option 'nope' for group 'model'" "available: deepseek-ocr-lm, llama-3.1-8b, llama-3.2-1b, qwen2.5-1.5b, tiny, tiny-moe"
 check =x "invalid override '=x': missing key before '='"
 check a..b=1 "invalid override 'a..b=1': empty key segment in 'a..b'"
 check +run.mode=light "cannot add 'run.mode': the key exists" "set it with 'run.mode=light' (or '++run.mode=light')"

@@ -39,7 +39,7 @@ static const struct bad_case cases[] = {
 	{ "run=3", "invalid value '3' for 'run': expected a mapping", NULL },
 	{ "run={mod: x}", "unknown key 'run.mod'", "did you mean 'mode'" },
 	{ "profiling/ncu=ncu.hgh", "unknown option 'ncu.hgh' for group 'profiling/ncu'", "available: ncu.default, ncu.high, ncu.light, ncu.rtx3090" },
-	{ "model=nope", "unknown option 'nope' for group 'model'", "available: tiny" },
+	{ "model=nope", "unknown option 'nope' for group 'model'", "available: deepseek-ocr-lm, llama-3.1-8b, llama-3.2-1b, qwen2.5-1.5b, tiny, tiny-moe" },
 	{ "profiling/ncu=../x", "invalid option '../x' for group 'profiling/ncu'", "*" },
 	{ "profiling/ncu=", "invalid override 'profiling/ncu=': expected an option name for group 'profiling/ncu'", "*" },
 	{ "profiling/nope=x", "unknown group 'profiling/nope'", NULL },
