@@ -889,12 +889,16 @@ static int replay_file(struct lp_trace_file *f, struct lp_profile *p, struct lp_
 		case LP_TREC_DOMAIN: {
 			struct lp_trace_domain d;
 			lp_trace_record_get(&rec, &d, sizeof(d));
-			if (d.domain_id == 0 || d.domain_id > 65536)
-				return corrupt(err, f, rec.offset, "domain id out of range");
+			if (d.domain_id == 0 || d.domain_id > 65536) {
+				rc = corrupt(err, f, rec.offset, "domain id out of range");
+				goto done;
+			}
 			if (d.domain_id > r.n_domain_sids) {
 				uint32_t *nd = realloc(r.domain_sids, d.domain_id * sizeof(*nd));
-				if (!nd)
-					return oom(&r);
+				if (!nd) {
+					rc = oom(&r);
+					goto done;
+				}
 				memset(nd + r.n_domain_sids, 0, (d.domain_id - r.n_domain_sids) * sizeof(*nd));
 				r.domain_sids = nd;
 				r.n_domain_sids = d.domain_id;
@@ -914,8 +918,10 @@ static int replay_file(struct lp_trace_file *f, struct lp_profile *p, struct lp_
 			lp_trace_record_get(&rec, &d, sizeof(d));
 			if (lp_profile_device(p, (int32_t)d.id))
 				break;
-			if (!(o = lp_profile_add_device(p)))
-				return oom(&r);
+			if (!(o = lp_profile_add_device(p))) {
+				rc = oom(&r);
+				goto done;
+			}
 			o->id = (int32_t)d.id;
 			o->name = str_of(&r, d.name_sid);
 			o->uuid = str_of(&r, d.uuid_sid);
@@ -968,6 +974,7 @@ static int replay_file(struct lp_trace_file *f, struct lp_profile *p, struct lp_
 		}
 	}
 
+done:
 	map_free(&r.ranges);
 	map_free(&r.threads);
 	map_free(&r.launches);
