@@ -39,7 +39,7 @@
 	X(cuptiActivityRegisterCallbacks) X(cuptiActivityGetNextRecord)         \
 	X(cuptiActivityGetNumDroppedRecords) X(cuptiActivityFlushAll)           \
 	X(cuptiActivityFlushPeriod) X(cuptiGetTimestamp) X(cuptiFinalize)       \
-	X(cuptiGetDeviceId) X(cuptiGetGraphNodeId) X(cuptiGetGraphId)
+	X(cuptiGetDeviceId) X(cuptiGetGraphNodeId) X(cuptiGetGraphId) X(cuptiGetVersion)
 
 #define LP_DECLARE(f) static __typeof__(f) *p_##f;
 LP_CUPTI_FUNCS(LP_DECLARE)
@@ -324,9 +324,10 @@ void lp_inj_cupti_drain(void)
 	if (!c.clock_registered) {
 		/* CUPTI keeps its own clock: state the offset so the reader can map GPU times */
 		struct lp_trace_clock_sync s;
-		uint64_t cts = 0;
-		s.trace_ns = lp_inj_now_ns();
+		uint64_t cts = 0, t1 = lp_inj_now_ns(), t2;
 		if (p_cuptiGetTimestamp(&cts) == CUPTI_SUCCESS) {
+			t2 = lp_inj_now_ns();
+			s.trace_ns = t1 + (t2 - t1) / 2;
 			s.cupti_ns = cts;
 			lp_inj_append(LP_TREC_CLOCK_SYNC, &s, sizeof(s), NULL, 0);
 		}
@@ -531,6 +532,17 @@ static void start_once(void)
 		lp_inj_set_cupti_status(LP_TRACE_CUPTI_ERROR, why);
 		return;
 	}
+	{
+		/* activity record layouts (CUpti_ActivityKernel10 ...) are those of the headers we were
+		 * built with; a newer CUPTI only appends fields, an older one lays them out differently */
+		uint32_t v = 0;
+		if (CUPTI_CALL(p_cuptiGetVersion(&v)) || v < CUPTI_API_VERSION) {
+			snprintf(why, sizeof(why), "libcupti API version %u is older than the %u this library was built with",
+				v, (unsigned)CUPTI_API_VERSION);
+			lp_inj_set_cupti_status(LP_TRACE_CUPTI_ERROR, why);
+			return;
+		}
+	}
 	c.buf_bytes = lp_inj_buffer_bytes();
 	c.max_bufs = 16;
 	{
@@ -608,10 +620,12 @@ void lp_inj_cupti_start(void)
 	pthread_once(&c.once, start_once);
 }
 
-void lp_inj_cupti_flush(void)
+void lp_inj_cupti_flush(int forced)
 {
+	/* 0: buffers whose records are all complete, full or not (CUPTI's own periodic flush only
+	 * returns full ones); FORCED: everything, incomplete records included */
 	if (atomic_load(&c.active) && !c.finalized && !atomic_load(&c.forked))
-		CUPTI_CALL(p_cuptiActivityFlushAll(CUPTI_ACTIVITY_FLAG_FLUSH_FORCED));
+		CUPTI_CALL(p_cuptiActivityFlushAll(forced ? CUPTI_ACTIVITY_FLAG_FLUSH_FORCED : 0));
 }
 
 void lp_inj_cupti_finalize(void)

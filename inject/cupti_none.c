@@ -21,8 +21,9 @@ void lp_inj_cupti_drain(void)
 {
 }
 
-void lp_inj_cupti_flush(void)
+void lp_inj_cupti_flush(int forced)
 {
+	(void)forced;
 }
 
 void lp_inj_cupti_finalize(void)

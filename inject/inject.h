@@ -71,8 +71,9 @@ uint64_t lp_inj_current_range(void);
 void lp_inj_cupti_start(void);
 /* Flush thread only: converts completed CUPTI buffers into records. */
 void lp_inj_cupti_drain(void);
-/* cuptiActivityFlushAll(FORCED) when CUPTI is active; never called from a CUPTI callback. */
-void lp_inj_cupti_flush(void);
+/* cuptiActivityFlushAll (FORCED when `forced`: incomplete records too) when CUPTI is active;
+ * never called from a CUPTI callback. */
+void lp_inj_cupti_flush(int forced);
 /* End of the process: detach from CUPTI (cuptiFinalize). Call after the last lp_inj_cupti_flush. */
 void lp_inj_cupti_finalize(void);
 /* Fork child (inside the atfork handler, writer locks held): leave CUPTI alone from now on.

@@ -588,7 +588,9 @@ static void flush_round(int include_cur, int force_cupti)
 
 	pthread_mutex_lock(&g.write_lock);
 	if (force_cupti)
-		lp_inj_cupti_flush();
+		lp_inj_cupti_flush(1);
+	else if (include_cur)
+		lp_inj_cupti_flush(0); /* periodic: completed records, so a SIGKILL loses one period */
 	lp_inj_cupti_drain();
 	pthread_mutex_lock(&g.lock);
 	cdrop = atomic_load(&g.cupti_dropped);
@@ -729,7 +731,7 @@ static void shutdown_tracer(void)
 	pthread_mutex_unlock(&g.lock);
 
 	pthread_mutex_lock(&g.write_lock);
-	lp_inj_cupti_flush();
+	lp_inj_cupti_flush(1);
 	pthread_mutex_unlock(&g.write_lock);
 	if (g.flusher_running) {
 		struct timespec ts;
