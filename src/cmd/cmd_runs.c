@@ -1,16 +1,71 @@
-/* cmd_runs.c: `llmprof runs`. Placeholder until the run directory (issue 2) lands: it says so and exits 2. */
+/* cmd_runs.c: `llmprof runs [overrides...]`: the runs under artifacts.stage2_dir, newest first,
+ * with status, creation time, artifact count and size (from each manifest.json). */
+#include <inttypes.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "cmd/cmd.h"
-#include "core/err.h"
+#include "collect/rundir.h"
+#include "config/config.h"
+#include "core/log.h"
+#include "core/opt.h"
+
+static const char usage_line[] = "llmprof runs [overrides...]";
+static const char description[] =
+	"List the runs under artifacts.stage2_dir, newest first, with their status\n"
+	"(running, ok, partial, failed; interrupted: a run whose process is gone).";
+
+static void human_size(int64_t n, char *out, size_t cap)
+{
+	static const char *const units[] = { "B", "K", "M", "G", "T" };
+	double v = (double)n;
+	int u = 0;
+	while (v >= 1024 && u < 4) {
+		v /= 1024;
+		u++;
+	}
+	snprintf(out, cap, u == 0 ? "%.0f%s" : v < 10 ? "%.1f%s" : "%.0f%s", v, units[u]);
+}
 
 int cmd_runs(int argc, const char **argv, struct lp_ctx *ctx)
 {
-	(void)ctx;
-	if (argc > 1 && (!strcmp(argv[1], "-h") || !strcmp(argv[1], "--help"))) {
-		printf("usage: llmprof runs\n\nnot available yet in this build\n");
+	const struct lp_opt opts[] = { LP_OPT_END };
+	struct lp_args args;
+	struct lp_err err = LP_ERR_INIT;
+	struct lp_config cfg;
+	struct lp_run_info *runs = NULL;
+	const char *root;
+	size_t n = 0, i;
+	int rc = 0;
+
+	if (lp_opt_parse(argc, argv, opts, &args, &err) < 0)
+		return lp_err_print(&err);
+	if (args.help) {
+		lp_opt_usage(stdout, usage_line, description, opts);
+		lp_args_release(&args);
 		return 0;
 	}
-	return lp_cmd_not_available("runs", NULL);
+	if (lp_config_load(&cfg, ctx->conf_dir, args.rest, (size_t)args.n_rest, &err) < 0) {
+		lp_args_release(&args);
+		return lp_err_print(&err);
+	}
+	root = json_string_value(lp_config_get(&cfg, "artifacts.stage2_dir"));
+	if (lp_rundir_list(root, &runs, &n, &err) < 0) {
+		rc = lp_err_print(&err);
+	} else if (n == 0) {
+		lp_log_warn("no runs under '%s'", root);
+	} else {
+		printf("%-28s  %-11s  %-24s  %9s  %8s\n", "RUN", "STATUS", "CREATED", "ARTIFACTS", "SIZE");
+		for (i = 0; i < n; i++) {
+			char size[32];
+			human_size(runs[i].total_bytes, size, sizeof(size));
+			printf("%-28s  %-11s  %-24s  %9zu  %8s\n", runs[i].id, runs[i].status,
+				runs[i].created_at[0] ? runs[i].created_at : "-", runs[i].n_artifacts, size);
+		}
+	}
+	lp_rundir_list_free(runs, n);
+	lp_config_release(&cfg);
+	lp_args_release(&args);
+	return rc;
 }

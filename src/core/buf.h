@@ -39,7 +39,7 @@ int lp_buf_add(struct lp_buf *b, const void *data, size_t len);
 int lp_buf_adds(struct lp_buf *b, const char *s);
 int lp_buf_addc(struct lp_buf *b, char c);
 int lp_buf_addf(struct lp_buf *b, const char *fmt, ...) LP_PRINTF(2, 3);
-int lp_buf_vaddf(struct lp_buf *b, const char *fmt, va_list ap);
+int lp_buf_vaddf(struct lp_buf *b, const char *fmt, va_list ap) LP_PRINTF(2, 0);
 void lp_buf_setlen(struct lp_buf *b, size_t len);
 /* Appends `s` quoted for a POSIX shell when needed (copy-paste runnable command lines). */
 int lp_buf_add_shell_quoted(struct lp_buf *b, const char *s);

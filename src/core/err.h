@@ -46,7 +46,7 @@ struct lp_err {
 int lp_err_set_(struct lp_err *err, int status, const char *file, int line, const char *fmt, ...)
 	LP_PRINTF(5, 6);
 int lp_err_vset_(struct lp_err *err, int status, const char *file, int line, const char *fmt,
-	va_list ap);
+	va_list ap) LP_PRINTF(5, 0);
 #define lp_err_set(err, status, ...) lp_err_set_((err), (status), __FILE__, __LINE__, __VA_ARGS__)
 
 /* Adds (replaces) the hint line; returns -1. */

@@ -33,6 +33,8 @@ int lp_log_progress_enabled(void)
 	return !g_quiet && isatty(STDERR_FILENO);
 }
 
+static void vlog(const char *label, const char *color, const char *fmt, va_list ap) LP_PRINTF(3, 0);
+
 static void vlog(const char *label, const char *color, const char *fmt, va_list ap)
 {
 	if (label) {

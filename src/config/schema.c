@@ -1,0 +1,223 @@
+/* schema.c: types, ranges and enums of the keys the rest of llmprof reads, checked on the
+ * resolved tree after composition and overrides (config.c calls lp_config_validate). Keys not
+ * listed here are only checked against the type of their default (override.c). The table is the
+ * reference for docs/config.md's key list. */
+#include "config/config_impl.h"
+
+#include <math.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "collect/rundir.h"
+
+enum schema_type { T_INT, T_FLOAT, T_BOOL, T_STRING, T_STRLIST, T_RUN_ID };
+
+enum {
+	F_NULLABLE = 1,   /* null allowed */
+	F_REQUIRED = 2,   /* must be present */
+	F_MIN = 4,        /* value >= min */
+	F_MIN_EXCL = 8,   /* value > min */
+	F_NONEMPTY = 16,  /* strings: not "" */
+};
+
+struct schema_entry {
+	const char *key;
+	enum schema_type type;
+	unsigned flags;
+	double min;
+	const char *choices;  /* "deep|light": an enum of strings */
+};
+
+static const struct schema_entry schema[] = {
+	{ "run.mode", T_STRING, F_REQUIRED, 0, "deep|light" },
+	{ "run.top_n_kernels", T_INT, F_REQUIRED | F_MIN, 1, NULL },
+	{ "run.stage", T_STRING, F_REQUIRED | F_NONEMPTY, 0, NULL },
+	{ "run.repeats", T_INT, F_REQUIRED | F_MIN, 1, NULL },
+	{ "run.warmup", T_INT, F_REQUIRED | F_MIN, 0, NULL },
+	{ "run.id", T_RUN_ID, F_NULLABLE, 0, NULL },
+	{ "run.device", T_STRING, F_REQUIRED, 0, "auto|cpu|cuda" },
+	{ "run.timeout_s", T_FLOAT, F_REQUIRED | F_MIN_EXCL, 0, NULL },
+	{ "run.measure_overhead", T_BOOL, 0, 0, NULL },
+	{ "artifacts.stage2_dir", T_STRING, F_REQUIRED | F_NONEMPTY, 0, NULL },
+	{ "artifacts.keep_last", T_INT, F_NULLABLE | F_MIN, 1, NULL },
+	{ "tools.nsys", T_STRING, F_NULLABLE, 0, NULL },
+	{ "tools.ncu", T_STRING, F_NULLABLE, 0, NULL },
+	{ "device.peak_tflops", T_FLOAT, F_NULLABLE | F_MIN_EXCL, 0, NULL },
+	{ "device.peak_bw_gbs", T_FLOAT, F_NULLABLE | F_MIN_EXCL, 0, NULL },
+	{ "inputs.batch", T_INT, F_NULLABLE | F_MIN, 1, NULL },
+	{ "inputs.prompt_len", T_INT, F_NULLABLE | F_MIN, 1, NULL },
+	{ "inputs.new_tokens", T_INT, F_NULLABLE | F_MIN, 0, NULL },
+	{ "profiling.ncu.target_processes", T_STRING, 0, 0, "all|application-only" },
+	{ "profiling.ncu.replay_mode", T_STRING, 0, 0, "kernel|application|range|app-range" },
+	{ "profiling.ncu.nvtx.include", T_STRLIST, F_NULLABLE, 0, NULL },
+	{ "profiling.ncu.nvtx.exclude", T_STRLIST, F_NULLABLE, 0, NULL },
+	{ "profiling.ncu.set", T_STRING, F_NULLABLE | F_NONEMPTY, 0, NULL },
+	{ "profiling.ncu.sections", T_STRLIST, F_NULLABLE, 0, NULL },
+	{ "profiling.ncu.metrics", T_STRLIST, F_NULLABLE, 0, NULL },
+	{ "profiling.ncu.kernel_name", T_STRING, F_NULLABLE | F_NONEMPTY, 0, NULL },
+	{ "profiling.ncu.kernel_name_base", T_STRING, 0, 0, "function|demangled|mangled" },
+	{ "profiling.ncu.launch_skip", T_INT, F_MIN, 0, NULL },
+	{ "profiling.ncu.launch_count", T_INT, F_MIN, 1, NULL },
+	{ "profiling.ncu.clock_control", T_STRING, 0, 0, "base|none" },
+	{ "profiling.ncu.cache_control", T_STRING, 0, 0, "all|none" },
+	{ "profiling.ncu.force_overwrite", T_BOOL, 0, 0, NULL },
+	{ "profiling.ncu.regions.include", T_STRLIST, F_NULLABLE, 0, NULL },
+	{ "profiling.ncu.regions.exclude", T_STRLIST, F_NULLABLE, 0, NULL },
+	{ "profiling.ncu.regions.kernels.include", T_STRLIST, F_NULLABLE, 0, NULL },
+	{ "profiling.ncu.regions.kernels.exclude", T_STRLIST, F_NULLABLE, 0, NULL },
+	{ "profiling.ncu.regions.sections", T_STRLIST, F_NULLABLE, 0, NULL },
+	{ "profiling.ncu.regions.metrics", T_STRLIST, F_NULLABLE, 0, NULL },
+	{ "profiling.nsys.enable", T_BOOL, 0, 0, NULL },
+	{ "profiling.nsys.trace", T_STRLIST, 0, 0, NULL },
+	{ "profiling.nsys.sample", T_STRING, 0, 0, "none|process-tree|system-wide" },
+	{ "profiling.nsys.capture_range", T_STRING, 0, 0, "none|cudaProfilerApi|nvtx|hotkey" },
+	{ "profiling.nsys.capture_range_end", T_STRING, F_NULLABLE | F_NONEMPTY, 0, NULL },
+	{ "profiling.nsys.nvtx_capture", T_STRING, F_NULLABLE | F_NONEMPTY, 0, NULL },
+	{ "profiling.nsys.stats_reports", T_STRLIST, F_NULLABLE, 0, NULL },
+	{ "profiling.nsys.export_sqlite", T_BOOL, 0, 0, NULL },
+	{ "profiling.nsys.extra_args", T_STRLIST, F_NULLABLE, 0, NULL },
+	{ "model.name", T_STRING, F_NONEMPTY, 0, NULL },
+	{ "model.hf_config", T_STRING, F_NULLABLE | F_NONEMPTY, 0, NULL },
+	{ "model.vocab_size", T_INT, F_NULLABLE | F_MIN, 1, NULL },
+	{ "model.hidden_size", T_INT, F_NULLABLE | F_MIN, 1, NULL },
+	{ "model.intermediate_size", T_INT, F_NULLABLE | F_MIN, 1, NULL },
+	{ "model.num_hidden_layers", T_INT, F_NULLABLE | F_MIN, 1, NULL },
+	{ "model.num_attention_heads", T_INT, F_NULLABLE | F_MIN, 1, NULL },
+	{ "model.num_key_value_heads", T_INT, F_NULLABLE | F_MIN, 1, NULL },
+	{ "model.head_dim", T_INT, F_NULLABLE | F_MIN, 1, NULL },
+	{ "model.max_position_embeddings", T_INT, F_NULLABLE | F_MIN, 1, NULL },
+	{ "model.rope_theta", T_FLOAT, F_NULLABLE | F_MIN_EXCL, 0, NULL },
+	{ "model.rms_norm_eps", T_FLOAT, F_NULLABLE | F_MIN_EXCL, 0, NULL },
+	{ "model.tie_word_embeddings", T_BOOL, F_NULLABLE, 0, NULL },
+	{ "model.n_routed_experts", T_INT, F_NULLABLE | F_MIN, 0, NULL },
+	{ "model.n_shared_experts", T_INT, F_NULLABLE | F_MIN, 0, NULL },
+	{ "model.num_experts_per_tok", T_INT, F_NULLABLE | F_MIN, 0, NULL },
+	{ "model.moe_intermediate_size", T_INT, F_NULLABLE | F_MIN, 0, NULL },
+	{ "model.first_k_dense_replace", T_INT, F_NULLABLE | F_MIN, 0, NULL },
+};
+
+static const char *type_word(enum schema_type t)
+{
+	switch (t) {
+	case T_INT: return "an integer";
+	case T_FLOAT: return "a number";
+	case T_BOOL: return "a boolean (true or false)";
+	case T_STRLIST: return "a list of strings";
+	default: return "a string";
+	}
+}
+
+static int bad(const struct schema_entry *e, const json_t *v, const char *expected, struct lp_err *err)
+{
+	char shown[160];
+	lp_cfg_value_text(v, shown, sizeof(shown));
+	return lp_err_set(err, LP_EUSAGE, "invalid value '%s' for '%s': expected %s", shown, e->key,
+		expected);
+}
+
+static int check_choice(const struct schema_entry *e, const json_t *v, struct lp_err *err)
+{
+	const char *s = json_string_value(v), *p = e->choices;
+	size_t n = strlen(s);
+	char list[256];
+	size_t i, j = 0;
+	while (p) {
+		const char *bar = strchr(p, '|');
+		size_t len = bar ? (size_t)(bar - p) : strlen(p);
+		if (len == n && !strncmp(p, s, n))
+			return 0;
+		p = bar ? bar + 1 : NULL;
+	}
+	for (i = 0; e->choices[i] && j + 3 < sizeof(list); i++) {
+		if (e->choices[i] == '|') {
+			list[j++] = ',';
+			list[j++] = ' ';
+		} else {
+			list[j++] = e->choices[i];
+		}
+	}
+	list[j] = '\0';
+	return lp_err_set(err, LP_EUSAGE, "invalid value '%s' for '%s': expected one of %s", s, e->key, list);
+}
+
+static int check_range(const struct schema_entry *e, const json_t *v, struct lp_err *err)
+{
+	double d = json_number_value(v);
+	char expected[96];
+	if (!(e->flags & (F_MIN | F_MIN_EXCL)))
+		return 0;
+	if ((e->flags & F_MIN) ? d >= e->min : d > e->min)
+		return 0;
+	snprintf(expected, sizeof(expected), "%s %s %g", type_word(e->type),
+		(e->flags & F_MIN) ? ">=" : ">", e->min);
+	return bad(e, v, expected, err);
+}
+
+static int check_entry(const struct schema_entry *e, const json_t *v, struct lp_err *err)
+{
+	size_t i;
+	if (json_is_null(v)) {
+		if (e->flags & F_NULLABLE)
+			return 0;
+		return bad(e, v, type_word(e->type), err);
+	}
+	switch (e->type) {
+	case T_INT:
+		if (!json_is_integer(v))
+			return bad(e, v, type_word(e->type), err);
+		return check_range(e, v, err);
+	case T_FLOAT:
+		if (!json_is_number(v) || !isfinite(json_number_value(v)))
+			return bad(e, v, type_word(e->type), err);
+		return check_range(e, v, err);
+	case T_BOOL:
+		return json_is_boolean(v) ? 0 : bad(e, v, type_word(e->type), err);
+	case T_STRLIST:
+		if (!json_is_array(v))
+			return bad(e, v, type_word(e->type), err);
+		for (i = 0; i < json_array_size(v); i++)
+			if (!json_is_string(json_array_get(v, i)))
+				return bad(e, v, type_word(e->type), err);
+		return 0;
+	case T_RUN_ID:
+		if (!json_is_string(v))
+			return bad(e, v, "a string", err);
+		return lp_rundir_validate_id(json_string_value(v), err);
+	case T_STRING:
+	default:
+		if (!json_is_string(v))
+			return bad(e, v, type_word(e->type), err);
+		if ((e->flags & F_NONEMPTY) && !json_string_value(v)[0])
+			return bad(e, v, "a non-empty string", err);
+		return e->choices ? check_choice(e, v, err) : 0;
+	}
+}
+
+int lp_config_validate(const struct lp_config *cfg, struct lp_err *err)
+{
+	size_t i;
+	if (!json_is_object(cfg->root))
+		return lp_err_set(err, LP_EUSAGE, "the configuration is not a mapping");
+	for (i = 0; i < sizeof(schema) / sizeof(schema[0]); i++) {
+		const json_t *v = lp_cfg_lookup(cfg->root, schema[i].key);
+		if (!v) {
+			if (schema[i].flags & F_REQUIRED) {
+				lp_err_set(err, LP_EUSAGE, "missing key '%s'", schema[i].key);
+				return lp_err_hint(err, "llmprof needs it; conf/runner/stage2.yaml has the defaults");
+			}
+			continue;
+		}
+		if (check_entry(&schema[i], v, err) < 0)
+			return -1;
+	}
+	return 0;
+}
+
+int lp_cfg_fill_defaults(json_t *root, struct lp_err *err)
+{
+	json_t *model = json_object_get(root, "model");
+	if (json_is_object(model) && !json_object_get(model, "hf_config") &&
+	    json_object_set_new(model, "hf_config", json_null()) < 0)
+		return lp_err_set(err, LP_EOTHER, "out of memory");
+	return 0;
+}
