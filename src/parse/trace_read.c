@@ -1,8 +1,1023 @@
-/* trace_read.c: placeholder until the tracer's reader lands (issue 4). */
+/* trace_read.c: parse stage for the built-in tracer. Input: the per-process *.lptrace files that
+ * inject/ wrote (docs/trace-format.md); output: a struct lp_profile, the model every analysis and
+ * report reads. A file is mapped, validated once (record framing, payload sizes, strings), then
+ * replayed in order: NVTX events rebuild each thread's range tree, LAUNCH and GRAPH_NODE records
+ * give every kernel the range instance open at its launch (or capture), and GPU records become
+ * kernels and copies.
+ */
 #include "parse/trace_read.h"
+
+#include <dirent.h>
+#include <dlfcn.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "core/buf.h"
+#include "core/str.h"
+#include "llmprof/trace_format.h"
+
+struct lp_trace_strref {
+	uint32_t sid;
+	uint32_t len;
+	size_t off;
+	size_t order;                /* file position, so the last definition of an id wins */
+};
+
+/* ---- record framing ---- */
+
+static const struct {
+	uint16_t type;
+	const char *name;
+	size_t min_size;
+} rec_types[] = {
+	{ LP_TREC_PROCESS, "PROCESS", sizeof(struct lp_trace_process) },
+	{ LP_TREC_STRING, "STRING", sizeof(struct lp_trace_string) },
+	{ LP_TREC_CUPTI_STATUS, "CUPTI_STATUS", sizeof(struct lp_trace_cupti_status) },
+	{ LP_TREC_DOMAIN, "DOMAIN", sizeof(struct lp_trace_domain) },
+	{ LP_TREC_THREAD_NAME, "THREAD_NAME", sizeof(struct lp_trace_thread_name) },
+	{ LP_TREC_NVTX, "NVTX", sizeof(struct lp_trace_nvtx) },
+	{ LP_TREC_LAUNCH, "LAUNCH", sizeof(struct lp_trace_launch) },
+	{ LP_TREC_GRAPH_NODE, "GRAPH_NODE", sizeof(struct lp_trace_graph_node) },
+	{ LP_TREC_KERNEL, "KERNEL", sizeof(struct lp_trace_kernel) },
+	{ LP_TREC_COPY, "COPY", sizeof(struct lp_trace_copy) },
+	{ LP_TREC_OVERHEAD, "OVERHEAD", sizeof(struct lp_trace_overhead) },
+	{ LP_TREC_DROPPED, "DROPPED", sizeof(struct lp_trace_dropped) },
+	{ LP_TREC_DEVICE, "DEVICE", sizeof(struct lp_trace_device) },
+	{ LP_TREC_CLOCK_SYNC, "CLOCK_SYNC", sizeof(struct lp_trace_clock_sync) },
+	{ LP_TREC_END, "END", sizeof(struct lp_trace_end) },
+};
+
+const char *lp_trace_record_type_name(uint16_t type)
+{
+	size_t i;
+	for (i = 0; i < sizeof(rec_types) / sizeof(rec_types[0]); i++)
+		if (rec_types[i].type == type)
+			return rec_types[i].name;
+	return NULL;
+}
+
+static size_t record_min_size(uint16_t type)
+{
+	size_t i;
+	for (i = 0; i < sizeof(rec_types) / sizeof(rec_types[0]); i++)
+		if (rec_types[i].type == type)
+			return rec_types[i].min_size;
+	return 0;
+}
+
+static int cmp_strref(const void *a, const void *b)
+{
+	const struct lp_trace_strref *x = a, *y = b;
+	if (x->sid != y->sid)
+		return x->sid < y->sid ? -1 : 1;
+	return x->order < y->order ? -1 : x->order > y->order;
+}
+
+static int corrupt(struct lp_err *err, const struct lp_trace_file *f, size_t off, const char *what)
+{
+	lp_err_set(err, LP_EPARTIAL, "corrupt trace '%s' at byte offset %zu: %s", f->path, off, what);
+	return -1;
+}
+
+/* Pass 1: framing, sizes and the string table. */
+static int validate(struct lp_trace_file *f, struct lp_err *err)
+{
+	struct lp_trace_preamble pre;
+	size_t off = sizeof(pre), cap = 0;
+	char what[160];
+
+	if (f->size < sizeof(pre)) {
+		if (f->size == 0 || !memcmp(f->data, LP_TRACE_MAGIC, f->size < 8 ? f->size : 8)) {
+			f->truncated = 1;
+			f->truncated_at = 0;
+			f->end = f->size;
+			f->version_major = 0;
+			return 1; /* cut before the preamble ended: an empty trace */
+		}
+		return corrupt(err, f, 0, "not an llmprof trace (bad magic)");
+	}
+	memcpy(&pre, f->data, sizeof(pre));
+	if (memcmp(pre.magic, LP_TRACE_MAGIC, sizeof(pre.magic)))
+		return corrupt(err, f, 0, "not an llmprof trace (bad magic)");
+	f->version_major = pre.version_major;
+	f->version_minor = pre.version_minor;
+	if (pre.version_major != LP_TRACE_VERSION_MAJOR) {
+		lp_err_set(err, LP_EPARTIAL, "trace '%s' has format version %u.%u; this llmprof reads %u.x",
+			f->path, pre.version_major, pre.version_minor, LP_TRACE_VERSION_MAJOR);
+		return -1;
+	}
+	while (off < f->size) {
+		struct lp_trace_rec_header h;
+		size_t min;
+		if (f->size - off < sizeof(h)) {
+			f->truncated = 1;
+			f->truncated_at = off;
+			break;
+		}
+		memcpy(&h, f->data + off, sizeof(h));
+		if (h.type == 0)
+			return corrupt(err, f, off, "record of type 0");
+		if (h.size > LP_TRACE_MAX_RECORD_BYTES) {
+			snprintf(what, sizeof(what), "record of %u bytes exceeds the limit of %u", h.size,
+				LP_TRACE_MAX_RECORD_BYTES);
+			return corrupt(err, f, off, what);
+		}
+		if (f->size - off - sizeof(h) < h.size) {
+			f->truncated = 1;
+			f->truncated_at = off;
+			break;
+		}
+		min = record_min_size(h.type);
+		if (h.size < min) {
+			snprintf(what, sizeof(what), "%s record of %u bytes, expected at least %zu",
+				lp_trace_record_type_name(h.type), h.size, min);
+			return corrupt(err, f, off, what);
+		}
+		if (h.type == LP_TREC_STRING) {
+			struct lp_trace_string s;
+			memcpy(&s, f->data + off + sizeof(h), sizeof(s));
+			if (s.sid == 0 || s.sid >= LP_TRACE_MAX_STRINGS)
+				return corrupt(err, f, off, "string id out of range");
+			if (s.len > LP_TRACE_MAX_STRING_BYTES || s.len > h.size - sizeof(s))
+				return corrupt(err, f, off, "string length out of range");
+			if (f->n_strings == cap) {
+				size_t ncap = cap ? cap * 2 : 256;
+				struct lp_trace_strref *ns = realloc(f->strings, ncap * sizeof(*ns));
+				if (!ns)
+					return lp_err_set(err, LP_EOTHER, "out of memory reading '%s'", f->path);
+				f->strings = ns;
+				cap = ncap;
+			}
+			f->strings[f->n_strings].sid = s.sid;
+			f->strings[f->n_strings].len = s.len;
+			f->strings[f->n_strings].off = off + sizeof(h) + sizeof(s);
+			f->strings[f->n_strings].order = f->n_strings;
+			f->n_strings++;
+		}
+		off += sizeof(h) + h.size;
+	}
+	f->end = f->truncated ? f->truncated_at : off;
+	if (f->n_strings)
+		qsort(f->strings, f->n_strings, sizeof(*f->strings), cmp_strref);
+	return 0;
+}
+
+int lp_trace_file_open_mem(struct lp_trace_file *f, const char *name, const void *data, size_t size,
+	struct lp_err *err)
+{
+	memset(f, 0, sizeof(*f));
+	f->path = strdup(name ? name : "(memory)");
+	if (!f->path)
+		return lp_err_set(err, LP_EOTHER, "out of memory");
+	f->data = data;
+	f->size = size;
+	f->pos = sizeof(struct lp_trace_preamble);
+	if (validate(f, err) < 0) {
+		lp_trace_file_close(f);
+		return -1;
+	}
+	return 0;
+}
+
+int lp_trace_file_open(struct lp_trace_file *f, const char *path, struct lp_err *err)
+{
+	struct stat st;
+	void *map = NULL;
+	int fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return lp_err_set(err, LP_EUSAGE, "cannot open trace '%s': %s", path, strerror(errno));
+	if (fstat(fd, &st) < 0 || !S_ISREG(st.st_mode)) {
+		close(fd);
+		return lp_err_set(err, LP_EUSAGE, "cannot read trace '%s': not a regular file", path);
+	}
+	if (st.st_size > 0) {
+		map = mmap(NULL, (size_t)st.st_size, PROT_READ, MAP_PRIVATE, fd, 0);
+		if (map == MAP_FAILED) {
+			int e = errno;
+			close(fd);
+			return lp_err_set(err, LP_EOTHER, "cannot map trace '%s': %s", path, strerror(e));
+		}
+	}
+	close(fd);
+	if (lp_trace_file_open_mem(f, path, map ? map : "", map ? (size_t)st.st_size : 0, err) < 0) {
+		if (map)
+			munmap(map, (size_t)st.st_size);
+		return -1;
+	}
+	f->mapped = map != NULL;
+	return 0;
+}
+
+void lp_trace_file_close(struct lp_trace_file *f)
+{
+	if (f->mapped)
+		munmap((void *)(uintptr_t)f->data, f->size);
+	free(f->path);
+	free(f->strings);
+	memset(f, 0, sizeof(*f));
+}
+
+void lp_trace_file_rewind(struct lp_trace_file *f)
+{
+	f->pos = sizeof(struct lp_trace_preamble);
+}
+
+int lp_trace_file_next(struct lp_trace_file *f, struct lp_trace_record *rec)
+{
+	struct lp_trace_rec_header h;
+	if (f->pos + sizeof(h) > f->end)
+		return 0;
+	memcpy(&h, f->data + f->pos, sizeof(h));
+	rec->type = h.type;
+	rec->size = h.size;
+	rec->offset = f->pos;
+	rec->payload = f->data + f->pos + sizeof(h);
+	f->pos += sizeof(h) + h.size;
+	return 1;
+}
+
+void lp_trace_record_get(const struct lp_trace_record *rec, void *out, size_t size)
+{
+	memset(out, 0, size);
+	memcpy(out, rec->payload, rec->size < size ? rec->size : size);
+}
+
+const char *lp_trace_file_string(const struct lp_trace_file *f, uint32_t sid, size_t *len)
+{
+	size_t lo = 0, hi = f->n_strings, found = (size_t)-1;
+	while (lo < hi) { /* the last entry with this id */
+		size_t mid = lo + (hi - lo) / 2;
+		if (f->strings[mid].sid <= sid) {
+			if (f->strings[mid].sid == sid)
+				found = mid;
+			lo = mid + 1;
+		} else {
+			hi = mid;
+		}
+	}
+	if (found == (size_t)-1)
+		return NULL;
+	if (len)
+		*len = f->strings[found].len;
+	return (const char *)f->data + f->strings[found].off;
+}
+
+/* ---- listing ---- */
+
+static int cmp_str(const void *a, const void *b)
+{
+	return strcmp(*(char *const *)a, *(char *const *)b);
+}
+
+void lp_trace_list_free(char **files, size_t n)
+{
+	size_t i;
+	for (i = 0; i < n; i++)
+		free(files[i]);
+	free(files);
+}
+
+int lp_trace_list_files(const char *path, char ***files, size_t *n, struct lp_err *err)
+{
+	struct stat st;
+	DIR *d;
+	struct dirent *e;
+	char **list = NULL;
+	size_t cnt = 0, cap = 0;
+
+	*files = NULL;
+	*n = 0;
+	if (stat(path, &st) < 0)
+		return lp_err_set(err, LP_EUSAGE, "cannot read trace '%s': %s", path, strerror(errno));
+	if (!S_ISDIR(st.st_mode)) {
+		list = malloc(sizeof(*list));
+		if (!list || !(list[0] = strdup(path))) {
+			free(list);
+			return lp_err_set(err, LP_EOTHER, "out of memory");
+		}
+		*files = list;
+		*n = 1;
+		return 0;
+	}
+	d = opendir(path);
+	if (!d)
+		return lp_err_set(err, LP_EUSAGE, "cannot list trace folder '%s': %s", path, strerror(errno));
+	while ((e = readdir(d)) != NULL) {
+		struct lp_buf b = LP_BUF_INIT;
+		if (!lp_str_ends_with(e->d_name, LP_TRACE_FILE_SUFFIX) || e->d_name[0] == '.')
+			continue;
+		if (cnt == cap) {
+			size_t ncap = cap ? cap * 2 : 16;
+			char **nl = realloc(list, ncap * sizeof(*nl));
+			if (!nl)
+				break;
+			list = nl;
+			cap = ncap;
+		}
+		lp_buf_addf(&b, "%s/%s", path, e->d_name);
+		list[cnt++] = lp_buf_detach(&b, NULL);
+	}
+	closedir(d);
+	if (!cnt) {
+		free(list);
+		lp_err_set(err, LP_EUSAGE, "no trace files (*%s) in '%s'", LP_TRACE_FILE_SUFFIX, path);
+		return lp_err_hint(err, "run the program with NVTX_INJECTION64_PATH and CUDA_INJECTION64_PATH "
+			"set to libllmprof_inject.so (see docs/tracer.md)");
+	}
+	qsort(list, cnt, sizeof(*list), cmp_str);
+	*files = list;
+	*n = cnt;
+	return 0;
+}
+
+/* ---- kernel names ---- */
+
+typedef char *(*cxa_demangle_fn)(const char *, char *, size_t *, int *);
+
+static cxa_demangle_fn demangler(void)
+{
+	static int tried;
+	static cxa_demangle_fn fn;
+	if (!tried) {
+		void *h;
+		tried = 1;
+		h = dlopen("libstdc++.so.6", RTLD_LAZY | RTLD_LOCAL | RTLD_NOLOAD);
+		if (!h)
+			h = dlopen("libstdc++.so.6", RTLD_LAZY | RTLD_LOCAL);
+		if (h)
+			fn = (cxa_demangle_fn)(uintptr_t)dlsym(h, "__cxa_demangle");
+	}
+	return fn;
+}
+
+const char *lp_trace_demangle(struct lp_profile *p, const char *name)
+{
+	cxa_demangle_fn fn;
+	char *d;
+	int status = -1;
+	const char *out;
+	if (!name || strncmp(name, "_Z", 2) || !(fn = demangler()))
+		return name ? lp_profile_intern(p, name) : lp_profile_intern(p, "");
+	d = fn(name, NULL, NULL, &status);
+	out = lp_profile_intern(p, status == 0 && d ? d : name);
+	free(d);
+	return out;
+}
+
+const char *lp_trace_short_name(struct lp_profile *p, const char *s)
+{
+	static const char anon[] = "(anonymous namespace)";
+	struct lp_buf b = LP_BUF_INIT;
+	const char *out, *start, *q;
+	size_t i, n = strlen(s);
+	int depth = 0;
+
+	/* drop template arguments, stop at the parameter list */
+	for (i = 0; i < n; i++) {
+		char ch = s[i];
+		if (ch == '(' && depth == 0) {
+			if (!strncmp(s + i, anon, sizeof(anon) - 1)) {
+				lp_buf_add(&b, s + i, sizeof(anon) - 1);
+				i += sizeof(anon) - 2;
+				continue;
+			}
+			if (b.len)
+				break;
+		}
+		if (ch == '<') {
+			depth++;
+			continue;
+		}
+		if (ch == '>' && depth > 0) {
+			depth--;
+			continue;
+		}
+		if (depth == 0)
+			lp_buf_addc(&b, ch);
+	}
+	/* drop a return type ("void ns::f") and the namespaces */
+	start = b.data;
+	q = strrchr(start, ' ');
+	if (q && q[1])
+		start = q + 1;
+	for (q = start; (q = strstr(q, "::")) != NULL; q += 2)
+		if (q[2])
+			start = q + 2;
+	out = lp_profile_intern(p, *start ? start : s);
+	lp_buf_release(&b);
+	return out;
+}
+
+/* ---- a small u64 -> u64 map ---- */
+
+struct u64map {
+	uint64_t *keys, *vals;
+	unsigned char *used;
+	size_t cap, n;
+};
+
+static void map_free(struct u64map *m)
+{
+	free(m->keys);
+	free(m->vals);
+	free(m->used);
+	memset(m, 0, sizeof(*m));
+}
+
+static size_t map_slot(const struct u64map *m, uint64_t key)
+{
+	uint64_t h = key * 0x9E3779B97F4A7C15ull;
+	size_t j = (size_t)(h >> 17) & (m->cap - 1);
+	while (m->used[j] && m->keys[j] != key)
+		j = (j + 1) & (m->cap - 1);
+	return j;
+}
+
+static int map_put(struct u64map *m, uint64_t key, uint64_t val)
+{
+	size_t j;
+	if ((m->n + 1) * 2 > m->cap) {
+		struct u64map nm;
+		size_t i;
+		nm.cap = m->cap ? m->cap * 2 : 1024;
+		nm.n = 0;
+		nm.keys = malloc(nm.cap * sizeof(*nm.keys));
+		nm.vals = malloc(nm.cap * sizeof(*nm.vals));
+		nm.used = calloc(nm.cap, 1);
+		if (!nm.keys || !nm.vals || !nm.used) {
+			map_free(&nm);
+			return -1;
+		}
+		for (i = 0; i < m->cap; i++) {
+			if (m->used[i]) {
+				size_t k = map_slot(&nm, m->keys[i]);
+				nm.used[k] = 1;
+				nm.keys[k] = m->keys[i];
+				nm.vals[k] = m->vals[i];
+				nm.n++;
+			}
+		}
+		map_free(m);
+		*m = nm;
+	}
+	j = map_slot(m, key);
+	if (!m->used[j]) {
+		m->used[j] = 1;
+		m->keys[j] = key;
+		m->n++;
+	}
+	m->vals[j] = val;
+	return 0;
+}
+
+static int map_get(const struct u64map *m, uint64_t key, uint64_t *val)
+{
+	size_t j;
+	if (!m->cap)
+		return 0;
+	j = map_slot(m, key);
+	if (!m->used[j])
+		return 0;
+	*val = m->vals[j];
+	return 1;
+}
+
+/* ---- replaying one file into the profile ---- */
+
+struct thread_stack {
+	uint32_t tid;
+	uint32_t depth;
+	int32_t idx[LP_TRACE_MAX_DEPTH];
+};
+
+struct launch_info {
+	uint64_t range_id;
+	uint64_t ts_ns;
+	uint32_t tid;
+};
+
+struct graph_info {
+	uint64_t range_id;
+	uint64_t original;
+};
+
+struct replay {
+	struct lp_trace_file *f;
+	struct lp_profile *p;
+	struct lp_err *err;
+	uint32_t pid;
+	size_t process;               /* index in p->processes */
+	struct u64map ranges;         /* range instance / start-end id -> range index */
+	struct u64map threads;        /* tid -> index in stacks */
+	struct thread_stack *stacks;
+	size_t n_stacks;
+	struct u64map launches;       /* correlation id -> index in launch_list */
+	struct launch_info *launch_list;
+	size_t n_launches, cap_launches;
+	struct u64map graph_nodes;    /* node id -> index in graph_list */
+	struct graph_info *graph_list;
+	size_t n_graph, cap_graph;
+	struct u64map names;          /* string id -> index in name_list (demangled, short) */
+	const char **name_list;
+	size_t n_names, cap_names;
+	uint32_t *domain_sids;        /* by domain id */
+	size_t n_domain_sids;
+	int64_t clock_offset_ns;      /* added to GPU times (CLOCK_SYNC) */
+	int have_clock_sync;
+	size_t first_kernel, first_copy;
+};
+
+static const char *str_of(struct replay *r, uint32_t sid)
+{
+	size_t len = 0;
+	const char *s = sid ? lp_trace_file_string(r->f, sid, &len) : NULL;
+	return s ? lp_profile_intern_n(r->p, s, len) : lp_profile_intern(r->p, "");
+}
+
+static const char *domain_of(struct replay *r, uint32_t id)
+{
+	if (id == 0 || id > r->n_domain_sids || !r->domain_sids[id - 1])
+		return lp_profile_intern(r->p, "");
+	return str_of(r, r->domain_sids[id - 1]);
+}
+
+static int oom(struct replay *r)
+{
+	return lp_err_set(r->err, LP_EOTHER, "out of memory reading '%s'", r->f->path);
+}
+
+static struct thread_stack *stack_of(struct replay *r, uint32_t tid)
+{
+	uint64_t v;
+	struct thread_stack *ns;
+	if (map_get(&r->threads, tid, &v))
+		return &r->stacks[v];
+	ns = realloc(r->stacks, (r->n_stacks + 1) * sizeof(*ns));
+	if (!ns)
+		return NULL;
+	r->stacks = ns;
+	ns = &r->stacks[r->n_stacks];
+	ns->tid = tid;
+	ns->depth = 0;
+	if (map_put(&r->threads, tid, r->n_stacks) < 0)
+		return NULL;
+	r->n_stacks++;
+	return ns;
+}
+
+static void set_payload(struct lp_range *g, uint8_t type, uint64_t raw)
+{
+	switch (type) {
+	case LP_TRACE_PAYLOAD_U64:
+	case LP_TRACE_PAYLOAD_U32:
+		g->payload_type = LP_PAYLOAD_U64;
+		g->payload.u64 = raw;
+		break;
+	case LP_TRACE_PAYLOAD_I64:
+	case LP_TRACE_PAYLOAD_I32:
+		g->payload_type = LP_PAYLOAD_I64;
+		memcpy(&g->payload.i64, &raw, 8);
+		break;
+	case LP_TRACE_PAYLOAD_F64:
+	case LP_TRACE_PAYLOAD_F32:
+		g->payload_type = LP_PAYLOAD_F64;
+		memcpy(&g->payload.f64, &raw, 8);
+		break;
+	default:
+		g->payload_type = LP_PAYLOAD_NONE;
+		break;
+	}
+}
+
+static int on_nvtx(struct replay *r, const struct lp_trace_record *rec)
+{
+	struct lp_trace_nvtx e;
+	struct thread_stack *st;
+	struct lp_range *g;
+	uint64_t v;
+	uint32_t i;
+	lp_trace_record_get(rec, &e, sizeof(e));
+	switch (e.event) {
+	case LP_TRACE_NVTX_PUSH:
+	case LP_TRACE_NVTX_MARK:
+	case LP_TRACE_NVTX_START:
+		if (r->p->n_ranges >= INT32_MAX)
+			return lp_err_set(r->err, LP_EPARTIAL, "trace '%s': more than 2^31 ranges", r->f->path);
+		st = stack_of(r, e.tid);
+		if (!st || !(g = lp_profile_add_range(r->p)))
+			return oom(r);
+		g->domain = domain_of(r, e.domain_id);
+		g->name = str_of(r, e.name_sid);
+		g->pid = r->pid;
+		g->tid = e.tid;
+		g->start_ns = e.ts_ns;
+		g->end_ns = e.event == LP_TRACE_NVTX_MARK ? e.ts_ns : 0;
+		set_payload(g, e.payload_type, e.payload);
+		if (e.event == LP_TRACE_NVTX_START) {
+			g->kind = LP_RANGE_STARTEND;
+			g->parent = -1;
+			g->depth = 0;
+		} else {
+			g->kind = e.event == LP_TRACE_NVTX_PUSH ? LP_RANGE_PUSHPOP : LP_RANGE_MARK;
+			g->parent = st->depth ? st->idx[st->depth - 1] : -1;
+			g->depth = (uint16_t)st->depth;
+		}
+		if (e.event != LP_TRACE_NVTX_MARK &&
+		    map_put(&r->ranges, e.id, (uint64_t)(r->p->n_ranges - 1)) < 0)
+			return oom(r);
+		if (e.event == LP_TRACE_NVTX_PUSH) {
+			if (st->depth >= LP_TRACE_MAX_DEPTH)
+				return corrupt(r->err, r->f, rec->offset, "push/pop nesting deeper than the limit");
+			st->idx[st->depth++] = (int32_t)(r->p->n_ranges - 1);
+		}
+		break;
+	case LP_TRACE_NVTX_POP:
+		st = stack_of(r, e.tid);
+		if (!st)
+			return oom(r);
+		if (!map_get(&r->ranges, e.id, &v))
+			break; /* pushed before this file began (fork child): nothing to close */
+		for (i = st->depth; i > 0; i--)
+			if ((uint64_t)st->idx[i - 1] == v)
+				break;
+		if (i == 0)
+			break;
+		r->p->ranges[v].end_ns = e.ts_ns;
+		memmove(&st->idx[i - 1], &st->idx[i], (st->depth - i) * sizeof(st->idx[0]));
+		st->depth--;
+		break;
+	case LP_TRACE_NVTX_END:
+		if (map_get(&r->ranges, e.id, &v) && r->p->ranges[v].kind == LP_RANGE_STARTEND)
+			r->p->ranges[v].end_ns = e.ts_ns;
+		break;
+	default:
+		break; /* a newer writer's event: skip */
+	}
+	return 0;
+}
+
+static const char *kernel_name(struct replay *r, uint32_t sid, const char **short_name)
+{
+	uint64_t v;
+	const char *raw, *name;
+	if (map_get(&r->names, sid, &v)) {
+		*short_name = r->name_list[v * 2 + 1];
+		return r->name_list[v * 2];
+	}
+	raw = str_of(r, sid);
+	name = lp_trace_demangle(r->p, raw);
+	*short_name = lp_trace_short_name(r->p, name);
+	if (r->n_names == r->cap_names) {
+		size_t ncap = r->cap_names ? r->cap_names * 2 : 64;
+		const char **nl = realloc(r->name_list, ncap * 2 * sizeof(*nl));
+		if (!nl)
+			return name;
+		r->name_list = nl;
+		r->cap_names = ncap;
+	}
+	r->name_list[r->n_names * 2] = name;
+	r->name_list[r->n_names * 2 + 1] = *short_name;
+	if (map_put(&r->names, sid, r->n_names) == 0)
+		r->n_names++;
+	return name;
+}
+
+static int on_record(struct replay *r, const struct lp_trace_record *rec)
+{
+	struct lp_process *pr = &r->p->processes[r->process];
+	switch (rec->type) {
+	case LP_TREC_NVTX:
+		return on_nvtx(r, rec);
+	case LP_TREC_LAUNCH: {
+		struct lp_trace_launch l;
+		lp_trace_record_get(rec, &l, sizeof(l));
+		if (r->n_launches == r->cap_launches) {
+			size_t ncap = r->cap_launches ? r->cap_launches * 2 : 1024;
+			struct launch_info *nl = realloc(r->launch_list, ncap * sizeof(*nl));
+			if (!nl)
+				return oom(r);
+			r->launch_list = nl;
+			r->cap_launches = ncap;
+		}
+		r->launch_list[r->n_launches].range_id = l.range_id;
+		r->launch_list[r->n_launches].ts_ns = l.ts_ns;
+		r->launch_list[r->n_launches].tid = l.tid;
+		if (map_put(&r->launches, l.correlation_id, r->n_launches) < 0)
+			return oom(r);
+		r->n_launches++;
+		break;
+	}
+	case LP_TREC_GRAPH_NODE: {
+		struct lp_trace_graph_node gn;
+		lp_trace_record_get(rec, &gn, sizeof(gn));
+		if (r->n_graph == r->cap_graph) {
+			size_t ncap = r->cap_graph ? r->cap_graph * 2 : 256;
+			struct graph_info *nl = realloc(r->graph_list, ncap * sizeof(*nl));
+			if (!nl)
+				return oom(r);
+			r->graph_list = nl;
+			r->cap_graph = ncap;
+		}
+		r->graph_list[r->n_graph].range_id = gn.range_id;
+		r->graph_list[r->n_graph].original = gn.original_node_id;
+		if (map_put(&r->graph_nodes, gn.node_id, r->n_graph) < 0)
+			return oom(r);
+		r->n_graph++;
+		break;
+	}
+	case LP_TREC_KERNEL: {
+		struct lp_trace_kernel k;
+		struct lp_kernel *o;
+		const char *sn;
+		lp_trace_record_get(rec, &k, sizeof(k));
+		if (r->p->n_kernels >= INT32_MAX)
+			return lp_err_set(r->err, LP_EPARTIAL, "trace '%s': more than 2^31 kernels", r->f->path);
+		if (!(o = lp_profile_add_kernel(r->p)))
+			return oom(r);
+		o->name = kernel_name(r, k.name_sid, &sn);
+		o->short_name = sn;
+		o->pid = r->pid;
+		o->device = (int32_t)k.device;
+		o->context = k.context;
+		o->stream = k.stream;
+		o->start_ns = k.start_ns;
+		o->end_ns = k.end_ns;
+		o->correlation_id = k.correlation_id;
+		memcpy(o->grid, k.grid, sizeof(o->grid));
+		memcpy(o->block, k.block, sizeof(o->block));
+		o->registers_per_thread = k.registers_per_thread;
+		o->shared_bytes = k.static_shared_bytes + k.dynamic_shared_bytes;
+		o->graph_node_id = k.graph_node_id;
+		o->graph_id = k.graph_id;
+		o->range = -1;
+		break;
+	}
+	case LP_TREC_COPY: {
+		struct lp_trace_copy c;
+		struct lp_copy *o;
+		lp_trace_record_get(rec, &c, sizeof(c));
+		if (!(o = lp_profile_add_copy(r->p)))
+			return oom(r);
+		o->kind = c.kind <= LP_TRACE_COPY_MEMSET ? c.kind : LP_COPY_UNKNOWN;
+		o->bytes = c.bytes;
+		o->pid = r->pid;
+		o->device = (int32_t)c.device;
+		o->stream = c.stream;
+		o->start_ns = c.start_ns;
+		o->end_ns = c.end_ns;
+		o->correlation_id = c.correlation_id;
+		o->range = -1;
+		break;
+	}
+	case LP_TREC_OVERHEAD: {
+		struct lp_trace_overhead ov;
+		lp_trace_record_get(rec, &ov, sizeof(ov));
+		if (ov.end_ns > ov.start_ns)
+			pr->overhead_ns += ov.end_ns - ov.start_ns;
+		break;
+	}
+	default:
+		break;
+	}
+	return 0;
+}
+
+/* The range a GPU record belongs to: its graph node's capture-time range (following clones),
+ * else the range open at its launch. Returns the range index or -1. */
+static int32_t attribute(struct replay *r, uint64_t node_id, uint32_t correlation, uint32_t *tid,
+	uint64_t *launch_ns)
+{
+	uint64_t v, range_id = 0;
+	int hops;
+	*tid = 0;
+	*launch_ns = 0;
+	if (map_get(&r->launches, correlation, &v)) {
+		range_id = r->launch_list[v].range_id;
+		*tid = r->launch_list[v].tid;
+		*launch_ns = r->launch_list[v].ts_ns;
+	}
+	for (hops = 0; node_id && hops < 16 && map_get(&r->graph_nodes, node_id, &v); hops++) {
+		if (r->graph_list[v].range_id) {
+			range_id = r->graph_list[v].range_id;
+			break;
+		}
+		node_id = r->graph_list[v].original;
+	}
+	if (range_id && map_get(&r->ranges, range_id, &v))
+		return (int32_t)v;
+	return -1;
+}
+
+static const char *cupti_text(struct lp_profile *p, uint32_t code, const char *msg)
+{
+	struct lp_buf b = LP_BUF_INIT;
+	const char *out;
+	switch (code) {
+	case LP_TRACE_CUPTI_NONE:
+		return lp_profile_intern(p, "no cuda");
+	case LP_TRACE_CUPTI_OK:
+		return lp_profile_intern(p, "ok");
+	case LP_TRACE_CUPTI_HELD:
+		lp_buf_addf(&b, "unavailable: %s", *msg ? msg : "held by another subscriber");
+		break;
+	case LP_TRACE_CUPTI_DISABLED:
+		return lp_profile_intern(p, "disabled");
+	case LP_TRACE_CUPTI_NOT_BUILT:
+		return lp_profile_intern(p, "not built");
+	case LP_TRACE_CUPTI_FORK:
+		return lp_profile_intern(p, "disabled after fork");
+	default:
+		lp_buf_addf(&b, "error: %s", *msg ? msg : "unknown");
+		break;
+	}
+	out = lp_profile_intern(p, b.data);
+	lp_buf_release(&b);
+	return out;
+}
+
+/* Pass 2 over a validated file. */
+static int replay_file(struct lp_trace_file *f, struct lp_profile *p, struct lp_err *err)
+{
+	struct replay r;
+	struct lp_trace_record rec;
+	struct lp_process *pr;
+	size_t i;
+	int rc = 0;
+
+	memset(&r, 0, sizeof(r));
+	r.f = f;
+	r.p = p;
+	r.err = err;
+	if (f->truncated)
+		p->warnings++;
+	if (f->version_major == 0)
+		return 0; /* nothing but a cut preamble */
+
+	/* header-like records first: the process, domains, devices, status, clock */
+	if (!(pr = lp_profile_add_process(p)))
+		return oom(&r);
+	r.process = p->n_processes - 1;
+	pr->host = pr->name = pr->cupti_status = lp_profile_intern(p, "");
+	lp_trace_file_rewind(f);
+	while (lp_trace_file_next(f, &rec)) {
+		pr = &p->processes[r.process];
+		switch (rec.type) {
+		case LP_TREC_PROCESS: {
+			struct lp_trace_process ph;
+			lp_trace_record_get(&rec, &ph, sizeof(ph));
+			pr->pid = r.pid = ph.pid;
+			pr->host = str_of(&r, ph.host_sid);
+			pr->name = str_of(&r, ph.cmdline_sid);
+			if (!*pr->name)
+				pr->name = str_of(&r, ph.exe_sid);
+			pr->start_ns = ph.start_ns;
+			if (!*pr->cupti_status)
+				pr->cupti_status = cupti_text(p, LP_TRACE_CUPTI_NONE, "");
+			break;
+		}
+		case LP_TREC_CUPTI_STATUS: {
+			struct lp_trace_cupti_status cs;
+			lp_trace_record_get(&rec, &cs, sizeof(cs));
+			pr->cupti_status = cupti_text(p, cs.code, str_of(&r, cs.message_sid));
+			break;
+		}
+		case LP_TREC_DOMAIN: {
+			struct lp_trace_domain d;
+			lp_trace_record_get(&rec, &d, sizeof(d));
+			if (d.domain_id == 0 || d.domain_id > 65536) {
+				rc = corrupt(err, f, rec.offset, "domain id out of range");
+				goto done;
+			}
+			if (d.domain_id > r.n_domain_sids) {
+				uint32_t *nd = realloc(r.domain_sids, d.domain_id * sizeof(*nd));
+				if (!nd) {
+					rc = oom(&r);
+					goto done;
+				}
+				memset(nd + r.n_domain_sids, 0, (d.domain_id - r.n_domain_sids) * sizeof(*nd));
+				r.domain_sids = nd;
+				r.n_domain_sids = d.domain_id;
+			}
+			r.domain_sids[d.domain_id - 1] = d.name_sid;
+			break;
+		}
+		case LP_TREC_DROPPED: {
+			struct lp_trace_dropped d;
+			lp_trace_record_get(&rec, &d, sizeof(d));
+			pr->dropped_records = d.cupti_records + d.own_records;
+			break;
+		}
+		case LP_TREC_DEVICE: {
+			struct lp_trace_device d;
+			struct lp_device *o;
+			lp_trace_record_get(&rec, &d, sizeof(d));
+			if (lp_profile_device(p, (int32_t)d.id))
+				break;
+			if (!(o = lp_profile_add_device(p))) {
+				rc = oom(&r);
+				goto done;
+			}
+			o->id = (int32_t)d.id;
+			o->name = str_of(&r, d.name_sid);
+			o->uuid = str_of(&r, d.uuid_sid);
+			o->sm_count = d.sm_count;
+			o->cc_major = d.cc_major;
+			o->cc_minor = d.cc_minor;
+			o->sm_clock_mhz = d.sm_clock_khz / 1000;
+			o->mem_clock_mhz = d.mem_clock_khz / 1000;
+			o->mem_bus_width_bits = d.mem_bus_width_bits;
+			o->mem_bytes = d.mem_bytes;
+			o->l2_bytes = d.l2_bytes;
+			break;
+		}
+		case LP_TREC_CLOCK_SYNC: {
+			struct lp_trace_clock_sync cs;
+			lp_trace_record_get(&rec, &cs, sizeof(cs));
+			if (!r.have_clock_sync) {
+				r.have_clock_sync = 1;
+				r.clock_offset_ns = (int64_t)(cs.trace_ns - cs.cupti_ns);
+			}
+			break;
+		}
+		default:
+			break;
+		}
+	}
+
+	r.first_kernel = p->n_kernels;
+	r.first_copy = p->n_copies;
+	lp_trace_file_rewind(f);
+	while (rc == 0 && lp_trace_file_next(f, &rec))
+		rc = on_record(&r, &rec);
+
+	if (rc == 0) {
+		for (i = r.first_kernel; i < p->n_kernels; i++) {
+			struct lp_kernel *k = &p->kernels[i];
+			k->range = attribute(&r, k->graph_node_id, k->correlation_id, &k->launch_tid, &k->launch_ns);
+			if (r.have_clock_sync) {
+				k->start_ns = (uint64_t)((int64_t)k->start_ns + r.clock_offset_ns);
+				k->end_ns = (uint64_t)((int64_t)k->end_ns + r.clock_offset_ns);
+			}
+		}
+		for (i = r.first_copy; i < p->n_copies; i++) {
+			struct lp_copy *c = &p->copies[i];
+			c->range = attribute(&r, 0, c->correlation_id, &c->launch_tid, &c->launch_ns);
+			if (r.have_clock_sync) {
+				c->start_ns = (uint64_t)((int64_t)c->start_ns + r.clock_offset_ns);
+				c->end_ns = (uint64_t)((int64_t)c->end_ns + r.clock_offset_ns);
+			}
+		}
+	}
+
+done:
+	map_free(&r.ranges);
+	map_free(&r.threads);
+	map_free(&r.launches);
+	map_free(&r.graph_nodes);
+	map_free(&r.names);
+	free(r.stacks);
+	free(r.launch_list);
+	free(r.graph_list);
+	free(r.name_list);
+	free(r.domain_sids);
+	return rc;
+}
+
+int lp_trace_load_mem(const char *name, const void *data, size_t size, struct lp_profile *out,
+	struct lp_err *err)
+{
+	struct lp_trace_file f;
+	int rc;
+	if (lp_trace_file_open_mem(&f, name, data, size, err) < 0)
+		return -1;
+	out->source_kind = "llmprof-trace";
+	rc = replay_file(&f, out, err);
+	lp_trace_file_close(&f);
+	return rc;
+}
 
 int lp_trace_load(const char *path, struct lp_profile *out, struct lp_err *err)
 {
-	(void)out;
-	return lp_err_set(err, LP_EUSAGE, "cannot read trace '%s': the trace reader is not built yet", path);
+	char **files;
+	size_t n, i;
+	int rc = 0;
+	if (lp_trace_list_files(path, &files, &n, err) < 0)
+		return -1;
+	out->source_kind = "llmprof-trace";
+	for (i = 0; i < n && rc == 0; i++) {
+		struct lp_trace_file f;
+		if (lp_trace_file_open(&f, files[i], err) < 0) {
+			rc = -1;
+			break;
+		}
+		rc = replay_file(&f, out, err);
+		lp_trace_file_close(&f);
+	}
+	lp_trace_list_free(files, n);
+	return rc;
 }

@@ -102,6 +102,7 @@ struct lp_kernel {
 	uint64_t start_ns, end_ns;
 	uint32_t correlation_id;
 	uint32_t launch_tid;         /* thread that launched it (0 unknown) */
+	uint64_t launch_ns;          /* CPU time of the launching API call (0 unknown) */
 	uint32_t grid[3], block[3];
 	uint32_t registers_per_thread;
 	uint32_t shared_bytes;       /* static + dynamic */
@@ -118,6 +119,8 @@ struct lp_copy {
 	uint32_t stream;
 	uint64_t start_ns, end_ns;
 	uint32_t correlation_id;
+	uint32_t launch_tid;         /* thread that issued it (0 unknown) */
+	uint64_t launch_ns;          /* CPU time of the issuing API call (0 unknown) */
 	int32_t range;
 };
 

@@ -1,0 +1,278 @@
+/* trace_format.h: the on-disk format of the built-in tracer (docs/trace-format.md), shared by the
+ * writer (inject/, the library injected into traced processes) and the reader
+ * (src/parse/trace_read.c). Declarations only: layouts, record types and limits.
+ *
+ * A file is a 16-byte preamble followed by records. Every record is an 8-byte header (type, flags,
+ * payload size) followed by `size` payload bytes, so a reader skips types it does not know and
+ * stops cleanly at a truncated tail. All integers are little-endian and every field has a fixed
+ * size; the payload structs below are naturally aligned with explicit padding, so their in-memory
+ * layout on a little-endian machine is the on-disk layout (checked by static asserts).
+ * Compatibility: the major version changes when a layout changes; new record types and fields
+ * appended at the end of a payload bump the minor version (readers read the prefix they know and
+ * ignore trailing bytes; writers never shrink a payload).
+ *
+ * Strings are interned per file: a STRING record gives an id (> 0) its bytes; other records refer
+ * to ids (0 = none). Push/pop ranges carry a per-process range instance id; a launch records the
+ * innermost push/pop instance open on the launching thread, which identifies the whole range stack
+ * (its ancestors are in the file). Thread-safety: not applicable (plain data).
+ */
+#ifndef LLMPROF_TRACE_FORMAT_H
+#define LLMPROF_TRACE_FORMAT_H
+
+#include <stdint.h>
+
+#if defined(__BYTE_ORDER__) && __BYTE_ORDER__ != __ORDER_LITTLE_ENDIAN__
+#error "the llmprof trace format is little-endian; this writer/reader assumes a little-endian host"
+#endif
+
+#define LP_TRACE_MAGIC "LLMPTRC\n"          /* 8 bytes, no NUL */
+#define LP_TRACE_VERSION_MAJOR 1
+#define LP_TRACE_VERSION_MINOR 0
+#define LP_TRACE_FILE_SUFFIX ".lptrace"
+
+/* Limits a reader enforces (a writer never exceeds them). */
+#define LP_TRACE_MAX_RECORD_BYTES (1u << 20)  /* one record's payload */
+#define LP_TRACE_MAX_STRING_BYTES 4096u       /* writers truncate longer NVTX messages */
+#define LP_TRACE_MAX_STRINGS (1u << 24)       /* string ids per file */
+#define LP_TRACE_MAX_DEPTH 256u               /* push/pop nesting recorded per thread */
+
+struct lp_trace_preamble {
+	char magic[8];                  /* LP_TRACE_MAGIC */
+	uint16_t version_major;
+	uint16_t version_minor;
+	uint32_t flags;                 /* 0 */
+};
+
+struct lp_trace_rec_header {
+	uint16_t type;                  /* enum lp_trace_rec_type */
+	uint16_t flags;                 /* 0 */
+	uint32_t size;                  /* payload bytes after this header */
+};
+
+enum lp_trace_rec_type {
+	LP_TREC_PROCESS = 1,
+	LP_TREC_STRING = 2,
+	LP_TREC_CUPTI_STATUS = 3,
+	LP_TREC_DOMAIN = 4,
+	LP_TREC_THREAD_NAME = 5,
+	LP_TREC_NVTX = 6,
+	LP_TREC_LAUNCH = 7,
+	LP_TREC_GRAPH_NODE = 8,
+	LP_TREC_KERNEL = 9,
+	LP_TREC_COPY = 10,
+	LP_TREC_OVERHEAD = 11,
+	LP_TREC_DROPPED = 12,
+	LP_TREC_DEVICE = 13,
+	LP_TREC_CLOCK_SYNC = 14,
+	LP_TREC_END = 15,
+};
+
+/* Clocks a file's timestamps may be on (lp_trace_process.clock). */
+enum lp_trace_clock {
+	LP_TRACE_CLOCK_REALTIME = 1,    /* clock_gettime(CLOCK_REALTIME) in ns since the epoch */
+};
+
+struct lp_trace_process {           /* first record of a file */
+	uint32_t pid;
+	uint32_t ppid;
+	uint64_t start_ns;              /* trace clock at library start */
+	uint32_t host_sid;
+	uint32_t exe_sid;               /* /proc/self/exe */
+	uint32_t cmdline_sid;           /* argv joined by spaces (truncated) */
+	uint32_t clock;                 /* enum lp_trace_clock */
+	uint32_t forked;                /* 1: this process is a fork child of parent_pid's traced process */
+	uint32_t reserved;
+};
+
+struct lp_trace_string {            /* followed by `len` bytes, no NUL */
+	uint32_t sid;
+	uint32_t len;
+};
+
+enum lp_trace_cupti_code {
+	LP_TRACE_CUPTI_NONE = 0,        /* no CUDA seen (CUDA_INJECTION64_PATH not used) */
+	LP_TRACE_CUPTI_OK = 1,
+	LP_TRACE_CUPTI_HELD = 2,        /* another subscriber holds the CUPTI slot */
+	LP_TRACE_CUPTI_ERROR = 3,
+	LP_TRACE_CUPTI_DISABLED = 4,    /* LLMPROF_TRACE_CUPTI=0 */
+	LP_TRACE_CUPTI_NOT_BUILT = 5,   /* library built without CUPTI */
+	LP_TRACE_CUPTI_FORK = 6,        /* fork child of a CUDA process: CUPTI left alone */
+};
+
+struct lp_trace_cupti_status {      /* the last one in a file wins */
+	uint32_t code;                  /* enum lp_trace_cupti_code */
+	uint32_t message_sid;           /* "held by 'nsys'", error text ... */
+};
+
+struct lp_trace_domain {
+	uint32_t domain_id;             /* > 0; 0 is the default domain */
+	uint32_t name_sid;
+};
+
+struct lp_trace_thread_name {
+	uint32_t tid;
+	uint32_t name_sid;
+};
+
+enum lp_trace_nvtx_event {
+	LP_TRACE_NVTX_PUSH = 1,
+	LP_TRACE_NVTX_POP = 2,
+	LP_TRACE_NVTX_START = 3,
+	LP_TRACE_NVTX_END = 4,
+	LP_TRACE_NVTX_MARK = 5,
+};
+
+/* Payload types: NVTX's own codes (nvtxPayloadType_t). The value is widened into `payload`:
+ * u32 zero-extended, i32 sign-extended (two's complement), float stored as a double. */
+enum lp_trace_payload {
+	LP_TRACE_PAYLOAD_NONE = 0,
+	LP_TRACE_PAYLOAD_U64 = 1,
+	LP_TRACE_PAYLOAD_I64 = 2,
+	LP_TRACE_PAYLOAD_F64 = 3,
+	LP_TRACE_PAYLOAD_U32 = 4,
+	LP_TRACE_PAYLOAD_I32 = 5,
+	LP_TRACE_PAYLOAD_F32 = 6,
+};
+
+struct lp_trace_nvtx {
+	uint8_t event;                  /* enum lp_trace_nvtx_event */
+	uint8_t payload_type;           /* enum lp_trace_payload */
+	uint16_t reserved;
+	uint32_t tid;
+	uint32_t domain_id;
+	uint32_t name_sid;              /* 0 for POP and END */
+	uint64_t id;                    /* PUSH/POP: range instance; START/END: the range id; MARK: 0 */
+	uint64_t ts_ns;
+	uint64_t payload;               /* raw bits, see enum lp_trace_payload */
+	uint32_t category;
+	uint32_t color;                 /* ARGB, 0 none */
+};
+
+enum lp_trace_launch_kind {
+	LP_TRACE_LAUNCH_KERNEL = 1,
+	LP_TRACE_LAUNCH_GRAPH = 2,
+	LP_TRACE_LAUNCH_MEMCPY = 3,
+	LP_TRACE_LAUNCH_MEMSET = 4,
+};
+
+struct lp_trace_launch {            /* one per traced CUDA API call (runtime or driver) */
+	uint32_t correlation_id;
+	uint32_t tid;
+	uint64_t range_id;              /* innermost push/pop instance open on tid; 0 none */
+	uint64_t ts_ns;
+	uint32_t cbid;                  /* CUPTI callback id in `api` */
+	uint8_t api;                    /* 1 runtime, 2 driver */
+	uint8_t kind;                   /* enum lp_trace_launch_kind */
+	uint16_t reserved;
+};
+
+struct lp_trace_graph_node {        /* a CUDA graph node made (or cloned) under NVTX ranges */
+	uint64_t node_id;
+	uint64_t range_id;              /* CREATED: innermost range open at capture/creation; 0 none */
+	uint64_t original_node_id;      /* CLONED: the node it copies (its range applies); else 0 */
+	uint32_t graph_id;
+	uint32_t tid;
+};
+
+struct lp_trace_kernel {
+	uint64_t start_ns, end_ns;
+	uint64_t graph_node_id;         /* 0: not from a graph */
+	uint32_t name_sid;              /* as CUPTI reports it (mangled for C++) */
+	uint32_t device;
+	uint32_t context;
+	uint32_t stream;
+	uint32_t correlation_id;
+	uint32_t graph_id;
+	uint32_t grid[3];
+	uint32_t block[3];
+	uint32_t registers_per_thread;
+	uint32_t static_shared_bytes;
+	uint32_t dynamic_shared_bytes;
+	uint32_t reserved;
+};
+
+enum lp_trace_copy_kind {           /* same codes as enum lp_copy_kind in src/profile/profile.h */
+	LP_TRACE_COPY_UNKNOWN = 0,
+	LP_TRACE_COPY_HTOD = 1,
+	LP_TRACE_COPY_DTOH = 2,
+	LP_TRACE_COPY_DTOD = 3,
+	LP_TRACE_COPY_HTOH = 4,
+	LP_TRACE_COPY_PTOP = 5,
+	LP_TRACE_COPY_MEMSET = 6,
+};
+
+struct lp_trace_copy {              /* memcpy and memset */
+	uint64_t start_ns, end_ns;
+	uint64_t bytes;
+	uint64_t graph_node_id;
+	uint32_t device;
+	uint32_t context;
+	uint32_t stream;
+	uint32_t correlation_id;
+	uint8_t kind;                   /* enum lp_trace_copy_kind */
+	uint8_t cupti_kind;             /* CUpti_ActivityMemcpyKind (memcpy) or 0 */
+	uint16_t reserved;
+	uint32_t memset_value;
+};
+
+struct lp_trace_overhead {          /* CUPTI OVERHEAD records: the tracer's own cost */
+	uint64_t start_ns, end_ns;
+	uint32_t overhead_kind;         /* CUpti_ActivityOverheadKind */
+	uint32_t object_kind;           /* CUpti_ActivityObjectKind */
+	uint32_t object_id;             /* thread or device id */
+	uint32_t reserved;
+};
+
+struct lp_trace_dropped {           /* cumulative totals; the last one in a file wins */
+	uint64_t cupti_records;         /* cuptiActivityGetNumDroppedRecords, summed */
+	uint64_t own_records;           /* records the tracer dropped (buffers full, write errors) */
+};
+
+struct lp_trace_device {
+	uint32_t id;                    /* CUDA ordinal in the traced process */
+	int32_t sm_count;
+	int32_t cc_major, cc_minor;
+	uint32_t sm_clock_khz;          /* maximum SM clock */
+	uint32_t mem_clock_khz;
+	uint32_t mem_bus_width_bits;
+	uint32_t l2_bytes;
+	uint64_t mem_bytes;
+	uint32_t name_sid;
+	uint32_t uuid_sid;              /* "GPU-xxxxxxxx-..." or 0 */
+};
+
+struct lp_trace_clock_sync {        /* written when CUPTI timestamps are not on the trace clock */
+	uint64_t trace_ns;              /* trace clock ... */
+	uint64_t cupti_ns;              /* ... and cuptiGetTimestamp() read back to back */
+};
+
+enum lp_trace_end_reason {
+	LP_TRACE_END_EXIT = 1,          /* atexit / library destructor */
+};
+
+struct lp_trace_end {               /* last record of a cleanly finished file */
+	uint64_t end_ns;
+	uint32_t reason;
+	uint32_t reserved;
+};
+
+/* The layouts above are the file layout: no implicit padding anywhere. */
+_Static_assert(sizeof(struct lp_trace_preamble) == 16, "preamble layout");
+_Static_assert(sizeof(struct lp_trace_rec_header) == 8, "record header layout");
+_Static_assert(sizeof(struct lp_trace_process) == 40, "process layout");
+_Static_assert(sizeof(struct lp_trace_string) == 8, "string layout");
+_Static_assert(sizeof(struct lp_trace_cupti_status) == 8, "cupti status layout");
+_Static_assert(sizeof(struct lp_trace_domain) == 8, "domain layout");
+_Static_assert(sizeof(struct lp_trace_thread_name) == 8, "thread name layout");
+_Static_assert(sizeof(struct lp_trace_nvtx) == 48, "nvtx layout");
+_Static_assert(sizeof(struct lp_trace_launch) == 32, "launch layout");
+_Static_assert(sizeof(struct lp_trace_graph_node) == 32, "graph node layout");
+_Static_assert(sizeof(struct lp_trace_kernel) == 88, "kernel layout");
+_Static_assert(sizeof(struct lp_trace_copy) == 56, "copy layout");
+_Static_assert(sizeof(struct lp_trace_overhead) == 32, "overhead layout");
+_Static_assert(sizeof(struct lp_trace_dropped) == 16, "dropped layout");
+_Static_assert(sizeof(struct lp_trace_device) == 48, "device layout");
+_Static_assert(sizeof(struct lp_trace_clock_sync) == 16, "clock sync layout");
+_Static_assert(sizeof(struct lp_trace_end) == 16, "end layout");
+
+#endif

@@ -1,0 +1,664 @@
+/* cupti.c: the CUPTI half of the injected tracer. The CUDA driver loads CUDA_INJECTION64_PATH at
+ * cuInit and calls InitializeInjection. From there:
+ *   - activity records (CONCURRENT_KERNEL, never the serializing KERNEL kind; MEMCPY; MEMSET;
+ *     OVERHEAD) arrive in pooled buffers; the completion callback only queues them, and the
+ *     writer's flush thread converts them into trace records (lp_inj_cupti_drain);
+ *   - launch and copy API callbacks (runtime and driver, chosen by name at start-up) write the
+ *     correlation id with the launching thread's innermost NVTX range instance;
+ *   - graph node creation/cloning callbacks remember the range open at capture time per node;
+ *   - cuProfilerStop asks for a flush; context creation writes the device's properties.
+ * libcupti and libcuda are opened with dlopen, so the library also loads on a machine without
+ * CUDA (NVTX-only tracing). Every CUPTI call's result is checked; failures land in the log and in
+ * the file's CUPTI status, never in the host's output.
+ */
+
+#include "inject.h"
+
+#include <dlfcn.h>
+#include <pthread.h>
+#include <stdatomic.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <cuda.h>
+#include <cupti.h>
+
+#ifndef LP_CUPTI_SONAME
+#define LP_CUPTI_SONAME "libcupti.so"
+#endif
+#ifndef LP_CUPTI_PATH
+#define LP_CUPTI_PATH ""
+#endif
+
+/* ---- the CUPTI and driver functions we use, resolved at run time ---- */
+
+#define LP_CUPTI_FUNCS(X)                                                       \
+	X(cuptiGetResultString) X(cuptiSubscribe) X(cuptiUnsubscribe)           \
+	X(cuptiEnableCallback) X(cuptiGetCallbackName) X(cuptiActivityEnable)   \
+	X(cuptiActivityRegisterCallbacks) X(cuptiActivityGetNextRecord)         \
+	X(cuptiActivityGetNumDroppedRecords) X(cuptiActivityFlushAll)           \
+	X(cuptiActivityFlushPeriod) X(cuptiGetTimestamp) X(cuptiFinalize)       \
+	X(cuptiGetDeviceId) X(cuptiGetGraphNodeId) X(cuptiGetGraphId) X(cuptiGetVersion)
+
+#define LP_DECLARE(f) static __typeof__(f) *p_##f;
+LP_CUPTI_FUNCS(LP_DECLARE)
+static __typeof__(cuptiSubscribe_v2) *p_cuptiSubscribe_v2;                 /* optional */
+static __typeof__(cuptiActivityRegisterTimestampCallback) *p_cuptiActivityRegisterTimestampCallback;
+
+typedef CUresult (*cu_device_get_fn)(CUdevice *, int);
+typedef CUresult (*cu_device_get_attribute_fn)(int *, CUdevice_attribute, CUdevice);
+typedef CUresult (*cu_device_get_name_fn)(char *, int, CUdevice);
+typedef CUresult (*cu_device_total_mem_fn)(size_t *, CUdevice);
+typedef CUresult (*cu_device_get_uuid_fn)(CUuuid *, CUdevice);
+static cu_device_get_fn p_cuDeviceGet;
+static cu_device_get_attribute_fn p_cuDeviceGetAttribute;
+static cu_device_get_name_fn p_cuDeviceGetName;
+static cu_device_total_mem_fn p_cuDeviceTotalMem;
+static cu_device_get_uuid_fn p_cuDeviceGetUuid;
+
+/* ---- state ---- */
+
+struct cupti_buf {
+	struct cupti_buf *next;
+	size_t valid;
+	size_t cap;
+	uint64_t pad;                     /* keeps data 8-byte aligned after a 32-byte header */
+	uint8_t data[];
+};
+
+static struct {
+	pthread_once_t once;
+	_Atomic int active;               /* activity and callbacks enabled */
+	_Atomic int forked;
+	int finalized;
+	int clock_registered;             /* CUPTI timestamps are on our clock */
+	CUpti_SubscriberHandle sub;
+	pthread_mutex_t lock;             /* the two lists below */
+	struct cupti_buf *free_list, *done_head, *done_tail;
+	unsigned n_bufs, max_bufs;
+	size_t buf_bytes;
+	uint8_t kind_runtime[CUPTI_RUNTIME_TRACE_CBID_SIZE];
+	uint8_t kind_driver[CUPTI_DRIVER_TRACE_CBID_SIZE];
+	_Atomic uint64_t devices_written; /* bit per ordinal < 64 */
+} c = {
+	.once = PTHREAD_ONCE_INIT,
+	.lock = PTHREAD_MUTEX_INITIALIZER,
+};
+
+static const char *result_string(CUptiResult r)
+{
+	const char *s = NULL;
+	if (p_cuptiGetResultString && p_cuptiGetResultString(r, &s) == CUPTI_SUCCESS && s)
+		return s;
+	return "unknown CUPTI error";
+}
+
+/* Logs a failed call; returns 1 when it failed. */
+static int cupti_failed(CUptiResult r, const char *call)
+{
+	if (r == CUPTI_SUCCESS)
+		return 0;
+	lp_inj_log("%s failed: %s (%d)", call, result_string(r), (int)r);
+	return 1;
+}
+
+#define CUPTI_CALL(call) cupti_failed((call), #call)
+
+static void *open_first(const char *const *names)
+{
+	void *h = NULL;
+	for (; *names && !h; names++)
+		if (**names)
+			h = dlopen(*names, RTLD_NOW | RTLD_LOCAL);
+	return h;
+}
+
+static int load_libraries(char *why, size_t why_len)
+{
+	const char *env = getenv("LLMPROF_CUPTI_LIB");
+	const char *cupti_names[] = { env ? env : "", LP_CUPTI_SONAME, LP_CUPTI_PATH, "libcupti.so", NULL };
+	void *hc, *hd;
+
+	hc = open_first(cupti_names);
+	if (!hc) {
+		snprintf(why, why_len, "cannot load libcupti (%s); set LLMPROF_CUPTI_LIB", LP_CUPTI_SONAME);
+		return -1;
+	}
+#define LP_RESOLVE(f)                                                           \
+	p_##f = (__typeof__(f) *)(uintptr_t)dlsym(hc, #f);                    \
+	if (!p_##f) {                                                           \
+		snprintf(why, why_len, "libcupti lacks %s", #f);                \
+		return -1;                                                      \
+	}
+	LP_CUPTI_FUNCS(LP_RESOLVE)
+#undef LP_RESOLVE
+	p_cuptiSubscribe_v2 = (__typeof__(cuptiSubscribe_v2) *)(uintptr_t)dlsym(hc, "cuptiSubscribe_v2");
+	p_cuptiActivityRegisterTimestampCallback = (__typeof__(cuptiActivityRegisterTimestampCallback) *)(uintptr_t)
+		dlsym(hc, "cuptiActivityRegisterTimestampCallback");
+
+	hd = dlopen("libcuda.so.1", RTLD_NOW | RTLD_LOCAL | RTLD_NOLOAD);
+	if (!hd)
+		hd = dlopen("libcuda.so.1", RTLD_NOW | RTLD_LOCAL);
+	if (hd) {
+		p_cuDeviceGet = (cu_device_get_fn)(uintptr_t)dlsym(hd, "cuDeviceGet");
+		p_cuDeviceGetAttribute = (cu_device_get_attribute_fn)(uintptr_t)dlsym(hd, "cuDeviceGetAttribute");
+		p_cuDeviceGetName = (cu_device_get_name_fn)(uintptr_t)dlsym(hd, "cuDeviceGetName");
+		p_cuDeviceTotalMem = (cu_device_total_mem_fn)(uintptr_t)dlsym(hd, "cuDeviceTotalMem_v2");
+		p_cuDeviceGetUuid = (cu_device_get_uuid_fn)(uintptr_t)dlsym(hd, "cuDeviceGetUuid_v2");
+		if (!p_cuDeviceGetUuid)
+			p_cuDeviceGetUuid = (cu_device_get_uuid_fn)(uintptr_t)dlsym(hd, "cuDeviceGetUuid");
+	}
+	return 0;
+}
+
+/* ---- activity buffers: requested and completed on CUPTI's threads, so both return at once ---- */
+
+static void CUPTIAPI buffer_requested(uint8_t **buffer, size_t *size, size_t *max_records)
+{
+	struct cupti_buf *b;
+	*buffer = NULL;
+	*size = 0;
+	*max_records = 0;
+	pthread_mutex_lock(&c.lock);
+	b = c.free_list;
+	if (b)
+		c.free_list = b->next;
+	else if (c.n_bufs < c.max_bufs && (b = malloc(sizeof(*b) + c.buf_bytes)) != NULL)
+		c.n_bufs++;
+	pthread_mutex_unlock(&c.lock);
+	if (!b)
+		return; /* CUPTI drops records and counts them (cuptiActivityGetNumDroppedRecords) */
+	b->cap = c.buf_bytes;
+	b->valid = 0;
+	b->next = NULL;
+	*buffer = b->data;
+	*size = b->cap;
+}
+
+static void CUPTIAPI buffer_completed(CUcontext ctx, uint32_t stream, uint8_t *buffer, size_t size,
+	size_t valid)
+{
+	struct cupti_buf *b;
+	size_t dropped = 0;
+	(void)size;
+	if (!buffer)
+		return;
+	b = (struct cupti_buf *)(void *)(buffer - offsetof(struct cupti_buf, data));
+	b->valid = valid;
+	b->next = NULL;
+	if (p_cuptiActivityGetNumDroppedRecords(ctx, stream, &dropped) == CUPTI_SUCCESS && dropped)
+		lp_inj_add_cupti_dropped(dropped);
+	pthread_mutex_lock(&c.lock);
+	if (c.done_tail)
+		c.done_tail->next = b;
+	else
+		c.done_head = b;
+	c.done_tail = b;
+	pthread_mutex_unlock(&c.lock);
+	lp_inj_wake();
+}
+
+static uint8_t copy_kind(uint8_t k)
+{
+	switch (k) {
+	case CUPTI_ACTIVITY_MEMCPY_KIND_HTOD:
+	case CUPTI_ACTIVITY_MEMCPY_KIND_HTOA:
+		return LP_TRACE_COPY_HTOD;
+	case CUPTI_ACTIVITY_MEMCPY_KIND_DTOH:
+	case CUPTI_ACTIVITY_MEMCPY_KIND_ATOH:
+		return LP_TRACE_COPY_DTOH;
+	case CUPTI_ACTIVITY_MEMCPY_KIND_DTOD:
+	case CUPTI_ACTIVITY_MEMCPY_KIND_ATOA:
+	case CUPTI_ACTIVITY_MEMCPY_KIND_ATOD:
+	case CUPTI_ACTIVITY_MEMCPY_KIND_DTOA:
+		return LP_TRACE_COPY_DTOD;
+	case CUPTI_ACTIVITY_MEMCPY_KIND_HTOH:
+		return LP_TRACE_COPY_HTOH;
+	case CUPTI_ACTIVITY_MEMCPY_KIND_PTOP:
+		return LP_TRACE_COPY_PTOP;
+	default:
+		return LP_TRACE_COPY_UNKNOWN;
+	}
+}
+
+static uint32_t u32_of(int32_t v)
+{
+	return v < 0 ? 0 : (uint32_t)v;
+}
+
+static void convert_record(const CUpti_Activity *rec)
+{
+	switch (rec->kind) {
+	case CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL:
+	case CUPTI_ACTIVITY_KIND_KERNEL: {
+		const CUpti_ActivityKernel10 *k = (const CUpti_ActivityKernel10 *)(const void *)rec;
+		struct lp_trace_kernel r;
+		memset(&r, 0, sizeof(r));
+		r.start_ns = k->start;
+		r.end_ns = k->end;
+		r.graph_node_id = k->graphNodeId;
+		r.name_sid = k->name ? lp_inj_intern(k->name, strlen(k->name)) : 0;
+		r.device = k->deviceId;
+		r.context = k->contextId;
+		r.stream = k->streamId;
+		r.correlation_id = k->correlationId;
+		r.graph_id = k->graphId;
+		r.grid[0] = u32_of(k->gridX);
+		r.grid[1] = u32_of(k->gridY);
+		r.grid[2] = u32_of(k->gridZ);
+		r.block[0] = u32_of(k->blockX);
+		r.block[1] = u32_of(k->blockY);
+		r.block[2] = u32_of(k->blockZ);
+		r.registers_per_thread = k->registersPerThread;
+		r.static_shared_bytes = u32_of(k->staticSharedMemory);
+		r.dynamic_shared_bytes = u32_of(k->dynamicSharedMemory);
+		lp_inj_append(LP_TREC_KERNEL, &r, sizeof(r), NULL, 0);
+		break;
+	}
+	case CUPTI_ACTIVITY_KIND_MEMCPY: {
+		const CUpti_ActivityMemcpy6 *m = (const CUpti_ActivityMemcpy6 *)(const void *)rec;
+		struct lp_trace_copy r;
+		memset(&r, 0, sizeof(r));
+		r.start_ns = m->start;
+		r.end_ns = m->end;
+		r.bytes = m->bytes;
+		r.graph_node_id = m->graphNodeId;
+		r.device = m->deviceId;
+		r.context = m->contextId;
+		r.stream = m->streamId;
+		r.correlation_id = m->correlationId;
+		r.kind = copy_kind(m->copyKind);
+		r.cupti_kind = m->copyKind;
+		lp_inj_append(LP_TREC_COPY, &r, sizeof(r), NULL, 0);
+		break;
+	}
+	case CUPTI_ACTIVITY_KIND_MEMSET: {
+		const CUpti_ActivityMemset4 *m = (const CUpti_ActivityMemset4 *)(const void *)rec;
+		struct lp_trace_copy r;
+		memset(&r, 0, sizeof(r));
+		r.start_ns = m->start;
+		r.end_ns = m->end;
+		r.bytes = m->bytes;
+		r.graph_node_id = m->graphNodeId;
+		r.device = m->deviceId;
+		r.context = m->contextId;
+		r.stream = m->streamId;
+		r.correlation_id = m->correlationId;
+		r.kind = LP_TRACE_COPY_MEMSET;
+		r.memset_value = m->value;
+		lp_inj_append(LP_TREC_COPY, &r, sizeof(r), NULL, 0);
+		break;
+	}
+	case CUPTI_ACTIVITY_KIND_OVERHEAD: {
+		const CUpti_ActivityOverhead3 *o = (const CUpti_ActivityOverhead3 *)(const void *)rec;
+		struct lp_trace_overhead r;
+		memset(&r, 0, sizeof(r));
+		r.start_ns = o->start;
+		r.end_ns = o->end;
+		r.overhead_kind = (uint32_t)o->overheadKind;
+		r.object_kind = (uint32_t)o->objectKind;
+		if (o->objectKind == CUPTI_ACTIVITY_OBJECT_PROCESS || o->objectKind == CUPTI_ACTIVITY_OBJECT_THREAD)
+			r.object_id = o->objectId.pt.threadId;
+		else
+			r.object_id = o->objectId.dcs.deviceId;
+		lp_inj_append(LP_TREC_OVERHEAD, &r, sizeof(r), NULL, 0);
+		break;
+	}
+	default:
+		break;
+	}
+}
+
+void lp_inj_cupti_drain(void)
+{
+	struct cupti_buf *list, *b, *next;
+	if (atomic_load(&c.forked))
+		return;
+	pthread_mutex_lock(&c.lock);
+	list = c.done_head;
+	c.done_head = c.done_tail = NULL;
+	pthread_mutex_unlock(&c.lock);
+	if (!list)
+		return;
+	if (!c.clock_registered) {
+		/* CUPTI keeps its own clock: state the offset so the reader can map GPU times */
+		struct lp_trace_clock_sync s;
+		uint64_t cts = 0, t1 = lp_inj_now_ns(), t2;
+		if (p_cuptiGetTimestamp(&cts) == CUPTI_SUCCESS) {
+			t2 = lp_inj_now_ns();
+			s.trace_ns = t1 + (t2 - t1) / 2;
+			s.cupti_ns = cts;
+			lp_inj_append(LP_TREC_CLOCK_SYNC, &s, sizeof(s), NULL, 0);
+		}
+	}
+	for (b = list; b; b = b->next) {
+		CUpti_Activity *rec = NULL;
+		CUptiResult r;
+		while ((r = p_cuptiActivityGetNextRecord(b->data, b->valid, &rec)) == CUPTI_SUCCESS)
+			convert_record(rec);
+		if (r != CUPTI_ERROR_MAX_LIMIT_REACHED)
+			cupti_failed(r, "cuptiActivityGetNextRecord");
+	}
+	pthread_mutex_lock(&c.lock);
+	for (b = list; b; b = next) {
+		next = b->next;
+		b->next = c.free_list;
+		c.free_list = b;
+	}
+	pthread_mutex_unlock(&c.lock);
+}
+
+/* ---- API and resource callbacks (on the host's threads: small and allocation-light) ---- */
+
+static void write_device(CUcontext ctx)
+{
+	uint32_t ordinal = 0;
+	CUdevice dev;
+	struct lp_trace_device d;
+	char name[256] = "";
+	size_t mem = 0;
+	int v;
+	if (cupti_failed(p_cuptiGetDeviceId(ctx, &ordinal), "cuptiGetDeviceId") || ordinal >= 64)
+		return;
+	if (atomic_fetch_or(&c.devices_written, 1ull << ordinal) & (1ull << ordinal))
+		return;
+	if (!p_cuDeviceGet || !p_cuDeviceGetAttribute || p_cuDeviceGet(&dev, (int)ordinal) != CUDA_SUCCESS)
+		return;
+	memset(&d, 0, sizeof(d));
+	d.id = ordinal;
+#define ATTR(field, a, scale) \
+	if (p_cuDeviceGetAttribute(&v, a, dev) == CUDA_SUCCESS) d.field = (__typeof__(d.field))v * (scale)
+	ATTR(sm_count, CU_DEVICE_ATTRIBUTE_MULTIPROCESSOR_COUNT, 1);
+	ATTR(cc_major, CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MAJOR, 1);
+	ATTR(cc_minor, CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MINOR, 1);
+	ATTR(sm_clock_khz, CU_DEVICE_ATTRIBUTE_CLOCK_RATE, 1);
+	ATTR(mem_clock_khz, CU_DEVICE_ATTRIBUTE_MEMORY_CLOCK_RATE, 1);
+	ATTR(mem_bus_width_bits, CU_DEVICE_ATTRIBUTE_GLOBAL_MEMORY_BUS_WIDTH, 1);
+	ATTR(l2_bytes, CU_DEVICE_ATTRIBUTE_L2_CACHE_SIZE, 1);
+#undef ATTR
+	if (p_cuDeviceTotalMem && p_cuDeviceTotalMem(&mem, dev) == CUDA_SUCCESS)
+		d.mem_bytes = mem;
+	if (p_cuDeviceGetName && p_cuDeviceGetName(name, (int)sizeof(name) - 1, dev) == CUDA_SUCCESS) {
+		name[sizeof(name) - 1] = '\0';
+		d.name_sid = lp_inj_intern(name, strlen(name));
+	}
+	if (p_cuDeviceGetUuid) {
+		CUuuid u;
+		if (p_cuDeviceGetUuid(&u, dev) == CUDA_SUCCESS) {
+			char s[64];
+			const unsigned char *b = (const unsigned char *)u.bytes;
+			int n = snprintf(s, sizeof(s),
+				"GPU-%02x%02x%02x%02x-%02x%02x-%02x%02x-%02x%02x-%02x%02x%02x%02x%02x%02x",
+				b[0], b[1], b[2], b[3], b[4], b[5], b[6], b[7], b[8], b[9], b[10], b[11],
+				b[12], b[13], b[14], b[15]);
+			if (n > 0)
+				d.uuid_sid = lp_inj_intern(s, (size_t)n);
+		}
+	}
+	lp_inj_append(LP_TREC_DEVICE, &d, sizeof(d), NULL, 0);
+}
+
+static void graph_node(const CUpti_ResourceData *rd, int cloned)
+{
+	const CUpti_GraphData *gd = rd ? (const CUpti_GraphData *)rd->resourceDescriptor : NULL;
+	struct lp_trace_graph_node r;
+	if (!gd || !gd->node)
+		return;
+	memset(&r, 0, sizeof(r));
+	if (cupti_failed(p_cuptiGetGraphNodeId(gd->node, &r.node_id), "cuptiGetGraphNodeId"))
+		return;
+	if (cloned) {
+		if (!gd->originalNode ||
+		    cupti_failed(p_cuptiGetGraphNodeId(gd->originalNode, &r.original_node_id), "cuptiGetGraphNodeId"))
+			return;
+	} else {
+		r.range_id = lp_inj_current_range();
+		if (!r.range_id)
+			return; /* nothing to remember: such kernels fall back to the graph launch's range */
+	}
+	if (gd->graph)
+		p_cuptiGetGraphId(gd->graph, &r.graph_id);
+	r.tid = lp_inj_tid();
+	lp_inj_append(LP_TREC_GRAPH_NODE, &r, sizeof(r), NULL, 0);
+}
+
+static void CUPTIAPI on_callback(void *userdata, CUpti_CallbackDomain domain, CUpti_CallbackId cbid,
+	const void *data)
+{
+	(void)userdata;
+	if (!atomic_load_explicit(&c.active, memory_order_relaxed) || !lp_inj_active())
+		return;
+	if (domain == CUPTI_CB_DOMAIN_RUNTIME_API || domain == CUPTI_CB_DOMAIN_DRIVER_API) {
+		const CUpti_CallbackData *cb = data;
+		struct lp_trace_launch r;
+		uint8_t kind = 0;
+		if (domain == CUPTI_CB_DOMAIN_DRIVER_API && cbid == CUPTI_DRIVER_TRACE_CBID_cuProfilerStop) {
+			if (cb->callbackSite == CUPTI_API_EXIT)
+				lp_inj_request_flush(0); /* never flush CUPTI from inside its callback */
+			return;
+		}
+		if (cb->callbackSite != CUPTI_API_ENTER)
+			return;
+		if (domain == CUPTI_CB_DOMAIN_RUNTIME_API && cbid < CUPTI_RUNTIME_TRACE_CBID_SIZE)
+			kind = c.kind_runtime[cbid];
+		else if (domain == CUPTI_CB_DOMAIN_DRIVER_API && cbid < CUPTI_DRIVER_TRACE_CBID_SIZE)
+			kind = c.kind_driver[cbid];
+		if (!kind)
+			return;
+		r.correlation_id = cb->correlationId;
+		r.tid = lp_inj_tid();
+		r.range_id = lp_inj_current_range();
+		r.ts_ns = lp_inj_now_ns();
+		r.cbid = cbid;
+		r.api = domain == CUPTI_CB_DOMAIN_RUNTIME_API ? 1 : 2;
+		r.kind = kind;
+		r.reserved = 0;
+		lp_inj_append(LP_TREC_LAUNCH, &r, sizeof(r), NULL, 0);
+	} else if (domain == CUPTI_CB_DOMAIN_RESOURCE) {
+		const CUpti_ResourceData *rd = data;
+		if (cbid == CUPTI_CBID_RESOURCE_CONTEXT_CREATED && rd)
+			write_device(rd->context);
+		else if (cbid == CUPTI_CBID_RESOURCE_GRAPHNODE_CREATED)
+			graph_node(rd, 0);
+		else if (cbid == CUPTI_CBID_RESOURCE_GRAPHNODE_CLONED)
+			graph_node(rd, 1);
+	}
+}
+
+/* Which API calls we trace, by name: launches, graph launches, copies and sets. */
+static uint8_t launch_kind(const char *name, int runtime)
+{
+	static const struct { const char *prefix; uint8_t kind; } rt[] = {
+		{ "cudaLaunchKernel", LP_TRACE_LAUNCH_KERNEL },
+		{ "cudaLaunchCooperativeKernel", LP_TRACE_LAUNCH_KERNEL },
+		{ "cudaGraphLaunch", LP_TRACE_LAUNCH_GRAPH },
+		{ "cudaMemcpy", LP_TRACE_LAUNCH_MEMCPY },
+		{ "cudaMemset", LP_TRACE_LAUNCH_MEMSET },
+	}, drv[] = {
+		{ "cuLaunchKernel", LP_TRACE_LAUNCH_KERNEL },
+		{ "cuLaunchCooperativeKernel", LP_TRACE_LAUNCH_KERNEL },
+		{ "cuLaunchGrid", LP_TRACE_LAUNCH_KERNEL },
+		{ "cuGraphLaunch", LP_TRACE_LAUNCH_GRAPH },
+		{ "cuMemcpy", LP_TRACE_LAUNCH_MEMCPY },
+		{ "cuMemset", LP_TRACE_LAUNCH_MEMSET },
+	};
+	size_t i, n = runtime ? sizeof(rt) / sizeof(rt[0]) : sizeof(drv) / sizeof(drv[0]);
+	for (i = 0; i < n; i++) {
+		const char *p = runtime ? rt[i].prefix : drv[i].prefix;
+		if (!strncmp(name, p, strlen(p)))
+			return runtime ? rt[i].kind : drv[i].kind;
+	}
+	return 0;
+}
+
+static int enable_api_callbacks(CUpti_CallbackDomain domain, uint32_t size, uint8_t *kinds)
+{
+	uint32_t cbid;
+	int n = 0;
+	for (cbid = 1; cbid < size; cbid++) {
+		const char *name = NULL;
+		uint8_t kind;
+		if (p_cuptiGetCallbackName(domain, cbid, &name) != CUPTI_SUCCESS || !name)
+			continue;
+		kind = launch_kind(name, domain == CUPTI_CB_DOMAIN_RUNTIME_API);
+		if (!kind)
+			continue;
+		if (CUPTI_CALL(p_cuptiEnableCallback(1, c.sub, domain, cbid)))
+			continue;
+		kinds[cbid] = kind;
+		n++;
+	}
+	return n;
+}
+
+static uint64_t CUPTIAPI trace_clock(void)
+{
+	return lp_inj_now_ns();
+}
+
+static void start_once(void)
+{
+	char why[512];
+	CUptiResult r;
+	const char *off = getenv("LLMPROF_TRACE_CUPTI");
+	int n_rt, n_drv;
+
+	if (off && (!strcmp(off, "0") || !strcmp(off, "off"))) {
+		lp_inj_set_cupti_status(LP_TRACE_CUPTI_DISABLED, "LLMPROF_TRACE_CUPTI=0");
+		return;
+	}
+	if (load_libraries(why, sizeof(why)) < 0) {
+		lp_inj_set_cupti_status(LP_TRACE_CUPTI_ERROR, why);
+		return;
+	}
+	{
+		/* activity record layouts (CUpti_ActivityKernel10 ...) are those of the headers we were
+		 * built with; a newer CUPTI only appends fields, an older one lays them out differently */
+		uint32_t v = 0;
+		if (CUPTI_CALL(p_cuptiGetVersion(&v)) || v < CUPTI_API_VERSION) {
+			snprintf(why, sizeof(why), "libcupti API version %u is older than the %u this library was built with",
+				v, (unsigned)CUPTI_API_VERSION);
+			lp_inj_set_cupti_status(LP_TRACE_CUPTI_ERROR, why);
+			return;
+		}
+	}
+	c.buf_bytes = lp_inj_buffer_bytes();
+	c.max_bufs = 16;
+	{
+		const char *s = getenv("LLMPROF_TRACE_CUPTI_BUFFERS");
+		long v = s ? strtol(s, NULL, 10) : 0;
+		if (v >= 2 && v <= 1024)
+			c.max_bufs = (unsigned)v;
+	}
+
+	if (p_cuptiSubscribe_v2) {
+		char holder[CUPTI_OLD_SUBSCRIBER_NAME_MIN_LEN + 64];
+		CUpti_SubscriberParams sp;
+		memset(&sp, 0, sizeof(sp));
+		memset(holder, 0, sizeof(holder));
+		sp.structSize = CUpti_SubscriberParams_STRUCT_SIZE;
+		sp.subscriberName = "llmprof";
+		sp.oldSubscriberName = holder;
+		sp.oldSubscriberSize = sizeof(holder);
+		r = p_cuptiSubscribe_v2(&c.sub, on_callback, NULL, &sp);
+		if (r == CUPTI_ERROR_MULTIPLE_SUBSCRIBERS_NOT_SUPPORTED) {
+			holder[sizeof(holder) - 1] = '\0';
+			snprintf(why, sizeof(why), "held by '%s'", holder[0] ? holder : "another CUPTI subscriber");
+			lp_inj_set_cupti_status(LP_TRACE_CUPTI_HELD, why);
+			return;
+		}
+	} else {
+		r = p_cuptiSubscribe(&c.sub, on_callback, NULL);
+		if (r == CUPTI_ERROR_MULTIPLE_SUBSCRIBERS_NOT_SUPPORTED) {
+			lp_inj_set_cupti_status(LP_TRACE_CUPTI_HELD,
+				"held by another CUPTI subscriber (nsys, ncu, Kineto ...)");
+			return;
+		}
+	}
+	if (r != CUPTI_SUCCESS) {
+		snprintf(why, sizeof(why), "cuptiSubscribe failed: %s", result_string(r));
+		lp_inj_set_cupti_status(LP_TRACE_CUPTI_ERROR, why);
+		return;
+	}
+
+	n_rt = enable_api_callbacks(CUPTI_CB_DOMAIN_RUNTIME_API, CUPTI_RUNTIME_TRACE_CBID_SIZE, c.kind_runtime);
+	n_drv = enable_api_callbacks(CUPTI_CB_DOMAIN_DRIVER_API, CUPTI_DRIVER_TRACE_CBID_SIZE, c.kind_driver);
+	CUPTI_CALL(p_cuptiEnableCallback(1, c.sub, CUPTI_CB_DOMAIN_DRIVER_API, CUPTI_DRIVER_TRACE_CBID_cuProfilerStop));
+	CUPTI_CALL(p_cuptiEnableCallback(1, c.sub, CUPTI_CB_DOMAIN_RESOURCE, CUPTI_CBID_RESOURCE_CONTEXT_CREATED));
+	CUPTI_CALL(p_cuptiEnableCallback(1, c.sub, CUPTI_CB_DOMAIN_RESOURCE, CUPTI_CBID_RESOURCE_GRAPHNODE_CREATED));
+	CUPTI_CALL(p_cuptiEnableCallback(1, c.sub, CUPTI_CB_DOMAIN_RESOURCE, CUPTI_CBID_RESOURCE_GRAPHNODE_CLONED));
+
+	if (CUPTI_CALL(p_cuptiActivityRegisterCallbacks(buffer_requested, buffer_completed))) {
+		lp_inj_set_cupti_status(LP_TRACE_CUPTI_ERROR, "cuptiActivityRegisterCallbacks failed");
+		CUPTI_CALL(p_cuptiUnsubscribe(c.sub));
+		return;
+	}
+	/* one clock: CUPTI stamps activity with our CLOCK_REALTIME; otherwise CLOCK_SYNC records */
+	c.clock_registered = p_cuptiActivityRegisterTimestampCallback &&
+		!CUPTI_CALL(p_cuptiActivityRegisterTimestampCallback(trace_clock));
+	atomic_store(&c.active, 1);
+	if (CUPTI_CALL(p_cuptiActivityEnable(CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL))) {
+		atomic_store(&c.active, 0);
+		lp_inj_set_cupti_status(LP_TRACE_CUPTI_ERROR, "cannot enable CONCURRENT_KERNEL activity");
+		CUPTI_CALL(p_cuptiUnsubscribe(c.sub));
+		return;
+	}
+	CUPTI_CALL(p_cuptiActivityEnable(CUPTI_ACTIVITY_KIND_MEMCPY));
+	CUPTI_CALL(p_cuptiActivityEnable(CUPTI_ACTIVITY_KIND_MEMSET));
+	CUPTI_CALL(p_cuptiActivityEnable(CUPTI_ACTIVITY_KIND_OVERHEAD));
+	CUPTI_CALL(p_cuptiActivityFlushPeriod(lp_inj_flush_ms()));
+	snprintf(why, sizeof(why), "ok (%d runtime + %d driver API callbacks, %s clock)", n_rt, n_drv,
+		c.clock_registered ? "shared" : "synced");
+	lp_inj_set_cupti_status(LP_TRACE_CUPTI_OK, why);
+}
+
+void lp_inj_cupti_start(void)
+{
+	if (!lp_inj_init() || atomic_load(&c.forked))
+		return;
+	pthread_once(&c.once, start_once);
+}
+
+void lp_inj_cupti_flush(int forced)
+{
+	/* 0: buffers whose records are all complete, full or not (CUPTI's own periodic flush only
+	 * returns full ones); FORCED: everything, incomplete records included */
+	if (atomic_load(&c.active) && !c.finalized && !atomic_load(&c.forked))
+		CUPTI_CALL(p_cuptiActivityFlushAll(forced ? CUPTI_ACTIVITY_FLAG_FLUSH_FORCED : 0));
+}
+
+void lp_inj_cupti_finalize(void)
+{
+	const char *s = getenv("LLMPROF_TRACE_FINALIZE");
+	if (!atomic_load(&c.active) || c.finalized || atomic_load(&c.forked))
+		return;
+	c.finalized = 1;
+	atomic_store(&c.active, 0);
+	CUPTI_CALL(p_cuptiActivityFlushAll(CUPTI_ACTIVITY_FLAG_FLUSH_FORCED));
+	lp_inj_cupti_drain();
+	CUPTI_CALL(p_cuptiUnsubscribe(c.sub));
+	if (!(s && !strcmp(s, "0")))
+		CUPTI_CALL(p_cuptiFinalize());
+	lp_inj_cupti_drain();
+}
+
+int lp_inj_cupti_forked(void)
+{
+	/* a child of a process that used CUDA cannot use it (nor CUPTI) safely */
+	if (!atomic_load(&c.active))
+		return 0;
+	atomic_store(&c.forked, 1);
+	atomic_store(&c.active, 0);
+	c.done_head = c.done_tail = NULL;
+	pthread_mutex_init(&c.lock, NULL);
+	return 1;
+}
+
+LP_INJ_EXPORT int InitializeInjection(void);
+
+int InitializeInjection(void)
+{
+	lp_inj_cupti_start();
+	return 1; /* never fail the host's cuInit */
+}

@@ -1,0 +1,83 @@
+/* inject.h: internals of libllmprof_inject.so, the tracer injected into other people's processes
+ * (docs/tracer.md). Three parts share this header:
+ *   writer.c  record buffers, string table, the background flush thread, the per-process file,
+ *             exit / signal / fork handling (docs/trace-format.md is what it writes);
+ *   nvtx.c    InitializeInjectionNvtx2: NVTX callbacks -> NVTX records, per-thread range stacks;
+ *   cupti.c   InitializeInjection: CUPTI activity + launch callbacks -> GPU records (built only
+ *             when CMake found CUPTI; cupti_none.c stands in otherwise).
+ *
+ * Rules for everything here: C only, no lpcore, never print to the host's stdout/stderr (only the
+ * opt-in LLMPROF_TRACE_LOG file), never exit or abort, every entry point safe to call from any
+ * thread at any time, including before initialization and after shutdown (then it does nothing).
+ * All functions are thread-safe unless noted.
+ */
+#ifndef LP_INJECT_INJECT_H
+#define LP_INJECT_INJECT_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "llmprof/trace_format.h"
+
+#define LP_INJ_EXPORT __attribute__((visibility("default")))
+
+/* ---- writer.c ---- */
+
+/* Initializes the writer once (pthread_once): reads the environment, creates the trace file,
+ * starts the flush thread, installs atexit/signal/fork handlers. Returns 1 when tracing is on. */
+int lp_inj_init(void);
+/* 1 while records are accepted (initialized, not disabled, not shut down). */
+int lp_inj_active(void);
+/* The trace clock: CLOCK_REALTIME in ns (also registered with CUPTI as its timestamp source). */
+uint64_t lp_inj_now_ns(void);
+/* Kernel thread id of the caller (cached per thread, refreshed after fork). */
+uint32_t lp_inj_tid(void);
+/* A process-wide unique id (> 0) for range instances and start/end ranges. */
+uint64_t lp_inj_next_id(void);
+/* Increments when the process forks (the child's per-thread state compares against it). */
+uint32_t lp_inj_fork_gen(void);
+
+/* Interns n bytes (truncated at LP_TRACE_MAX_STRING_BYTES) and returns its string id, writing a
+ * STRING record the first time; 0 when the table is full or tracing is off. */
+uint32_t lp_inj_intern(const char *s, size_t n);
+/* The id of a domain named `name` (same name, same id); 0 on failure. */
+uint32_t lp_inj_domain(const char *name, size_t n);
+/* Appends one record (payload followed by `extra` bytes, which may be NULL). Returns 0, or -1 when
+ * the record was dropped (counted) or tracing is off. */
+int lp_inj_append(uint16_t type, const void *payload, size_t size, const void *extra, size_t extra_len);
+/* Records the CUPTI state in the file (a CUPTI_STATUS record) and in the log. */
+void lp_inj_set_cupti_status(uint32_t code, const char *message);
+/* Adds to the count of records CUPTI says it dropped. */
+void lp_inj_add_cupti_dropped(uint64_t n);
+/* Asks the flush thread to write everything now (CUPTI forced flush included). wait_ms > 0 waits
+ * for it with async-signal-safe calls only (used from the signal handler); 0 returns at once. */
+void lp_inj_request_flush(int wait_ms);
+/* Wakes the flush thread (a full CUPTI buffer is waiting). Async-signal-safe. */
+void lp_inj_wake(void);
+/* The flush period in ms and the buffer size in bytes chosen from the environment. */
+unsigned lp_inj_flush_ms(void);
+size_t lp_inj_buffer_bytes(void);
+/* printf-style line into the LLMPROF_TRACE_LOG file when set; nothing otherwise. */
+void lp_inj_log(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+
+/* ---- nvtx.c ---- */
+
+/* Innermost push/pop range instance open on the calling thread (0: none). */
+uint64_t lp_inj_current_range(void);
+
+/* ---- cupti.c (or cupti_none.c) ---- */
+
+/* Starts the CUPTI half once; called from InitializeInjection. */
+void lp_inj_cupti_start(void);
+/* Flush thread only: converts completed CUPTI buffers into records. */
+void lp_inj_cupti_drain(void);
+/* cuptiActivityFlushAll (FORCED when `forced`: incomplete records too) when CUPTI is active;
+ * never called from a CUPTI callback. */
+void lp_inj_cupti_flush(int forced);
+/* End of the process: detach from CUPTI (cuptiFinalize). Call after the last lp_inj_cupti_flush. */
+void lp_inj_cupti_finalize(void);
+/* Fork child (inside the atfork handler, writer locks held): leave CUPTI alone from now on.
+ * Returns 1 when the parent had CUPTI active. */
+int lp_inj_cupti_forked(void);
+
+#endif

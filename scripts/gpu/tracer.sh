@@ -1,0 +1,136 @@
+#!/bin/bash
+# scripts/gpu/tracer.sh: GPU checks of the injected tracer (issue 4, docs/tracer.md). Run from the
+# repo root on the GPU machine with a prebuilt build/ (LP_BUILD to change it); everything goes
+# under $OUT, a summary is printed last. Steps (each one skips itself when its input is missing):
+#   1. build/bin/lp_trace_cuda_demo under the tracer: nested NVTX ranges (default and LLM domain),
+#      runtime + driver launches, memcpy, memset, a CUDA graph captured under ranges and one not:
+#      checks kernel names, counts and per-range attribution against the demo's "expect" lines
+#   2. build/bin/llmprof-llm --device cuda under the tracer: per-range kernel totals, how many
+#      kernels under decode_all are attributed to decode_all/decode_step/...
+#   3. bench/tracer/torch_compare.py under the tracer and under Kineto: kernel names, counts, times
+#   4. bench/tracer/overhead.sh (ROUNDS=${LP_OVERHEAD_ROUNDS:-5}) unless LP_SKIP_OVERHEAD=1
+set -u
+cd "$(dirname "$0")/../.."
+B=${LP_BUILD:-build}
+OUT=${OUT:-/tmp/lp-tracer-out}
+mkdir -p "$OUT"
+LIB=$PWD/$B/lib/libllmprof_inject.so
+LLMPROF=$PWD/$B/bin/llmprof
+SUMMARY=$OUT/summary.txt
+: >"$SUMMARY"
+say() { echo "$*"; echo "$*" >>"$SUMMARY"; }
+traced() { # traced DIR cmd...
+  local dir=$1; shift
+  rm -rf "$dir"
+  CUDA_INJECTION64_PATH=$LIB NVTX_INJECTION64_PATH=$LIB LLMPROF_TRACE_DIR=$dir \
+    LLMPROF_TRACE_LOG=$dir.inject.log "$@"
+}
+
+nvidia-smi --query-gpu=name,driver_version,memory.total --format=csv >"$OUT/gpu.csv" 2>&1
+say "gpu: $(tail -n +2 "$OUT/gpu.csv" | head -1)"
+[ -f "$LIB" ] || { say "FAIL: $LIB missing"; exit 1; }
+[ -x "$LLMPROF" ] || { say "FAIL: $LLMPROF missing"; exit 1; }
+
+# ---- 1. the CUDA demo ----
+if [ -x "$B/bin/lp_trace_cuda_demo" ]; then
+  T=$OUT/demo_trace
+  traced "$T" "$B/bin/lp_trace_cuda_demo" >"$OUT/demo_expect.txt" 2>"$OUT/demo_stderr.txt"
+  say "demo: exit $? ($(grep -c expect "$OUT/demo_expect.txt") expectations)"
+  "$LLMPROF" trace dump "$T" >"$OUT/demo_dump.txt" 2>&1
+  say "demo: trace dump exit $?: $(grep -c ' KERNEL ' "$OUT/demo_dump.txt") kernels, $(grep -c ' COPY ' "$OUT/demo_dump.txt") copies, $(grep -c ' LAUNCH ' "$OUT/demo_dump.txt") launches, $(grep -c ' GRAPH_NODE ' "$OUT/demo_dump.txt") graph nodes"
+  grep -E ' (CUPTI_STATUS|DEVICE|DROPPED|END) ' "$OUT/demo_dump.txt" | sed 's/^/demo: /' | head -6 | tee -a "$SUMMARY"
+  "$LLMPROF" trace perfetto "$T" -o "$OUT/demo.json.gz" >"$OUT/demo_perfetto.txt" 2>&1
+  "$LLMPROF" kernels "$T" >"$OUT/demo_kernels.txt" 2>&1
+  say "demo: llmprof kernels exit $? ($(wc -l <"$OUT/demo_kernels.txt") lines)"
+  python3 - "$OUT/demo_expect.txt" "$OUT/demo.json.gz" <<'PY' 2>&1 | tee -a "$SUMMARY"
+import gzip, json, sys
+exp = [l.split() for l in open(sys.argv[1]) if l.startswith("expect")]
+d = json.load(gzip.open(sys.argv[2], "rt"))
+ev = d["traceEvents"]
+ks = [e for e in ev if e.get("ph") == "X" and e.get("cat") == "kernel"]
+cs = [e for e in ev if e.get("ph") == "X" and e.get("cat") == "copy"]
+bad = 0
+for x in exp:
+    if x[1] == "kernels":
+        got = sum(1 for k in ks if k["args"]["short_name"] == x[2])
+    elif x[1] == "range":
+        path = x[2].split("@", 1)[-1]
+        got = sum(1 for k in ks if k["args"]["short_name"] == x[3] and k["args"].get("nvtx") == path)
+    else:  # copies N memset M
+        got_all = len(cs); got_set = sum(1 for c in cs if c["name"] == "memset")
+        ok = got_all == int(x[2]) and got_set == int(x[4])
+        print("demo: %s %s: copies %d memset %d" % ("ok" if ok else "MISMATCH", " ".join(x[1:]), got_all, got_set))
+        bad += not ok
+        continue
+    want = int(x[-1])
+    print("demo: %s %s: got %d" % ("ok" if got == want else "MISMATCH", " ".join(x[1:]), got))
+    bad += got != want
+names = sorted({k["name"] for k in ks})
+print("demo: kernel names: %s" % names)
+p = d["otherData"]["processes"]
+print("demo: cupti_status=%s dropped=%s; %s" % (p[0]["cupti_status"], p[0]["dropped_records"],
+      "ALL ATTRIBUTION CHECKS PASSED" if bad == 0 else "%d CHECKS FAILED" % bad))
+PY
+else
+  say "demo: $B/bin/lp_trace_cuda_demo not built (no CUDA toolkit at build time): skipped"
+fi
+
+# ---- 2. the reference workload ----
+if [ -x "$B/bin/llmprof-llm" ]; then
+  T=$OUT/llm_trace
+  traced "$T" "$B/bin/llmprof-llm" --device cuda >"$OUT/llm_stdout.txt" 2>"$OUT/llm_stderr.txt"
+  say "llm: exit $?"
+  "$LLMPROF" trace perfetto "$T" -o "$OUT/llm.json.gz" --no-flows >"$OUT/llm_perfetto.txt" 2>&1
+  "$LLMPROF" kernels "$T" >"$OUT/llm_kernels.txt" 2>&1
+  "$LLMPROF" kernels "$T" --format json >"$OUT/llm_kernels.json" 2>&1
+  python3 - "$OUT/llm.json.gz" <<'PY' 2>&1 | tee -a "$SUMMARY"
+import collections, gzip, json, sys
+d = json.load(gzip.open(sys.argv[1], "rt"))
+ev = d["traceEvents"]
+ks = [e for e in ev if e.get("ph") == "X" and e.get("cat") == "kernel"]
+per = collections.defaultdict(lambda: [0, 0.0])
+for k in ks:
+    path = k["args"].get("nvtx", "(none)")
+    top = "/".join(path.split("/")[:2])
+    per[top][0] += 1
+    per[top][1] += float(k["dur"])
+for top, (n, us) in sorted(per.items(), key=lambda x: -x[1][1])[:12]:
+    print("llm: range %-40s kernels %7d gpu_ms %10.3f" % (top, n, us / 1e3))
+under = [k for k in ks if k["args"].get("nvtx", "").startswith("decode_all")]
+deep = [k for k in under if k["args"]["nvtx"].startswith("decode_all/decode_step")]
+print("llm: kernels under decode_all: %d, attributed to decode_all/decode_step/...: %d" % (len(under), len(deep)))
+p = d["otherData"]["processes"]
+print("llm: cupti_status=%s dropped=%s overhead_ns=%s" % (p[0]["cupti_status"], p[0]["dropped_records"], p[0]["overhead_ns"]))
+PY
+  grep -iE 'decode|prefill|ms' "$OUT/llm_stdout.txt" | tail -5 | sed 's/^/llm (own timings): /' | tee -a "$SUMMARY"
+else
+  say "llm: $B/bin/llmprof-llm not found: skipped"
+fi
+
+# ---- 3. PyTorch: our tracer vs Kineto ----
+if python3 -c 'import torch, sys; sys.exit(0 if torch.cuda.is_available() else 1)' 2>/dev/null; then
+  T=$OUT/torch_trace
+  traced "$T" python3 bench/tracer/torch_compare.py --mode plain >"$OUT/torch_traced.json" 2>"$OUT/torch_traced.err"
+  say "torch: traced run exit $?"
+  python3 bench/tracer/torch_compare.py --mode kineto --trace "$OUT/kineto_trace.json" \
+    >"$OUT/torch_kineto.json" 2>"$OUT/torch_kineto.err"
+  say "torch: kineto run exit $?"
+  "$LLMPROF" trace perfetto "$T" -o "$OUT/torch.json.gz" --no-flows >"$OUT/torch_perfetto.txt" 2>&1
+  "$LLMPROF" kernels "$T" --format json >"$OUT/torch_kernels.json" 2>&1
+  python3 bench/tracer/compare_kernels.py "$OUT/torch_kineto.json" "$OUT/torch.json.gz" measure \
+    >"$OUT/torch_compare.txt" 2>&1
+  say "torch: compare: $(tail -1 "$OUT/torch_compare.txt")"
+  gzip -f "$OUT/kineto_trace.json" 2>/dev/null
+  rm -rf "$T"
+else
+  say "torch: no PyTorch with CUDA: skipped"
+fi
+
+# ---- 4. overhead ----
+if [ "${LP_SKIP_OVERHEAD:-0}" != 1 ]; then
+  OUT=$OUT/overhead bash bench/tracer/overhead.sh "${LP_OVERHEAD_ROUNDS:-5}" >"$OUT/overhead.txt" 2>&1
+  say "$(tail -1 "$OUT/overhead.txt")"
+fi
+rm -rf "$OUT/llm_trace"
+echo "===== tracer summary ====="
+cat "$SUMMARY"
