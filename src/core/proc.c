@@ -6,6 +6,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <signal.h>
+#include <stdarg.h>
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
@@ -307,4 +308,53 @@ void lp_proc_describe(const struct lp_proc_result *r, const struct lp_proc_spec 
 		lp_buf_addf(out, "killed by signal %d (%s)", r->signal, strsignal(r->signal));
 	else
 		lp_buf_addf(out, "exit %d", r->exit_code);
+}
+
+int lp_argv_add(struct lp_argv *a, const char *s)
+{
+	char *c;
+	if (a->n + 2 > a->cap) {
+		size_t nc = a->cap ? a->cap * 2 : 16;
+		char **nv = realloc(a->v, nc * sizeof(*nv));
+		if (!nv)
+			return -1;
+		a->v = nv;
+		a->cap = nc;
+	}
+	c = strdup(s);
+	if (!c)
+		return -1;
+	a->v[a->n++] = c;
+	a->v[a->n] = NULL;
+	return 0;
+}
+
+int lp_argv_addf(struct lp_argv *a, const char *fmt, ...)
+{
+	struct lp_buf b = LP_BUF_INIT;
+	va_list ap;
+	int rc;
+	va_start(ap, fmt);
+	rc = lp_buf_vaddf(&b, fmt, ap);
+	va_end(ap);
+	if (rc == 0)
+		rc = lp_argv_add(a, b.data);
+	lp_buf_release(&b);
+	return rc;
+}
+
+void lp_argv_release(struct lp_argv *a)
+{
+	size_t i;
+	for (i = 0; i < a->n; i++)
+		free(a->v[i]);
+	free(a->v);
+	a->v = NULL;
+	a->n = a->cap = 0;
+}
+
+const char *const *lp_argv_get(const struct lp_argv *a)
+{
+	static const char *const empty[] = { NULL };
+	return a->v ? (const char *const *)a->v : empty;
 }

@@ -67,6 +67,20 @@ int lp_proc_render(const struct lp_proc_spec *spec, struct lp_buf *out);
 /* "exit 3", "killed by signal 9", "timed out after 60 s", "interrupted". */
 void lp_proc_describe(const struct lp_proc_result *r, const struct lp_proc_spec *spec, struct lp_buf *out);
 
+/* A growable, owned, always NULL-terminated argv (v[n] == NULL). */
+struct lp_argv {
+	char **v;
+	size_t n, cap;
+};
+
+#define LP_ARGV_INIT { NULL, 0, 0 }
+
+int lp_argv_add(struct lp_argv *a, const char *s);
+int lp_argv_addf(struct lp_argv *a, const char *fmt, ...) LP_PRINTF(2, 3);
+void lp_argv_release(struct lp_argv *a);
+/* The argv as the const array lp_proc_spec wants ({ NULL } when empty). */
+const char *const *lp_argv_get(const struct lp_argv *a);
+
 /* Installs SIGINT/SIGTERM handlers that make a running lp_proc_run kill its child's group and
  * return with `interrupted` (the CLI calls this once). lp_proc_interrupted() reads the flag. */
 void lp_proc_install_signal_handlers(void);
