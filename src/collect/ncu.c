@@ -157,6 +157,10 @@ int lp_ncu_argv(const struct lp_ncu_plan *p, struct lp_argv *out, struct lp_err 
 		lp_argv_add(out, "--kernel-name-base");
 		lp_argv_add(out, kbase);
 	}
+	if (p->filter_mode) {
+		lp_argv_add(out, "--filter-mode");
+		lp_argv_add(out, p->filter_mode);
+	}
 	if (skip > 0)
 		lp_argv_addf(out, "--launch-skip=%ld", skip);
 	if (count > 0)

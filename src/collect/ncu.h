@@ -15,8 +15,10 @@
  *   name                           -> the output name: ncu/<name>.ncu-rep
  *   regions                        -> not an ncu flag: read by the report
  * `--nvtx` is always given so that the raw page carries the NVTX columns.
- * With a top-N selection (analyze/topn.h) the plan's kernel_filter replaces kernel_name and
- * launch_count_total replaces launch_count (ncu's -c counts all matching launches).
+ * With a top-N selection (analyze/topn.h) the plan's kernel_filter replaces kernel_name, and
+ * either filter_mode = "per-launch-config" keeps launch_count per kernel (the default of the
+ * pipeline), or launch_count_total = N * launch_count replaces it (ncu's -c counts all matching
+ * launches together in the global filter mode, so one hot kernel can use up the budget).
  *
  * Outputs in out_dir (the run's ncu/): <name>.ncu-rep, <name>_raw.csv (`--page raw --csv
  * --print-units base`), <name>_details.csv (`--page details`), cmd.txt. Logs: logs/ncu.log,
@@ -51,6 +53,7 @@ struct lp_ncu_plan {
 	const char *kernel_filter;       /* NULL: the preset's kernel_name */
 	long launch_count_total;         /* > 0: replaces launch_count */
 	const char *replay_override;     /* NULL: the preset's replay_mode */
+	const char *filter_mode;         /* --filter-mode (global | per-gpu | per-launch-config); NULL none */
 	const struct lp_ncu_sections *sections_known;  /* NULL: do not check */
 	double timeout_s;
 };
