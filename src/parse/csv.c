@@ -225,7 +225,7 @@ int lp_csv_next(struct lp_csv *c, struct lp_err *err)
 				continue;
 			}
 			state = S_PLAIN;
-			/* fall through */
+			continue;
 		case S_PLAIN: {
 			const char *q = p;
 			while (q < e && cls[(unsigned char)*q] == C_PLAIN)
