@@ -465,7 +465,7 @@ int lp_ncu_run(const struct lp_ncu_plan *p, struct lp_ncu_outcome *o, struct lp_
 			lp_err_set(err, LP_EOTHER, "out of memory");
 			goto out;
 		}
-		if (lp_ncu_raw_stream(o->raw_csv, na_cb, &c, err) < 0) {
+		if (lp_ncu_raw_stream_ex(o->raw_csv, LP_NCU_RAW_SKIP_NVTX, na_cb, &c, err) < 0) {
 			free(c.seen);
 			goto out;
 		}

@@ -133,27 +133,35 @@ static int push_field_start(struct lp_csv *c, struct lp_err *err)
 	return 0;
 }
 
-static int end_field(struct lp_csv *c, struct lp_err *err)
+static int grow_rec(struct lp_csv *c, size_t n, struct lp_err *err)
 {
-	if (lp_buf_addc(&c->rec, '\0') < 0)
+	if (lp_buf_grow(&c->rec, n) < 0)
 		return lp_err_set(err, LP_EOTHER, "out of memory reading '%s'", c->name);
 	return 0;
 }
 
-static int add_bytes(struct lp_csv *c, const char *p, size_t n, struct lp_err *err)
+static inline int end_field(struct lp_csv *c, struct lp_err *err)
 {
-	size_t field_len;
+	if (c->rec.len + 1 >= c->rec.cap && grow_rec(c, 1, err) < 0)
+		return -1;
+	c->rec.data[c->rec.len++] = '\0';
+	return 0;
+}
+
+static inline int add_bytes(struct lp_csv *c, const char *p, size_t n, struct lp_err *err)
+{
 	if (!n)
 		return 0;
-	field_len = c->rec.len - c->offs[c->n_fields - 1] + n;
-	if (field_len > c->lim.max_field_bytes)
+	if (c->rec.len - c->offs[c->n_fields - 1] + n > c->lim.max_field_bytes)
 		return lp_err_set(err, LP_EPARTIAL, "%s:%llu: field %zu longer than %zu bytes", c->name,
 			(unsigned long long)c->line, c->n_fields, c->lim.max_field_bytes);
 	if (c->rec.len + n > c->lim.max_record_bytes)
 		return lp_err_set(err, LP_EPARTIAL, "%s:%llu: record longer than %zu bytes", c->name,
 			(unsigned long long)c->line, c->lim.max_record_bytes);
-	if (lp_buf_add(&c->rec, p, n) < 0)
-		return lp_err_set(err, LP_EOTHER, "out of memory reading '%s'", c->name);
+	if (c->rec.len + n + 1 >= c->rec.cap && grow_rec(c, n + 1, err) < 0)
+		return -1;
+	memcpy(c->rec.data + c->rec.len, p, n);
+	c->rec.len += n;
 	return 0;
 }
 
@@ -241,20 +249,19 @@ int lp_csv_next(struct lp_csv *c, struct lp_err *err)
 			goto separator;
 		}
 		case S_QUOTED: {
-			const char *q = p;
-			while (q < e && *q != '"' && *q != '\0') {
-				if (*q == '\n')
-					c->next_line++;
-				q++;
-			}
+			const char *q = memchr(p, '"', (size_t)(e - p)), *nl;
+			if (!q)
+				q = e;
+			if (memchr(p, '\0', (size_t)(q - p)))
+				return lp_err_set(err, LP_EPARTIAL, "%s:%llu: NUL byte in a field", c->name,
+					(unsigned long long)c->line);
+			for (nl = p; (nl = memchr(nl, '\n', (size_t)(q - nl))) != NULL; nl++)
+				c->next_line++;
 			if (add_bytes(c, p, (size_t)(q - p), err) < 0)
 				return -1;
 			c->in = q;
 			if (q == e)
 				continue;
-			if (*q == '\0')
-				return lp_err_set(err, LP_EPARTIAL, "%s:%llu: NUL byte in a field", c->name,
-					(unsigned long long)c->line);
 			c->in = q + 1;
 			state = S_QUOTE_SEEN;
 			continue;

@@ -278,6 +278,11 @@ static int parse_u32(const char *s, uint32_t *out)
 
 int lp_ncu_raw_stream(const char *path, lp_ncu_result_fn fn, void *ctx, struct lp_err *err)
 {
+	return lp_ncu_raw_stream_ex(path, 0, fn, ctx, err);
+}
+
+int lp_ncu_raw_stream_ex(const char *path, int flags, lp_ncu_result_fn fn, void *ctx, struct lp_err *err)
+{
 	struct lp_csv c;
 	struct lp_arena names = LP_ARENA_INIT;
 	struct column *cols = NULL;
@@ -410,6 +415,8 @@ int lp_ncu_raw_stream(const char *path, lp_ncu_result_fn fn, void *ctx, struct l
 				break;
 			case COL_PUSHPOP:
 			case COL_STARTEND:
+				if (flags & LP_NCU_RAW_SKIP_NVTX)
+					break;
 				if (lp_ncu_nvtx_parse(f, cols[i].kind == COL_STARTEND,
 						cols[i].kind == COL_STARTEND ? se : pp, err) < 0) {
 					lp_err_prefix(err, "%s:%llu", path, (unsigned long long)c.line);
@@ -454,6 +461,7 @@ out:
 /* ---- aggregation into KernelRecord rows ---- */
 
 struct acc_metric {
+	const char *src;    /* the caller's name pointer last seen here (a fast identity check) */
 	const char *name;   /* in the aggregator's arena */
 	const char *unit;
 	double sum;
@@ -526,11 +534,17 @@ static struct acc_metric *acc_find(struct lp_ncu_agg *a, struct acc_row *ar, siz
 	const struct lp_metric *m)
 {
 	size_t i;
-	if (hint < ar->n && (ar->m[hint].name == m->name || !strcmp(ar->m[hint].name, m->name)))
+	if (hint < ar->n && ar->m[hint].src == m->name)
 		return &ar->m[hint];
+	if (hint < ar->n && !strcmp(ar->m[hint].name, m->name)) {
+		ar->m[hint].src = m->name;
+		return &ar->m[hint];
+	}
 	for (i = 0; i < ar->n; i++)
-		if (!strcmp(ar->m[i].name, m->name))
+		if (!strcmp(ar->m[i].name, m->name)) {
+			ar->m[i].src = m->name;
 			return &ar->m[i];
+		}
 	if (ar->n == ar->cap) {
 		size_t nc = ar->cap ? ar->cap * 2 : 16;
 		struct acc_metric *nm = realloc(ar->m, nc * sizeof(*nm));
@@ -539,6 +553,7 @@ static struct acc_metric *acc_find(struct lp_ncu_agg *a, struct acc_row *ar, siz
 		ar->m = nm;
 		ar->cap = nc;
 	}
+	ar->m[ar->n].src = m->name;
 	ar->m[ar->n].name = lp_arena_strdup(&a->arena, m->name);
 	ar->m[ar->n].unit = lp_arena_strdup(&a->arena, m->unit ? m->unit : "");
 	ar->m[ar->n].sum = 0;
@@ -708,7 +723,7 @@ int lp_ncu_raw_kernel_table(const char *path, const struct lp_ncu_select *sel,
 	t.sel = sel;
 	if (!t.agg)
 		return lp_err_set(err, LP_EOTHER, "out of memory");
-	if (lp_ncu_raw_stream(path, table_cb, &t, err) < 0) {
+	if (lp_ncu_raw_stream_ex(path, sel && sel->stage ? 0 : LP_NCU_RAW_SKIP_NVTX, table_cb, &t, err) < 0) {
 		lp_ncu_agg_free(t.agg);
 		return -1;
 	}

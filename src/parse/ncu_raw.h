@@ -66,6 +66,10 @@ typedef int (*lp_ncu_result_fn)(const struct lp_ncu_result *r, void *ctx, struct
  * fewer or more cells than the header (truncated file), malformed NVTX cells: all as
  * "<path>:<line>: ..." with status LP_EPARTIAL. */
 int lp_ncu_raw_stream(const char *path, lp_ncu_result_fn fn, void *ctx, struct lp_err *err);
+/* The same, with flags: LP_NCU_RAW_SKIP_NVTX leaves the NVTX cells undecoded (stacks empty),
+ * for callers that do not look at them (a few % of the parse time). */
+#define LP_NCU_RAW_SKIP_NVTX 1
+int lp_ncu_raw_stream_ex(const char *path, int flags, lp_ncu_result_fn fn, void *ctx, struct lp_err *err);
 
 struct lp_ncu_select {
 	const char *stage;           /* keep results whose push/pop stack has a range matching this

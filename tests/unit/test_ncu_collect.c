@@ -7,7 +7,12 @@
 #include <string.h>
 #include <sys/stat.h>
 
+#include <stdlib.h>
+
+#include "analyze/topn.h"
 #include "collect/ncu.h"
+#include "parse/ncu_raw.h"
+#include "parse/nsys_sqlite.h"
 #include "config/yaml.h"
 #include "core/fs.h"
 
@@ -187,11 +192,124 @@ static void test_run_and_exports(void **state)
 	json_decref(p);
 }
 
+/* Splits "a b c" on spaces into a NULL-terminated argv (the string is modified). */
+static size_t split_words(char *s, const char **argv, size_t cap)
+{
+	size_t n = 0;
+	char *save = NULL, *w;
+	for (w = strtok_r(s, " ", &save); w && n + 1 < cap; w = strtok_r(NULL, " ", &save))
+		argv[n++] = w;
+	argv[n] = NULL;
+	return n;
+}
+
+/* A driver for scripts/gpu/nsight.sh, skipped unless LP_REAL_NCU, LP_REAL_OUT and
+ * LP_REAL_WORKLOAD are set: the real ncu from a preset, driven by lp_ncu_run, then parsed.
+ * Optional: LP_REAL_PRESET (yaml), LP_REAL_NVTX_INCLUDE (one expression), LP_REAL_REPLAY,
+ * LP_REAL_SQLITE (an nsys export: top-N selection from it, stage LP_REAL_STAGE or decode_all). */
+static void test_real_ncu(void **state)
+{
+	const char *ncu_path = getenv("LP_REAL_NCU"), *out = getenv("LP_REAL_OUT"), *wl = getenv("LP_REAL_WORKLOAD");
+	const char *preset_path = getenv("LP_REAL_PRESET"), *incl = getenv("LP_REAL_NVTX_INCLUDE");
+	const char *sqlite = getenv("LP_REAL_SQLITE"), *stage = getenv("LP_REAL_STAGE");
+	char wlbuf[4096], ncu_dir[4096], logs[4096];
+	const char *argv[64];
+	struct lp_ncu_plan plan;
+	struct lp_ncu_outcome o;
+	struct lp_ncu_sections known;
+	struct lp_err err = LP_ERR_INIT;
+	struct lp_kernel_table t;
+	struct lp_topn sel;
+	struct lp_profile prof;
+	int have_sel = 0;
+	size_t i;
+	json_t *p;
+	(void)state;
+	if (!ncu_path || !out || !wl) {
+		skip();
+		return;
+	}
+	if (preset_path) {
+		assert_int_equal(lp_yaml_load_file(preset_path, &p, &err), 0);
+	} else {
+		p = preset("ncu.default.yaml");
+	}
+	if (incl && *incl)
+		json_object_set_new(json_object_get(p, "nvtx"), "include", json_pack("[s]", incl));
+	snprintf(wlbuf, sizeof(wlbuf), "%s", wl);
+	split_words(wlbuf, argv, 64);
+	snprintf(ncu_dir, sizeof(ncu_dir), "%s/ncu", out);
+	snprintf(logs, sizeof(logs), "%s/logs", out);
+	memset(&plan, 0, sizeof(plan));
+	plan.ncu = ncu_path;
+	plan.preset = p;
+	plan.out_dir = ncu_dir;
+	plan.logs_dir = logs;
+	plan.workload = argv;
+	plan.timeout_s = 480;
+	plan.replay_override = getenv("LP_REAL_REPLAY") && *getenv("LP_REAL_REPLAY") ? getenv("LP_REAL_REPLAY") : NULL;
+	if (lp_ncu_sections_list(ncu_path, 60, &known, &err) == 0) {
+		printf("ncu --list-sections: %zu identifiers\n", known.n);
+		plan.sections_known = &known;
+	} else {
+		printf("ncu --list-sections failed: %s\n", err.msg);
+		memset(&known, 0, sizeof(known));
+	}
+	lp_profile_init(&prof, sqlite ? sqlite : "");
+	if (sqlite && *sqlite) {
+		struct lp_topn_opts to = { 5, stage ? stage : "decode_all", 1, "demangled", 1 };
+		if (lp_nsys_sqlite_load(sqlite, &prof, &err) == 0 && lp_topn_from_profile(&prof, &to, &sel, &err) == 0) {
+			have_sel = 1;
+			plan.kernel_filter = sel.regex;
+			plan.filter_mode = "per-launch-config";
+			printf("top-%zu of %zu kernels under '%s' (%.3f ms): %s\n", sel.n_picks, sel.n_candidates, to.stage,
+				sel.stage_total_ms, sel.regex);
+		} else {
+			printf("top-N selection failed: %s\n", err.msg);
+		}
+	}
+	if (lp_ncu_run(&plan, &o, &err) < 0)
+		fail_msg("ncu run failed: %s (%s)", err.msg, err.hint);
+	printf("ncu: results=%d profiled_nothing=%d retried_app_range=%d wall=%.1fs metrics n/a: %s\n", o.results,
+		o.profiled_nothing, o.retried_app_range, o.profile.wall_s, o.metrics_na.len ? o.metrics_na.data : "none");
+	if (o.profiled_nothing && have_sel) {
+		printf("NVTX ranges seen by nsys:");
+		for (i = 0; i < prof.n_ranges && i < 20; i++)
+			printf(" %s%s%s", prof.ranges[i].domain, *prof.ranges[i].domain ? "@" : "", prof.ranges[i].name);
+		printf("\n");
+	}
+	if (!o.profiled_nothing) {
+		struct lp_ncu_select all = { NULL, 1 };
+		assert_int_equal(lp_ncu_raw_kernel_table(o.raw_csv, &all, &t, &err), 0);
+		for (i = 0; i < t.n_rows; i++)
+			printf("  %-90.90s dev %d calls %llu total %.4f ms\n", t.rows[i].kernel_name, t.rows[i].device,
+				(unsigned long long)t.rows[i].calls, t.rows[i].total_ms);
+		if (have_sel) {
+			uint64_t prof_counts[16];
+			size_t hit = lp_topn_check(&sel, &t, "demangled", prof_counts);
+			printf("selected kernels profiled: %zu of %zu\n", hit, sel.n_picks);
+			for (i = 0; i < sel.n_picks; i++)
+				printf("  %s %llu x  %s\n", prof_counts[i] ? "yes" : "NO ", (unsigned long long)prof_counts[i],
+					sel.picks[i].kernel_name);
+		}
+		lp_kernel_table_release(&t);
+	}
+	if (have_sel)
+		lp_topn_release(&sel);
+	lp_profile_release(&prof);
+	lp_ncu_outcome_release(&o);
+	lp_ncu_sections_release(&known);
+	json_decref(p);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_argv_from_default_preset),
 		cmocka_unit_test(test_run_and_exports),
+		cmocka_unit_test(test_real_ncu),
 	};
+	if (getenv("LP_REAL_OUT"))  /* the GPU driver mode: only the real-tool test */
+		cmocka_set_test_filter("test_real_*");
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

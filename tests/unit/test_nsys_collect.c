@@ -4,6 +4,7 @@
 #include "testutil.h"
 
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
 
@@ -137,11 +138,59 @@ static void test_run(void **state)
 	json_decref(preset);
 }
 
+/* A driver for scripts/gpu/nsight.sh, skipped unless LP_REAL_NSYS, LP_REAL_OUT and
+ * LP_REAL_WORKLOAD are set: the real nsys from conf/profiling/nsys/nsys.default.yaml (or
+ * LP_REAL_PRESET), stats and sqlite export enabled; LP_REAL_NVTX_CAPTURE gates it by NVTX. */
+static void test_real_nsys(void **state)
+{
+	const char *path = getenv("LP_REAL_NSYS"), *out = getenv("LP_REAL_OUT"), *wl = getenv("LP_REAL_WORKLOAD");
+	const char *preset_path = getenv("LP_REAL_PRESET"), *cap = getenv("LP_REAL_NVTX_CAPTURE");
+	char wlbuf[4096], nsys_dir[4096], logs[4096], conf[4096];
+	const char *argv[64];
+	char *save = NULL, *w;
+	size_t n = 0;
+	struct lp_nsys_plan p;
+	struct lp_nsys_outcome o;
+	struct lp_err err = LP_ERR_INIT;
+	json_t *preset;
+	(void)state;
+	if (!path || !out || !wl) {
+		skip();
+		return;
+	}
+	snprintf(conf, sizeof(conf), "%s/profiling/nsys/nsys.default.yaml", LP_CONF_DIR);
+	assert_int_equal(lp_yaml_load_file(preset_path ? preset_path : conf, &preset, &err), 0);
+	json_object_set_new(preset, "export_sqlite", json_true());
+	if (cap && *cap)
+		json_object_set_new(preset, "nvtx_capture", json_string(cap));
+	snprintf(wlbuf, sizeof(wlbuf), "%s", wl);
+	for (w = strtok_r(wlbuf, " ", &save); w && n + 1 < 64; w = strtok_r(NULL, " ", &save))
+		argv[n++] = w;
+	argv[n] = NULL;
+	snprintf(nsys_dir, sizeof(nsys_dir), "%s/nsys", out);
+	snprintf(logs, sizeof(logs), "%s/logs", out);
+	memset(&p, 0, sizeof(p));
+	p.nsys = path;
+	p.preset = preset;
+	p.out_dir = nsys_dir;
+	p.logs_dir = logs;
+	p.workload = argv;
+	p.timeout_s = 300;
+	if (lp_nsys_run(&p, &o, &err) < 0)
+		fail_msg("nsys run failed: %s (%s)", err.msg, err.hint);
+	printf("nsys: report %s, %d stats CSVs, sqlite %s, workload exit %d, %.1fs\n", o.report, o.n_stats, o.sqlite,
+		o.workload_exit, o.profile.wall_s);
+	json_decref(preset);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_profile_argv),
 		cmocka_unit_test(test_run),
+		cmocka_unit_test(test_real_nsys),
 	};
+	if (getenv("LP_REAL_OUT"))  /* the GPU driver mode: only the real-tool test */
+		cmocka_set_test_filter("test_real_*");
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
