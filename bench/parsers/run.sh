@@ -1,8 +1,8 @@
 #!/bin/bash
 # run.sh: the parser benchmark. Builds bench_parsers against an optimized lpcore, generates a
 # large ncu raw page and an nsys-like SQLite export, times llmprof and Python side by side and
-# prints the ratios. Rates use CPU time (user + system), so that a busy machine skews less. Not a test (timings vary with the machine); results go to
-# bench/README-parsers.md by hand.
+# prints the ratios. Rates use CPU time (user + system), so that a busy machine skews less.
+# Not a test (timings vary with the machine); results go to bench/README-parsers.md by hand.
 #   BENCH_CSV_MB=300 BENCH_SQLITE_ROWS=2000000 bench/parsers/run.sh
 set -euo pipefail
 cd "$(dirname "$0")/../.."
