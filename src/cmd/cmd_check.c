@@ -1,16 +1,160 @@
-/* cmd_check.c: `llmprof check`. Placeholder until the Nsight adapters (issue 5) lands: it says so and exits 2. */
+/* cmd_check.c: `llmprof check`: a table of what this machine can profile and why not (GPUs,
+ * driver, nsys, ncu, the nsys importer, counter permission, CUPTI, our tracer library). Exit 0
+ * when the requested mode can run, 4 otherwise. The probing is in collect/tools.c. */
+#include <jansson.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "cmd/cmd.h"
+#include "collect/tools.h"
+#include "config/yaml.h"
+#include "core/buf.h"
 #include "core/err.h"
+#include "core/fs.h"
+#include "core/log.h"
+#include "core/opt.h"
+
+static const char usage_line[] = "llmprof check [--mode light|deep] [--nsys] [--format text|json] [tools.nsys=PATH] [tools.ncu=PATH]";
+
+static void row(struct lp_buf *b, const char *what, const char *status, const char *detail)
+{
+	lp_buf_addf(b, "%-16s %-8s %s\n", what, status, detail);
+}
+
+/* Reads tools.nsys / tools.ncu from the root config.yaml (the composed config comes with
+ * src/config; overrides given on the command line win). */
+static void config_tools(const char *conf_dir, char *nsys, char *ncu, size_t cap)
+{
+	struct lp_buf path = LP_BUF_INIT;
+	json_t *cfg = NULL, *v;
+	if (!conf_dir)
+		return;
+	lp_fs_join(&path, conf_dir, "config.yaml");
+	if (lp_yaml_load_file(path.data, &cfg, NULL) == 0) {
+		if ((v = json_object_get(json_object_get(cfg, "tools"), "nsys")) && json_is_string(v))
+			snprintf(nsys, cap, "%s", json_string_value(v));
+		if ((v = json_object_get(json_object_get(cfg, "tools"), "ncu")) && json_is_string(v))
+			snprintf(ncu, cap, "%s", json_string_value(v));
+		json_decref(cfg);
+	}
+	lp_buf_release(&path);
+}
 
 int cmd_check(int argc, const char **argv, struct lp_ctx *ctx)
 {
-	(void)ctx;
-	if (argc > 1 && (!strcmp(argv[1], "-h") || !strcmp(argv[1], "--help"))) {
-		printf("usage: llmprof check\n\nnot available yet in this build\n");
+	const char *mode = "deep", *format = "text";
+	int with_nsys = 0, i, ok;
+	char nsys_cfg[LP_PATH_CAP] = "", ncu_cfg[LP_PATH_CAP] = "";
+	struct lp_opt opts[] = {
+		LP_OPT_STRING(0, "mode", &mode, "MODE", "light (tracer only) or deep (tracer and ncu; the default)"),
+		LP_OPT_FLAG(0, "nsys", &with_nsys, "also require nsys (the nsys phase is enabled)"),
+		LP_OPT_STRING(0, "format", &format, "FMT", "text (default) or json"),
+		LP_OPT_END,
+	};
+	struct lp_args args;
+	struct lp_err err = LP_ERR_INIT;
+	struct lp_tools t;
+	struct lp_tools_opts o;
+	struct lp_buf b = LP_BUF_INIT, why = LP_BUF_INIT, d = LP_BUF_INIT;
+
+	if (lp_opt_parse(argc, argv, opts, &args, &err) < 0)
+		return lp_err_print(&err);
+	if (args.help) {
+		lp_opt_usage(stdout, usage_line,
+			"Says what this machine can profile, and why not: GPUs and driver, nsys and ncu\n"
+			"(PATH, config tools.nsys/tools.ncu, /opt/nvidia/nsight-*, the CUDA bin folder) and\n"
+			"their versions, the nsys importer, performance-counter permission, CUPTI and the\n"
+			"tracer library. Exit 0 when the mode can run here, 4 when it cannot.", opts);
+		lp_args_release(&args);
 		return 0;
 	}
-	return lp_cmd_not_available("check", NULL);
+	if (strcmp(mode, "light") && strcmp(mode, "deep")) {
+		lp_args_release(&args);
+		lp_log_error("unknown mode '%s'", mode);
+		lp_log_hint("use light or deep");
+		return LP_EUSAGE;
+	}
+	config_tools(ctx ? ctx->conf_dir : NULL, nsys_cfg, ncu_cfg, sizeof(nsys_cfg));
+	for (i = 0; i < args.n_rest; i++) {
+		const char *a = args.rest[i];
+		if (!strncmp(a, "tools.nsys=", 11)) {
+			snprintf(nsys_cfg, sizeof(nsys_cfg), "%s", a + 11);
+		} else if (!strncmp(a, "tools.ncu=", 10)) {
+			snprintf(ncu_cfg, sizeof(ncu_cfg), "%s", a + 10);
+		} else if (!strcmp(a, "profiling.nsys.enable=true")) {
+			with_nsys = 1;
+		} else if (!strncmp(a, "run.mode=", 9)) {
+			mode = a + 9;
+		} else {
+			lp_args_release(&args);
+			lp_log_error("'check' does not take '%s'", a);
+			lp_log_hint("it takes tools.nsys=PATH, tools.ncu=PATH, run.mode=MODE, profiling.nsys.enable=true");
+			return LP_EUSAGE;
+		}
+	}
+	memset(&o, 0, sizeof(o));
+	o.nsys_path = strcmp(nsys_cfg, "null") && nsys_cfg[0] ? nsys_cfg : NULL;
+	o.ncu_path = strcmp(ncu_cfg, "null") && ncu_cfg[0] ? ncu_cfg : NULL;
+	o.exe_dir = ctx ? ctx->exe_dir : NULL;
+	o.probe_versions = 1;
+	lp_tools_detect(&o, &t);
+	ok = lp_tools_mode_ok(&t, mode, with_nsys, &why);
+
+	if (!strcmp(format, "json")) {
+		json_t *j = lp_tools_to_json(&t);
+		char *s;
+		json_object_set_new(j, "mode", json_string(mode));
+		json_object_set_new(j, "mode_ok", json_boolean(ok));
+		json_object_set_new(j, "why_not", ok ? json_null() : json_string(why.data));
+		s = json_dumps(j, JSON_INDENT(2));
+		if (s)
+			puts(s);
+		free(s);
+		json_decref(j);
+		goto done;
+	}
+	row(&b, "what", "status", "detail");
+	if (t.n_gpus == 0)
+		row(&b, "GPU", "missing", t.gpu_problem[0] ? t.gpu_problem : "no NVIDIA GPU found");
+	for (i = 0; i < t.n_gpus; i++) {
+		char what[32];
+		lp_buf_reset(&d);
+		lp_buf_addf(&d, "%s, %.0f GiB, driver %s (%s)", t.gpus[i].name, (double)t.gpus[i].mem_bytes / 1073741824.0,
+			t.driver_version[0] ? t.driver_version : "?", t.gpu_source);
+		snprintf(what, sizeof(what), "GPU %d", t.gpus[i].index);
+		row(&b, what, "ok", d.data);
+	}
+	for (i = 0; i < 2; i++) {
+		const struct lp_tool *x = i ? &t.ncu : &t.nsys;
+		lp_buf_reset(&d);
+		if (x->found)
+			lp_buf_addf(&d, "%s at %s (%s)%s%s", x->version[0] ? x->version : "version unknown", x->path,
+				x->found_via, x->problem[0] ? ": " : "", x->problem);
+		else
+			lp_buf_adds(&d, x->problem);
+		row(&b, x->name, x->found && !x->problem[0] ? "ok" : x->found ? "broken" : "missing", d.data);
+	}
+	row(&b, "nsys importer", t.nsys_importer_ok ? "ok" : "missing",
+		t.nsys_importer_ok ? "libdw.so.1 and libelf.so.1 loadable" : t.importer_problem);
+	lp_buf_reset(&d);
+	if (t.counters_admin_only < 0)
+		lp_buf_adds(&d, "unknown (/proc/driver/nvidia/params unreadable)");
+	else
+		lp_buf_addf(&d, "RmProfilingAdminOnly=%d%s", t.counters_admin_only, t.is_root ? ", running as root" : "");
+	row(&b, "perf counters", t.counters_problem[0] ? "denied" : t.counters_admin_only < 0 ? "unknown" : "ok", d.data);
+	row(&b, "CUPTI", t.cupti_path[0] ? "ok" : "missing", t.cupti_path[0] ? t.cupti_path : "libcupti.so not found in the CUDA folders");
+	row(&b, "tracer library", t.inject_path[0] ? "ok" : "missing", t.inject_path[0] ? t.inject_path : t.inject_expected);
+	lp_buf_reset(&d);
+	lp_buf_addf(&d, "%s", ok ? "can run" : why.data);
+	row(&b, !strcmp(mode, "deep") ? "mode deep" : "mode light", ok ? "ok" : "no", d.data);
+	fputs(b.data, stdout);
+	if (t.counters_problem[0] && !strcmp(mode, "deep"))
+		lp_log_hint("%s", t.counters_problem);
+done:
+	lp_buf_release(&b);
+	lp_buf_release(&why);
+	lp_buf_release(&d);
+	lp_args_release(&args);
+	return ok ? 0 : LP_EENV;
 }

@@ -1,16 +1,239 @@
-/* cmd_kernels.c: `llmprof kernels`. Placeholder until the Nsight parsers (issue 5) lands: it says so and exits 2. */
+/* cmd_kernels.c: `llmprof kernels`: the kernel table (the seed's KernelRecord rows) of any
+ * SOURCE: ncu raw/details CSV, nsys stats CSV, nsys SQLite export, trace folder, run folder.
+ * Parsing lives in src/parse/ (source.h picks the parser); this file only formats. */
+#include <jansson.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "cmd/cmd.h"
+#include "core/buf.h"
 #include "core/err.h"
+#include "core/log.h"
+#include "core/opt.h"
+#include "parse/source.h"
+
+#define MD_NAME_MAX 96
+
+static const char usage_line[] = "llmprof kernels [--format md|json|csv] [--top N] [--stage NAME] [--exclude-warmup] SOURCE...";
+
+/* Markdown cell: shortened (the full name is in JSON), then | < > ` escaped. */
+static void md_name(struct lp_buf *b, const char *name)
+{
+	size_t n = strlen(name), i, lim = n > MD_NAME_MAX ? MD_NAME_MAX - 3 : n;
+	for (i = 0; i < lim; i++) {
+		char c = name[i];
+		if (c == '|')
+			lp_buf_adds(b, "\\|");
+		else if (c == '<')
+			lp_buf_adds(b, "&lt;");
+		else if (c == '>')
+			lp_buf_adds(b, "&gt;");
+		else if (c == '`')
+			lp_buf_adds(b, "\\`");
+		else if (c == '\n' || c == '\r')
+			lp_buf_addc(b, ' ');
+		else
+			lp_buf_addc(b, c);
+	}
+	if (lim < n)
+		lp_buf_adds(b, "...");
+}
+
+static void csv_cell(struct lp_buf *b, const char *s)
+{
+	if (!strpbrk(s, ",\"\r\n")) {
+		lp_buf_adds(b, s);
+		return;
+	}
+	lp_buf_addc(b, '"');
+	for (; *s; s++) {
+		if (*s == '"')
+			lp_buf_addc(b, '"');
+		lp_buf_addc(b, *s);
+	}
+	lp_buf_addc(b, '"');
+}
+
+static size_t shown(const struct lp_kernel_table *t, int top)
+{
+	return top > 0 && (size_t)top < t->n_rows ? (size_t)top : t->n_rows;
+}
+
+static void print_md(const char *source, const char *kind, const struct lp_kernel_table *t, int top, int heading)
+{
+	struct lp_buf b = LP_BUF_INIT;
+	size_t i, n = shown(t, top);
+	if (heading)
+		lp_buf_addf(&b, "## %s (%s)\n\n", source, kind);
+	lp_buf_adds(&b, "| kernel_name | device | total_ms | calls | mean_ms | share |\n");
+	lp_buf_adds(&b, "|---|---:|---:|---:|---:|---:|\n");
+	for (i = 0; i < n; i++) {
+		const struct lp_kernel_record *r = &t->rows[i];
+		lp_buf_adds(&b, "| ");
+		md_name(&b, r->kernel_name);
+		if (r->device >= 0)
+			lp_buf_addf(&b, " | %d", r->device);
+		else
+			lp_buf_adds(&b, " | all");
+		lp_buf_addf(&b, " | %.3f | %llu | %.4f | %.1f%% |\n", r->total_ms, (unsigned long long)r->calls,
+			r->mean_ms, t->total_ms > 0 ? 100.0 * r->total_ms / t->total_ms : 0.0);
+	}
+	lp_buf_addf(&b, "\n%zu kernels shown of %zu, %.3f ms in all (%s)\n", n, t->n_rows, t->total_ms, kind);
+	fputs(b.data, stdout);
+	lp_buf_release(&b);
+}
+
+static void print_csv(const struct lp_kernel_table *t, int top)
+{
+	struct lp_buf b = LP_BUF_INIT;
+	size_t i, n = shown(t, top);
+	lp_buf_adds(&b, "kernel_name,short_name,device,calls,total_ms,mean_ms,min_ms,max_ms,share\n");
+	for (i = 0; i < n; i++) {
+		const struct lp_kernel_record *r = &t->rows[i];
+		csv_cell(&b, r->kernel_name);
+		lp_buf_addc(&b, ',');
+		csv_cell(&b, r->short_name);
+		if (r->device >= 0)
+			lp_buf_addf(&b, ",%d", r->device);
+		else
+			lp_buf_adds(&b, ",");
+		lp_buf_addf(&b, ",%llu,%.17g,%.17g,%.17g,%.17g,%.17g\n", (unsigned long long)r->calls, r->total_ms,
+			r->mean_ms, r->min_ms, r->max_ms, t->total_ms > 0 ? r->total_ms / t->total_ms : 0.0);
+	}
+	fputs(b.data, stdout);
+	lp_buf_release(&b);
+}
+
+static json_t *dim3(const uint32_t v[3])
+{
+	return json_pack("[III]", (json_int_t)v[0], (json_int_t)v[1], (json_int_t)v[2]);
+}
+
+static json_t *to_json(const char *source, const char *kind, const struct lp_kernel_table *t, int top)
+{
+	json_t *o = json_object(), *arr = json_array();
+	size_t i, m, n = shown(t, top);
+	json_object_set_new(o, "source", json_string(source));
+	json_object_set_new(o, "source_kind", json_string(kind));
+	json_object_set_new(o, "total_ms", json_real(t->total_ms));
+	json_object_set_new(o, "n_kernels", json_integer((json_int_t)t->n_rows));
+	for (i = 0; i < n; i++) {
+		const struct lp_kernel_record *r = &t->rows[i];
+		json_t *k = json_object();
+		json_object_set_new(k, "kernel_name", json_string(r->kernel_name));
+		json_object_set_new(k, "short_name", json_string(r->short_name));
+		json_object_set_new(k, "device", r->device >= 0 ? json_integer(r->device) : json_null());
+		json_object_set_new(k, "calls", json_integer((json_int_t)r->calls));
+		json_object_set_new(k, "total_ms", json_real(r->total_ms));
+		json_object_set_new(k, "mean_ms", json_real(r->mean_ms));
+		json_object_set_new(k, "min_ms", json_real(r->min_ms));
+		json_object_set_new(k, "max_ms", json_real(r->max_ms));
+		json_object_set_new(k, "share", json_real(t->total_ms > 0 ? r->total_ms / t->total_ms : 0.0));
+		if (r->grid[0]) {
+			json_object_set_new(k, "grid", dim3(r->grid));
+			json_object_set_new(k, "block", dim3(r->block));
+		}
+		if (r->registers_per_thread)
+			json_object_set_new(k, "registers_per_thread", json_integer(r->registers_per_thread));
+		if (r->n_metrics) {
+			json_t *ms = json_object();
+			for (m = 0; m < r->n_metrics; m++) {
+				const struct lp_metric *x = &r->metrics[m];
+				json_object_set_new(ms, x->name, x->valid ?
+					json_pack("{s:f,s:s}", "value", x->value, "unit", x->unit ? x->unit : "") : json_null());
+			}
+			json_object_set_new(k, "metrics", ms);
+		}
+		json_array_append_new(arr, k);
+	}
+	json_object_set_new(o, "kernels", arr);
+	return o;
+}
 
 int cmd_kernels(int argc, const char **argv, struct lp_ctx *ctx)
 {
+	const char *format = "md", *stage = NULL;
+	int top = 0, exclude_warmup = 0, i, rc = 0;
+	struct lp_opt opts[] = {
+		LP_OPT_STRING(0, "format", &format, "FMT", "md (default), json or csv"),
+		LP_OPT_INT(0, "top", &top, "N", "only the N kernels with the largest total time"),
+		LP_OPT_STRING(0, "stage", &stage, "NAME", "only kernels under this NVTX range (name or domain@name)"),
+		LP_OPT_FLAG(0, "exclude-warmup", &exclude_warmup, "skip kernels under a range named warmup"),
+		LP_OPT_END,
+	};
+	struct lp_args args;
+	struct lp_err err = LP_ERR_INIT;
+	json_t *all = NULL;
 	(void)ctx;
-	if (argc > 1 && (!strcmp(argv[1], "-h") || !strcmp(argv[1], "--help"))) {
-		printf("usage: llmprof kernels\n\nnot available yet in this build\n");
+	if (lp_opt_parse(argc, argv, opts, &args, &err) < 0)
+		return lp_err_print(&err);
+	if (args.help) {
+		lp_opt_usage(stdout, usage_line,
+			"Prints the kernel table of SOURCE: an ncu raw or details CSV, an nsys stats\n"
+			"cuda_gpu_kern_sum CSV, an nsys SQLite export, a trace folder or a run folder.\n"
+			"Sorted by total time; JSON and CSV carry numbers at full precision.\n"
+			"Exit status 3 when a SOURCE cannot be read.", opts);
+		lp_args_release(&args);
 		return 0;
 	}
-	return lp_cmd_not_available("kernels", NULL);
+	if (strcmp(format, "md") && strcmp(format, "json") && strcmp(format, "csv")) {
+		lp_args_release(&args);
+		lp_log_error("unknown format '%s'", format);
+		lp_log_hint("use md, json or csv");
+		return LP_EUSAGE;
+	}
+	if (args.n_rest == 0 || top < 0) {
+		lp_args_release(&args);
+		lp_log_error(top < 0 ? "--top must be positive" : "no SOURCE given");
+		lp_log_hint("usage: %s", usage_line);
+		return LP_EUSAGE;
+	}
+	if (!strcmp(format, "json") && args.n_rest > 1)
+		all = json_array();
+	for (i = 0; i < args.n_rest; i++) {
+		struct lp_kernel_table t;
+		struct lp_buf resolved = LP_BUF_INIT;
+		enum lp_source_kind kind;
+		struct lp_source_opts so = { stage, exclude_warmup };
+		const char *kn;
+		lp_err_clear(&err);
+		if (lp_source_kernel_table(args.rest[i], &so, &t, &kind, &resolved, &err) < 0) {
+			int st = lp_err_print(&err);
+			if (!rc || st == LP_EPARTIAL)
+				rc = st;
+			lp_buf_release(&resolved);
+			continue;
+		}
+		kn = lp_source_kind_name(kind);
+		if (!strcmp(format, "md")) {
+			if (i)
+				fputc('\n', stdout);
+			print_md(resolved.data, kn, &t, top, args.n_rest > 1);
+		} else if (!strcmp(format, "csv")) {
+			print_csv(&t, top);
+		} else {
+			json_t *o = to_json(resolved.data, kn, &t, top);
+			if (all) {
+				json_array_append_new(all, o);
+			} else {
+				char *s = json_dumps(o, JSON_INDENT(2) | JSON_REAL_PRECISION(17));
+				if (s)
+					puts(s);
+				free(s);
+				json_decref(o);
+			}
+		}
+		lp_kernel_table_release(&t);
+		lp_buf_release(&resolved);
+	}
+	if (all) {
+		char *s = json_dumps(all, JSON_INDENT(2) | JSON_REAL_PRECISION(17));
+		if (s)
+			puts(s);
+		free(s);
+		json_decref(all);
+	}
+	lp_args_release(&args);
+	return rc;
 }

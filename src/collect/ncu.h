@@ -1,0 +1,105 @@
+/* ncu.h: the Nsight Compute phase: `ncu` from the `profiling.ncu` preset, then the exports.
+ *
+ * Every preset key maps to one flag (docs/presets.md):
+ *   target_processes: all          -> --target-processes all
+ *   replay_mode: kernel            -> --replay-mode kernel (kernel | application | range | app-range)
+ *   nvtx.include: [LLM@decode_all/]-> --nvtx --nvtx-include LLM@decode_all/ (one flag per entry)
+ *   nvtx.exclude: [...]            -> --nvtx-exclude X (one flag per entry)
+ *   set: roofline                  -> --set roofline (null: none)
+ *   sections: [SpeedOfLight, ...]  -> --section X each (checked against `ncu --list-sections`)
+ *   metrics: [a, b]                -> --metrics a,b
+ *   kernel_name / kernel_name_base -> --kernel-name X --kernel-name-base demangled
+ *   launch_skip / launch_count     -> --launch-skip N / --launch-count N
+ *   clock_control / cache_control  -> --clock-control none / --cache-control all
+ *   force_overwrite: true          -> --force-overwrite
+ *   name                           -> the output name: ncu/<name>.ncu-rep
+ *   regions                        -> not an ncu flag: read by the report
+ * `--nvtx` is always given so that the raw page carries the NVTX columns.
+ * With a top-N selection (analyze/topn.h) the plan's kernel_filter replaces kernel_name, and
+ * either filter_mode = "per-launch-config" keeps launch_count per kernel (the default of the
+ * pipeline), or launch_count_total = N * launch_count replaces it (ncu's -c counts all matching
+ * launches together in the global filter mode, so one hot kernel can use up the budget).
+ *
+ * Outputs in out_dir (the run's ncu/): <name>.ncu-rep, <name>_raw.csv (`--page raw --csv
+ * --print-units base`), <name>_details.csv (`--page details`), cmd.txt. Logs: logs/ncu.log,
+ * logs/ncu_export_raw.log, logs/ncu_export_details.log.
+ *
+ * What the log says, and what it means:
+ *   "No kernels were profiled"      -> outcome.profiled_nothing (ncu exits 0!): not an error here;
+ *                                      the caller lists the NVTX ranges it saw next to the filter
+ *   "Unsupported API during capture" in range replay -> rerun in app-range, outcome.retried_app_range
+ *   ERR_NVGPUCTRPERM               -> LP_EENV with the fix (collect/tools.h)
+ * Requested metrics that came back n/a everywhere are listed in outcome.metrics_na (not fatal).
+ *
+ * Ownership: the caller owns plan and outcome. Never prints.
+ */
+#ifndef LP_COLLECT_NCU_H
+#define LP_COLLECT_NCU_H
+
+#include <jansson.h>
+
+#include "core/buf.h"
+#include "core/err.h"
+#include "core/proc.h"
+
+struct lp_ncu_plan {
+	const char *ncu;                 /* path of ncu */
+	const json_t *preset;            /* the profiling.ncu object */
+	const char *out_dir;             /* <run>/ncu */
+	const char *logs_dir;            /* <run>/logs */
+	const char *const *workload;
+	const struct lp_proc_env *env;   /* CUDA_VISIBLE_DEVICES ... */
+	size_t n_env;
+	const char *kernel_filter;       /* NULL: the preset's kernel_name */
+	long launch_count_total;         /* > 0: replaces launch_count */
+	const char *replay_override;     /* NULL: the preset's replay_mode */
+	const char *filter_mode;         /* --filter-mode (global | per-gpu | per-launch-config); NULL none */
+	const struct lp_ncu_sections *sections_known;  /* NULL: do not check */
+	double timeout_s;
+};
+
+struct lp_ncu_sections {
+	char **ids;
+	size_t n;
+};
+
+struct lp_ncu_outcome {
+	char report[1024];
+	char raw_csv[1024];
+	char details_csv[1024];
+	int profiled_nothing;
+	int retried_app_range;
+	int results;                     /* rows in the raw page */
+	struct lp_buf metrics_na;        /* "a, b" requested metrics with no value anywhere */
+	struct lp_proc_result profile;
+};
+
+void lp_ncu_outcome_release(struct lp_ncu_outcome *o);
+
+int lp_ncu_argv(const struct lp_ncu_plan *p, struct lp_argv *out, struct lp_err *err);
+
+/* Parses `ncu --list-sections` output (a table whose first column is the identifier). */
+int lp_ncu_sections_parse(const char *text, struct lp_ncu_sections *out);
+void lp_ncu_sections_release(struct lp_ncu_sections *s);
+/* Runs `ncu --list-sections` and parses it. */
+int lp_ncu_sections_list(const char *ncu, double timeout_s, struct lp_ncu_sections *out, struct lp_err *err);
+/* Every preset section must be a known identifier (or a regex: expression); the error names
+ * the first unknown one and the closest known identifier. */
+int lp_ncu_sections_check(const json_t *preset, const struct lp_ncu_sections *known, struct lp_err *err);
+
+enum {
+	LP_NCU_LOG_NOTHING_PROFILED = 1,
+	LP_NCU_LOG_UNSUPPORTED_API = 2,
+	LP_NCU_LOG_NVGPUCTRPERM = 4,
+};
+/* Flags for what an ncu log says. */
+int lp_ncu_log_scan(const char *text);
+
+/* Runs profile (with the app-range retry) and both exports. */
+int lp_ncu_run(const struct lp_ncu_plan *p, struct lp_ncu_outcome *o, struct lp_err *err);
+
+/* The export commands, for tests and for `llmprof report` re-exports. */
+int lp_ncu_export(const char *ncu, const char *report, const char *page, const char *csv_path,
+	const char *log_path, double timeout_s, struct lp_buf *cmds, struct lp_err *err);
+
+#endif

@@ -1,0 +1,102 @@
+/* tools.h: what this machine can profile: GPUs and driver, nsys and ncu (where, which version),
+ * whether the nsys importer works, performance-counter permission, CUPTI and our tracer library.
+ *
+ * Lookup order for nsys and ncu: the configured path (config `tools.nsys` / `tools.ncu`), PATH,
+ * /opt/nvidia/nsight-systems[-VER]/VER/bin (nsys), /opt/nvidia/nsight-compute/<ver>/ (ncu, and the
+ * nsys that ships inside it at host/target-linux-x64/nsys), then the CUDA bin folder. Among
+ * several versions in one pattern the newest (sorted last) wins. Versions come from
+ * `<tool> --version` (run through core/proc.h with LC_ALL=C and a timeout).
+ *
+ * GPUs come from NVML (libnvidia-ml.so.1 through dlopen), else from `nvidia-smi`. Nothing here
+ * needs a GPU to run: on a machine without one every probe says why not.
+ *
+ * Ownership: struct lp_tools is plain data (fixed buffers); lp_tools_to_json returns a new
+ * reference. Not thread-safe (runs child processes). Never prints.
+ *
+ *   struct lp_tools t;
+ *   struct lp_tools_opts o = { .exe_dir = ctx->exe_dir, .probe_versions = 1 };
+ *   lp_tools_detect(&o, &t);
+ *   if (!lp_tools_mode_ok(&t, "deep", 0, &why)) ...
+ */
+#ifndef LP_COLLECT_TOOLS_H
+#define LP_COLLECT_TOOLS_H
+
+#include <jansson.h>
+
+#include "core/buf.h"
+#include "core/err.h"
+
+#define LP_TOOLS_MAX_GPUS 16
+#define LP_PATH_CAP 1024
+
+struct lp_tool {
+	const char *name;                 /* "nsys", "ncu" */
+	int found;
+	char path[LP_PATH_CAP];
+	const char *found_via;            /* "config", "PATH", "/opt/nvidia", "ncu bundle", "cuda" */
+	char version[128];                /* "2025.3.1.0"; "" when --version failed */
+	char problem[256];                /* why it cannot be used; "" when fine */
+};
+
+struct lp_gpu {
+	int index;
+	char name[128];
+	char uuid[96];
+	unsigned long long mem_bytes;
+};
+
+struct lp_tools {
+	int n_gpus;
+	struct lp_gpu gpus[LP_TOOLS_MAX_GPUS];
+	char driver_version[64];
+	const char *gpu_source;           /* "nvml", "nvidia-smi", "" */
+	char gpu_problem[256];
+
+	struct lp_tool nsys, ncu;
+
+	int nsys_importer_ok;             /* libdw.so.1 and libelf.so.1 loadable */
+	char importer_problem[256];
+
+	int counters_admin_only;          /* RmProfilingAdminOnly: 1, 0, or -1 unknown */
+	int is_root;
+	char counters_problem[384];       /* the ERR_NVGPUCTRPERM fix when it applies */
+
+	char cupti_path[LP_PATH_CAP];     /* "" not found */
+	char inject_path[LP_PATH_CAP];    /* our tracer library; "" not found */
+	char inject_expected[LP_PATH_CAP];
+};
+
+struct lp_tools_opts {
+	const char *nsys_path;            /* config tools.nsys (NULL: search) */
+	const char *ncu_path;             /* config tools.ncu */
+	const char *exe_dir;              /* folder of the llmprof binary (for ../lib) */
+	const char *cuda_root;            /* NULL: $CUDA_HOME, else /usr/local/cuda */
+	const char *opt_root;             /* NULL: /opt/nvidia (tests point it elsewhere) */
+	int probe_versions;               /* run --version (0: only locate) */
+	double timeout_s;                 /* per probe; 0: 30 */
+	int skip_gpu;                     /* tests: do not touch NVML / nvidia-smi */
+};
+
+/* Never fails: every missing piece is recorded with its reason. */
+void lp_tools_detect(const struct lp_tools_opts *o, struct lp_tools *t);
+
+/* Finds one tool ("nsys" or "ncu") as lp_tools_detect does; 0 found, -1 not (t->problem says). */
+int lp_tools_find(const char *name, const struct lp_tools_opts *o, struct lp_tool *t);
+/* Runs `<path> --version` and extracts the version number into t->version. */
+int lp_tools_probe_version(struct lp_tool *t, double timeout_s, struct lp_err *err);
+/* Pulls "2025.3.1.0" out of a --version text; 0 found. */
+int lp_tools_parse_version(const char *text, char *out, size_t cap);
+
+/* Can `mode` ("light" or "deep") run here? `with_nsys`: the nsys phase is enabled. When not,
+ * `why` gets "; "-separated reasons. Returns 1 or 0. */
+int lp_tools_mode_ok(const struct lp_tools *t, const char *mode, int with_nsys, struct lp_buf *why);
+
+/* For env.json: {"gpus": [...], "driver": ..., "nsys": {...}, "ncu": {...}, ...}. */
+json_t *lp_tools_to_json(const struct lp_tools *t);
+
+#define LP_NVGPUCTRPERM_FIX \
+	"performance counters are restricted to admin users (ERR_NVGPUCTRPERM): run as root, or set " \
+	"'options nvidia NVreg_RestrictProfilingToAdminUsers=0' in /etc/modprobe.d/ and reload the " \
+	"driver (https://developer.nvidia.com/ERR_NVGPUCTRPERM)"
+
+#endif

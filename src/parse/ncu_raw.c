@@ -1,0 +1,731 @@
+/* ncu_raw.c: the raw page of an Nsight Compute report (see ncu_raw.h). Sits between the ncu
+ * collection phase (collect/ncu.c writes ncu/<name>_raw.csv) and everything that reads kernel
+ * metrics: `llmprof kernels`, the top-N check, the roofline. Units are normalized here. */
+#include "parse/ncu_raw.h"
+
+#include <ctype.h>
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+
+#include "core/arena.h"
+#include "parse/csv.h"
+
+/* ---- units ---- */
+
+static double time_ns(const char *u)
+{
+	if (!strcmp(u, "nsecond") || !strcmp(u, "ns"))
+		return 1;
+	if (!strcmp(u, "usecond") || !strcmp(u, "us"))
+		return 1e3;
+	if (!strcmp(u, "msecond") || !strcmp(u, "ms"))
+		return 1e6;
+	if (!strcmp(u, "second") || !strcmp(u, "s"))
+		return 1e9;
+	return 0;
+}
+
+static double si_prefix(char c)
+{
+	switch (c) {
+	case 'K': case 'k': return 1e3;
+	case 'M': return 1e6;
+	case 'G': case 'g': return 1e9;
+	case 'T': case 't': return 1e12;
+	case 'P': return 1e15;
+	default: return 0;
+	}
+}
+
+/* Numerator units we scale: time, bytes, hertz; *scale = factor, base gets the unit. */
+static int numerator(const char *u, size_t n, double *scale, const char **base)
+{
+	char tmp[32];
+	double p;
+	if (n >= sizeof(tmp))
+		return 0;
+	memcpy(tmp, u, n);
+	tmp[n] = '\0';
+	if ((p = time_ns(tmp)) > 0) {
+		*scale = p;
+		*base = "nsecond";
+		return 1;
+	}
+	if (!strcmp(tmp, "byte")) {
+		*scale = 1;
+		*base = "byte";
+		return 1;
+	}
+	if (n == 5 && !strcmp(tmp + 1, "byte") && (p = si_prefix(tmp[0])) > 0) {
+		*scale = p;
+		*base = "byte";
+		return 1;
+	}
+	if (!strcasecmp(tmp, "hz")) {
+		*scale = 1;
+		*base = "hz";
+		return 1;
+	}
+	if (n == 3 && !strcasecmp(tmp + 1, "hz") && (p = si_prefix(tmp[0])) > 0) {
+		*scale = p;
+		*base = "hz";
+		return 1;
+	}
+	return 0;
+}
+
+void lp_ncu_unit_to_base(const char *unit, double *scale, char *base, size_t cap)
+{
+	const char *slash = strchr(unit, '/');
+	const char *nb = NULL;
+	double ns;
+	*scale = 1;
+	snprintf(base, cap, "%s", unit);
+	if (!slash) {
+		numerator(unit, strlen(unit), scale, &nb);
+		if (nb)
+			snprintf(base, cap, "%s", nb);
+		return;
+	}
+	/* rate: <x>/<time> -> <base x>/second */
+	if ((ns = time_ns(slash + 1)) <= 0)
+		return;
+	if (numerator(unit, (size_t)(slash - unit), scale, &nb) && strcmp(nb, "nsecond") != 0) {
+		*scale = *scale * 1e9 / ns;
+		snprintf(base, cap, "%s/second", nb);
+	} else {
+		*scale = 1e9 / ns;
+		snprintf(base, cap, "%.*s/second", (int)(slash - unit), unit);
+	}
+}
+
+int lp_ncu_function_name(const char *s, struct lp_buf *out)
+{
+	size_t n = strlen(s), end = n, start;
+	lp_buf_reset(out);
+	while (end > 0 && s[end - 1] == ' ')
+		end--;
+	if (end >= 6 && !strncmp(s + end - 6, " const", 6))
+		end -= 6;
+	/* the parameter list: match the final ')' back to its '('; no list: not a C++ signature */
+	if (end == 0 || s[end - 1] != ')')
+		return lp_buf_adds(out, s);
+	{
+		int depth = 0;
+		size_t i = end;
+		while (i > 0) {
+			char c = s[--i];
+			if (c == ')')
+				depth++;
+			else if (c == '(' && --depth == 0)
+				break;
+		}
+		if (depth == 0)
+			end = i;
+	}
+	/* trailing template arguments */
+	if (end > 0 && s[end - 1] == '>') {
+		int depth = 0;
+		size_t i = end;
+		while (i > 0) {
+			char c = s[--i];
+			if (c == '>')
+				depth++;
+			else if (c == '<' && --depth == 0)
+				break;
+		}
+		if (depth == 0)
+			end = i;
+	}
+	start = end;
+	while (start > 0 && (isalnum((unsigned char)s[start - 1]) || s[start - 1] == '_' || s[start - 1] == '~'))
+		start--;
+	if (start == end)
+		return lp_buf_adds(out, s);
+	return lp_buf_add(out, s + start, end - start);
+}
+
+int lp_ncu_parse_dim3(const char *s, uint32_t v[3])
+{
+	int i;
+	char *end;
+	while (*s == ' ')
+		s++;
+	if (*s++ != '(')
+		return -1;
+	for (i = 0; i < 3; i++) {
+		unsigned long x;
+		while (*s == ' ')
+			s++;
+		if (!isdigit((unsigned char)*s))
+			return -1;
+		x = strtoul(s, &end, 10);
+		if (x > UINT32_MAX)
+			return -1;
+		v[i] = (uint32_t)x;
+		s = end;
+		while (*s == ' ')
+			s++;
+		if (*s != (i == 2 ? ')' : ','))
+			return -1;
+		s++;
+	}
+	return 0;
+}
+
+static int level_matches(const struct lp_ncu_nvtx_level *l, const char *expr)
+{
+	const char *at = strchr(expr, '@');
+	size_t dl;
+	if (!at)
+		return strcmp(l->name, expr) == 0;
+	if (strcmp(l->name, at + 1) != 0)
+		return 0;
+	dl = (size_t)(at - expr);
+	return strlen(l->domain) == dl && strncmp(l->domain, expr, dl) == 0;
+}
+
+int lp_ncu_stack_matches(const struct lp_ncu_nvtx_stack *st, const char *expr)
+{
+	size_t i;
+	for (i = 0; i < st->n; i++)
+		if (level_matches(&st->levels[i], expr))
+			return 1;
+	return 0;
+}
+
+/* A fast path for plain decimals ("123", "45.25"); everything else goes to lp_csv_number. */
+static const double pow10_neg[] = { 1, 1e1, 1e2, 1e3, 1e4, 1e5, 1e6, 1e7, 1e8, 1e9, 1e10, 1e11,
+	1e12, 1e13, 1e14, 1e15 };
+
+static int number(const char *s, size_t len, double *out)
+{
+	uint64_t m = 0;
+	size_t i = 0, digits = 0, frac = 0;
+	int neg = 0, dot = 0;
+	if (len && s[0] == '-') {
+		neg = 1;
+		i = 1;
+	}
+	if (i == len)
+		return lp_csv_number(s, out);
+	for (; i < len; i++) {
+		char c = s[i];
+		if (c >= '0' && c <= '9') {
+			m = m * 10 + (uint64_t)(c - '0');
+			digits++;
+			if (dot)
+				frac++;
+		} else if (c == '.' && !dot) {
+			dot = 1;
+		} else {
+			return lp_csv_number(s, out);
+		}
+	}
+	if (!digits || digits > 15)
+		return lp_csv_number(s, out);
+	*out = (double)m / pow10_neg[frac];
+	if (neg)
+		*out = -*out;
+	return 1;
+}
+
+/* ---- the stream ---- */
+
+enum col_kind {
+	COL_METRIC = 0, COL_ID, COL_PID, COL_PROCESS, COL_HOST, COL_PUSHPOP, COL_STARTEND, COL_KERNEL,
+	COL_CONTEXT, COL_STREAM, COL_BLOCK, COL_GRID, COL_DEVICE, COL_CC,
+};
+
+static const struct { const char *name; int kind; } identity[] = {
+	{ "ID", COL_ID }, { "Process ID", COL_PID }, { "Process Name", COL_PROCESS },
+	{ "Host Name", COL_HOST }, { LP_NCU_COL_PUSHPOP, COL_PUSHPOP },
+	{ LP_NCU_COL_STARTEND, COL_STARTEND }, { "Kernel Name", COL_KERNEL },
+	{ "Context", COL_CONTEXT }, { "Stream", COL_STREAM }, { "Block Size", COL_BLOCK },
+	{ "Grid Size", COL_GRID }, { "Device", COL_DEVICE }, { "CC", COL_CC },
+};
+
+struct column {
+	int kind;
+	int metric;          /* index into metrics for COL_METRIC */
+	double scale;
+};
+
+static int classify(const char *h)
+{
+	size_t i;
+	for (i = 0; i < sizeof(identity) / sizeof(identity[0]); i++)
+		if (!strcmp(h, identity[i].name))
+			return identity[i].kind;
+	/* other ncu versions word the NVTX headers differently; match on their core */
+	if (strstr(h, "Push/Pop_Range"))
+		return COL_PUSHPOP;
+	if (strstr(h, "Start/Stop_Range") || strstr(h, "Start/End_Range"))
+		return COL_STARTEND;
+	return COL_METRIC;
+}
+
+static int parse_u32(const char *s, uint32_t *out)
+{
+	double v;
+	if (number(s, strlen(s), &v) != 1 || v < 0 || v > UINT32_MAX)
+		return -1;
+	*out = (uint32_t)v;
+	return 0;
+}
+
+int lp_ncu_raw_stream(const char *path, lp_ncu_result_fn fn, void *ctx, struct lp_err *err)
+{
+	return lp_ncu_raw_stream_ex(path, 0, fn, ctx, err);
+}
+
+int lp_ncu_raw_stream_ex(const char *path, int flags, lp_ncu_result_fn fn, void *ctx, struct lp_err *err)
+{
+	struct lp_csv c;
+	struct lp_arena names = LP_ARENA_INIT;
+	struct column *cols = NULL;
+	struct lp_metric *metrics = NULL;
+	struct lp_ncu_nvtx_stack *pp = NULL, *se = NULL;
+	struct lp_buf fname = LP_BUF_INIT;
+	size_t ncols, n_metrics = 0, i;
+	int rc, have_kernel = 0, have_id = 0, units_checked = 0, ret = -1;
+	int dur_idx = -1, reg_idx = -1;
+
+	if (lp_csv_open(&c, path, NULL, err) < 0)
+		return -1;
+	rc = lp_csv_next(&c, err);
+	if (rc <= 0) {
+		if (rc == 0)
+			lp_err_set(err, LP_EPARTIAL, "'%s' is empty (expected an ncu raw page)", path);
+		goto out;
+	}
+	ncols = c.n_fields;
+	cols = calloc(ncols, sizeof(*cols));
+	metrics = calloc(ncols, sizeof(*metrics));
+	pp = calloc(1, sizeof(*pp));
+	se = calloc(1, sizeof(*se));
+	if (!cols || !metrics || !pp || !se) {
+		lp_err_set(err, LP_EOTHER, "out of memory reading '%s'", path);
+		goto out;
+	}
+	for (i = 0; i < ncols; i++) {
+		cols[i].kind = classify(c.fields[i]);
+		cols[i].scale = 1;
+		if (cols[i].kind == COL_KERNEL)
+			have_kernel = 1;
+		if (cols[i].kind == COL_ID)
+			have_id = 1;
+		if (cols[i].kind == COL_METRIC) {
+			const char *name = lp_arena_strdup(&names, c.fields[i]);
+			if (!name) {
+				lp_err_set(err, LP_EOTHER, "out of memory reading '%s'", path);
+				goto out;
+			}
+			cols[i].metric = (int)n_metrics;
+			metrics[n_metrics].name = name;
+			metrics[n_metrics].unit = "";
+			if (!strcmp(name, LP_NCU_DURATION_METRIC))
+				dur_idx = (int)n_metrics;
+			if (!strcmp(name, "launch__registers_per_thread"))
+				reg_idx = (int)n_metrics;
+			n_metrics++;
+		}
+	}
+	if (!have_kernel || !have_id) {
+		lp_err_set(err, LP_EPARTIAL, "%s:1: column '%s' missing (not an ncu raw page?)", path,
+			have_id ? "Kernel Name" : "ID");
+		goto out;
+	}
+	while ((rc = lp_csv_next(&c, err)) > 0) {
+		struct lp_ncu_result r;
+		int have_block = 0, have_grid = 0;
+		if (c.n_fields == 1 && c.lens[0] == 0)
+			continue;  /* blank line */
+		if (c.n_fields != ncols) {
+			lp_err_set(err, LP_EPARTIAL, "%s:%llu: row has %zu cells, the header has %zu (truncated file?)",
+				path, (unsigned long long)c.line, c.n_fields, ncols);
+			goto out;
+		}
+		if (!units_checked) {
+			units_checked = 1;
+			for (i = 0; i < ncols; i++)
+				if (cols[i].kind == COL_ID)
+					break;
+			if (!*c.fields[i]) {  /* the units row: the ID column has no unit */
+				for (i = 0; i < ncols; i++) {
+					char base[64];
+					struct lp_metric *m;
+					if (cols[i].kind != COL_METRIC)
+						continue;
+					m = &metrics[cols[i].metric];
+					lp_ncu_unit_to_base(c.fields[i], &cols[i].scale, base, sizeof(base));
+					m->unit = lp_arena_strdup(&names, base);
+					if (!m->unit) {
+						lp_err_set(err, LP_EOTHER, "out of memory reading '%s'", path);
+						goto out;
+					}
+				}
+				continue;
+			}
+		}
+		memset(&r, 0, sizeof(r));
+		r.line = c.line;
+		r.device = -1;
+		r.duration_ns = -1;
+		r.process = r.host = r.context = r.stream = r.cc = "";
+		r.kernel_name = "";
+		pp->n = se->n = 0;
+		r.pushpop = pp;
+		r.startend = se;
+		for (i = 0; i < ncols; i++) {
+			const char *f = c.fields[i];
+			double v;
+			switch (cols[i].kind) {
+			case COL_METRIC: {
+				struct lp_metric *m = &metrics[cols[i].metric];
+				int k = number(f, c.lens[i], &v);
+				m->valid = k == 1;
+				m->value = k == 1 ? v * cols[i].scale : 0;
+				break;
+			}
+			case COL_ID:
+				if (number(f, c.lens[i], &v) == 1 && v >= 0)
+					r.id = (uint64_t)v;
+				break;
+			case COL_PID:
+				parse_u32(f, &r.pid);
+				break;
+			case COL_PROCESS: r.process = f; break;
+			case COL_HOST: r.host = f; break;
+			case COL_KERNEL: r.kernel_name = f; break;
+			case COL_CONTEXT: r.context = f; break;
+			case COL_STREAM: r.stream = f; break;
+			case COL_CC: r.cc = f; break;
+			case COL_DEVICE:
+				if (number(f, c.lens[i], &v) == 1)
+					r.device = (int32_t)v;
+				break;
+			case COL_BLOCK:
+				have_block = lp_ncu_parse_dim3(f, r.block) == 0;
+				break;
+			case COL_GRID:
+				have_grid = lp_ncu_parse_dim3(f, r.grid) == 0;
+				break;
+			case COL_PUSHPOP:
+			case COL_STARTEND:
+				if (flags & LP_NCU_RAW_SKIP_NVTX)
+					break;
+				if (lp_ncu_nvtx_parse(f, cols[i].kind == COL_STARTEND,
+						cols[i].kind == COL_STARTEND ? se : pp, err) < 0) {
+					lp_err_prefix(err, "%s:%llu", path, (unsigned long long)c.line);
+					goto out;
+				}
+				break;
+			}
+		}
+		r.has_launch = have_block && have_grid;
+		r.is_range = !r.has_launch && !strcmp(r.kernel_name, "range");
+		if (dur_idx >= 0 && metrics[dur_idx].valid)
+			r.duration_ns = metrics[dur_idx].value;
+		if (reg_idx >= 0 && metrics[reg_idx].valid)
+			r.registers_per_thread = (uint32_t)metrics[reg_idx].value;
+		if (lp_ncu_function_name(r.kernel_name, &fname) < 0) {
+			lp_err_set(err, LP_EOTHER, "out of memory reading '%s'", path);
+			goto out;
+		}
+		r.short_name = fname.data;
+		r.metrics = metrics;
+		r.n_metrics = n_metrics;
+		if (fn(&r, ctx, err) < 0)
+			goto out;
+	}
+	if (rc == 0)
+		ret = 0;
+out:
+	lp_csv_close(&c);
+	if (pp)
+		lp_ncu_nvtx_stack_release(pp);
+	if (se)
+		lp_ncu_nvtx_stack_release(se);
+	free(pp);
+	free(se);
+	free(cols);
+	free(metrics);
+	lp_buf_release(&fname);
+	lp_arena_release(&names);
+	return ret;
+}
+
+/* ---- aggregation into KernelRecord rows ---- */
+
+struct acc_metric {
+	const char *src;    /* the caller's name pointer last seen here (a fast identity check) */
+	const char *name;   /* in the aggregator's arena */
+	const char *unit;
+	double sum;
+	uint64_t n;
+};
+
+struct acc_row {
+	struct acc_metric *m;
+	size_t n, cap;
+};
+
+struct lp_ncu_agg {
+	struct lp_arena arena;
+	struct lp_kernel_record *rows;
+	struct acc_row *acc;
+	size_t n_rows, cap_rows;
+	size_t *slots;       /* open addressing: row index + 1, 0 empty */
+	size_t cap_slots;
+	double total_ms;
+};
+
+static uint64_t hash_str(const char *s, int32_t dev)
+{
+	uint64_t h = 1469598103934665603ULL ^ (uint64_t)(uint32_t)dev;
+	for (; *s; s++) {
+		h ^= (unsigned char)*s;
+		h *= 1099511628211ULL;
+	}
+	return h;
+}
+
+struct lp_ncu_agg *lp_ncu_agg_new(void)
+{
+	return calloc(1, sizeof(struct lp_ncu_agg));
+}
+
+void lp_ncu_agg_free(struct lp_ncu_agg *a)
+{
+	size_t i;
+	if (!a)
+		return;
+	for (i = 0; i < a->n_rows; i++)
+		free(a->acc[i].m);
+	free(a->acc);
+	free(a->rows);
+	free(a->slots);
+	lp_arena_release(&a->arena);
+	free(a);
+}
+
+static int rehash(struct lp_ncu_agg *a)
+{
+	size_t ncap = a->cap_slots ? a->cap_slots * 2 : 256, i;
+	size_t *ns = calloc(ncap, sizeof(*ns));
+	if (!ns)
+		return -1;
+	for (i = 0; i < a->n_rows; i++) {
+		size_t j = hash_str(a->rows[i].kernel_name, a->rows[i].device) & (ncap - 1);
+		while (ns[j])
+			j = (j + 1) & (ncap - 1);
+		ns[j] = i + 1;
+	}
+	free(a->slots);
+	a->slots = ns;
+	a->cap_slots = ncap;
+	return 0;
+}
+
+static struct acc_metric *acc_find(struct lp_ncu_agg *a, struct acc_row *ar, size_t hint,
+	const struct lp_metric *m)
+{
+	size_t i;
+	if (hint < ar->n && ar->m[hint].src == m->name)
+		return &ar->m[hint];
+	if (hint < ar->n && !strcmp(ar->m[hint].name, m->name)) {
+		ar->m[hint].src = m->name;
+		return &ar->m[hint];
+	}
+	for (i = 0; i < ar->n; i++)
+		if (!strcmp(ar->m[i].name, m->name)) {
+			ar->m[i].src = m->name;
+			return &ar->m[i];
+		}
+	if (ar->n == ar->cap) {
+		size_t nc = ar->cap ? ar->cap * 2 : 16;
+		struct acc_metric *nm = realloc(ar->m, nc * sizeof(*nm));
+		if (!nm)
+			return NULL;
+		ar->m = nm;
+		ar->cap = nc;
+	}
+	ar->m[ar->n].src = m->name;
+	ar->m[ar->n].name = lp_arena_strdup(&a->arena, m->name);
+	ar->m[ar->n].unit = lp_arena_strdup(&a->arena, m->unit ? m->unit : "");
+	ar->m[ar->n].sum = 0;
+	ar->m[ar->n].n = 0;
+	if (!ar->m[ar->n].name || !ar->m[ar->n].unit)
+		return NULL;
+	return &ar->m[ar->n++];
+}
+
+/* The row of (name, device), created on first sight; -1 out of memory. */
+static long row_for(struct lp_ncu_agg *a, const char *name, const char *short_name, int32_t device)
+{
+	size_t j;
+	struct lp_kernel_record *k;
+	if ((a->n_rows + 1) * 2 > a->cap_slots && rehash(a) < 0)
+		return -1;
+	j = hash_str(name, device) & (a->cap_slots - 1);
+	while (a->slots[j]) {
+		k = &a->rows[a->slots[j] - 1];
+		if (k->device == device && !strcmp(k->kernel_name, name))
+			return (long)(a->slots[j] - 1);
+		j = (j + 1) & (a->cap_slots - 1);
+	}
+	if (a->n_rows == a->cap_rows) {
+		size_t nc = a->cap_rows ? a->cap_rows * 2 : 64;
+		struct lp_kernel_record *nr = realloc(a->rows, nc * sizeof(*nr));
+		struct acc_row *na;
+		if (!nr)
+			return -1;
+		a->rows = nr;
+		na = realloc(a->acc, nc * sizeof(*na));
+		if (!na)
+			return -1;
+		a->acc = na;
+		a->cap_rows = nc;
+	}
+	k = &a->rows[a->n_rows];
+	memset(k, 0, sizeof(*k));
+	memset(&a->acc[a->n_rows], 0, sizeof(a->acc[0]));
+	k->kernel_name = lp_arena_strdup(&a->arena, name);
+	k->short_name = lp_arena_strdup(&a->arena, short_name ? short_name : name);
+	if (!k->kernel_name || !k->short_name)
+		return -1;
+	k->device = device;
+	k->min_ms = -1;
+	a->slots[j] = ++a->n_rows;
+	return (long)(a->n_rows - 1);
+}
+
+int lp_ncu_agg_add(struct lp_ncu_agg *a, const struct lp_ncu_result *r, struct lp_err *err)
+{
+	size_t i;
+	struct lp_kernel_record *k;
+	double ms = r->duration_ns >= 0 ? r->duration_ns / 1e6 : 0;
+	long row = row_for(a, r->kernel_name, r->short_name, r->device);
+	if (row < 0)
+		goto oom;
+	k = &a->rows[row];
+	if (k->calls == 0) {
+		memcpy(k->grid, r->grid, sizeof(k->grid));
+		memcpy(k->block, r->block, sizeof(k->block));
+		k->registers_per_thread = r->registers_per_thread;
+	}
+	k->calls++;
+	k->total_ms += ms;
+	if (k->min_ms < 0 || ms < k->min_ms)
+		k->min_ms = ms;
+	if (ms > k->max_ms)
+		k->max_ms = ms;
+	a->total_ms += ms;
+	for (i = 0; i < r->n_metrics; i++) {
+		const struct lp_metric *m = &r->metrics[i];
+		struct acc_metric *am = acc_find(a, &a->acc[row], i, m);
+		if (!am)
+			goto oom;
+		if (m->valid) {
+			am->sum += m->value;
+			am->n++;
+		}
+	}
+	return 0;
+oom:
+	return lp_err_set(err, LP_EOTHER, "out of memory aggregating kernel results");
+}
+
+int lp_ncu_agg_add_summary(struct lp_ncu_agg *a, const char *name, const char *short_name,
+	int32_t device, uint64_t calls, double total_ms, double min_ms, double max_ms, struct lp_err *err)
+{
+	struct lp_kernel_record *k;
+	long row = row_for(a, name, short_name, device);
+	if (row < 0)
+		return lp_err_set(err, LP_EOTHER, "out of memory aggregating kernel results");
+	k = &a->rows[row];
+	k->calls += calls;
+	k->total_ms += total_ms;
+	a->total_ms += total_ms;
+	if (min_ms >= 0 && (k->min_ms < 0 || min_ms < k->min_ms))
+		k->min_ms = min_ms;
+	if (max_ms > k->max_ms)
+		k->max_ms = max_ms;
+	return 0;
+}
+
+int lp_ncu_agg_finish(struct lp_ncu_agg *a, struct lp_kernel_table *out, struct lp_err *err)
+{
+	size_t i, m;
+	memset(out, 0, sizeof(*out));
+	for (i = 0; i < a->n_rows; i++) {
+		struct lp_kernel_record *k = &a->rows[i];
+		struct acc_row *ar = &a->acc[i];
+		k->mean_ms = k->total_ms / (double)(k->calls ? k->calls : 1);
+		if (k->min_ms < 0)
+			k->min_ms = 0;
+		if (ar->n) {
+			k->metrics = lp_arena_alloc(&a->arena, ar->n * sizeof(*k->metrics));
+			if (!k->metrics) {
+				lp_ncu_agg_free(a);
+				return lp_err_set(err, LP_EOTHER, "out of memory aggregating ncu results");
+			}
+			for (m = 0; m < ar->n; m++) {
+				k->metrics[m].name = ar->m[m].name;
+				k->metrics[m].unit = ar->m[m].unit;
+				k->metrics[m].valid = ar->m[m].n > 0;
+				k->metrics[m].value = ar->m[m].n ? ar->m[m].sum / (double)ar->m[m].n : 0;
+			}
+			k->n_metrics = ar->n;
+		}
+	}
+	out->rows = a->rows;
+	out->n_rows = a->n_rows;
+	out->total_ms = a->total_ms;
+	out->arena = a->arena;
+	a->rows = NULL;
+	a->n_rows = 0;
+	a->arena = (struct lp_arena)LP_ARENA_INIT;
+	lp_kernel_table_sort(out);
+	/* rows were moved: free the accumulators by their own count */
+	for (i = 0; i < out->n_rows; i++)
+		free(a->acc[i].m);
+	free(a->acc);
+	free(a->slots);
+	free(a);
+	return 0;
+}
+
+struct table_ctx {
+	struct lp_ncu_agg *agg;
+	const struct lp_ncu_select *sel;
+};
+
+static int table_cb(const struct lp_ncu_result *r, void *vctx, struct lp_err *err)
+{
+	struct table_ctx *t = vctx;
+	if (r->is_range && !(t->sel && t->sel->include_ranges))
+		return 0;
+	if (t->sel && t->sel->stage && !lp_ncu_stack_matches(r->pushpop, t->sel->stage))
+		return 0;
+	return lp_ncu_agg_add(t->agg, r, err);
+}
+
+int lp_ncu_raw_kernel_table(const char *path, const struct lp_ncu_select *sel,
+	struct lp_kernel_table *out, struct lp_err *err)
+{
+	struct table_ctx t;
+	memset(out, 0, sizeof(*out));
+	t.agg = lp_ncu_agg_new();
+	t.sel = sel;
+	if (!t.agg)
+		return lp_err_set(err, LP_EOTHER, "out of memory");
+	if (lp_ncu_raw_stream_ex(path, sel && sel->stage ? 0 : LP_NCU_RAW_SKIP_NVTX, table_cb, &t, err) < 0) {
+		lp_ncu_agg_free(t.agg);
+		return -1;
+	}
+	return lp_ncu_agg_finish(t.agg, out, err);
+}

@@ -1,0 +1,818 @@
+/* nsys_sqlite.c: Nsight Systems' SQLite export into the profile model (see nsys_sqlite.h).
+ * The nsys phase (collect/nsys.c) writes nsys/run.sqlite; `llmprof kernels` and the analysis read
+ * it through here, so nsys timelines and our own traces answer the same questions. */
+#include "parse/nsys_sqlite.h"
+
+#include <sqlite3.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "core/buf.h"
+#include "parse/ncu_raw.h"
+
+#define TID_MASK 0xFFFFFFull
+
+struct db {
+	sqlite3 *h;
+	const char *path;
+	sqlite3_stmt *str_stmt;
+	/* StringIds cache: id -> interned string (open addressing) */
+	int64_t *keys;
+	const char **vals;
+	size_t cap, n;
+	struct lp_profile *p;
+};
+
+static int db_fail(struct db *d, const char *what, struct lp_err *err)
+{
+	return lp_err_set(err, LP_EPARTIAL, "%s: %s: %s", d->path, what, sqlite3_errmsg(d->h));
+}
+
+int lp_nsys_sqlite_is_sqlite(const char *path)
+{
+	char head[16];
+	FILE *f = fopen(path, "rb");
+	size_t n;
+	if (!f)
+		return 0;
+	n = fread(head, 1, sizeof(head), f);
+	fclose(f);
+	return n == 16 && memcmp(head, "SQLite format 3", 16) == 0;
+}
+
+static int has_table(struct db *d, const char *name)
+{
+	sqlite3_stmt *st;
+	int found = 0;
+	if (sqlite3_prepare_v2(d->h, "SELECT 1 FROM sqlite_master WHERE type IN ('table','view') AND name = ?",
+			-1, &st, NULL) != SQLITE_OK)
+		return 0;
+	sqlite3_bind_text(st, 1, name, -1, SQLITE_STATIC);
+	found = sqlite3_step(st) == SQLITE_ROW;
+	sqlite3_finalize(st);
+	return found;
+}
+
+/* Column list of a table, as one ",a,b,c," string for cheap membership tests. */
+static int table_columns(struct db *d, const char *table, struct lp_buf *out, struct lp_err *err)
+{
+	sqlite3_stmt *st;
+	struct lp_buf q = LP_BUF_INIT;
+	int rc;
+	lp_buf_reset(out);
+	lp_buf_addf(&q, "PRAGMA table_info(%s)", table);
+	rc = sqlite3_prepare_v2(d->h, q.data, -1, &st, NULL);
+	lp_buf_release(&q);
+	if (rc != SQLITE_OK)
+		return db_fail(d, "reading the columns of a table", err);
+	lp_buf_addc(out, ',');
+	while (sqlite3_step(st) == SQLITE_ROW)
+		lp_buf_addf(out, "%s,", (const char *)sqlite3_column_text(st, 1));
+	sqlite3_finalize(st);
+	return out->oom ? lp_err_set(err, LP_EOTHER, "out of memory") : 0;
+}
+
+static int has_col(const struct lp_buf *cols, const char *name)
+{
+	char key[96];
+	snprintf(key, sizeof(key), ",%s,", name);
+	return strstr(cols->data, key) != NULL;
+}
+
+/* "alias.col" when the column exists, else the fallback SQL literal. */
+static void add_col(struct lp_buf *q, const struct lp_buf *cols, const char *alias, const char *name,
+	const char *fallback)
+{
+	if (has_col(cols, name))
+		lp_buf_addf(q, "%s.%s, ", alias, name);
+	else
+		lp_buf_addf(q, "%s, ", fallback);
+}
+
+static int db_open(struct db *d, const char *path, struct lp_profile *p, struct lp_err *err)
+{
+	memset(d, 0, sizeof(*d));
+	d->path = path;
+	d->p = p;
+	if (!lp_nsys_sqlite_is_sqlite(path)) {
+		FILE *f = fopen(path, "rb");
+		if (!f)
+			return lp_err_set(err, LP_EPARTIAL, "cannot open '%s'", path);
+		fclose(f);
+		return lp_err_set(err, LP_EPARTIAL, "'%s' is not an SQLite database (expected an nsys export)", path);
+	}
+	if (sqlite3_open_v2(path, &d->h, SQLITE_OPEN_READONLY | SQLITE_OPEN_NOMUTEX, NULL) != SQLITE_OK) {
+		lp_err_set(err, LP_EPARTIAL, "cannot open '%s': %s", path, d->h ? sqlite3_errmsg(d->h) : "out of memory");
+		sqlite3_close(d->h);
+		d->h = NULL;
+		return -1;
+	}
+	if (!has_table(d, "StringIds"))
+		return lp_err_set(err, LP_EPARTIAL, "'%s' is not an nsys export: table 'StringIds' missing", path);
+	if (sqlite3_prepare_v2(d->h, "SELECT value FROM StringIds WHERE id = ?", -1, &d->str_stmt, NULL) != SQLITE_OK)
+		return db_fail(d, "table 'StringIds'", err);
+	return 0;
+}
+
+static void db_close(struct db *d)
+{
+	sqlite3_finalize(d->str_stmt);
+	sqlite3_close(d->h);
+	free(d->keys);
+	free(d->vals);
+	memset(d, 0, sizeof(*d));
+}
+
+static size_t id_hash(int64_t id, size_t cap)
+{
+	uint64_t h = (uint64_t)id * 0x9E3779B97F4A7C15ull;
+	return (size_t)(h >> 17) & (cap - 1);
+}
+
+/* StringIds[id], interned in the profile; "" for a missing id; NULL out of memory. */
+static const char *db_string(struct db *d, int64_t id)
+{
+	size_t j;
+	const char *v;
+	if ((d->n + 1) * 2 > d->cap) {
+		size_t ncap = d->cap ? d->cap * 2 : 1024, i;
+		int64_t *nk = malloc(ncap * sizeof(*nk));
+		const char **nv = calloc(ncap, sizeof(*nv));
+		if (!nk || !nv) {
+			free(nk);
+			free(nv);
+			return NULL;
+		}
+		for (i = 0; i < d->cap; i++) {
+			if (!d->vals[i])
+				continue;
+			j = id_hash(d->keys[i], ncap);
+			while (nv[j])
+				j = (j + 1) & (ncap - 1);
+			nk[j] = d->keys[i];
+			nv[j] = d->vals[i];
+		}
+		free(d->keys);
+		free(d->vals);
+		d->keys = nk;
+		d->vals = nv;
+		d->cap = ncap;
+	}
+	j = id_hash(id, d->cap);
+	while (d->vals[j]) {
+		if (d->keys[j] == id)
+			return d->vals[j];
+		j = (j + 1) & (d->cap - 1);
+	}
+	sqlite3_reset(d->str_stmt);
+	sqlite3_bind_int64(d->str_stmt, 1, id);
+	if (sqlite3_step(d->str_stmt) == SQLITE_ROW) {
+		const char *s = (const char *)sqlite3_column_text(d->str_stmt, 0);
+		v = lp_profile_intern(d->p, s ? s : "");
+	} else {
+		v = lp_profile_intern(d->p, "");
+	}
+	if (!v)
+		return NULL;
+	d->keys[j] = id;
+	d->vals[j] = v;
+	d->n++;
+	return v;
+}
+
+/* ---- devices and processes ---- */
+
+static int load_devices(struct db *d, struct lp_err *err)
+{
+	struct lp_buf cols = LP_BUF_INIT, q = LP_BUF_INIT;
+	sqlite3_stmt *st = NULL;
+	int rc = 0;
+	if (!has_table(d, "TARGET_INFO_GPU"))
+		return 0;
+	if (table_columns(d, "TARGET_INFO_GPU", &cols, err) < 0)
+		return -1;
+	lp_buf_adds(&q, "SELECT ");
+	add_col(&q, &cols, "g", has_col(&cols, "cuDevice") ? "cuDevice" : "id", "0");
+	add_col(&q, &cols, "g", "name", "''");
+	add_col(&q, &cols, "g", "smCount", "0");
+	add_col(&q, &cols, "g", "totalMemory", "0");
+	add_col(&q, &cols, "g", "l2CacheSize", "0");
+	add_col(&q, &cols, "g", "clockRate", "0");
+	lp_buf_adds(&q, "1 FROM TARGET_INFO_GPU g");
+	if (sqlite3_prepare_v2(d->h, q.data, -1, &st, NULL) != SQLITE_OK) {
+		rc = db_fail(d, "table 'TARGET_INFO_GPU'", err);
+		goto out;
+	}
+	while (sqlite3_step(st) == SQLITE_ROW) {
+		int32_t id = sqlite3_column_int(st, 0);
+		struct lp_device *dev;
+		if (lp_profile_device(d->p, id))
+			continue;
+		dev = lp_profile_add_device(d->p);
+		if (!dev) {
+			rc = lp_err_set(err, LP_EOTHER, "out of memory");
+			goto out;
+		}
+		dev->id = id;
+		dev->name = lp_profile_intern(d->p, (const char *)sqlite3_column_text(st, 1));
+		dev->sm_count = sqlite3_column_int(st, 2);
+		dev->mem_bytes = (uint64_t)sqlite3_column_int64(st, 3);
+		dev->l2_bytes = (uint32_t)sqlite3_column_int64(st, 4);
+		dev->sm_clock_mhz = (uint32_t)(sqlite3_column_int64(st, 5) / 1000000);  /* clockRate in Hz */
+	}
+out:
+	sqlite3_finalize(st);
+	lp_buf_release(&cols);
+	lp_buf_release(&q);
+	return rc;
+}
+
+static int note_process(struct lp_profile *p, uint32_t pid)
+{
+	size_t i;
+	struct lp_process *r;
+	for (i = p->n_processes; i-- > 0;)
+		if (p->processes[i].pid == pid)
+			return 0;
+	r = lp_profile_add_process(p);
+	if (!r)
+		return -1;
+	r->pid = pid;
+	return 0;
+}
+
+/* ---- NVTX ---- */
+
+struct domain_key {
+	uint32_t pid;
+	int64_t domain_id;
+	const char *name;
+};
+
+struct range_side {
+	int64_t gtid;       /* globalTid, for the per-thread sweep */
+};
+
+static int load_ranges(struct db *d, struct range_side **side_out, struct lp_err *err)
+{
+	struct lp_buf cols = LP_BUF_INIT, q = LP_BUF_INIT;
+	sqlite3_stmt *st = NULL;
+	struct domain_key *doms = NULL;
+	size_t n_doms = 0, cap_doms = 0, cap_side = 0;
+	struct range_side *side = NULL;
+	int32_t stack[256];
+	int depth = 0, rc = -1, with_text_id, with_domain;
+	int64_t cur_gtid = -1;
+	*side_out = NULL;
+	if (!has_table(d, "NVTX_EVENTS"))
+		return 0;
+	if (table_columns(d, "NVTX_EVENTS", &cols, err) < 0)
+		return -1;
+	with_text_id = has_col(&cols, "textId");
+	with_domain = has_col(&cols, "domainId");
+	/* domains: type-75 rows, per process */
+	if (with_domain) {
+		if (sqlite3_prepare_v2(d->h, "SELECT globalTid, domainId, text FROM NVTX_EVENTS WHERE eventType = 75",
+				-1, &st, NULL) != SQLITE_OK) {
+			db_fail(d, "table 'NVTX_EVENTS'", err);
+			goto out;
+		}
+		while (sqlite3_step(st) == SQLITE_ROW) {
+			const char *t = (const char *)sqlite3_column_text(st, 2);
+			if (n_doms == cap_doms) {
+				size_t nc = cap_doms ? cap_doms * 2 : 16;
+				struct domain_key *nd = realloc(doms, nc * sizeof(*nd));
+				if (!nd)
+					goto oom;
+				doms = nd;
+				cap_doms = nc;
+			}
+			doms[n_doms].pid = (uint32_t)(((uint64_t)sqlite3_column_int64(st, 0) >> 24) & TID_MASK);
+			doms[n_doms].domain_id = sqlite3_column_int64(st, 1);
+			doms[n_doms].name = lp_profile_intern(d->p, t ? t : "");
+			if (!doms[n_doms].name)
+				goto oom;
+			n_doms++;
+		}
+		sqlite3_finalize(st);
+		st = NULL;
+	}
+	lp_buf_adds(&q, "SELECT e.start, e.end, e.eventType, e.globalTid, ");
+	if (with_text_id)
+		lp_buf_adds(&q, "coalesce(e.text, s.value), ");
+	else
+		lp_buf_adds(&q, "e.text, ");
+	add_col(&q, &cols, "e", "domainId", "0");
+	add_col(&q, &cols, "e", "uint64Value", "NULL");
+	add_col(&q, &cols, "e", "int64Value", "NULL");
+	add_col(&q, &cols, "e", "doubleValue", "NULL");
+	add_col(&q, &cols, "e", "uint32Value", "NULL");
+	add_col(&q, &cols, "e", "int32Value", "NULL");
+	add_col(&q, &cols, "e", "floatValue", "NULL");
+	lp_buf_adds(&q, "1 FROM NVTX_EVENTS e ");
+	if (with_text_id)
+		lp_buf_adds(&q, "LEFT JOIN StringIds s ON s.id = e.textId ");
+	lp_buf_adds(&q, "WHERE e.eventType IN (34, 59, 60) ORDER BY e.globalTid, e.start, e.end DESC");
+	if (q.oom)
+		goto oom;
+	if (sqlite3_prepare_v2(d->h, q.data, -1, &st, NULL) != SQLITE_OK) {
+		db_fail(d, "table 'NVTX_EVENTS'", err);
+		goto out;
+	}
+	while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
+		int64_t start = sqlite3_column_int64(st, 0);
+		int type = sqlite3_column_int(st, 2);
+		int64_t gtid = sqlite3_column_int64(st, 3);
+		const char *text = (const char *)sqlite3_column_text(st, 4);
+		int64_t dom = sqlite3_column_int64(st, 5);
+		uint32_t pid = (uint32_t)(((uint64_t)gtid >> 24) & TID_MASK);
+		struct lp_range *r;
+		size_t i, idx = d->p->n_ranges;
+		int c;
+		r = lp_profile_add_range(d->p);
+		if (!r)
+			goto oom;
+		r->name = lp_profile_intern(d->p, text ? text : "");
+		if (!r->name)
+			goto oom;
+		r->pid = pid;
+		r->tid = (uint32_t)((uint64_t)gtid & TID_MASK);
+		r->start_ns = (uint64_t)start;
+		r->end_ns = sqlite3_column_type(st, 1) == SQLITE_NULL ? 0 : (uint64_t)sqlite3_column_int64(st, 1);
+		r->kind = type == LP_NSYS_NVTX_PUSHPOP ? LP_RANGE_PUSHPOP :
+			type == LP_NSYS_NVTX_STARTEND ? LP_RANGE_STARTEND : LP_RANGE_MARK;
+		if (r->kind == LP_RANGE_MARK)
+			r->end_ns = r->start_ns;
+		if (dom != 0)
+			for (i = 0; i < n_doms; i++)
+				if (doms[i].pid == pid && doms[i].domain_id == dom) {
+					r->domain = doms[i].name;
+					break;
+				}
+		for (c = 6; c <= 11; c++) {
+			if (sqlite3_column_type(st, c) == SQLITE_NULL)
+				continue;
+			if (c == 6 || c == 9) {
+				r->payload_type = LP_PAYLOAD_U64;
+				r->payload.u64 = (uint64_t)sqlite3_column_int64(st, c);
+			} else if (c == 7 || c == 10) {
+				r->payload_type = LP_PAYLOAD_I64;
+				r->payload.i64 = sqlite3_column_int64(st, c);
+			} else {
+				r->payload_type = LP_PAYLOAD_F64;
+				r->payload.f64 = sqlite3_column_double(st, c);
+			}
+			break;
+		}
+		if (gtid != cur_gtid) {
+			cur_gtid = gtid;
+			depth = 0;
+			if (note_process(d->p, pid) < 0)
+				goto oom;
+		}
+		if (r->kind == LP_RANGE_PUSHPOP) {
+			/* close the ranges that ended before this one starts; the rest nest it */
+			while (depth > 0) {
+				const struct lp_range *top = &d->p->ranges[stack[depth - 1]];
+				if (top->end_ns != 0 && top->end_ns <= r->start_ns)
+					depth--;
+				else
+					break;
+			}
+			r->parent = depth > 0 ? stack[depth - 1] : -1;
+			r->depth = (uint16_t)depth;
+			if (depth < (int)(sizeof(stack) / sizeof(stack[0])))
+				stack[depth++] = (int32_t)idx;
+		}
+		if (idx == cap_side) {
+			size_t nc = cap_side ? cap_side * 2 : 256;
+			struct range_side *ns = realloc(side, nc * sizeof(*ns));
+			if (!ns)
+				goto oom;
+			side = ns;
+			cap_side = nc;
+		}
+		side[idx].gtid = gtid;
+	}
+	if (rc != SQLITE_DONE) {
+		db_fail(d, "reading table 'NVTX_EVENTS'", err);
+		rc = -1;
+		goto out;
+	}
+	*side_out = side;
+	side = NULL;
+	rc = 0;
+	goto out;
+oom:
+	rc = lp_err_set(err, LP_EOTHER, "out of memory reading '%s'", d->path);
+out:
+	sqlite3_finalize(st);
+	free(doms);
+	free(side);
+	lp_buf_release(&cols);
+	lp_buf_release(&q);
+	return rc;
+}
+
+/* ---- kernels ---- */
+
+struct launch {
+	int64_t gtid;       /* launching thread (globalTid); -1 unknown */
+	int64_t t_ns;       /* launch call start */
+	size_t kernel;
+};
+
+static int cmp_launch(const void *a, const void *b)
+{
+	const struct launch *x = a, *y = b;
+	if (x->gtid != y->gtid)
+		return x->gtid < y->gtid ? -1 : 1;
+	if (x->t_ns != y->t_ns)
+		return x->t_ns < y->t_ns ? -1 : 1;
+	return (x->kernel > y->kernel) - (x->kernel < y->kernel);
+}
+
+/* Per-thread sweep: ranges are sorted by (globalTid, start), launches likewise. */
+static void attribute(struct lp_profile *p, const struct range_side *side, struct launch *ls, size_t n)
+{
+	size_t ri = 0, li = 0;
+	int32_t stack[256];
+	int depth = 0;
+	int64_t cur = INT64_MIN;
+	qsort(ls, n, sizeof(*ls), cmp_launch);
+	for (li = 0; li < n; li++) {
+		struct launch *l = &ls[li];
+		if (l->gtid < 0)
+			continue;
+		if (l->gtid != cur) {
+			cur = l->gtid;
+			depth = 0;
+			while (ri < p->n_ranges && side[ri].gtid < cur)
+				ri++;
+		}
+		while (ri < p->n_ranges && side[ri].gtid == cur && (int64_t)p->ranges[ri].start_ns <= l->t_ns) {
+			const struct lp_range *r = &p->ranges[ri];
+			if (r->kind == LP_RANGE_PUSHPOP) {
+				while (depth > 0 && p->ranges[stack[depth - 1]].end_ns != 0 &&
+						p->ranges[stack[depth - 1]].end_ns <= r->start_ns)
+					depth--;
+				if (depth < 256)
+					stack[depth++] = (int32_t)ri;
+			}
+			ri++;
+		}
+		while (depth > 0 && p->ranges[stack[depth - 1]].end_ns != 0 &&
+				(int64_t)p->ranges[stack[depth - 1]].end_ns < l->t_ns)
+			depth--;
+		p->kernels[l->kernel].range = depth > 0 ? stack[depth - 1] : -1;
+	}
+}
+
+/* Launch calls by (process, correlation id): read once into a hash instead of an SQL join,
+ * which costs SQLite an automatic index and a sort (5x slower on millions of rows). */
+struct call {
+	uint64_t key;       /* pid << 32 | correlationId; 0 empty */
+	int64_t gtid;
+	int64_t start;
+};
+
+struct calls {
+	struct call *v;
+	size_t cap, n;
+};
+
+static size_t call_slot(const struct calls *c, uint64_t key)
+{
+	size_t j = (size_t)((key * 0x9E3779B97F4A7C15ull) >> 20) & (c->cap - 1);
+	while (c->v[j].key && c->v[j].key != key)
+		j = (j + 1) & (c->cap - 1);
+	return j;
+}
+
+static int calls_put(struct calls *c, uint64_t key, int64_t gtid, int64_t start)
+{
+	size_t j;
+	if ((c->n + 1) * 2 > c->cap) {
+		struct calls nc = { NULL, c->cap ? c->cap * 2 : 4096, 0 };
+		size_t i;
+		nc.v = calloc(nc.cap, sizeof(*nc.v));
+		if (!nc.v)
+			return -1;
+		for (i = 0; i < c->cap; i++)
+			if (c->v[i].key) {
+				nc.v[call_slot(&nc, c->v[i].key)] = c->v[i];
+				nc.n++;
+			}
+		free(c->v);
+		*c = nc;
+	}
+	j = call_slot(c, key);
+	if (!c->v[j].key)
+		c->n++;
+	c->v[j].key = key;
+	c->v[j].gtid = gtid;
+	c->v[j].start = start;
+	return 0;
+}
+
+static const struct call *calls_get(const struct calls *c, uint64_t key)
+{
+	size_t j;
+	if (!c->cap)
+		return NULL;
+	j = call_slot(c, key);
+	return c->v[j].key ? &c->v[j] : NULL;
+}
+
+static uint64_t call_key(uint64_t global_id, uint32_t corr)
+{
+	return ((((global_id >> 24) & TID_MASK) + 1) << 32) | corr;
+}
+
+static int load_calls(struct db *d, struct calls *c, struct lp_err *err)
+{
+	sqlite3_stmt *st;
+	int rc;
+	if (sqlite3_prepare_v2(d->h, "SELECT correlationId, globalTid, start FROM CUPTI_ACTIVITY_KIND_RUNTIME "
+			"WHERE correlationId IS NOT NULL", -1, &st, NULL) != SQLITE_OK)
+		return db_fail(d, "table 'CUPTI_ACTIVITY_KIND_RUNTIME'", err);
+	while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
+		int64_t gtid = sqlite3_column_int64(st, 1);
+		if (calls_put(c, call_key((uint64_t)gtid, (uint32_t)sqlite3_column_int64(st, 0)), gtid,
+				sqlite3_column_int64(st, 2)) < 0) {
+			sqlite3_finalize(st);
+			return lp_err_set(err, LP_EOTHER, "out of memory reading '%s'", d->path);
+		}
+	}
+	sqlite3_finalize(st);
+	if (rc != SQLITE_DONE)
+		return db_fail(d, "reading table 'CUPTI_ACTIVITY_KIND_RUNTIME'", err);
+	return 0;
+}
+
+static int cmp_kernel_start(const void *a, const void *b)
+{
+	const struct lp_kernel *x = a, *y = b;
+	if (x->start_ns != y->start_ns)
+		return x->start_ns < y->start_ns ? -1 : 1;
+	return (x->correlation_id > y->correlation_id) - (x->correlation_id < y->correlation_id);
+}
+
+static int load_kernels(struct db *d, const struct range_side *side, struct lp_err *err)
+{
+	struct lp_buf cols = LP_BUF_INIT, rcols = LP_BUF_INIT, q = LP_BUF_INIT;
+	sqlite3_stmt *st = NULL;
+	struct launch *ls = NULL;
+	struct calls calls = { NULL, 0, 0 };
+	size_t n_ls = 0, cap_ls = 0, first = d->p->n_kernels, i;
+	int rc = -1, join;
+	if (!has_table(d, "CUPTI_ACTIVITY_KIND_KERNEL"))
+		return 0;
+	if (table_columns(d, "CUPTI_ACTIVITY_KIND_KERNEL", &cols, err) < 0)
+		return -1;
+	if (!has_col(&cols, "start") || !has_col(&cols, "end") ||
+			(!has_col(&cols, "demangledName") && !has_col(&cols, "shortName"))) {
+		rc = lp_err_set(err, LP_EPARTIAL, "%s: table 'CUPTI_ACTIVITY_KIND_KERNEL' lacks start/end/demangledName",
+			d->path);
+		goto out;
+	}
+	join = has_table(d, "CUPTI_ACTIVITY_KIND_RUNTIME") && has_col(&cols, "correlationId") &&
+		has_col(&cols, "globalPid");
+	if (join && table_columns(d, "CUPTI_ACTIVITY_KIND_RUNTIME", &rcols, err) < 0)
+		goto out;
+	join = join && has_col(&rcols, "correlationId") && has_col(&rcols, "globalTid");
+	lp_buf_adds(&q, "SELECT k.start, k.end, ");
+	add_col(&q, &cols, "k", "demangledName", has_col(&cols, "shortName") ? "k.shortName" : "0");
+	add_col(&q, &cols, "k", "shortName", "k.demangledName");
+	add_col(&q, &cols, "k", "deviceId", "0");
+	add_col(&q, &cols, "k", "contextId", "0");
+	add_col(&q, &cols, "k", "streamId", "0");
+	add_col(&q, &cols, "k", "correlationId", "0");
+	add_col(&q, &cols, "k", "globalPid", "0");
+	add_col(&q, &cols, "k", "gridX", "0");
+	add_col(&q, &cols, "k", "gridY", "0");
+	add_col(&q, &cols, "k", "gridZ", "0");
+	add_col(&q, &cols, "k", "blockX", "0");
+	add_col(&q, &cols, "k", "blockY", "0");
+	add_col(&q, &cols, "k", "blockZ", "0");
+	add_col(&q, &cols, "k", "registersPerThread", "0");
+	add_col(&q, &cols, "k", "staticSharedMemory", "0");
+	add_col(&q, &cols, "k", "dynamicSharedMemory", "0");
+	add_col(&q, &cols, "k", "graphNodeId", "0");
+	add_col(&q, &cols, "k", "graphId", "0");
+	lp_buf_adds(&q, "1 FROM CUPTI_ACTIVITY_KIND_KERNEL k");
+	if (join && load_calls(d, &calls, err) < 0)
+		goto out;
+	if (q.oom)
+		goto oom;
+	if (sqlite3_prepare_v2(d->h, q.data, -1, &st, NULL) != SQLITE_OK) {
+		db_fail(d, "table 'CUPTI_ACTIVITY_KIND_KERNEL'", err);
+		goto out;
+	}
+	while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
+		struct lp_kernel *k = lp_profile_add_kernel(d->p);
+		size_t idx = d->p->n_kernels - 1;
+		uint64_t gpid;
+		if (!k)
+			goto oom;
+		k->start_ns = (uint64_t)sqlite3_column_int64(st, 0);
+		k->end_ns = (uint64_t)sqlite3_column_int64(st, 1);
+		k->name = db_string(d, sqlite3_column_int64(st, 2));
+		k->short_name = db_string(d, sqlite3_column_int64(st, 3));
+		if (!k->name || !k->short_name)
+			goto oom;
+		k->device = sqlite3_column_int(st, 4);
+		k->context = (uint32_t)sqlite3_column_int64(st, 5);
+		k->stream = (uint32_t)sqlite3_column_int64(st, 6);
+		k->correlation_id = (uint32_t)sqlite3_column_int64(st, 7);
+		gpid = (uint64_t)sqlite3_column_int64(st, 8);
+		k->pid = (uint32_t)((gpid >> 24) & TID_MASK);
+		k->grid[0] = (uint32_t)sqlite3_column_int(st, 9);
+		k->grid[1] = (uint32_t)sqlite3_column_int(st, 10);
+		k->grid[2] = (uint32_t)sqlite3_column_int(st, 11);
+		k->block[0] = (uint32_t)sqlite3_column_int(st, 12);
+		k->block[1] = (uint32_t)sqlite3_column_int(st, 13);
+		k->block[2] = (uint32_t)sqlite3_column_int(st, 14);
+		k->registers_per_thread = (uint32_t)sqlite3_column_int(st, 15);
+		k->shared_bytes = (uint32_t)(sqlite3_column_int64(st, 16) + sqlite3_column_int64(st, 17));
+		k->graph_node_id = (uint64_t)sqlite3_column_int64(st, 18);
+		k->graph_id = (uint32_t)sqlite3_column_int64(st, 19);
+		if (idx == 0 || d->p->kernels[idx - 1].pid != k->pid)
+			if (note_process(d->p, k->pid) < 0)
+				goto oom;
+	}
+	if (rc != SQLITE_DONE) {
+		db_fail(d, "reading table 'CUPTI_ACTIVITY_KIND_KERNEL'", err);
+		rc = -1;
+		goto out;
+	}
+	/* rows come in no promised order: sort by start, then find each launch call again */
+	qsort(d->p->kernels + first, d->p->n_kernels - first, sizeof(*d->p->kernels), cmp_kernel_start);
+	cap_ls = d->p->n_kernels - first;
+	ls = cap_ls ? malloc(cap_ls * sizeof(*ls)) : NULL;
+	if (cap_ls && !ls)
+		goto oom;
+	for (i = first; i < d->p->n_kernels; i++) {
+		struct lp_kernel *k = &d->p->kernels[i];
+		const struct call *c = calls_get(&calls, ((uint64_t)k->pid + 1) << 32 | k->correlation_id);
+		ls[n_ls].kernel = i;
+		ls[n_ls].gtid = c ? c->gtid : -1;
+		ls[n_ls].t_ns = c ? c->start : 0;
+		if (c)
+			k->launch_tid = (uint32_t)((uint64_t)c->gtid & TID_MASK);
+		n_ls++;
+	}
+	if (side)
+		attribute(d->p, side, ls, n_ls);
+	rc = 0;
+	goto out;
+oom:
+	rc = lp_err_set(err, LP_EOTHER, "out of memory reading '%s'", d->path);
+out:
+	sqlite3_finalize(st);
+	free(ls);
+	free(calls.v);
+	lp_buf_release(&cols);
+	lp_buf_release(&rcols);
+	lp_buf_release(&q);
+	return rc;
+}
+
+int lp_nsys_sqlite_load(const char *path, struct lp_profile *out, struct lp_err *err)
+{
+	struct db d;
+	struct range_side *side = NULL;
+	int rc = -1;
+	if (db_open(&d, path, out, err) < 0)
+		goto done;
+	out->source_kind = "nsys-sqlite";
+	if (load_devices(&d, err) < 0 || load_ranges(&d, &side, err) < 0 || load_kernels(&d, side, err) < 0)
+		goto done;
+	rc = 0;
+done:
+	free(side);
+	db_close(&d);
+	return rc;
+}
+
+/* ---- direct aggregation ---- */
+
+struct agg_key {
+	int64_t name_id;
+	int64_t short_id;
+	int32_t device;
+	int used;
+	uint64_t calls;
+	double total_ms, min_ms, max_ms;
+};
+
+int lp_nsys_sqlite_kernel_table(const char *path, struct lp_kernel_table *out, struct lp_err *err)
+{
+	struct lp_profile strings;
+	struct db d;
+	struct lp_buf cols = LP_BUF_INIT, q = LP_BUF_INIT;
+	sqlite3_stmt *st = NULL;
+	struct agg_key *keys = NULL;
+	size_t cap = 0, n = 0, i;
+	struct lp_ncu_agg *agg = NULL;
+	int rc = -1, src;
+	memset(out, 0, sizeof(*out));
+	lp_profile_init(&strings, path);
+	if (db_open(&d, path, &strings, err) < 0)
+		goto out;
+	if (!has_table(&d, "CUPTI_ACTIVITY_KIND_KERNEL")) {
+		rc = 0;
+		goto out;
+	}
+	if (table_columns(&d, "CUPTI_ACTIVITY_KIND_KERNEL", &cols, err) < 0)
+		goto out;
+	if (!has_col(&cols, "start") || !has_col(&cols, "end") ||
+			(!has_col(&cols, "demangledName") && !has_col(&cols, "shortName"))) {
+		lp_err_set(err, LP_EPARTIAL, "%s: table 'CUPTI_ACTIVITY_KIND_KERNEL' lacks start/end/demangledName", path);
+		goto out;
+	}
+	lp_buf_adds(&q, "SELECT k.start, k.end, ");
+	add_col(&q, &cols, "k", "demangledName", "k.shortName");
+	add_col(&q, &cols, "k", "shortName", "k.demangledName");
+	add_col(&q, &cols, "k", "deviceId", "0");
+	lp_buf_adds(&q, "1 FROM CUPTI_ACTIVITY_KIND_KERNEL k");
+	if (sqlite3_prepare_v2(d.h, q.data, -1, &st, NULL) != SQLITE_OK) {
+		db_fail(&d, "table 'CUPTI_ACTIVITY_KIND_KERNEL'", err);
+		goto out;
+	}
+	while ((src = sqlite3_step(st)) == SQLITE_ROW) {
+		int64_t s = sqlite3_column_int64(st, 0), e = sqlite3_column_int64(st, 1);
+		int64_t nid = sqlite3_column_int64(st, 2);
+		int32_t dev = sqlite3_column_int(st, 4);
+		double ms = e > s ? (double)(e - s) / 1e6 : 0;
+		size_t j;
+		if ((n + 1) * 2 > cap) {
+			size_t ncap = cap ? cap * 2 : 256;
+			struct agg_key *nk = calloc(ncap, sizeof(*nk));
+			if (!nk)
+				goto oom;
+			for (i = 0; i < cap; i++) {
+				if (!keys[i].used)
+					continue;
+				j = id_hash(keys[i].name_id * 31 + keys[i].device, ncap);
+				while (nk[j].used)
+					j = (j + 1) & (ncap - 1);
+				nk[j] = keys[i];
+			}
+			free(keys);
+			keys = nk;
+			cap = ncap;
+		}
+		j = id_hash(nid * 31 + dev, cap);
+		while (keys[j].used && !(keys[j].name_id == nid && keys[j].device == dev))
+			j = (j + 1) & (cap - 1);
+		if (!keys[j].used) {
+			keys[j].used = 1;
+			keys[j].name_id = nid;
+			keys[j].short_id = sqlite3_column_int64(st, 3);
+			keys[j].device = dev;
+			keys[j].min_ms = ms;
+			n++;
+		}
+		keys[j].calls++;
+		keys[j].total_ms += ms;
+		if (ms < keys[j].min_ms)
+			keys[j].min_ms = ms;
+		if (ms > keys[j].max_ms)
+			keys[j].max_ms = ms;
+	}
+	if (src != SQLITE_DONE) {
+		db_fail(&d, "reading table 'CUPTI_ACTIVITY_KIND_KERNEL'", err);
+		goto out;
+	}
+	agg = lp_ncu_agg_new();
+	if (!agg)
+		goto oom;
+	for (i = 0; i < cap; i++) {
+		const char *name, *short_name;
+		if (!keys[i].used)
+			continue;
+		name = db_string(&d, keys[i].name_id);
+		short_name = db_string(&d, keys[i].short_id);
+		if (!name || !short_name)
+			goto oom;
+		if (lp_ncu_agg_add_summary(agg, name, short_name, keys[i].device, keys[i].calls,
+				keys[i].total_ms, keys[i].min_ms, keys[i].max_ms, err) < 0)
+			goto out;
+	}
+	rc = lp_ncu_agg_finish(agg, out, err);
+	agg = NULL;
+	goto out;
+oom:
+	lp_err_set(err, LP_EOTHER, "out of memory reading '%s'", path);
+out:
+	sqlite3_finalize(st);
+	lp_ncu_agg_free(agg);
+	free(keys);
+	lp_buf_release(&cols);
+	lp_buf_release(&q);
+	db_close(&d);
+	lp_profile_release(&strings);
+	return rc;
+}

@@ -1,0 +1,27 @@
+#!/bin/bash
+# `llmprof check`: the table, its exit status (0 can run / 4 cannot), a configured tool that
+# is found through tools.ncu=, json output, usage errors.
+set -u
+. "$(dirname "$0")/lib.bash"
+
+mkdir -p fake
+printf '#!/bin/sh\necho "Version 2099.1.0.0 (build 1)"\n' >fake/ncu && chmod +x fake/ncu
+"$LLMPROF" check tools.ncu="$LP_TMP/fake/ncu" >out.txt 2>err.txt
+rc=$?
+[ "$rc" -eq 0 ] || [ "$rc" -eq 4 ] || fail "check exited $rc: $(cat err.txt)"
+grep -q "^ncu  *ok  *2099.1.0.0 at $LP_TMP/fake/ncu (config)" out.txt || fail "configured ncu not shown: $(cat out.txt)"
+grep -q "^mode deep" out.txt || fail "no mode line: $(cat out.txt)"
+if [ "$rc" -eq 4 ]; then grep -q "^mode deep  *no " out.txt || fail "exit 4 but mode ok"; fi
+if [ "$rc" -eq 0 ]; then grep -q "^mode deep  *ok " out.txt || fail "exit 0 but mode not ok"; fi
+
+"$LLMPROF" check --format json --mode light >out.json 2>/dev/null
+rc=$?
+[ "$rc" -eq 0 ] || [ "$rc" -eq 4 ] || fail "check --format json exited $rc"
+grep -q '"mode": "light"' out.json || fail "json lacks the mode: $(head -c 500 out.json)"
+if ! have_gpu; then
+  expect_exit 4 "$LLMPROF" check --mode light
+  grep -q "no usable NVIDIA GPU" "$LP_TMP/stdout" || fail "no reason given: $(cat "$LP_TMP/stdout")"
+fi
+expect_exit 2 "$LLMPROF" check --mode medium
+expect_exit 2 "$LLMPROF" check frobnicate=1
+pass
