@@ -10,6 +10,7 @@
 #include "core/err.h"
 #include "core/fs.h"
 #include "core/log.h"
+#include "core/proc.h"
 
 const char *lp_version_string(void);
 const char *lp_version_commit(void);
@@ -149,6 +150,7 @@ int main(int argc, char **argv_in)
 		lp_buf_release(&conf_dir);
 		return LP_EUSAGE;
 	}
+	lp_proc_install_signal_handlers();  /* Ctrl-C kills a running phase's whole process group */
 	ctx.exe_dir = exe_dir.data;
 	ctx.conf_dir = conf_dir.data;
 	ctx.verbose = verbose;
