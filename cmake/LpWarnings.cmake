@@ -11,6 +11,6 @@ endif()
 if(LP_SANITIZE)
   # The injected tracer opts out (it lives inside other people's processes); see inject/.
   set(LP_SAN_FLAGS -fsanitize=address,undefined -fno-omit-frame-pointer -fno-sanitize-recover=undefined)
-  add_compile_options($<$<COMPILE_LANGUAGE:C>:${LP_SAN_FLAGS}>)
+  add_compile_options("$<$<COMPILE_LANGUAGE:C>:${LP_SAN_FLAGS}>")
   add_link_options(${LP_SAN_FLAGS})
 endif()

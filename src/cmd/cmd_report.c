@@ -1,16 +1,51 @@
-/* cmd_report.c: `llmprof report`. Placeholder until the analysis and reports (issue 6) lands: it says so and exits 2. */
+/* cmd_report.c: `llmprof report RUN_DIR`: recompute the analysis from a run folder's artifacts
+ * alone and rewrite every report (report/rebuild.h). Identical artifacts give identical reports.
+ * Exit codes: 0 ok, 2 not a run folder (or its artifacts cannot be read), 1 other failures. */
 #include <stdio.h>
 #include <string.h>
 
 #include "cmd/cmd.h"
 #include "core/err.h"
+#include "core/log.h"
+#include "core/opt.h"
+#include "report/rebuild.h"
+
+static const char *usage_line = "llmprof report RUN_DIR";
+static const char *description =
+	"Recompute stages, operators, kernels, MFU/MBU and advice from the artifacts of a run\n"
+	"(config.yaml, env.json, trace/, ncu/, phases.json) and rewrite kernels.md, operators.md,\n"
+	"report.md, stakeholder_summary.md and summary.json in it.";
 
 int cmd_report(int argc, const char **argv, struct lp_ctx *ctx)
 {
+	struct lp_opt opts[] = { LP_OPT_END };
+	struct lp_args args;
+	struct lp_err err = LP_ERR_INIT;
+	const char *run_dir;
+	static const char *const files[] = { "kernels.md", "operators.md", "report.md", "stakeholder_summary.md",
+					     "summary.json", NULL };
+	size_t i;
 	(void)ctx;
-	if (argc > 1 && (!strcmp(argv[1], "-h") || !strcmp(argv[1], "--help"))) {
-		printf("usage: llmprof report\n\nnot available yet in this build\n");
+	if (lp_opt_parse(argc, argv, opts, &args, &err) < 0)
+		return lp_err_print(&err);
+	if (args.help) {
+		lp_opt_usage(stdout, usage_line, description, opts);
+		lp_args_release(&args);
 		return 0;
 	}
-	return lp_cmd_not_available("report", NULL);
+	if (args.n_rest != 1 || args.tail) {
+		lp_log_error(args.n_rest ? "'report' takes one run folder" : "'report' needs a run folder");
+		lp_log_hint("usage: %s", usage_line);
+		lp_args_release(&args);
+		return LP_EUSAGE;
+	}
+	run_dir = args.rest[0];
+	if (lp_report_rebuild(run_dir, &err) < 0) {
+		lp_args_release(&args);
+		return lp_err_print(&err);
+	}
+	for (i = 0; files[i]; i++)
+		printf("%s/%s\n", run_dir, files[i]);
+	lp_args_release(&args);
+	return 0;
 }

@@ -1,0 +1,134 @@
+/* analysis.h: the analysis of one run: everything the reports show, computed from the artifacts.
+ *
+ * Input (struct lp_analysis_input): a profile (our tracer's or nsys's), the model shape (the
+ * config's `model` object), token counts (NVTX payloads, else the `inputs.*` keys), the device
+ * (the profile's, else env.json's) with optional peak overrides, optional Nsight Compute kernel
+ * records (deep mode), the phase statuses of the run and the environment summary (env.json).
+ * Output (struct lp_analysis): stages, operators, kernels, MFU/MBU per stage and for the model,
+ * tracer overhead, takeaways and recommendations. Missing information gives "n/a" with a reason
+ * (struct lp_num), never a guessed number. lp_analyze is deterministic: same input, same output.
+ *
+ * Tokens: batch = inputs.batch, else prefill payload / inputs.prompt_len; prompt_len =
+ * inputs.prompt_len, else prefill payload / batch; decode steps = the `decode_step` ranges counted
+ * per iteration, else inputs.new_tokens (one step per new token, the workload's contract).
+ *
+ * Ownership: the analysis copies what it keeps (strings into its arena, json values by reference
+ * count); the input may be released right after lp_analyze. lp_analysis_release frees it all.
+ * Not thread-safe.
+ *
+ *   struct lp_analysis_input in = { .profile = &prof, .model = json_object_get(cfg, "model") };
+ *   struct lp_analysis a;
+ *   if (lp_analyze(&in, &a, err) < 0) return -1;
+ *   if (lp_report_write_all(run_dir, &a, err) < 0) ...;      // report/reports.h
+ *   lp_analysis_release(&a);
+ */
+#ifndef LP_ANALYZE_ANALYSIS_H
+#define LP_ANALYZE_ANALYSIS_H
+
+#include <jansson.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "analyze/flops.h"
+#include "analyze/kernels.h"
+#include "analyze/operators.h"
+#include "analyze/peaks.h"
+#include "analyze/stages.h"
+
+#define LP_ANALYSIS_SCHEMA_VERSION 1
+
+/* A number or the reason it is not known. */
+struct lp_num {
+	int valid;
+	double value;
+	char why[200];
+};
+
+struct lp_phase_status {
+	char name[32];               /* "provenance", "capture", "nsys", "select", "ncu", "analysis", "reports" */
+	char status[16];             /* "ok", "skipped", "failed" */
+	char reason[256];            /* "" when ok */
+};
+
+struct lp_analysis_input {
+	const struct lp_profile *profile;      /* required; may hold no kernels (CPU run) */
+	const json_t *model;                   /* the config's `model` object; NULL unknown */
+	int64_t batch, prompt_len, new_tokens; /* from inputs.* or the workload's args; 0 unknown */
+	const struct lp_device *device;        /* NULL: the profile's first device */
+	double peak_tflops, peak_bw_gbs;       /* device.peak_* overrides; <= 0 unset */
+	const struct lp_kernel_record *ncu;    /* deep mode: ncu records (metrics in base units) */
+	size_t n_ncu;
+	const struct lp_phase_status *phases;
+	size_t n_phases;
+	const json_t *env;                     /* env.json; NULL unknown */
+	const char *run_id;                    /* NULL: "" */
+	const char *mode;                      /* "light" / "deep"; NULL: "" */
+	double traced_s, untraced_s;           /* run.measure_overhead: workload seconds; <= 0 unknown */
+};
+
+/* MFU/MBU of one stage (per iteration) or of the whole measured run. */
+struct lp_perf {
+	const char *label;           /* "prefill", "decode", "model" */
+	struct lp_num flops;         /* model FLOPs per iteration */
+	struct lp_num bytes;         /* minimum DRAM bytes per iteration */
+	struct lp_num gpu_s;         /* measured GPU busy seconds per iteration */
+	struct lp_num host_s;
+	struct lp_num tflops_per_s;  /* achieved, over GPU time */
+	struct lp_num gbs;           /* achieved minimum-bytes rate, over GPU time */
+	struct lp_num mfu, mbu;      /* fractions (0..1) over GPU time */
+	struct lp_num mfu_host;      /* over host (wall) time */
+	struct lp_num ncu_flops;     /* FLOPs ncu counted in the joined kernels (per iteration) */
+	struct lp_num ncu_coverage;  /* share of the stage's kernel time those kernels cover */
+};
+
+enum lp_advice_kind { LP_ADVICE_TAKEAWAY = 0, LP_ADVICE_RECOMMENDATION = 1 };
+
+struct lp_advice {
+	enum lp_advice_kind kind;
+	const char *rule;            /* stable id ("stage-dominates", "decode-idle", ...) */
+	const char *text;            /* the statement with the numbers that triggered it */
+};
+
+struct lp_analysis {
+	int schema_version;
+	const char *run_id, *mode;
+	const char *source, *source_kind;      /* the profile's */
+	struct lp_stage_set stages;
+	struct lp_op_table ops;
+	struct lp_kernel_set kernels;
+	int have_model;
+	struct lp_model_shape model;
+	struct lp_model_params params;
+	char model_why[200];
+	int have_device;
+	struct lp_device device;               /* strings point into the arena */
+	struct lp_peak peak;
+	int64_t batch, prompt_len, steps;      /* resolved; 0 unknown */
+	char tokens_why[200];
+	struct lp_num prefill_tokens;          /* per iteration (batch x prompt) */
+	struct lp_num decode_tokens;           /* per iteration (batch x steps) */
+	struct lp_num decode_tokens_per_s;     /* over decode host time */
+	struct lp_num decode_step_ms;          /* host time per step */
+	struct lp_num ttft_ms;                 /* prefill host time */
+	struct lp_perf perf[3];                /* prefill, decode, model */
+	uint64_t tracer_overhead_ns, dropped_records;
+	size_t n_processes;
+	double traced_s, untraced_s;
+	struct lp_phase_status *phases;
+	size_t n_phases;
+	json_t *env;                           /* new reference or NULL */
+	struct lp_advice *advice;
+	size_t n_advice;
+	struct lp_arena arena;
+};
+
+int lp_analyze(const struct lp_analysis_input *in, struct lp_analysis *out, struct lp_err *err);
+void lp_analysis_release(struct lp_analysis *a);
+
+/* Appends value x scale with `decimals` decimals and `suffix`, or "n/a (reason)". */
+int lp_num_format(const struct lp_num *n, int decimals, double scale, const char *suffix, struct lp_buf *out);
+/* Sets a number / a reason (printf-style). */
+void lp_num_set(struct lp_num *n, double value);
+void lp_num_na(struct lp_num *n, const char *fmt, ...) LP_PRINTF(2, 3);
+
+#endif

@@ -1,0 +1,328 @@
+/* kernels.c: profile kernels -> the analysis kernel table (see kernels.h): aggregation through
+ * the shared lp_kernel_table_build, the per-stage split from stages.c, kernel families, and the
+ * join with Nsight Compute records for FLOPs, bytes and the roofline class. */
+#include "analyze/kernels.h"
+
+#include <ctype.h>
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+static const char *const fam_names[LP_FAM_COUNT] = {
+	"gemm", "attention", "norm", "rope", "softmax", "elementwise", "memcpy", "sampling", "other",
+};
+
+const char *lp_kernel_family_name(enum lp_kernel_family f)
+{
+	return (unsigned)f < LP_FAM_COUNT ? fam_names[f] : "other";
+}
+
+const char *lp_roofline_name(enum lp_roofline r)
+{
+	switch (r) {
+	case LP_ROOF_MEMORY: return "memory-bound";
+	case LP_ROOF_BALANCED: return "balanced";
+	case LP_ROOF_COMPUTE: return "compute-bound";
+	default: return "n/a";
+	}
+}
+
+static int has_ci(const char *hay, const char *needle)
+{
+	size_t n = strlen(needle), i, j;
+	for (i = 0; hay[i]; i++) {
+		for (j = 0; j < n && hay[i + j]; j++)
+			if (tolower((unsigned char)hay[i + j]) != needle[j])
+				break;
+		if (j == n)
+			return 1;
+	}
+	return 0;
+}
+
+enum lp_kernel_family lp_kernel_classify(const char *name)
+{
+	/* order matters: "flash_fwd ... softmax" is attention, "gemm_rmsnorm_fused" a GEMM */
+	static const struct { const char *pat; enum lp_kernel_family f; } rules[] = {
+		{ "memcpy", LP_FAM_MEMCPY }, { "memset", LP_FAM_MEMCPY },
+		{ "flash", LP_FAM_ATTENTION }, { "attention", LP_FAM_ATTENTION }, { "attn", LP_FAM_ATTENTION },
+		{ "sdpa", LP_FAM_ATTENTION }, { "fmha", LP_FAM_ATTENTION }, { "mha", LP_FAM_ATTENTION },
+		{ "gemm", LP_FAM_GEMM }, { "gemv", LP_FAM_GEMM }, { "cublas", LP_FAM_GEMM },
+		{ "cutlass", LP_FAM_GEMM }, { "nvjet", LP_FAM_GEMM }, { "matmul", LP_FAM_GEMM },
+		{ "sm90_xmma", LP_FAM_GEMM }, { "sm80_xmma", LP_FAM_GEMM }, { "ampere_", LP_FAM_GEMM },
+		{ "norm", LP_FAM_NORM }, { "rope", LP_FAM_ROPE }, { "rotary", LP_FAM_ROPE },
+		{ "softmax", LP_FAM_SOFTMAX },
+		{ "argmax", LP_FAM_SAMPLING }, { "sample", LP_FAM_SAMPLING }, { "topk", LP_FAM_SAMPLING },
+		{ "elementwise", LP_FAM_ELEMENTWISE }, { "vectorized", LP_FAM_ELEMENTWISE },
+		{ "silu", LP_FAM_ELEMENTWISE }, { "swiglu", LP_FAM_ELEMENTWISE }, { "gelu", LP_FAM_ELEMENTWISE },
+		{ "add", LP_FAM_ELEMENTWISE }, { "mul", LP_FAM_ELEMENTWISE }, { "copy", LP_FAM_ELEMENTWISE },
+		{ "cast", LP_FAM_ELEMENTWISE }, { "fill", LP_FAM_ELEMENTWISE }, { "embed", LP_FAM_ELEMENTWISE },
+	};
+	size_t i;
+	for (i = 0; i < sizeof(rules) / sizeof(rules[0]); i++)
+		if (has_ci(name, rules[i].pat))
+			return rules[i].f;
+	return LP_FAM_OTHER;
+}
+
+int lp_kernel_name_normalize(const char *name, struct lp_buf *out)
+{
+	const char *s = name, *end, *base;
+	int depth = 0;
+	size_t i, len;
+	lp_buf_reset(out);
+	/* drop the argument list: the first '(' at template depth 0 */
+	for (end = s; *end; end++) {
+		if (*end == '<')
+			depth++;
+		else if (*end == '>' && depth > 0)
+			depth--;
+		else if (*end == '(' && depth == 0)
+			break;
+	}
+	/* strip template arguments at depth >= 1 */
+	{
+		struct lp_buf t = LP_BUF_INIT;
+		depth = 0;
+		for (i = 0; s + i < end; i++) {
+			char c = s[i];
+			if (c == '<') {
+				depth++;
+				continue;
+			}
+			if (c == '>' && depth > 0) {
+				depth--;
+				continue;
+			}
+			if (depth == 0 && lp_buf_addc(&t, c) < 0) {
+				lp_buf_release(&t);
+				return -1;
+			}
+		}
+		/* the base name: after the last space (return type) and the last "::" */
+		len = t.len;
+		while (len && t.data[len - 1] == ' ')
+			len--;
+		base = t.data;
+		for (i = 0; i < len; i++) {
+			if (t.data[i] == ' ')
+				base = t.data + i + 1;
+			if (t.data[i] == ':' && i + 1 < len && t.data[i + 1] == ':')
+				base = t.data + i + 2;
+		}
+		if (lp_buf_add(out, base, (size_t)(t.data + len - base)) < 0) {
+			lp_buf_release(&t);
+			return -1;
+		}
+		lp_buf_release(&t);
+	}
+	return 0;
+}
+
+void lp_kernel_set_release(struct lp_kernel_set *s)
+{
+	free(s->rows);
+	lp_arena_release(&s->arena);
+	memset(s, 0, sizeof(*s));
+}
+
+static double metric(const struct lp_kernel_record *r, const char *name)
+{
+	const struct lp_metric *m = lp_kernel_record_metric(r, name);
+	return m && m->valid ? m->value : NAN;
+}
+
+/* Adds w * v into *acc, keeping NAN only while nothing valid was seen. */
+static void acc_add(double *acc, double *wsum, double v, double w)
+{
+	if (isnan(v))
+		return;
+	if (isnan(*acc))
+		*acc = 0;
+	*acc += v * w;
+	*wsum += w;
+}
+
+static void join_ncu(struct lp_kernel_row *row, const struct lp_kernel_record *ncu, size_t n_ncu,
+	const struct lp_peak *peak, double ridge, struct lp_buf *nb, struct lp_buf *nr)
+{
+	enum { DUR, SM, DRAM, OCC, RD, WR, TENS, FADD, FMUL, FFMA, N };
+	static const char *const names[N] = {
+		"gpu__time_duration.sum",
+		"sm__throughput.avg.pct_of_peak_sustained_elapsed",
+		"gpu__dram_throughput.avg.pct_of_peak_sustained_elapsed",
+		"sm__warps_active.avg.pct_of_peak_sustained_active",
+		"dram__bytes_read.sum",
+		"dram__bytes_write.sum",
+		"sm__ops_path_tensor_src_bf16_dst_fp32.sum",
+		"smsp__sass_thread_inst_executed_op_fadd_pred_on.sum",
+		"smsp__sass_thread_inst_executed_op_fmul_pred_on.sum",
+		"smsp__sass_thread_inst_executed_op_ffma_pred_on.sum",
+	};
+	double acc[N], w[N];
+	struct lp_kernel_ncu *k = &row->ncu;
+	size_t i, j;
+	int exact = 0;
+	for (j = 0; j < N; j++) {
+		acc[j] = NAN;
+		w[j] = 0;
+	}
+	for (i = 0; i < n_ncu && !exact; i++)
+		exact = ncu[i].kernel_name && !strcmp(ncu[i].kernel_name, row->name);
+	if (!exact && lp_kernel_name_normalize(row->name, nb) < 0)
+		return;
+	for (i = 0; i < n_ncu; i++) {
+		const struct lp_kernel_record *r = &ncu[i];
+		double wt = (double)(r->calls ? r->calls : 1);
+		if (!r->kernel_name)
+			continue;
+		if (exact) {
+			if (strcmp(r->kernel_name, row->name))
+				continue;
+		} else {
+			if (lp_kernel_name_normalize(r->kernel_name, nr) < 0 || !nb->len || strcmp(nr->data, nb->data))
+				continue;
+		}
+		k->records += r->calls ? r->calls : 1;
+		for (j = 0; j < N; j++)
+			acc_add(&acc[j], &w[j], metric(r, names[j]), wt);
+	}
+	if (!k->records)
+		return;
+	k->joined = 1;
+	for (j = 0; j < N; j++)
+		if (w[j] > 0)
+			acc[j] /= w[j];
+	k->duration_ns = acc[DUR];
+	k->sm_pct = acc[SM];
+	k->dram_pct = acc[DRAM];
+	k->occupancy_pct = acc[OCC];
+	k->dram_bytes = isnan(acc[RD]) && isnan(acc[WR]) ? NAN
+		: (isnan(acc[RD]) ? 0 : acc[RD]) + (isnan(acc[WR]) ? 0 : acc[WR]);
+	k->tensor_flops = acc[TENS];
+	/* FP32 FLOPs: fadd + fmul + 2 x ffma (an FMA is two FLOPs) */
+	k->fp32_flops = isnan(acc[FADD]) && isnan(acc[FMUL]) && isnan(acc[FFMA]) ? NAN
+		: (isnan(acc[FADD]) ? 0 : acc[FADD]) + (isnan(acc[FMUL]) ? 0 : acc[FMUL]) +
+		  2.0 * (isnan(acc[FFMA]) ? 0 : acc[FFMA]);
+	k->flops = isnan(k->tensor_flops) && isnan(k->fp32_flops) ? NAN
+		: (isnan(k->tensor_flops) ? 0 : k->tensor_flops) + (isnan(k->fp32_flops) ? 0 : k->fp32_flops);
+	k->intensity = !isnan(k->flops) && !isnan(k->dram_bytes) && k->dram_bytes > 0 ? k->flops / k->dram_bytes : NAN;
+	k->achieved_flops_per_s = !isnan(k->flops) && k->duration_ns > 0 ? k->flops / (k->duration_ns * 1e-9) : NAN;
+	k->achieved_bytes_per_s = !isnan(k->dram_bytes) && k->duration_ns > 0 ? k->dram_bytes / (k->duration_ns * 1e-9) : NAN;
+	k->roofline = LP_ROOF_NA;
+	(void)peak;
+	if (!isnan(k->intensity) && ridge > 0) {
+		if (k->intensity < ridge / LP_ROOF_BAND)
+			k->roofline = LP_ROOF_MEMORY;
+		else if (k->intensity > ridge * LP_ROOF_BAND)
+			k->roofline = LP_ROOF_COMPUTE;
+		else
+			k->roofline = LP_ROOF_BALANCED;
+	}
+}
+
+static size_t row_hash(const char *name, int32_t device)
+{
+	return (size_t)(((uintptr_t)name >> 4) * 31u + (uint32_t)device);
+}
+
+static int cmp_rows(const void *a, const void *b)
+{
+	const struct lp_kernel_row *x = a, *y = b;
+	int c;
+	if (x->total_ms != y->total_ms)
+		return x->total_ms < y->total_ms ? 1 : -1;
+	c = strcmp(x->name, y->name);
+	return c ? c : (x->device > y->device) - (x->device < y->device);
+}
+
+int lp_kernels_compute(const struct lp_profile *p, const struct lp_stage_set *stages,
+	const struct lp_kernel_record *ncu, size_t n_ncu, const struct lp_peak *peak,
+	struct lp_kernel_set *out, struct lp_err *err)
+{
+	struct lp_kernel_table t;
+	struct lp_kernel_filter f = { NULL, -1, 1 };
+	struct lp_buf nb = LP_BUF_INIT, nr = LP_BUF_INIT;
+	size_t i, j, hcap, *slots = NULL;
+	memset(out, 0, sizeof(*out));
+	if (lp_kernel_table_build(p, &f, &t, err) < 0)
+		return -1;
+	out->rows = calloc(t.n_rows + 1, sizeof(*out->rows));
+	if (!out->rows)
+		goto oom;
+	out->n_ncu_records = n_ncu;
+	if (peak && peak->flops_valid && peak->bw_valid && peak->bytes_per_s > 0)
+		out->ridge_flop_per_byte = peak->flops_per_s / peak->bytes_per_s;
+	for (i = 0; i < t.n_rows; i++) {
+		struct lp_kernel_row *r = &out->rows[i];
+		const struct lp_kernel_record *k = &t.rows[i];
+		r->name = lp_arena_strdup(&out->arena, k->kernel_name ? k->kernel_name : "");
+		r->short_name = lp_arena_strdup(&out->arena, k->short_name ? k->short_name : "");
+		if (!r->name || !r->short_name)
+			goto oom;
+		r->device = k->device;
+		r->total_ms = k->total_ms;
+		r->calls = k->calls;
+		r->mean_ms = k->mean_ms;
+		r->min_ms = k->min_ms;
+		r->max_ms = k->max_ms;
+		r->share = t.total_ms > 0 ? k->total_ms / t.total_ms : 0;
+		r->family = lp_kernel_classify(r->name);
+		r->ncu.duration_ns = r->ncu.sm_pct = r->ncu.dram_pct = r->ncu.occupancy_pct = NAN;
+		r->ncu.dram_bytes = r->ncu.tensor_flops = r->ncu.fp32_flops = r->ncu.flops = NAN;
+		r->ncu.intensity = r->ncu.achieved_flops_per_s = r->ncu.achieved_bytes_per_s = NAN;
+		if (ncu && n_ncu) {
+			join_ncu(r, ncu, n_ncu, peak, out->ridge_flop_per_byte, &nb, &nr);
+			if (r->ncu.joined)
+				out->n_joined_rows++;
+		}
+	}
+	out->n_rows = t.n_rows;
+	out->total_ms = t.total_ms;
+	/* per-stage split: kernels map to rows by (interned name pointer, device) through a hash */
+	hcap = 64;
+	while (hcap < t.n_rows * 2 + 2)
+		hcap *= 2;
+	slots = malloc(hcap * sizeof(*slots));
+	if (!slots)
+		goto oom;
+	for (j = 0; j < hcap; j++)
+		slots[j] = SIZE_MAX;
+	for (j = 0; j < t.n_rows; j++) {
+		size_t h = row_hash(t.rows[j].kernel_name, t.rows[j].device) & (hcap - 1);
+		while (slots[h] != SIZE_MAX)
+			h = (h + 1) & (hcap - 1);
+		slots[h] = j;
+	}
+	for (i = 0; i < p->n_kernels; i++) {
+		const struct lp_kernel *k = &p->kernels[i];
+		int32_t s = stages->kernel_stage && i < stages->n_kernels ? stages->kernel_stage[i] : -1;
+		int kind;
+		double ms = k->end_ns > k->start_ns ? (double)(k->end_ns - k->start_ns) / 1e6 : 0;
+		if (s == -2)
+			continue;
+		kind = s >= 0 ? (stages->stages[s].kind == LP_STAGE_PREFILL ? 0 : stages->stages[s].kind == LP_STAGE_DECODE ? 1 : 2) : 2;
+		for (j = row_hash(k->name, k->device) & (hcap - 1); slots[j] != SIZE_MAX; j = (j + 1) & (hcap - 1)) {
+			size_t rj = slots[j];
+			if (t.rows[rj].kernel_name == k->name && t.rows[rj].device == k->device) {
+				out->rows[rj].stage_ms[kind] += ms;
+				out->rows[rj].stage_calls[kind]++;
+				out->family_ms[kind][out->rows[rj].family] += ms;
+				break;
+			}
+		}
+	}
+	free(slots);
+	lp_kernel_table_release(&t);
+	lp_buf_release(&nb);
+	lp_buf_release(&nr);
+	if (out->n_rows > 1)
+		qsort(out->rows, out->n_rows, sizeof(*out->rows), cmp_rows);
+	return 0;
+oom:
+	lp_kernel_table_release(&t);
+	lp_buf_release(&nb);
+	lp_buf_release(&nr);
+	lp_kernel_set_release(out);
+	return lp_err_set(err, LP_EOTHER, "out of memory building the kernel table");
+}

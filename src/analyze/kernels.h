@@ -1,0 +1,97 @@
+/* kernels.h: the kernel table of the analysis: the seed's KernelRecord rows (kernel_name, device,
+ * total_ms, calls, mean_ms) over the measured iterations, plus share of GPU time, per-stage split,
+ * a family (GEMM, attention, norm, ...), and in deep mode the Nsight Compute metrics joined by name
+ * with FLOPs, arithmetic intensity and a roofline class.
+ *
+ * Joining: ncu prints a function-style name, the tracer a full demangled one. A row joins the ncu
+ * records of the same name when there are any, else those whose normalized name matches
+ * (lp_kernel_name_normalize: return type, argument list and template arguments dropped). ncu
+ * metrics are per launch (a record standing for several launches holds their mean); several
+ * matching records are averaged weighted by their calls.
+ *
+ * Roofline: intensity I = FLOP / DRAM byte against the ridge R = peak FLOP/s / peak B/s:
+ * I < R/2 memory-bound, I > 2R compute-bound, otherwise balanced (docs/metrics.md).
+ *
+ * Ownership: the set owns its rows and strings; lp_kernel_set_release frees them. Not thread-safe.
+ */
+#ifndef LP_ANALYZE_KERNELS_H
+#define LP_ANALYZE_KERNELS_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "analyze/peaks.h"
+#include "analyze/stages.h"
+#include "core/buf.h"
+
+enum lp_kernel_family {
+	LP_FAM_GEMM = 0,
+	LP_FAM_ATTENTION,
+	LP_FAM_NORM,
+	LP_FAM_ROPE,
+	LP_FAM_SOFTMAX,
+	LP_FAM_ELEMENTWISE,
+	LP_FAM_MEMCPY,
+	LP_FAM_SAMPLING,
+	LP_FAM_OTHER,
+	LP_FAM_COUNT,
+};
+
+enum lp_roofline {
+	LP_ROOF_NA = 0,
+	LP_ROOF_MEMORY,
+	LP_ROOF_BALANCED,
+	LP_ROOF_COMPUTE,
+};
+
+#define LP_ROOF_BAND 2.0   /* balanced within a factor of 2 of the ridge point */
+
+/* ncu metrics of one kernel, per launch; NAN when not collected. */
+struct lp_kernel_ncu {
+	int joined;
+	uint64_t records;            /* ncu rows (launches) joined */
+	double duration_ns;
+	double sm_pct, dram_pct, occupancy_pct;
+	double dram_bytes;           /* read + write */
+	double tensor_flops, fp32_flops, flops;
+	double intensity;            /* FLOP / byte */
+	double achieved_flops_per_s, achieved_bytes_per_s;
+	enum lp_roofline roofline;
+};
+
+struct lp_kernel_row {
+	const char *name;            /* full demangled name */
+	const char *short_name;
+	int32_t device;
+	double total_ms, mean_ms, min_ms, max_ms;
+	uint64_t calls;
+	double share;                /* of measured GPU kernel time */
+	double stage_ms[3];          /* prefill, decode, other */
+	uint64_t stage_calls[3];
+	enum lp_kernel_family family;
+	struct lp_kernel_ncu ncu;
+};
+
+struct lp_kernel_set {
+	struct lp_kernel_row *rows;  /* total_ms descending, then name */
+	size_t n_rows;
+	double total_ms;
+	double family_ms[3][LP_FAM_COUNT];   /* per stage kind (prefill, decode, other) */
+	size_t n_ncu_records, n_joined_rows;
+	double ridge_flop_per_byte;  /* 0 when the peaks are unknown */
+	struct lp_arena arena;
+};
+
+/* `ncu` may be NULL (light mode). */
+int lp_kernels_compute(const struct lp_profile *p, const struct lp_stage_set *stages,
+	const struct lp_kernel_record *ncu, size_t n_ncu, const struct lp_peak *peak,
+	struct lp_kernel_set *out, struct lp_err *err);
+void lp_kernel_set_release(struct lp_kernel_set *s);
+
+enum lp_kernel_family lp_kernel_classify(const char *name);
+const char *lp_kernel_family_name(enum lp_kernel_family f);
+const char *lp_roofline_name(enum lp_roofline r);
+/* "void ns::gemv<float, 4>(float const*, int)" -> "gemv"; writes into out (reset first). */
+int lp_kernel_name_normalize(const char *name, struct lp_buf *out);
+
+#endif

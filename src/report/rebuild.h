@@ -1,0 +1,35 @@
+/* rebuild.h: analysis and reports from a run folder's artifacts alone. Both `llmprof report
+ * RUN_DIR` and the analysis phase of `llmprof run` call this, so the reports of a run and of a
+ * later `llmprof report` on it are the same bytes by construction.
+ *
+ * Reads: config.yaml (model.*, inputs.*, device.peak_*, run.mode; required), env.json (device
+ * and environment; optional), trace/ (lp_trace_load; a missing folder means no profile data:
+ * an error), Nsight Compute exports in ncu/ (through lp_rebuild_load_ncu, see below), phases.json
+ * or summary.json phases (lp_phases_load). The run id is the folder's base name.
+ * Writes: kernels.md, operators.md, report.md, stakeholder_summary.md, summary.json.
+ *
+ * Errors: LP_EUSAGE (2) for a folder that is not a run folder (missing or unreadable
+ * config.yaml / trace), LP_EOTHER for I/O. Not thread-safe (the profile is large: one at a time).
+ *
+ *   if (lp_report_rebuild("tmp/stage2/20250101-000000-abcd", err) < 0) return lp_err_print(err);
+ */
+#ifndef LP_REPORT_REBUILD_H
+#define LP_REPORT_REBUILD_H
+
+#include <jansson.h>
+
+#include "core/err.h"
+#include "profile/profile.h"
+
+int lp_report_rebuild(const char *run_dir, struct lp_err *err);
+
+/* HOOK for the Nsight Compute parser (issue 5): fill `out` with one record per profiled kernel
+ * (or launch) from run_dir/ncu/ *_raw.csv, metrics in base units. Until it is wired it leaves the
+ * table empty and returns 0 (light-mode behaviour). */
+int lp_rebuild_load_ncu(const char *run_dir, struct lp_kernel_table *out, struct lp_err *err);
+
+/* The GPU described by env.json's "gpus"[0] (keys in docs/summary-schema.md); 0 found, -1 none.
+ * Strings point into `env` (keep it alive). */
+int lp_rebuild_device_from_env(const json_t *env, struct lp_device *out);
+
+#endif

@@ -1,0 +1,212 @@
+/* report_md.c: report.md (artifacts with phase statuses, per-stage timings, MFU/MBU, top kernels,
+ * tracer overhead) and stakeholder_summary.md (fixed section order, see reports.h and
+ * docs/reports.md). Both are rendered from the analysis; report.md also lists what exists in the
+ * run folder (names, file counts and sizes: deterministic for identical artifacts). */
+#include <dirent.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+
+#include "core/fs.h"
+#include "report/md.h"
+#include "report/reports.h"
+#include "report/sections.h"
+
+static const char *const report_files[] = { "kernels.md", "operators.md", "report.md", "stakeholder_summary.md",
+					    "summary.json", NULL };
+
+/* Files directly in `dir` (count, bytes), sub-folders counted as entries. */
+static void dir_stats(const char *dir, unsigned long long *files, unsigned long long *bytes)
+{
+	DIR *d = opendir(dir);
+	struct dirent *e;
+	*files = *bytes = 0;
+	if (!d)
+		return;
+	while ((e = readdir(d))) {
+		struct lp_buf p = LP_BUF_INIT;
+		struct stat st;
+		if (e->d_name[0] == '.')
+			continue;
+		lp_fs_join(&p, dir, e->d_name);
+		if (stat(p.data, &st) == 0) {
+			(*files)++;
+			if (S_ISREG(st.st_mode))
+				*bytes += (unsigned long long)st.st_size;
+		}
+		lp_buf_release(&p);
+	}
+	closedir(d);
+}
+
+static void artifacts(const char *run_dir, struct lp_buf *out)
+{
+	static const struct { const char *name; const char *what; } known[] = {
+		{ "config.yaml", "resolved configuration" },
+		{ "env.json", "environment: host, GPUs, driver, tools" },
+		{ "inputs.yaml", "workload argv and inputs" },
+		{ "phases.json", "phase statuses" },
+		{ "trace", "built-in tracer files" },
+		{ "nsys", "Nsight Systems report, stats and sqlite export" },
+		{ "ncu", "Nsight Compute reports and CSV exports" },
+		{ "logs", "tool logs and command lines" },
+	};
+	size_t i;
+	lp_buf_adds(out, "| artifact | what | size |\n| --- | --- | ---: |\n");
+	for (i = 0; i < sizeof(known) / sizeof(known[0]); i++) {
+		struct lp_buf p = LP_BUF_INIT;
+		lp_fs_join(&p, run_dir, known[i].name);
+		if (lp_fs_is_dir(p.data)) {
+			unsigned long long files, bytes;
+			dir_stats(p.data, &files, &bytes);
+			lp_buf_addf(out, "| %s/ | %s | %llu entries, %llu bytes |\n", known[i].name, known[i].what, files, bytes);
+		} else if (lp_fs_is_file(p.data)) {
+			lp_buf_addf(out, "| %s | %s | %lld bytes |\n", known[i].name, known[i].what, (long long)lp_fs_size(p.data));
+		}
+		lp_buf_release(&p);
+	}
+	for (i = 0; report_files[i]; i++)
+		lp_buf_addf(out, "| %s | report (this analysis) | |\n", report_files[i]);
+	lp_buf_adds(out, "\nmanifest.json (when present) lists every artifact with its size and sha256.\n");
+}
+
+static void phases(const struct lp_analysis *a, struct lp_buf *out)
+{
+	size_t i;
+	if (!a->n_phases) {
+		lp_buf_adds(out, "No phase statuses were recorded (no phases.json or summary.json phases).\n");
+		return;
+	}
+	lp_buf_adds(out, "| phase | status | reason |\n| --- | --- | --- |\n");
+	for (i = 0; i < a->n_phases; i++) {
+		const char *cells[3] = { a->phases[i].name, a->phases[i].status, a->phases[i].reason };
+		lp_md_row(out, 3, cells, 0);
+	}
+}
+
+static void overhead(const struct lp_analysis *a, struct lp_buf *out)
+{
+	if (a->n_processes)
+		lp_buf_addf(out, "- tracer overhead records: %.3f ms in total across %zu traced processes; dropped records: %llu\n",
+			(double)a->tracer_overhead_ns / 1e6, a->n_processes, (unsigned long long)a->dropped_records);
+	else
+		lp_buf_adds(out, "- tracer overhead records: n/a (the profile lists no traced processes)\n");
+	if (a->traced_s > 0 && a->untraced_s > 0)
+		lp_buf_addf(out, "- workload time with tracing %.3f s, without %.3f s: %+.1f%%\n", a->traced_s, a->untraced_s,
+			100.0 * (a->traced_s - a->untraced_s) / a->untraced_s);
+	else
+		lp_buf_adds(out, "- workload time with vs without tracing: not measured (set run.measure_overhead=true)\n");
+}
+
+int lp_report_report_md(const struct lp_analysis *a, const char *run_dir, struct lp_buf *out)
+{
+	lp_buf_adds(out, "# llmprof report");
+	if (a->run_id[0]) {
+		lp_buf_adds(out, ": ");
+		lp_md_text(out, a->run_id);
+	}
+	lp_buf_adds(out, "\n\n");
+	if (a->mode[0]) {
+		lp_buf_adds(out, "Mode: ");
+		lp_md_text(out, a->mode);
+		lp_buf_adds(out, ". ");
+	}
+	lp_buf_adds(out, "Model: ");
+	lp_md_text(out, a->have_model ? (a->model.name[0] ? a->model.name : "unnamed") : a->model_why);
+	lp_buf_adds(out, ". Device: ");
+	lp_md_text(out, a->have_device ? a->device.name : "none");
+	lp_buf_adds(out, ".\n\n## Artifacts\n\n");
+	if (run_dir)
+		artifacts(run_dir, out);
+	lp_buf_adds(out, "\n## Phases\n\n");
+	phases(a, out);
+	lp_buf_adds(out, "\n## Per-stage timings\n\n");
+	lp_section_stages(a, out);
+	lp_buf_adds(out, "\n## MFU and MBU\n\n");
+	lp_section_mfu(a, out);
+	lp_buf_addf(out, "\n## Top kernels\n\n");
+	lp_section_top_kernels(a, LP_REPORT_TOP_KERNELS, out);
+	lp_buf_adds(out, "\n## Tracer overhead\n\n");
+	overhead(a, out);
+	return out->oom ? -1 : 0;
+}
+
+static void aggregates(const struct lp_analysis *a, struct lp_buf *out)
+{
+	struct lp_buf t = LP_BUF_INIT;
+	size_t i, iters = 0;
+	if (a->have_model) {
+		lp_buf_adds(out, "- model: ");
+		lp_md_text(out, a->model.name[0] ? a->model.name : "unnamed");
+		lp_buf_addf(out, " (%s, %s): %.3f B parameters, %.3f B matmul parameters per token\n",
+			a->model.family[0] ? a->model.family : "unknown family", a->model.dtype[0] ? a->model.dtype : "unknown dtype",
+			a->params.total / 1e9, a->params.matmul_active / 1e9);
+	} else {
+		lp_buf_adds(out, "- model: n/a (");
+		lp_md_text(out, a->model_why);
+		lp_buf_adds(out, ")\n");
+	}
+	for (i = 0; i < a->stages.n_stages; i++)
+		if (a->stages.stages[i].n_iters > iters)
+			iters = a->stages.stages[i].n_iters;
+	lp_buf_addf(out, "- measured iterations: %zu\n", iters);
+	lp_buf_adds(out, "- batch / prompt length / decode steps: ");
+	if (a->batch) lp_buf_addf(out, "%lld", (long long)a->batch); else lp_buf_adds(out, "n/a");
+	lp_buf_adds(out, " / ");
+	if (a->prompt_len) lp_buf_addf(out, "%lld", (long long)a->prompt_len); else lp_buf_adds(out, "n/a");
+	lp_buf_adds(out, " / ");
+	if (a->steps) lp_buf_addf(out, "%lld", (long long)a->steps); else lp_buf_adds(out, "n/a");
+	if (a->tokens_why[0]) {
+		lp_buf_adds(out, " (");
+		lp_md_text(out, a->tokens_why);
+		lp_buf_adds(out, ")");
+	}
+	lp_buf_adds(out, "\n");
+	if (a->stages.have_gpu)
+		lp_buf_addf(out, "- GPU kernel time (measured iterations): %.3f ms in %zu distinct kernels\n", a->kernels.total_ms,
+			a->kernels.n_rows);
+	else
+		lp_buf_adds(out, "- GPU kernel time: n/a (no GPU kernels were recorded: CPU run)\n");
+	lp_buf_adds(out, "- time to first token (prefill): ");
+	lp_num_format(&a->ttft_ms, 3, 1, " ms", &t);
+	lp_md_text(out, t.data);
+	lp_buf_reset(&t);
+	lp_buf_adds(out, "\n- decode throughput: ");
+	lp_num_format(&a->decode_tokens_per_s, 1, 1, " tokens/s", &t);
+	lp_md_text(out, t.data);
+	lp_buf_reset(&t);
+	lp_buf_adds(out, "\n- model MFU / MBU: ");
+	lp_num_format(&a->perf[2].mfu, 2, 100, "%", &t);
+	lp_buf_adds(&t, " / ");
+	lp_num_format(&a->perf[2].mbu, 2, 100, "%", &t);
+	lp_md_text(out, t.data);
+	lp_buf_adds(out, "\n");
+	lp_buf_release(&t);
+}
+
+int lp_report_stakeholder_md(const struct lp_analysis *a, struct lp_buf *out)
+{
+	lp_buf_adds(out, "# Stakeholder summary");
+	if (a->run_id[0]) {
+		lp_buf_adds(out, ": ");
+		lp_md_text(out, a->run_id);
+	}
+	lp_buf_adds(out, "\n\n## Environment\n\n");
+	lp_section_environment(a, out);
+	lp_buf_adds(out, "\n## Aggregates\n\n");
+	aggregates(a, out);
+	lp_buf_adds(out, "\n## Per-Stage Timings\n\n");
+	lp_section_stages(a, out);
+	lp_buf_adds(out, "\n## MFU\n\n");
+	lp_section_mfu(a, out);
+	lp_buf_adds(out, "\n## Stage Takeaways\n\n");
+	lp_section_advice(a, LP_ADVICE_TAKEAWAY, out);
+	lp_buf_adds(out, "\n## Top Operators\n\n");
+	lp_section_top_ops(a, LP_REPORT_TOP_OPS, out);
+	lp_buf_adds(out, "\n## Top Kernels\n\n");
+	lp_section_top_kernels(a, LP_REPORT_TOP_KERNELS, out);
+	lp_buf_adds(out, "\n## Recommendations\n\n");
+	lp_section_advice(a, LP_ADVICE_RECOMMENDATION, out);
+	return out->oom ? -1 : 0;
+}

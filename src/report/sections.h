@@ -1,0 +1,20 @@
+/* sections.h: Markdown sections shared by report.md and stakeholder_summary.md (the per-stage
+ * timings table with its nested-stage note, the MFU/MBU table, top kernels, top operators, the
+ * environment list). Internal to src/report/; each appends to `out` and returns 0 or -1 (out of
+ * memory, as lp_buf reports it). */
+#ifndef LP_REPORT_SECTIONS_H
+#define LP_REPORT_SECTIONS_H
+
+#include "analyze/analysis.h"
+#include "core/buf.h"
+
+int lp_section_stages(const struct lp_analysis *a, struct lp_buf *out);
+int lp_section_mfu(const struct lp_analysis *a, struct lp_buf *out);
+int lp_section_top_kernels(const struct lp_analysis *a, size_t n, struct lp_buf *out);
+int lp_section_top_ops(const struct lp_analysis *a, size_t n, struct lp_buf *out);
+int lp_section_environment(const struct lp_analysis *a, struct lp_buf *out);
+int lp_section_advice(const struct lp_analysis *a, enum lp_advice_kind kind, struct lp_buf *out);
+/* "1.234" or "n/a" for NAN; into a small static-free buffer the caller owns */
+const char *lp_fmt_num(char *buf, size_t cap, double v, int decimals);
+
+#endif

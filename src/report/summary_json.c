@@ -1,0 +1,323 @@
+/* summary_json.c: summary.json, everything the Markdown reports show in machine-readable form
+ * (docs/summary-schema.md). Unknown numbers are null with a sibling "<key>_why" string. Key
+ * order is fixed (jansson keeps insertion order), reals print with 12 significant digits, so
+ * identical analyses give identical bytes. */
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "report/reports.h"
+
+static json_t *real(double v)
+{
+	return isnan(v) || isinf(v) ? json_null() : json_real(v);
+}
+
+static void put(json_t *o, const char *k, json_t *v)
+{
+	json_object_set_new(o, k, v ? v : json_null());
+}
+
+static void put_num(json_t *o, const char *k, const struct lp_num *n)
+{
+	put(o, k, n->valid ? real(n->value) : json_null());
+	if (!n->valid) {
+		char key[96];
+		snprintf(key, sizeof(key), "%s_why", k);
+		put(o, key, json_string(n->why));
+	}
+}
+
+static json_t *stat(const struct lp_stat *s)
+{
+	json_t *o = json_object();
+	put(o, "n", json_integer((json_int_t)s->n));
+	put(o, "mean", real(s->mean));
+	put(o, "std", real(s->std));
+	put(o, "min", real(s->min));
+	put(o, "max", real(s->max));
+	return o;
+}
+
+static const char *kind_name(enum lp_stage_kind k)
+{
+	return k == LP_STAGE_PREFILL ? "prefill" : k == LP_STAGE_DECODE ? "decode" : "other";
+}
+
+static json_t *stages(const struct lp_analysis *a)
+{
+	json_t *arr = json_array();
+	size_t i, j;
+	for (i = 0; i < a->stages.n_stages; i++) {
+		const struct lp_stage *s = &a->stages.stages[i];
+		json_t *o = json_object(), *it = json_array(), *notes = json_array();
+		put(o, "name", json_string(s->name));
+		put(o, "domain", json_string(s->domain));
+		put(o, "kind", json_string(kind_name(s->kind)));
+		put(o, "iterations", json_integer((json_int_t)s->n_iters));
+		put(o, "excluded_warmup", json_integer((json_int_t)s->excluded_warmup));
+		put(o, "unclosed", json_integer((json_int_t)s->unclosed));
+		put(o, "host_ms", stat(&s->host_ms));
+		if (a->stages.have_gpu) {
+			put(o, "gpu_busy_ms", stat(&s->gpu_ms));
+			put(o, "kernel_ms", stat(&s->kernel_ms));
+			put(o, "kernels", stat(&s->kernels));
+		} else {
+			put(o, "gpu_busy_ms", json_null());
+			put(o, "gpu_busy_ms_why", json_string("CPU run: no GPU kernels recorded"));
+			put(o, "kernel_ms", json_null());
+			put(o, "kernels", json_null());
+		}
+		put(o, "steps", stat(&s->steps));
+		for (j = 0; j < s->n_iters; j++) {
+			const struct lp_stage_iter *x = &s->iters[j];
+			json_t *io = json_object();
+			put(io, "host_ms", real((double)x->host_ns / 1e6));
+			put(io, "gpu_busy_ms", a->stages.have_gpu ? real((double)x->gpu_busy_ns / 1e6) : json_null());
+			put(io, "kernel_ms", a->stages.have_gpu ? real((double)x->kernel_ns / 1e6) : json_null());
+			put(io, "kernels", json_integer((json_int_t)x->kernels));
+			put(io, "steps", json_integer((json_int_t)x->steps));
+			put(io, "payload", x->has_payload ? json_integer((json_int_t)x->payload) : json_null());
+			json_array_append_new(it, io);
+		}
+		put(o, "per_iteration", it);
+		for (j = 0; j < s->n_notes; j++) {
+			const struct lp_stage_note *n = &s->notes[j];
+			json_t *no = json_object();
+			put(no, "name", json_string(n->name));
+			put(no, "calls", json_integer((json_int_t)n->calls));
+			put(no, "host_ms_total", real((double)n->host_ns / 1e6));
+			put(no, "kernel_ms_total", real((double)n->kernel_ns / 1e6));
+			put(no, "kernels", json_integer((json_int_t)n->kernels));
+			json_array_append_new(notes, no);
+		}
+		put(o, "nested_notes", notes);
+		json_array_append_new(arr, o);
+	}
+	return arr;
+}
+
+static json_t *perf(const struct lp_perf *p)
+{
+	json_t *o = json_object();
+	put(o, "stage", json_string(p->label));
+	put_num(o, "flops", &p->flops);
+	put_num(o, "bytes", &p->bytes);
+	put_num(o, "gpu_s", &p->gpu_s);
+	put_num(o, "host_s", &p->host_s);
+	put_num(o, "tflops_per_s", &p->tflops_per_s);
+	put_num(o, "gb_per_s", &p->gbs);
+	put_num(o, "mfu", &p->mfu);
+	put_num(o, "mbu", &p->mbu);
+	put_num(o, "mfu_host", &p->mfu_host);
+	put_num(o, "ncu_flops", &p->ncu_flops);
+	put_num(o, "ncu_coverage", &p->ncu_coverage);
+	return o;
+}
+
+static json_t *kernels(const struct lp_analysis *a)
+{
+	json_t *arr = json_array();
+	size_t i;
+	for (i = 0; i < a->kernels.n_rows; i++) {
+		const struct lp_kernel_row *r = &a->kernels.rows[i];
+		json_t *o = json_object(), *st = json_object();
+		put(o, "kernel_name", json_string(r->name));
+		put(o, "short_name", json_string(r->short_name));
+		put(o, "device", json_integer(r->device));
+		put(o, "total_ms", real(r->total_ms));
+		put(o, "calls", json_integer((json_int_t)r->calls));
+		put(o, "mean_ms", real(r->mean_ms));
+		put(o, "min_ms", real(r->min_ms));
+		put(o, "max_ms", real(r->max_ms));
+		put(o, "share", real(r->share));
+		put(o, "family", json_string(lp_kernel_family_name(r->family)));
+		put(st, "prefill_ms", real(r->stage_ms[0]));
+		put(st, "decode_ms", real(r->stage_ms[1]));
+		put(st, "other_ms", real(r->stage_ms[2]));
+		put(o, "stage_ms", st);
+		if (r->ncu.joined) {
+			json_t *n = json_object();
+			put(n, "records", json_integer((json_int_t)r->ncu.records));
+			put(n, "duration_ns", real(r->ncu.duration_ns));
+			put(n, "sm_throughput_pct", real(r->ncu.sm_pct));
+			put(n, "dram_throughput_pct", real(r->ncu.dram_pct));
+			put(n, "achieved_occupancy_pct", real(r->ncu.occupancy_pct));
+			put(n, "dram_bytes", real(r->ncu.dram_bytes));
+			put(n, "tensor_flops", real(r->ncu.tensor_flops));
+			put(n, "fp32_flops", real(r->ncu.fp32_flops));
+			put(n, "flops", real(r->ncu.flops));
+			put(n, "flop_per_byte", real(r->ncu.intensity));
+			put(n, "achieved_flops_per_s", real(r->ncu.achieved_flops_per_s));
+			put(n, "achieved_bytes_per_s", real(r->ncu.achieved_bytes_per_s));
+			put(n, "roofline", json_string(lp_roofline_name(r->ncu.roofline)));
+			put(o, "ncu", n);
+		} else {
+			put(o, "ncu", json_null());
+		}
+		json_array_append_new(arr, o);
+	}
+	return arr;
+}
+
+static json_t *operators(const struct lp_analysis *a)
+{
+	json_t *arr = json_array();
+	size_t i;
+	for (i = 0; i < a->ops.n_rows; i++) {
+		const struct lp_op_row *r = &a->ops.rows[i];
+		json_t *o = json_object();
+		put(o, "stage", json_string(r->stage));
+		put(o, "name", json_string(r->name));
+		put(o, "source", json_string(r->pytorch ? "pytorch" : "workload"));
+		put(o, "calls", json_integer((json_int_t)r->calls));
+		put(o, "kernels", json_integer((json_int_t)r->kernels));
+		put(o, "gpu_incl_ms", a->stages.have_gpu ? real(r->gpu_incl_ms) : json_null());
+		put(o, "gpu_excl_ms", a->stages.have_gpu ? real(r->gpu_excl_ms) : json_null());
+		put(o, "host_ms", real(r->host_ms));
+		put(o, "share", r->share >= 0 ? real(r->share) : json_null());
+		put(o, "zero_gpu_why", r->zero_gpu_why ? json_string(r->zero_gpu_why) : json_null());
+		json_array_append_new(arr, o);
+	}
+	return arr;
+}
+
+static json_t *model(const struct lp_analysis *a)
+{
+	json_t *o = json_object(), *p;
+	const struct lp_model_shape *m = &a->model;
+	if (!a->have_model) {
+		put(o, "known", json_false());
+		put(o, "why", json_string(a->model_why));
+		return o;
+	}
+	put(o, "known", json_true());
+	put(o, "name", json_string(m->name));
+	put(o, "family", json_string(m->family));
+	put(o, "dtype", json_string(m->dtype));
+	put(o, "hidden_size", json_integer(m->hidden_size));
+	put(o, "intermediate_size", json_integer(m->intermediate_size));
+	put(o, "num_hidden_layers", json_integer(m->num_hidden_layers));
+	put(o, "num_attention_heads", json_integer(m->num_attention_heads));
+	put(o, "num_key_value_heads", json_integer(m->num_key_value_heads));
+	put(o, "head_dim", json_integer(m->head_dim));
+	put(o, "vocab_size", json_integer(m->vocab_size));
+	put(o, "tie_word_embeddings", json_boolean(m->tie_word_embeddings));
+	put(o, "n_routed_experts", json_integer(m->n_routed_experts));
+	put(o, "n_shared_experts", json_integer(m->n_shared_experts));
+	put(o, "num_experts_per_tok", json_integer(m->num_experts_per_tok));
+	put(o, "moe_intermediate_size", json_integer(m->moe_intermediate_size));
+	put(o, "first_k_dense_replace", json_integer(m->first_k_dense_replace));
+	p = json_object();
+	put(p, "total", real(a->params.total));
+	put(p, "matmul_active_per_token", real(a->params.matmul_active));
+	put(o, "params", p);
+	return o;
+}
+
+static json_t *device(const struct lp_analysis *a)
+{
+	json_t *o = json_object(), *pk = json_object();
+	if (a->have_device) {
+		put(o, "name", json_string(a->device.name));
+		put(o, "id", json_integer(a->device.id));
+		put(o, "sm_count", json_integer(a->device.sm_count));
+		put(o, "cc", json_sprintf("%d.%d", a->device.cc_major, a->device.cc_minor));
+		put(o, "sm_clock_mhz", json_integer(a->device.sm_clock_mhz));
+		put(o, "mem_clock_mhz", json_integer(a->device.mem_clock_mhz));
+		put(o, "mem_bus_width_bits", json_integer(a->device.mem_bus_width_bits));
+		put(o, "mem_bytes", json_integer((json_int_t)a->device.mem_bytes));
+	} else {
+		put(o, "name", json_null());
+	}
+	put(pk, "matched", a->peak.matched[0] ? json_string(a->peak.matched) : json_null());
+	put(pk, "tflops", a->peak.flops_valid ? real(a->peak.flops_per_s / 1e12) : json_null());
+	put(pk, "tflops_source", json_string(a->peak.flops_source));
+	put(pk, "bw_gbs", a->peak.bw_valid ? real(a->peak.bytes_per_s / 1e9) : json_null());
+	put(pk, "bw_source", json_string(a->peak.bw_source));
+	put(pk, "ridge_flop_per_byte", a->kernels.ridge_flop_per_byte > 0 ? real(a->kernels.ridge_flop_per_byte) : json_null());
+	put(o, "peak", pk);
+	return o;
+}
+
+int lp_report_summary_json(const struct lp_analysis *a, struct lp_buf *out, struct lp_err *err)
+{
+	json_t *root = json_object(), *o, *arr, *tk, *rc;
+	size_t i;
+	char *text;
+	int k;
+	put(root, "schema_version", json_integer(a->schema_version));
+	put(root, "run_id", json_string(a->run_id));
+	put(root, "mode", json_string(a->mode));
+	o = json_object();
+	put(o, "path", json_string(a->source));
+	put(o, "kind", json_string(a->source_kind));
+	put(root, "source", o);
+	arr = json_array();
+	for (i = 0; i < a->n_phases; i++) {
+		json_t *p = json_object();
+		put(p, "name", json_string(a->phases[i].name));
+		put(p, "status", json_string(a->phases[i].status));
+		put(p, "reason", json_string(a->phases[i].reason));
+		json_array_append_new(arr, p);
+	}
+	put(root, "phases", arr);
+	put(root, "environment", a->env ? json_deep_copy(a->env) : json_null());
+	put(root, "device", device(a));
+	put(root, "model", model(a));
+	o = json_object();
+	put(o, "batch", a->batch ? json_integer(a->batch) : json_null());
+	put(o, "prompt_len", a->prompt_len ? json_integer(a->prompt_len) : json_null());
+	put(o, "decode_steps", a->steps ? json_integer(a->steps) : json_null());
+	put(o, "why", a->tokens_why[0] ? json_string(a->tokens_why) : json_null());
+	put_num(o, "prefill_tokens", &a->prefill_tokens);
+	put_num(o, "decode_tokens", &a->decode_tokens);
+	put_num(o, "decode_tokens_per_s", &a->decode_tokens_per_s);
+	put_num(o, "decode_step_ms", &a->decode_step_ms);
+	put_num(o, "ttft_ms", &a->ttft_ms);
+	put(root, "tokens", o);
+	put(root, "std", json_string("sample (n - 1)"));
+	put(root, "have_gpu", json_boolean(a->stages.have_gpu));
+	put(root, "top_level_fallback", json_boolean(a->stages.top_level_fallback));
+	put(root, "stages", stages(a));
+	arr = json_array();
+	for (k = 0; k < 3; k++)
+		json_array_append_new(arr, perf(&a->perf[k]));
+	put(root, "perf", arr);
+	o = json_object();
+	put(o, "total_ms", real(a->kernels.total_ms));
+	put(o, "warmup_ms", real((double)a->stages.warmup_kernel_ns / 1e6));
+	put(o, "ncu_records", json_integer((json_int_t)a->kernels.n_ncu_records));
+	put(o, "ncu_joined_kernels", json_integer((json_int_t)a->kernels.n_joined_rows));
+	put(o, "rows", kernels(a));
+	put(root, "kernels", o);
+	put(root, "operators", operators(a));
+	o = json_object();
+	put(o, "processes", json_integer((json_int_t)a->n_processes));
+	put(o, "tracer_overhead_ms", real((double)a->tracer_overhead_ns / 1e6));
+	put(o, "dropped_records", json_integer((json_int_t)a->dropped_records));
+	put(o, "traced_s", a->traced_s > 0 ? real(a->traced_s) : json_null());
+	put(o, "untraced_s", a->untraced_s > 0 ? real(a->untraced_s) : json_null());
+	put(root, "overhead", o);
+	tk = json_array();
+	rc = json_array();
+	for (i = 0; i < a->n_advice; i++) {
+		json_t *x = json_object();
+		put(x, "rule", json_string(a->advice[i].rule));
+		put(x, "text", json_string(a->advice[i].text));
+		json_array_append_new(a->advice[i].kind == LP_ADVICE_TAKEAWAY ? tk : rc, x);
+	}
+	o = json_object();
+	put(o, "takeaways", tk);
+	put(o, "recommendations", rc);
+	put(root, "advice", o);
+	text = json_dumps(root, JSON_INDENT(2) | JSON_REAL_PRECISION(12) | JSON_ENSURE_ASCII);
+	json_decref(root);
+	if (!text)
+		return lp_err_set(err, LP_EOTHER, "cannot encode summary.json (out of memory or invalid UTF-8 in a name)");
+	lp_buf_adds(out, text);
+	lp_buf_addc(out, '\n');
+	free(text);
+	return out->oom ? lp_err_set(err, LP_EOTHER, "out of memory") : 0;
+}

@@ -1,0 +1,146 @@
+/* tables_md.c: kernels.md and operators.md, the two full tables of a run (see reports.h).
+ * kernels.md keeps the seed tool's KernelRecord columns first (kernel_name | device | total_ms |
+ * calls | mean_ms) so existing readers of that table keep working. */
+#include <math.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "report/md.h"
+#include "report/reports.h"
+#include "report/sections.h"
+
+int lp_report_kernels_md(const struct lp_analysis *a, struct lp_buf *out)
+{
+	static const char *const cols[] = { "kernel_name", "device", "total_ms", "calls", "mean_ms", "share",
+					    "prefill_ms", "decode_ms", "other_ms", "family" };
+	const struct lp_kernel_set *k = &a->kernels;
+	char b[10][64];
+	size_t i;
+	lp_buf_adds(out, "# Kernels\n\n");
+	if (!k->n_rows) {
+		lp_buf_adds(out, "No GPU kernels were recorded in this run");
+		lp_buf_adds(out, a->stages.have_gpu ? " outside warm-up.\n" : " (a CPU run, or no CUDA activity was traced). "
+										  "Host timings are in report.md.\n");
+		return out->oom ? -1 : 0;
+	}
+	lp_buf_addf(out, "%zu kernels, %.3f ms of GPU kernel time over the measured iterations (warm-up excluded), "
+			 "sorted by total time. share = share of that time; names longer than %d characters are shortened "
+			 "(full names in summary.json).\n\n", k->n_rows, k->total_ms, LP_MD_NAME_MAX);
+	lp_md_header(out, 10, cols, "lrrrrrrrrl");
+	for (i = 0; i < k->n_rows; i++) {
+		const struct lp_kernel_row *r = &k->rows[i];
+		const char *cells[10];
+		size_t j;
+		snprintf(b[1], sizeof(b[1]), "%d", r->device);
+		snprintf(b[2], sizeof(b[2]), "%.3f", r->total_ms);
+		snprintf(b[3], sizeof(b[3]), "%llu", (unsigned long long)r->calls);
+		snprintf(b[4], sizeof(b[4]), "%.4f", r->mean_ms);
+		snprintf(b[5], sizeof(b[5]), "%.1f%%", 100.0 * r->share);
+		snprintf(b[6], sizeof(b[6]), "%.3f", r->stage_ms[0]);
+		snprintf(b[7], sizeof(b[7]), "%.3f", r->stage_ms[1]);
+		snprintf(b[8], sizeof(b[8]), "%.3f", r->stage_ms[2]);
+		cells[0] = r->name;
+		for (j = 1; j < 9; j++)
+			cells[j] = b[j];
+		cells[9] = lp_kernel_family_name(r->family);
+		lp_md_row(out, 10, cells, LP_MD_NAME_MAX);
+	}
+	if (k->n_ncu_records) {
+		static const char *const ncols[] = { "kernel_name", "ncu launches", "duration_us", "SM %", "DRAM %",
+						     "DRAM MB", "occupancy %", "GFLOP", "FLOP/byte", "roofline" };
+		lp_buf_addf(out, "\n## Nsight Compute metrics (per launch)\n\n%zu of %zu kernels joined to %zu ncu records. "
+				 "Roofline class against the ridge point %.1f FLOP/byte, balanced within %.0fx of it.\n\n",
+			k->n_joined_rows, k->n_rows, k->n_ncu_records, k->ridge_flop_per_byte, LP_ROOF_BAND);
+		lp_md_header(out, 10, ncols, "lrrrrrrrrl");
+		for (i = 0; i < k->n_rows; i++) {
+			const struct lp_kernel_row *r = &k->rows[i];
+			const struct lp_kernel_ncu *n = &r->ncu;
+			const char *cells[10];
+			size_t j;
+			if (!n->joined)
+				continue;
+			snprintf(b[1], sizeof(b[1]), "%llu", (unsigned long long)n->records);
+			lp_fmt_num(b[2], sizeof(b[2]), n->duration_ns / 1e3, 2);
+			lp_fmt_num(b[3], sizeof(b[3]), n->sm_pct, 1);
+			lp_fmt_num(b[4], sizeof(b[4]), n->dram_pct, 1);
+			lp_fmt_num(b[5], sizeof(b[5]), n->dram_bytes / 1e6, 3);
+			lp_fmt_num(b[6], sizeof(b[6]), n->occupancy_pct, 1);
+			lp_fmt_num(b[7], sizeof(b[7]), n->flops / 1e9, 4);
+			lp_fmt_num(b[8], sizeof(b[8]), n->intensity, 2);
+			cells[0] = r->name;
+			for (j = 1; j < 9; j++)
+				cells[j] = b[j];
+			cells[9] = lp_roofline_name(n->roofline);
+			lp_md_row(out, 10, cells, LP_MD_NAME_MAX);
+		}
+	}
+	return out->oom ? -1 : 0;
+}
+
+int lp_report_operators_md(const struct lp_analysis *a, struct lp_buf *out)
+{
+	static const char *const cols[] = { "stage", "operator", "source", "calls", "gpu_incl_ms", "gpu_excl_ms",
+					    "gpu_mean_ms", "host_ms", "host_mean_ms", "share of stage", "kernels" };
+	const struct lp_op_table *t = &a->ops;
+	char b[11][64];
+	size_t i, n_zero = 0;
+	int gpu = a->stages.have_gpu;
+	lp_buf_adds(out, "# Operators\n\n");
+	if (!t->n_rows) {
+		lp_buf_adds(out, "No operator ranges were recorded: run the reference workload with `--nvtx-ops on`, or a "
+				 "PyTorch program under `torch.autograd.profiler.emit_nvtx()`.\n");
+		return out->oom ? -1 : 0;
+	}
+	lp_buf_adds(out, "Op ranges (the workload's own and PyTorch emit_nvtx ranges with their `, seq = N` / "
+			 "`, op_id = N` suffixes stripped), summed over the measured iterations. Inclusive GPU time counts "
+			 "the kernels launched in the range and in ranges nested in it; exclusive only those whose innermost "
+			 "op range it is.");
+	lp_buf_adds(out, gpu ? " share = inclusive GPU time / the stage's kernel time.\n\n"
+			     : " CPU run: no GPU kernels; share = host time / the stage's host time.\n\n");
+	lp_md_header(out, 11, cols, "lllrrrrrrrr");
+	for (i = 0; i < t->n_rows; i++) {
+		const struct lp_op_row *r = &t->rows[i];
+		const char *cells[11];
+		size_t j;
+		double calls = r->calls ? (double)r->calls : 1;
+		cells[0] = r->stage;
+		cells[1] = r->name;
+		cells[2] = r->pytorch ? "pytorch" : "workload";
+		snprintf(b[3], sizeof(b[3]), "%llu", (unsigned long long)r->calls);
+		if (gpu) {
+			snprintf(b[4], sizeof(b[4]), "%.3f", r->gpu_incl_ms);
+			snprintf(b[5], sizeof(b[5]), "%.3f", r->gpu_excl_ms);
+			snprintf(b[6], sizeof(b[6]), "%.4f", r->gpu_incl_ms / calls);
+		} else {
+			for (j = 4; j < 7; j++)
+				snprintf(b[j], sizeof(b[j]), "n/a (CPU run)");
+		}
+		snprintf(b[7], sizeof(b[7]), "%.3f", r->host_ms);
+		snprintf(b[8], sizeof(b[8]), "%.4f", r->host_ms / calls);
+		if (r->share >= 0)
+			snprintf(b[9], sizeof(b[9]), "%.1f%%", 100.0 * r->share);
+		else
+			snprintf(b[9], sizeof(b[9]), "n/a");
+		snprintf(b[10], sizeof(b[10]), "%llu%s", (unsigned long long)r->kernels, r->zero_gpu_why ? " (see below)" : "");
+		for (j = 3; j < 11; j++)
+			cells[j] = b[j];
+		lp_md_row(out, 11, cells, LP_MD_NAME_MAX);
+		n_zero += r->zero_gpu_why != NULL;
+	}
+	if (n_zero) {
+		lp_buf_adds(out, "\n## Operators without GPU time\n\n");
+		for (i = 0; i < t->n_rows; i++) {
+			const struct lp_op_row *r = &t->rows[i];
+			if (!r->zero_gpu_why)
+				continue;
+			lp_buf_adds(out, "- ");
+			lp_md_text(out, r->name);
+			lp_buf_adds(out, " (");
+			lp_md_text(out, r->stage);
+			lp_buf_adds(out, "): ");
+			lp_md_text(out, r->zero_gpu_why);
+			lp_buf_adds(out, "\n");
+		}
+	}
+	return out->oom ? -1 : 0;
+}

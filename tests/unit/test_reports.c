@@ -1,0 +1,281 @@
+/* test_reports.c: the whole analysis on a synthetic GPU profile and a CPU profile, rendered into
+ * the five reports (src/analyze/analysis.c, src/report/): section order, escaping inside tables,
+ * n/a reasons, the ncu join, summary.json and byte-identical output on a second write. */
+#include "testutil.h"
+
+#include <math.h>
+#include <string.h>
+
+#include "analyze/analysis.h"
+#include "config/yaml.h"
+#include "core/fs.h"
+#include "report/reports.h"
+
+#define MS 1000000ull
+
+static int32_t R(struct lp_profile *p, int32_t parent, const char *name, uint64_t s, uint64_t e, uint64_t payload)
+{
+	struct lp_range *r = lp_profile_add_range(p);
+	assert_non_null(r);
+	r->domain = lp_profile_intern(p, "LLM");
+	r->name = lp_profile_intern(p, name);
+	r->tid = 1;
+	r->start_ns = s;
+	r->end_ns = e;
+	r->parent = parent;
+	if (payload) {
+		r->payload_type = LP_PAYLOAD_U64;
+		r->payload.u64 = payload;
+	}
+	return (int32_t)(p->n_ranges - 1);
+}
+
+static void K(struct lp_profile *p, int32_t range, const char *name, uint64_t s, uint64_t e)
+{
+	struct lp_kernel *k = lp_profile_add_kernel(p);
+	assert_non_null(k);
+	k->name = lp_profile_intern(p, name);
+	k->short_name = k->name;
+	k->start_ns = s;
+	k->end_ns = e;
+	k->range = range;
+}
+
+static const char *weird = "void ns::k<a|b, `c`>(float*, int) with a name longer than eighty characters so it is shortened";
+
+/* Two iterations: prefill 10 ms (payload 64 = batch 1 x 64), decode_all 20 ms with 4 steps of
+ * 5 ms host, each step 2 ms of kernels (GPU idle 60% of decode). */
+static void build_gpu(struct lp_profile *p)
+{
+	struct lp_device *d = lp_profile_add_device(p);
+	struct lp_process *pr = lp_profile_add_process(p);
+	int it, s;
+	d->name = lp_profile_intern(p, "NVIDIA H100 80GB HBM3");
+	d->sm_count = 132;
+	d->cc_major = 9;
+	pr->pid = 7;
+	pr->overhead_ns = 3 * MS;
+	p->source_kind = lp_profile_intern(p, "llmprof-trace");
+	for (it = 0; it < 2; it++) {
+		uint64_t t = (uint64_t)(100 * it) * MS;
+		int32_t pf = R(p, -1, "prefill", t, t + 10 * MS, 64), dec, att, q;
+		q = R(p, pf, "qkv", t, t + 5 * MS, 0);
+		K(p, q, "nvjet_hsh_gemm", t + 1 * MS, t + 6 * MS);
+		K(p, pf, weird, t + 6 * MS, t + 7 * MS);
+		dec = R(p, -1, "decode_all", t + 10 * MS, t + 30 * MS, 0);
+		for (s = 0; s < 4; s++) {
+			uint64_t u = t + (uint64_t)(10 + 5 * s) * MS;
+			int32_t st = R(p, dec, "decode_step", u, u + 5 * MS, (uint64_t)s);
+			q = R(p, st, "qkv", u, u + 1 * MS, 0);
+			K(p, q, "gemv_kernel", u, u + 1 * MS);
+			att = R(p, st, "attention", u + 1 * MS, u + 2 * MS, 0);
+			K(p, att, "flash_decode_kernel", u + 1 * MS, u + 2 * MS);
+		}
+	}
+}
+
+static json_t *model(void)
+{
+	static const char *y = "name: small\nfamily: llama\ndtype: bf16\nvocab_size: 1000\nhidden_size: 256\n"
+			       "intermediate_size: 512\nnum_hidden_layers: 2\nnum_attention_heads: 4\n"
+			       "num_key_value_heads: 2\nhead_dim: 64\ntie_word_embeddings: true\n";
+	json_t *v = NULL;
+	struct lp_err err = LP_ERR_INIT;
+	assert_int_equal(lp_yaml_load_string(y, strlen(y), "m", &v, &err), 0);
+	return v;
+}
+
+static void read_file(const char *dir, const char *name, struct lp_buf *out)
+{
+	struct lp_buf p = LP_BUF_INIT;
+	lp_fs_join(&p, dir, name);
+	lp_buf_reset(out);
+	lp_test_read(p.data, out);
+	lp_buf_release(&p);
+}
+
+static void test_gpu_run_reports(void **state)
+{
+	struct lp_profile p;
+	struct lp_analysis a;
+	struct lp_err err = LP_ERR_INIT;
+	struct lp_analysis_input in;
+	struct lp_phase_status ph[2] = { { "capture", "ok", "" }, { "ncu", "skipped", "light mode" } };
+	struct lp_kernel_record ncu[1];
+	struct lp_metric m[4] = {
+		{ "gpu__time_duration.sum", 1e6, "nsecond", 1 },
+		{ "dram__bytes_read.sum", 4e6, "byte", 1 },
+		{ "dram__bytes_write.sum", 1e6, "byte", 1 },
+		{ "smsp__sass_thread_inst_executed_op_ffma_pred_on.sum", 1e6, "", 1 },
+	};
+	json_t *mdl = model(), *env = json_pack("{s:s, s:[{s:s}], s:{s:s}}", "host", "box", "gpus", "name",
+						  "NVIDIA H100 80GB HBM3", "environment", "CUDA_VISIBLE_DEVICES", "0");
+	struct lp_buf b = LP_BUF_INIT, b2 = LP_BUF_INIT;
+	const char *dir = lp_test_tmpdir("reports_gpu"), *order[] = { "## Environment", "## Aggregates",
+		"## Per-Stage Timings", "## MFU", "## Stage Takeaways", "## Top Operators", "## Top Kernels",
+		"## Recommendations" };
+	const char *prev, *line;
+	json_t *js;
+	size_t i;
+	(void)state;
+	memset(ncu, 0, sizeof(ncu));
+	ncu[0].kernel_name = "gemv_kernel";   /* function-style name as ncu prints it */
+	ncu[0].calls = 1;
+	ncu[0].metrics = m;
+	ncu[0].n_metrics = 4;
+	lp_profile_init(&p, "synthetic");
+	build_gpu(&p);
+	memset(&in, 0, sizeof(in));
+	in.profile = &p;
+	in.model = mdl;
+	in.batch = 1;
+	in.ncu = ncu;
+	in.n_ncu = 1;
+	in.phases = ph;
+	in.n_phases = 2;
+	in.env = env;
+	in.run_id = "20250101-000000-abcd";
+	in.mode = "deep";
+	assert_int_equal(lp_analyze(&in, &a, &err), 0);
+	json_decref(mdl);
+	json_decref(env);
+	lp_profile_release(&p);          /* the analysis keeps no pointer into the profile */
+
+	assert_int_equal(a.batch, 1);
+	assert_int_equal(a.prompt_len, 64);
+	assert_int_equal(a.steps, 4);
+	assert_string_equal(a.peak.matched, "H100 SXM");
+	assert_true(a.perf[0].mfu.valid && a.perf[1].mbu.valid && a.perf[2].mfu.valid);
+	/* decode: 4 tokens in 20 ms = 200 tokens/s */
+	assert_true(fabs(a.decode_tokens_per_s.value - 200.0) < 1e-9);
+	/* decode FLOPs per iteration come from flops.c; GPU time is 8 ms */
+	assert_true(fabs(a.perf[1].gpu_s.value - 0.008) < 1e-12);
+	assert_true(fabs(a.perf[1].flops.value - lp_flops_decode(&a.model, 1, 64, 4)) < 1e-3);
+	/* the ncu record joined gemv_kernel: 2 MFLOP per launch over 5 MB */
+	for (i = 0; i < a.kernels.n_rows; i++)
+		if (!strcmp(a.kernels.rows[i].name, "gemv_kernel"))
+			break;
+	assert_true(i < a.kernels.n_rows);
+	assert_true(a.kernels.rows[i].ncu.joined);
+	assert_true(fabs(a.kernels.rows[i].ncu.flops - 2e6) < 1e-6);
+	assert_true(fabs(a.kernels.rows[i].ncu.intensity - 0.4) < 1e-12);
+	assert_int_equal(a.kernels.rows[i].ncu.roofline, LP_ROOF_MEMORY);
+	assert_true(a.perf[1].ncu_flops.valid);
+	assert_true(fabs(a.perf[1].ncu_flops.value - 4 * 2e6) < 1e-6);  /* 4 launches per iteration */
+
+	assert_int_equal(lp_report_write_all(dir, &a, &err), 0);
+	read_file(dir, "kernels.md", &b);
+	assert_non_null(strstr(b.data, "| kernel_name | device | total_ms | calls | mean_ms | share |"));
+	/* the weird name stays in one cell: escaped pipe, entities, shortened */
+	line = strstr(b.data, "| void ns::k&lt;a\\|b, \\`c\\`&gt;");
+	assert_non_null(line);
+	assert_non_null(strstr(line, "\xE2\x80\xA6 |"));
+	assert_non_null(strstr(b.data, "## Nsight Compute metrics"));
+	read_file(dir, "stakeholder_summary.md", &b);
+	prev = b.data;
+	for (i = 0; i < sizeof(order) / sizeof(order[0]); i++) {
+		const char *at = strstr(b.data, order[i]);
+		assert_non_null(at);
+		assert_true(at >= prev);
+		prev = at;
+	}
+	assert_non_null(strstr(b.data, "[decode-idle]"));
+	assert_non_null(strstr(b.data, "- host: box"));
+	assert_null(strstr(b.data, "CUDA_VISIBLE_DEVICES"));
+	read_file(dir, "report.md", &b);
+	assert_non_null(strstr(b.data, "| ncu | skipped | light mode |"));
+	assert_non_null(strstr(b.data, "tracer overhead records: 3.000 ms"));
+	assert_non_null(strstr(b.data, "sample standard deviation"));
+	read_file(dir, "summary.json", &b);
+	js = json_loads(b.data, 0, NULL);
+	assert_non_null(js);
+	assert_int_equal(json_integer_value(json_object_get(js, "schema_version")), LP_ANALYSIS_SCHEMA_VERSION);
+	assert_string_equal(json_string_value(json_object_get(json_array_get(
+		json_object_get(json_object_get(js, "kernels"), "rows"), 0), "kernel_name")), "nvjet_hsh_gemm");
+	json_decref(js);
+	/* determinism: a second write gives the same bytes */
+	read_file(dir, "summary.json", &b);
+	assert_int_equal(lp_report_write_all(dir, &a, &err), 0);
+	read_file(dir, "summary.json", &b2);
+	assert_string_equal(b.data, b2.data);
+	read_file(dir, "stakeholder_summary.md", &b);
+	lp_report_stakeholder_md(&a, &b2);
+	lp_buf_reset(&b2);
+	lp_report_stakeholder_md(&a, &b2);
+	assert_string_equal(b.data, b2.data);
+	lp_buf_release(&b);
+	lp_buf_release(&b2);
+	lp_analysis_release(&a);
+}
+
+static void test_cpu_run_reports(void **state)
+{
+	struct lp_profile p;
+	struct lp_analysis a;
+	struct lp_err err = LP_ERR_INIT;
+	struct lp_analysis_input in;
+	struct lp_buf b = LP_BUF_INIT;
+	const char *dir = lp_test_tmpdir("reports_cpu");
+	json_t *mdl = model();
+	int it;
+	(void)state;
+	lp_profile_init(&p, "cpu");
+	for (it = 0; it < 3; it++) {
+		uint64_t t = (uint64_t)(100 * it) * MS;
+		int32_t pf = R(&p, -1, "prefill", t, t + 10 * MS, 64), dec;
+		R(&p, pf, "layer", t, t + 9 * MS, 0);
+		dec = R(&p, -1, "decode_all", t + 10 * MS, t + 50 * MS, 0);
+		R(&p, dec, "decode_step", t + 10 * MS, t + 30 * MS, 0);
+		R(&p, dec, "decode_step", t + 30 * MS, t + 50 * MS, 0);
+	}
+	memset(&in, 0, sizeof(in));
+	in.profile = &p;
+	in.model = mdl;
+	in.prompt_len = 64;
+	assert_int_equal(lp_analyze(&in, &a, &err), 0);
+	assert_int_equal(a.batch, 1);                      /* payload 64 / prompt 64 */
+	assert_false(a.perf[1].mfu.valid);
+	assert_non_null(strstr(a.perf[1].mfu.why, "CPU run"));
+	assert_int_equal(lp_report_write_all(dir, &a, &err), 0);
+	read_file(dir, "kernels.md", &b);
+	assert_non_null(strstr(b.data, "No GPU kernels were recorded in this run"));
+	read_file(dir, "report.md", &b);
+	assert_non_null(strstr(b.data, "n/a (CPU run)"));
+	assert_non_null(strstr(b.data, "No phase statuses were recorded"));
+	read_file(dir, "stakeholder_summary.md", &b);
+	assert_non_null(strstr(b.data, "[cpu-run]"));
+	assert_non_null(strstr(b.data, "| prefill | layer |"));
+	lp_buf_release(&b);
+	lp_analysis_release(&a);
+	json_decref(mdl);
+	lp_profile_release(&p);
+}
+
+static void test_phases_roundtrip(void **state)
+{
+	struct lp_phase_status ph[2] = { { "capture", "ok", "" }, { "nsys", "failed", "nsys not found" } }, *got;
+	struct lp_err err = LP_ERR_INIT;
+	const char *dir = lp_test_tmpdir("phases");
+	size_t n;
+	double ts, us;
+	(void)state;
+	assert_int_equal(lp_phases_load(dir, &got, &n, &ts, &us, &err), 0);
+	assert_int_equal(n, 0);
+	assert_int_equal(lp_phases_write(dir, ph, 2, 12.5, 12.0, &err), 0);
+	assert_int_equal(lp_phases_load(dir, &got, &n, &ts, &us, &err), 0);
+	assert_int_equal(n, 2);
+	assert_string_equal(got[1].status, "failed");
+	assert_string_equal(got[1].reason, "nsys not found");
+	assert_true(ts == 12.5 && us == 12.0);
+	free(got);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_gpu_run_reports),
+		cmocka_unit_test(test_cpu_run_reports),
+		cmocka_unit_test(test_phases_roundtrip),
+	};
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}
