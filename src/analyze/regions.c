@@ -326,11 +326,14 @@ int lp_regions_init(struct lp_regions *r, const struct lp_regions_spec *spec, st
 	r->kexc = lp_arena_alloc(&r->arena, (spec->n_kernels_exclude + 1) * sizeof(*r->kexc));
 	r->inc_hits = lp_arena_alloc(&r->arena, (spec->n_include + 1) * sizeof(*r->inc_hits));
 	r->metric_present = lp_arena_alloc(&r->arena, spec->n_metrics + 1);
+	r->metric_unit = lp_arena_alloc(&r->arena, (spec->n_metrics + 1) * sizeof(*r->metric_unit));
 	pv->mcol = lp_arena_alloc(&r->arena, (spec->n_metrics + 1) * sizeof(int));
 	pv->row_members = lp_arena_alloc(&r->arena, (spec->n_include * (LP_NCU_NVTX_MAX_DEPTH + 1) + 1) * sizeof(int32_t));
-	if (!r->inc || !r->exc || !r->kinc || !r->kexc || !r->inc_hits || !r->metric_present || !pv->mcol ||
+	if (!r->inc || !r->exc || !r->kinc || !r->kexc || !r->inc_hits || !r->metric_present || !r->metric_unit || !pv->mcol ||
 			!pv->row_members)
 		return oom(err);
+	for (i = 0; i < spec->n_metrics; i++)
+		r->metric_unit[i] = "";
 	for (i = 0; i < spec->n_include; i++, r->n_inc++)
 		if (lp_region_pattern_parse(spec->include[i], &r->arena, &r->inc[i], err) < 0)
 			return lp_err_prefix(err, "'profiling.ncu.regions.include[%zu]'", i);
@@ -588,6 +591,10 @@ static void map_metrics(struct lp_regions *r, const struct lp_ncu_result *res)
 			if (!strcmp(res->metrics[j].name, r->spec->metrics[i])) {
 				pv->mcol[i] = (int)j;
 				r->metric_present[i] = 1;
+				if (res->metrics[j].unit && res->metrics[j].unit[0] && !r->metric_unit[i][0]) {
+					const char *u = lp_arena_strdup(&r->arena, res->metrics[j].unit);
+					r->metric_unit[i] = u ? u : "";
+				}
 				break;
 			}
 	}

@@ -150,6 +150,7 @@ struct lp_regions {
 	struct lp_region_member *members;  size_t n_members, cap_members;
 	int32_t *order;                 /* node indices in report order (pre-order, roots by config) */
 	uint8_t *metric_present;        /* spec metric i is a column of the raw page */
+	const char **metric_unit;       /* its base unit from the units row ("" unknown) */
 	int metrics_known;              /* a raw page was read (metric_present is meaningful) */
 	/* ranges seen on the results' NVTX columns (before any filter): sorted, unique */
 	const char **seen;  size_t n_seen, cap_seen;
