@@ -984,7 +984,7 @@ struct nacc {
 	size_t n, cap, last;
 	double incl_k, excl_k, own_r, child_incl, child_r;
 	uint64_t pid_first, dev_first;
-	int pid_multi, dev_multi, any;
+	int pid_multi, dev_multi, any, child_present;
 };
 
 static int in_scope(const struct lp_region_row *row, int kind, uint32_t pid, int32_t device)
@@ -1135,7 +1135,7 @@ int lp_regions_scope(const struct lp_regions *r, int kind, uint32_t pid, int32_t
 		st->incl_ms = a->incl_k + incl_r;
 		st->direct_ms = a->excl_k + (a->own_r > 0 ? fmax(0, a->own_r - a->child_r) : 0);
 		st->excl_ms = st->direct_ms;
-		st->present = a->any || st->incl_ms > 0;
+		st->present = a->any || st->incl_ms > 0 || a->child_present;
 		st->pid = a->any && !a->pid_multi ? (int64_t)a->pid_first : -1;
 		st->device = a->any && !a->dev_multi ? (int32_t)(int64_t)a->dev_first : -1;
 		st->reconcile_error_ms = st->incl_ms - (st->direct_ms + a->child_incl);
@@ -1145,11 +1145,8 @@ int lp_regions_scope(const struct lp_regions *r, int kind, uint32_t pid, int32_t
 			struct nacc *p = &acc[r->nodes[n].parent];
 			p->child_incl += st->incl_ms;
 			p->child_r += incl_r;
-			if (st->present && !p->any && !(p->incl_k > 0))
-				out->stats[r->nodes[n].parent].present = 1;
+			p->child_present |= st->present;
 		}
-		if (st->present)
-			out->n_present++;
 		/* kernel records */
 		if (a->n) {
 			st->kernels = lp_arena_alloc(&out->arena, a->n * sizeof(*st->kernels));
@@ -1185,7 +1182,6 @@ int lp_regions_scope(const struct lp_regions *r, int kind, uint32_t pid, int32_t
 			qsort(st->kernels, st->n_kernels, sizeof(*st->kernels), cmp_kernels);
 		}
 	}
-	/* a parent made present by a child that came after it in the loop above is counted now */
 	out->n_present = 0;
 	for (i = 0; i < r->n_nodes; i++)
 		out->n_present += out->stats[i].present;
