@@ -6,7 +6,9 @@
 #include <string.h>
 
 #include "cmd/cmd.h"
+#include "collect/pipeline.h"
 #include "collect/prepare.h"
+#include "core/fs.h"
 #include "core/buf.h"
 #include "core/log.h"
 #include "core/opt.h"
@@ -30,24 +32,71 @@ static int print_cfg(const struct lp_run *run)
 	return 0;
 }
 
-static void print_plan(const struct lp_run *run)
+static double jnum(const json_t *o, const char *key)
 {
-	const char *root = json_string_value(lp_config_get(&run->cfg, "artifacts.stage2_dir"));
-	const char *id = json_string_value(lp_config_get(&run->cfg, "run.id"));
+	const json_t *v = json_object_get(o, key);
+	return json_is_number(v) ? json_number_value(v) : -1;
+}
+
+static void print_pct(const char *label, const json_t *perf, const char *key)
+{
+	double v = jnum(perf, key);
+	if (v >= 0)
+		printf("  %s %.1f%%", label, 100 * v);
+	else
+		printf("  %s n/a", label);
+}
+
+/* The short terminal summary, read back from summary.json (the reports hold the rest). */
+static void print_summary(const char *run_dir, int status)
+{
+	struct lp_buf path = LP_BUF_INIT;
+	json_t *sum;
 	size_t i;
-	printf("run folder: %s/%s\n", root, id ? id : "<YYYYmmdd-HHMMSS-xxxx>");
-	printf("mode: %s\n", run->mode);
-	printf("workload:");
-	if (!run->workload_argc)
-		printf(" the reference model (model=%s)", lp_config_choice(&run->cfg, "model") ?
-			lp_config_choice(&run->cfg, "model") : "none");
-	for (i = 0; i < run->workload_argc; i++) {
-		struct lp_buf q = LP_BUF_INIT;
-		lp_buf_add_shell_quoted(&q, run->workload_argv[i]);
-		printf(" %s", q.data);
-		lp_buf_release(&q);
+	lp_buf_addf(&path, "%s/summary.json", run_dir);
+	sum = json_load_file(path.data, 0, NULL);
+	printf("run: %s (exit %d)\n", run_dir, status);
+	if (sum) {
+		const json_t *stages = json_object_get(sum, "stages"), *st;
+		const json_t *rows = json_object_get(json_object_get(sum, "kernels"), "rows");
+		const json_t *perf = json_object_get(sum, "perf"), *tok = json_object_get(sum, "tokens");
+		printf("%-12s %22s %14s %9s\n", "stage", "host ms (mean ± std)", "GPU busy ms", "kernels");
+		json_array_foreach(stages, i, st) {
+			const json_t *h = json_object_get(st, "host_ms"), *g = json_object_get(st, "gpu_busy_ms");
+			const json_t *k = json_object_get(st, "kernels");
+			char gpu[32] = "n/a", kern[32] = "n/a";
+			if (jnum(g, "mean") >= 0)
+				snprintf(gpu, sizeof(gpu), "%.3f", jnum(g, "mean"));
+			if (jnum(k, "mean") >= 0)
+				snprintf(kern, sizeof(kern), "%.0f", jnum(k, "mean"));
+			printf("%-12s %12.3f ± %-7.3f %14s %9s\n", json_string_value(json_object_get(st, "name")),
+				jnum(h, "mean"), jnum(h, "std") < 0 ? 0 : jnum(h, "std"), gpu, kern);
+		}
+		if (jnum(tok, "decode_tokens_per_s") >= 0)
+			printf("decode: %.1f tokens/s\n", jnum(tok, "decode_tokens_per_s"));
+		json_array_foreach(perf, i, st) {
+			printf("%-8s", json_string_value(json_object_get(st, "stage")));
+			print_pct("MFU", st, "mfu");
+			print_pct("MBU", st, "mbu");
+			printf("\n");
+		}
+		if (json_array_size(rows)) {
+			printf("top kernels:\n");
+			for (i = 0; i < json_array_size(rows) && i < 5; i++) {
+				const json_t *r = json_array_get(rows, i);
+				const char *name = json_string_value(json_object_get(r, "short_name"));
+				if (!name || !*name)
+					name = json_string_value(json_object_get(r, "kernel_name"));
+				printf("  %zu. %-48.48s %10.3f ms %6.1f%% %8.0f calls\n", i + 1, name ? name : "?",
+					jnum(r, "total_ms"), 100 * jnum(r, "share"), jnum(r, "calls"));
+			}
+		} else {
+			printf("no GPU kernels were recorded\n");
+		}
+		json_decref(sum);
 	}
-	printf("\nphases: provenance (config.yaml, env.json, inputs.yaml, manifest.json)\n");
+	printf("reports: %s/{report.md,stakeholder_summary.md,kernels.md,operators.md,summary.json}\n", run_dir);
+	lp_buf_release(&path);
 }
 
 int cmd_run(int argc, const char **argv, struct lp_ctx *ctx)
@@ -101,20 +150,28 @@ int cmd_run(int argc, const char **argv, struct lp_ctx *ctx)
 	}
 	if (cfg_only) {
 		rc = print_cfg(&run);
-	} else if (dry_run) {
-		print_plan(&run);
-		lp_log_warn("the capture and analysis phases are not built yet: a run writes provenance only");
-	} else if (lp_run_provenance(&run, NULL, &err) < 0) {
-		lp_rundir_set_status(&run.dir, LP_RUN_FAILED, NULL);
-		rc = lp_err_print(&err);
-	} else if (lp_rundir_set_status(&run.dir, LP_RUN_OK, &err) < 0) {
-		rc = lp_err_print(&err);
 	} else {
-		printf("%s\n", run.dir.path);
-		if (run.n_pruned)
-			lp_log_info("removed %zu older run(s) (artifacts.keep_last)", run.n_pruned);
-		lp_log_warn("the capture and analysis phases are not built yet: '%s' holds provenance only",
-			run.dir.path);
+		struct lp_pipeline pl;
+		struct lp_pipeline_opts po = { ctx->exe_dir, dry_run };
+		if (lp_pipeline_init(&pl, &run, &po, &err) < 0) {
+			if (run.dir.path)
+				lp_fs_remove_tree(run.dir.path, NULL);  /* nothing ran: leave no empty run behind */
+			rc = lp_err_print(&err);
+		} else if (dry_run) {
+			rc = lp_pipeline_print_plan(&pl, &run, &err) < 0 ? lp_err_print(&err) : 0;
+		} else if (lp_pipeline_run(&pl, &run, &err) < 0) {
+			rc = lp_err_print(&err);
+		} else {
+			rc = pl.exit_status;
+			print_summary(run.dir.path, rc);
+			if (run.n_pruned)
+				lp_log_info("removed %zu older run(s) (artifacts.keep_last)", run.n_pruned);
+			if (rc == LP_EENV)
+				lp_log_hint("'llmprof check' says what this machine lacks for the phases that did not run");
+			else if (rc == LP_EPARTIAL)
+				lp_log_hint("see the phase statuses in %s/report.md and the logs in %s/logs", run.dir.path, run.dir.path);
+		}
+		lp_pipeline_release(&pl);
 	}
 	lp_run_release(&run);
 out:

@@ -294,6 +294,18 @@ static int add_entry(struct lp_rundir *rd, const char *rel, int64_t size, const 
 	return save_manifest(rd, err);
 }
 
+int lp_rundir_has(const struct lp_rundir *rd, const char *rel)
+{
+	const json_t *item;
+	size_t i;
+	json_array_foreach(json_object_get(rd->manifest, "artifacts"), i, item) {
+		const char *p = json_string_value(json_object_get(item, "path"));
+		if (p && !strcmp(p, rel))
+			return 1;
+	}
+	return 0;
+}
+
 int lp_rundir_write(struct lp_rundir *rd, const char *rel, const void *data, size_t len,
 	const char *phase, struct lp_err *err)
 {

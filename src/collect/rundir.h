@@ -58,6 +58,8 @@ int lp_rundir_write(struct lp_rundir *rd, const char *rel, const void *data, siz
 	const char *phase, struct lp_err *err);
 /* Records a file already in the run folder (written by nsys, ncu, the tracer): size + sha256. */
 int lp_rundir_record(struct lp_rundir *rd, const char *rel, const char *phase, struct lp_err *err);
+/* 1 when `rel` is already listed in the manifest. */
+int lp_rundir_has(const struct lp_rundir *rd, const char *rel);
 int lp_rundir_set_status(struct lp_rundir *rd, enum lp_run_status status, struct lp_err *err);
 const char *lp_run_status_name(enum lp_run_status status);
 

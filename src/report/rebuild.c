@@ -2,23 +2,41 @@
  * place that knows which artifact feeds which part of the analysis. */
 #include "report/rebuild.h"
 
+#include <dirent.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "analyze/analysis.h"
 #include "config/yaml.h"
 #include "core/fs.h"
+#include "core/str.h"
+#include "parse/ncu_raw.h"
 #include "parse/trace_read.h"
 #include "report/reports.h"
 
+/* The main ncu export of the run: the first ncu/<name>_raw.csv in name order (a run writes one;
+ * ncu/regions/ holds slices of it, not separate results). */
 int lp_rebuild_load_ncu(const char *run_dir, struct lp_kernel_table *out, struct lp_err *err)
 {
-	/* LEAD: wire the ncu raw-page parser here (ncu/<name>_raw.csv -> struct lp_kernel_record rows
-	 * with metrics in base units). Nothing else in the analysis changes. */
-	(void)run_dir;
-	(void)err;
+	struct lp_buf dir = LP_BUF_INIT, path = LP_BUF_INIT;
+	struct dirent **names = NULL;
+	int n, i, rc = 0;
 	memset(out, 0, sizeof(*out));
-	return 0;
+	lp_fs_join(&dir, run_dir, "ncu");
+	n = lp_fs_is_dir(dir.data) ? scandir(dir.data, &names, NULL, alphasort) : 0;
+	for (i = 0; i < n; i++) {
+		if (!path.len && lp_str_ends_with(names[i]->d_name, "_raw.csv")) {
+			lp_fs_join(&path, dir.data, names[i]->d_name);
+			if (lp_fs_is_file(path.data) && lp_fs_size(path.data) > 0 &&
+			    lp_ncu_raw_kernel_table(path.data, NULL, out, err) < 0)
+				rc = -1;
+		}
+		free(names[i]);
+	}
+	free(names);
+	lp_buf_release(&dir);
+	lp_buf_release(&path);
+	return rc;
 }
 
 static int64_t get_i64(const json_t *o, const char *const *keys)

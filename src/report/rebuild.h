@@ -23,9 +23,9 @@
 
 int lp_report_rebuild(const char *run_dir, struct lp_err *err);
 
-/* HOOK for the Nsight Compute parser (issue 5): fill `out` with one record per profiled kernel
- * (or launch) from run_dir/ncu/ *_raw.csv, metrics in base units. Until it is wired it leaves the
- * table empty and returns 0 (light-mode behaviour). */
+/* The Nsight Compute records of the run: one KernelRecord per profiled kernel from the first
+ * run_dir/ncu/<name>_raw.csv in name order, metrics in base units (parse/ncu_raw.h). No export
+ * (light mode, CPU run, ncu skipped): an empty table and 0. An unreadable export: -1. */
 int lp_rebuild_load_ncu(const char *run_dir, struct lp_kernel_table *out, struct lp_err *err);
 
 /* The GPU described by env.json's "gpus"[0] (keys in docs/summary-schema.md); 0 found, -1 none.

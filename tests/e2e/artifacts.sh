@@ -9,9 +9,9 @@ expect_exit 2 "$LLMPROF" artifacts
 grep -q "^error: no runs under 'tmp/stage2'$" "$LP_TMP/stderr" || fail "$(cat "$LP_TMP/stderr")"
 
 expect_exit 0 "$LLMPROF" run
-first=$(cat "$LP_TMP/stdout")
+first=$(run_dir_from_stdout)
 expect_exit 0 "$LLMPROF" run run.id=second
-second=$(cat "$LP_TMP/stdout")
+second=$(run_dir_from_stdout)
 
 expect_exit 0 "$LLMPROF" runs
 [ "$(grep -c ' ok ' "$LP_TMP/stdout")" -eq 2 ] || fail "runs does not list two ok runs: $(cat "$LP_TMP/stdout")"

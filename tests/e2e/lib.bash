@@ -17,3 +17,7 @@ expect_exit() {
 }
 
 have_gpu() { command -v nvidia-smi >/dev/null 2>&1 && nvidia-smi -L >/dev/null 2>&1; }
+
+# run_dir_from_stdout: the run folder named on the first line of `llmprof run`'s summary
+# ("run: DIR (exit N)").
+run_dir_from_stdout() { sed -n '1s/^run: \(.*\) (exit [0-9]*)$/\1/p' "$LP_TMP/stdout"; }

@@ -1,4 +1,4 @@
-/* config.c: model shapes for the reference workload, the first step of its data flow.
+/* llm_model.c: model shapes for llmprof and its reference workload (see llm_model.h).
  * Reads an llmprof model file (conf/model/llm/<name>.yaml) or a Hugging Face config.json
  * (decoder fields at the top level or under `language_config` / `text_config`) into
  * struct lp_llm_config, refusing what the engine cannot run with the field that says so. */
@@ -11,7 +11,7 @@
 #include "core/buf.h"
 #include "core/fs.h"
 #include "core/str.h"
-#include "llm.h"
+#include "config/llm_model.h"
 
 const char *lp_llm_family_name(enum lp_llm_family f)
 {
@@ -511,4 +511,31 @@ double lp_llm_forward_flops(const struct lp_llm_config *c, int batch, int pos0, 
 		pairs += pos0 + t + 1;
 	attn = 4.0 * c->num_hidden_layers * q * pairs;
 	return (double)batch * (2.0 * per_tok * tokens + attn + 2.0 * h * c->vocab_size);
+}
+
+json_t *lp_llm_config_to_json(const struct lp_llm_config *c)
+{
+	json_t *o = json_object();
+	if (!o)
+		return NULL;
+	json_object_set_new(o, "name", json_string(c->name));
+	json_object_set_new(o, "family", json_string(lp_llm_family_name(c->family)));
+	json_object_set_new(o, "dtype", json_string("bf16"));
+	json_object_set_new(o, "vocab_size", json_integer(c->vocab_size));
+	json_object_set_new(o, "hidden_size", json_integer(c->hidden_size));
+	json_object_set_new(o, "intermediate_size", json_integer(c->intermediate_size));
+	json_object_set_new(o, "num_hidden_layers", json_integer(c->num_hidden_layers));
+	json_object_set_new(o, "num_attention_heads", json_integer(c->num_attention_heads));
+	json_object_set_new(o, "num_key_value_heads", json_integer(c->num_key_value_heads));
+	json_object_set_new(o, "head_dim", json_integer(c->head_dim));
+	json_object_set_new(o, "max_position_embeddings", json_integer(c->max_position_embeddings));
+	json_object_set_new(o, "rope_theta", json_real(c->rope_theta));
+	json_object_set_new(o, "rms_norm_eps", json_real(c->rms_norm_eps));
+	json_object_set_new(o, "tie_word_embeddings", json_boolean(c->tie_word_embeddings));
+	json_object_set_new(o, "n_routed_experts", json_integer(c->n_routed_experts));
+	json_object_set_new(o, "n_shared_experts", json_integer(c->n_shared_experts));
+	json_object_set_new(o, "num_experts_per_tok", json_integer(c->num_experts_per_tok));
+	json_object_set_new(o, "moe_intermediate_size", json_integer(c->moe_intermediate_size));
+	json_object_set_new(o, "first_k_dense_replace", json_integer(c->first_k_dense_replace));
+	return o;
 }

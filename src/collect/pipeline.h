@@ -1,0 +1,64 @@
+/* pipeline.h: the phases of `llmprof run`, in order, on a prepared run (collect/prepare.h):
+ *
+ *   1 provenance  env.json (with the tools found), config.yaml, inputs.yaml
+ *   2 capture     the workload under our tracer (CUDA_INJECTION64_PATH + NVTX_INJECTION64_PATH)
+ *                 -> trace/<host>.<pid>.lptrace, trace/workload.stdout, trace/cmd.txt
+ *   3 nsys        when profiling.nsys.enable and nsys is usable -> nsys/
+ *   4 select      the top run.top_n_kernels kernels of run.stage from the capture -> ncu/selection.json
+ *   5 ncu         deep mode on a GPU run: the profiling.ncu preset, gated by NVTX, filtered to the
+ *                 selection (or the regions' filters when profiling.ncu.regions.include is set)
+ *                 -> ncu/<name>.ncu-rep, _raw.csv, _details.csv, ncu/regions/
+ *   6 analysis    }  lp_report_rebuild: the same code as `llmprof report RUN_DIR`
+ *   7 reports     }  -> kernels.md, operators.md, report.md, stakeholder_summary.md, summary.json
+ *
+ * Each phase ends ok, skipped (reason) or failed (reason); statuses go to phases.json as soon as
+ * they are known, so a failure never loses what earlier phases wrote (every file they wrote is in
+ * manifest.json). The run's exit status: 0 when every requested phase ran, 3 when one failed,
+ * 4 when the environment could not run what was asked (a tool or GPU missing; `llmprof check`).
+ *
+ * The workload: without `--`, the reference model build/bin/llmprof-llm (model = the `model`
+ * choice or model.hf_config; device from run.device, auto = cuda when a GPU is usable and the
+ * CUDA path was built; tokens from inputs.*, recorded back into the config). With `--`, the
+ * given argv; its model and tokens come from the config (model.*, inputs.*) or NVTX payloads.
+ *
+ * Ownership: struct lp_pipeline_result is plain data. Not thread-safe. Prints progress through
+ * core/log.h (quiet when stderr is not a terminal) and nothing on stdout.
+ */
+#ifndef LP_COLLECT_PIPELINE_H
+#define LP_COLLECT_PIPELINE_H
+
+#include "collect/prepare.h"
+#include "collect/tools.h"
+#include "core/proc.h"
+#include "core/err.h"
+
+struct lp_pipeline_opts {
+	const char *exe_dir;       /* folder of the llmprof binary: llmprof-llm and ../lib are found from it */
+	int dry_run;               /* print the phases and their command lines to stdout, run nothing */
+};
+
+/* State of one run of the pipeline; lp_pipeline_release frees it. */
+struct lp_pipeline {
+	struct lp_pipeline_opts opts;
+	struct lp_argv workload;   /* the argv of the workload (the reference model's, or a copy of `--`'s) */
+	int reference;             /* the workload is llmprof-llm */
+	int gpu_run;               /* the workload is expected to use the GPU */
+	char device[8];            /* reference model: "cpu" or "cuda" */
+	char inject[1024];         /* absolute path of libllmprof_inject.so ("" missing) */
+	struct lp_tools *tools;
+	int exit_status;           /* 0, 3 (a phase failed) or 4 (environment) */
+};
+
+/* Resolves the workload (writing inputs.* into the config for the reference model) and finds the
+ * tools; call after lp_run_prepare and before provenance. Errors here are usage (2) or
+ * environment (4) errors and nothing has run. */
+int lp_pipeline_init(struct lp_pipeline *pl, struct lp_run *run, const struct lp_pipeline_opts *o,
+	struct lp_err *err);
+/* Prints the plan (phases and exact command lines) to stdout; runs nothing. */
+int lp_pipeline_print_plan(struct lp_pipeline *pl, struct lp_run *run, struct lp_err *err);
+/* Runs the phases; phase failures are results (pl->exit_status); -1 only when the run folder
+ * cannot be written at all. */
+int lp_pipeline_run(struct lp_pipeline *pl, struct lp_run *run, struct lp_err *err);
+void lp_pipeline_release(struct lp_pipeline *pl);
+
+#endif
