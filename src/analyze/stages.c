@@ -361,8 +361,10 @@ int lp_stages_compute(const struct lp_profile *p, struct lp_stage_set *out, stru
 	qsort(iv, n_iv, sizeof(*iv), cmp_ival);
 	for (i = 0; i < n_iv;) {
 		int32_t o = iv[i].occ;
-		uint64_t cs = iv[i].s, ce = iv[i].e, busy = 0;
+		uint64_t cs = iv[i].s, ce = iv[i].e, busy = 0, first = iv[i].s, last = iv[i].e;
 		for (; i < n_iv && iv[i].occ == o; i++) {
+			if (iv[i].e > last)
+				last = iv[i].e;
 			if (iv[i].s > ce) {
 				busy += ce - cs;
 				cs = iv[i].s;
@@ -373,6 +375,7 @@ int lp_stages_compute(const struct lp_profile *p, struct lp_stage_set *out, stru
 		}
 		busy += ce - cs;
 		out->stages[occs[o].stage].iters[occs[o].iter].gpu_busy_ns = busy;
+		out->stages[occs[o].stage].iters[occs[o].iter].gpu_span_ns = last - first;
 	}
 
 	/* decode steps and notes */
@@ -408,6 +411,9 @@ int lp_stages_compute(const struct lp_profile *p, struct lp_stage_set *out, stru
 		for (j = 0; j < n; j++)
 			vals[j] = (double)st->iters[j].gpu_busy_ns / 1e6;
 		lp_stat_compute(vals, n, &st->gpu_ms);
+		for (j = 0; j < n; j++)
+			vals[j] = (double)st->iters[j].gpu_span_ns / 1e6;
+		lp_stat_compute(vals, n, &st->gpu_span_ms);
 		for (j = 0; j < n; j++)
 			vals[j] = (double)st->iters[j].kernel_ns / 1e6;
 		lp_stat_compute(vals, n, &st->kernel_ms);

@@ -51,6 +51,8 @@ struct lp_stage_iter {
 	int32_t range;               /* index in the profile */
 	uint64_t start_ns, host_ns;
 	uint64_t gpu_busy_ns;        /* union of attributed kernel intervals */
+	uint64_t gpu_span_ns;        /* first attributed kernel start to last end (what CUDA events
+	                              * around the stage measure; busy time leaves out idle gaps) */
 	uint64_t kernel_ns;          /* sum of attributed kernel durations */
 	uint64_t kernels;
 	uint64_t steps;              /* decode_step ranges inside */
@@ -72,7 +74,7 @@ struct lp_stage {
 	enum lp_stage_kind kind;
 	struct lp_stage_iter *iters;
 	size_t n_iters;
-	struct lp_stat host_ms, gpu_ms, kernel_ms, kernels, steps;
+	struct lp_stat host_ms, gpu_ms, gpu_span_ms, kernel_ms, kernels, steps;
 	struct lp_stage_note *notes;
 	size_t n_notes;
 	uint64_t excluded_warmup;    /* occurrences under `warmup`, left out */

@@ -486,6 +486,7 @@ static void phase_select(struct state *st)
 {
 	struct lp_topn_opts o;
 	struct lp_err err = LP_ERR_INIT;
+	char fallback[160] = "";
 	json_t *sel;
 	char *text;
 	size_t i;
@@ -504,14 +505,24 @@ static void phase_select(struct state *st)
 	o.exclude_warmup = 1;
 	o.name_base = cfg_str(st->run, "profiling.ncu.kernel_name_base");
 	o.launch_count = (long)cfg_int(st->run, "profiling.ncu.launch_count", 1);
-	if (lp_topn_from_profile(&st->prof, &o, &st->topn, &err) < 0) {
-		set_phase(st, PH_SELECT, "failed", "%s", err.msg);
-		st->pl->exit_status = st->pl->exit_status ? st->pl->exit_status : LP_EPARTIAL;
-		goto out;
+	if (lp_topn_from_profile(&st->prof, &o, &st->topn, &err) < 0 || !st->topn.n_picks) {
+		/* the stage ran no kernels (a workload without it, or one that runs it elsewhere):
+		 * select from the whole measured run instead, and say so */
+		lp_topn_release(&st->topn);  /* empty, or zeroed by the failed call */
+		snprintf(fallback, sizeof(fallback), "stage '%s' ran no kernels: selected from the whole run",
+			o.stage ? o.stage : "decode_all");
+		o.stage = "";
+		lp_err_clear(&err);
+		if (lp_topn_from_profile(&st->prof, &o, &st->topn, &err) < 0) {
+			set_phase(st, PH_SELECT, "failed", "%s", err.msg);
+			st->pl->exit_status = st->pl->exit_status ? st->pl->exit_status : LP_EPARTIAL;
+			goto out;
+		}
 	}
 	st->have_topn = 1;
 	sel = json_object();
 	json_object_set_new(sel, "stage", json_string(o.stage ? o.stage : "decode_all"));
+	json_object_set_new(sel, "note", json_string(fallback));
 	json_object_set_new(sel, "stage_total_ms", json_real(st->topn.stage_total_ms));
 	json_object_set_new(sel, "candidates", json_integer((json_int_t)st->topn.n_candidates));
 	json_object_set_new(sel, "kernel_filter", st->topn.regex ? json_string(st->topn.regex) : json_null());
@@ -534,8 +545,8 @@ static void phase_select(struct state *st)
 	json_decref(sel);
 	if (!text || lp_rundir_write(&st->run->dir, "ncu/selection.json", text, strlen(text), "select", &err) < 0)
 		set_phase(st, PH_SELECT, "failed", "%s", text ? err.msg : "out of memory");
-	else if (!st->topn.n_picks)
-		set_phase(st, PH_SELECT, "ok", "no kernels ran in stage '%s'", o.stage ? o.stage : "decode_all");
+	else if (fallback[0])
+		set_phase(st, PH_SELECT, "ok", "%s", fallback);
 	else
 		set_phase(st, PH_SELECT, "ok", NULL);
 	free(text);

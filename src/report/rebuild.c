@@ -151,6 +151,8 @@ int lp_report_rebuild(const char *run_dir, struct lp_err *err)
 		lp_err_prefix(err, "cannot analyze '%s'", run_dir);
 		goto done;
 	}
+	/* named relative to the run folder: the reports must not depend on how the folder was spelled */
+	prof.source = lp_profile_intern(&prof, "trace");
 	if (lp_rebuild_load_ncu(run_dir, &ncu, err) < 0)
 		goto done;
 	have_ncu = 1;

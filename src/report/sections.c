@@ -26,22 +26,23 @@ static void num(struct lp_buf *b, const struct lp_num *n, int decimals, double s
 int lp_section_stages(const struct lp_analysis *a, struct lp_buf *out)
 {
 	static const char *const cols[] = { "stage", "iterations", "host_ms mean", "host_ms std", "gpu_busy_ms mean",
-					    "gpu_busy_ms std", "kernels / iter", "tokens / iter", "throughput" };
+					    "gpu_busy_ms std", "gpu_span_ms mean", "kernels / iter", "tokens / iter",
+					    "throughput" };
 	const struct lp_stage_set *s = &a->stages;
-	struct lp_buf c[9];
+	struct lp_buf c[10];
 	size_t i, j;
 	int gpu = s->have_gpu;
 	if (!s->n_stages) {
 		return lp_buf_adds(out, "No measured stage ranges were found (no `prefill` / `decode_all` ranges and no "
 					"top-level NVTX ranges outside warm-up).\n");
 	}
-	for (j = 0; j < 9; j++)
+	for (j = 0; j < 10; j++)
 		lp_buf_init(&c[j], 0);
-	lp_md_header(out, 9, cols, "lrrrrrrrl");
+	lp_md_header(out, 10, cols, "lrrrrrrrrl");
 	for (i = 0; i < s->n_stages; i++) {
 		const struct lp_stage *st = &s->stages[i];
-		const char *cells[9];
-		for (j = 0; j < 9; j++)
+		const char *cells[10];
+		for (j = 0; j < 10; j++)
 			lp_buf_reset(&c[j]);
 		lp_buf_adds(&c[0], st->name);
 		lp_buf_addf(&c[1], "%zu", st->n_iters);
@@ -56,32 +57,33 @@ int lp_section_stages(const struct lp_analysis *a, struct lp_buf *out)
 				lp_buf_addf(&c[5], "%.3f", st->gpu_ms.std);
 			else
 				lp_buf_adds(&c[5], "n/a (1 iteration)");
-			lp_buf_addf(&c[6], "%.1f", st->kernels.mean);
+			lp_buf_addf(&c[6], "%.3f", st->gpu_span_ms.mean);
+			lp_buf_addf(&c[7], "%.1f", st->kernels.mean);
 		} else {
-			lp_buf_adds(&c[4], "n/a (CPU run)");
-			lp_buf_adds(&c[5], "n/a (CPU run)");
-			lp_buf_adds(&c[6], "n/a (CPU run)");
+			for (j = 4; j <= 7; j++)
+				lp_buf_adds(&c[j], "n/a (CPU run)");
 		}
 		if (st->kind == LP_STAGE_PREFILL) {
-			lp_num_format(&a->prefill_tokens, 0, 1, "", &c[7]);
-			lp_buf_adds(&c[8], "time to first token ");
-			lp_num_format(&a->ttft_ms, 3, 1, " ms", &c[8]);
+			lp_num_format(&a->prefill_tokens, 0, 1, "", &c[8]);
+			lp_buf_adds(&c[9], "time to first token ");
+			lp_num_format(&a->ttft_ms, 3, 1, " ms", &c[9]);
 		} else if (st->kind == LP_STAGE_DECODE) {
-			lp_num_format(&a->decode_tokens, 0, 1, "", &c[7]);
-			lp_num_format(&a->decode_tokens_per_s, 1, 1, " tokens/s", &c[8]);
+			lp_num_format(&a->decode_tokens, 0, 1, "", &c[8]);
+			lp_num_format(&a->decode_tokens_per_s, 1, 1, " tokens/s", &c[9]);
 			if (a->decode_step_ms.valid)
-				lp_buf_addf(&c[8], ", %.3f ms/step (%.0f steps)", a->decode_step_ms.value, st->steps.mean);
+				lp_buf_addf(&c[9], ", %.3f ms/step (%.0f steps)", a->decode_step_ms.value, st->steps.mean);
 		} else {
-			lp_buf_adds(&c[7], "n/a (not an LLM stage)");
-			lp_buf_adds(&c[8], "n/a");
+			lp_buf_adds(&c[8], "n/a (not an LLM stage)");
+			lp_buf_adds(&c[9], "n/a");
 		}
-		for (j = 0; j < 9; j++)
+		for (j = 0; j < 10; j++)
 			cells[j] = c[j].data;
-		lp_md_row(out, 9, cells, 0);
+		lp_md_row(out, 10, cells, 0);
 	}
 	lp_buf_adds(out, "\nstd is the sample standard deviation (n - 1) across measured iterations; ");
 	lp_buf_adds(out, "host time is push to pop of the stage range, GPU busy time the union of the intervals of the kernels "
-			 "launched inside it.");
+			 "launched inside it, GPU span from its first kernel's start to its last kernel's end (what CUDA "
+			 "events around the stage measure).");
 	{
 		uint64_t warm = 0;
 		for (i = 0; i < s->n_stages; i++)
@@ -113,7 +115,7 @@ int lp_section_stages(const struct lp_analysis *a, struct lp_buf *out)
 		}
 		lp_buf_adds(out, ".\n");
 	}
-	for (j = 0; j < 9; j++)
+	for (j = 0; j < 10; j++)
 		lp_buf_release(&c[j]);
 	return out->oom ? -1 : 0;
 }

@@ -61,11 +61,13 @@ static json_t *stages(const struct lp_analysis *a)
 		put(o, "host_ms", stat(&s->host_ms));
 		if (a->stages.have_gpu) {
 			put(o, "gpu_busy_ms", stat(&s->gpu_ms));
+			put(o, "gpu_span_ms", stat(&s->gpu_span_ms));
 			put(o, "kernel_ms", stat(&s->kernel_ms));
 			put(o, "kernels", stat(&s->kernels));
 		} else {
 			put(o, "gpu_busy_ms", json_null());
 			put(o, "gpu_busy_ms_why", json_string("CPU run: no GPU kernels recorded"));
+			put(o, "gpu_span_ms", json_null());
 			put(o, "kernel_ms", json_null());
 			put(o, "kernels", json_null());
 		}
@@ -75,6 +77,7 @@ static json_t *stages(const struct lp_analysis *a)
 			json_t *io = json_object();
 			put(io, "host_ms", real((double)x->host_ns / 1e6));
 			put(io, "gpu_busy_ms", a->stages.have_gpu ? real((double)x->gpu_busy_ns / 1e6) : json_null());
+			put(io, "gpu_span_ms", a->stages.have_gpu ? real((double)x->gpu_span_ns / 1e6) : json_null());
 			put(io, "kernel_ms", a->stages.have_gpu ? real((double)x->kernel_ns / 1e6) : json_null());
 			put(io, "kernels", json_integer((json_int_t)x->kernels));
 			put(io, "steps", json_integer((json_int_t)x->steps));
