@@ -42,6 +42,8 @@ if [ -x "$B/bin/lp_trace_cuda_demo" ]; then
   "$LLMPROF" trace dump "$T" >"$OUT/demo_dump.txt" 2>&1
   say "demo: trace dump exit $?: $(grep -c ' KERNEL ' "$OUT/demo_dump.txt") kernels, $(grep -c ' COPY ' "$OUT/demo_dump.txt") copies, $(grep -c ' LAUNCH ' "$OUT/demo_dump.txt") launches, $(grep -c ' GRAPH_NODE ' "$OUT/demo_dump.txt") graph nodes"
   grep -E ' (CUPTI_STATUS|DEVICE|DROPPED|END) ' "$OUT/demo_dump.txt" | sed 's/^/demo: /' | head -6 | tee -a "$SUMMARY"
+  # driver-API callbacks only: one LAUNCH per launch, runtime launches included (api=driver)
+  say "demo: launch records by api: $(grep ' LAUNCH ' "$OUT/demo_dump.txt" | grep -o 'api=[a-z]*' | sort | uniq -c | tr '\n' ' ')"
   "$LLMPROF" trace perfetto "$T" -o "$OUT/demo.json.gz" >"$OUT/demo_perfetto.txt" 2>&1
   "$LLMPROF" kernels "$T" >"$OUT/demo_kernels.txt" 2>&1
   say "demo: llmprof kernels exit $? ($(wc -l <"$OUT/demo_kernels.txt") lines)"
