@@ -3,8 +3,11 @@
  *   - activity records (CONCURRENT_KERNEL, never the serializing KERNEL kind; MEMCPY; MEMSET;
  *     OVERHEAD) arrive in pooled buffers; the completion callback only queues them, and the
  *     writer's flush thread converts them into trace records (lp_inj_cupti_drain);
- *   - launch and copy API callbacks (runtime and driver, chosen by name at start-up) write the
- *     correlation id with the launching thread's innermost NVTX range instance;
+ *   - launch and copy API callbacks (driver API, chosen by name at start-up: every runtime launch,
+ *     copy and graph launch goes through one with the same correlation id) write the correlation
+ *     id with the launching thread's innermost NVTX range instance: one record per launch, no
+ *     lock (LLMPROF_TRACE_RUNTIME_API=1 adds the runtime API's callbacks, for a driver that would
+ *     not nest its calls);
  *   - graph node creation/cloning callbacks remember the range open at capture time per node;
  *   - cuProfilerStop asks for a flush; context creation writes the device's properties.
  * libcupti and libcuda are opened with dlopen, so the library also loads on a machine without
@@ -78,6 +81,7 @@ static struct {
 	struct cupti_buf *free_list, *done_head, *done_tail;
 	unsigned n_bufs, max_bufs;
 	size_t buf_bytes;
+	int runtime_api;                  /* runtime callbacks enabled as well */
 	uint8_t kind_runtime[CUPTI_RUNTIME_TRACE_CBID_SIZE];
 	uint8_t kind_driver[CUPTI_DRIVER_TRACE_CBID_SIZE];
 	_Atomic uint64_t devices_written; /* bit per ordinal < 64 */
@@ -227,6 +231,27 @@ static uint32_t u32_of(int32_t v)
 	return v < 0 ? 0 : (uint32_t)v;
 }
 
+/* Kernel name -> string id without the writer's lock for names seen before. CUPTI shares one
+ * name string among the records of a kernel, so the pointer is the key; the bytes are compared
+ * too (a module unloaded and another loaded may reuse the memory). Used by flush rounds only,
+ * which never run concurrently. */
+static uint32_t kernel_name_sid(const char *name)
+{
+	static struct { const char *key; uint32_t sid; } cache[1024];
+	static const char *copy[1024];
+	size_t n, j = ((uintptr_t)name >> 4) * 0x9E3779B1u % 1024;
+	if (!name)
+		return 0;
+	if (cache[j].key == name && cache[j].sid && copy[j] && !strcmp(copy[j], name))
+		return cache[j].sid;
+	n = strlen(name);
+	cache[j].key = name;
+	cache[j].sid = lp_inj_intern(name, n);
+	free((void *)(uintptr_t)copy[j]);
+	copy[j] = cache[j].sid ? strdup(name) : NULL;
+	return cache[j].sid;
+}
+
 static void convert_record(const CUpti_Activity *rec)
 {
 	switch (rec->kind) {
@@ -238,7 +263,7 @@ static void convert_record(const CUpti_Activity *rec)
 		r.start_ns = k->start;
 		r.end_ns = k->end;
 		r.graph_node_id = k->graphNodeId;
-		r.name_sid = k->name ? lp_inj_intern(k->name, strlen(k->name)) : 0;
+		r.name_sid = kernel_name_sid(k->name);
 		r.device = k->deviceId;
 		r.context = k->contextId;
 		r.stream = k->streamId;
@@ -413,7 +438,7 @@ static void graph_node(const CUpti_ResourceData *rd, int cloned)
 		    cupti_failed(p_cuptiGetGraphNodeId(gd->originalNode, &r.original_node_id), "cuptiGetGraphNodeId"))
 			return;
 	} else {
-		r.range_id = lp_inj_current_range();
+		r.range_id = lp_inj_current_range(lp_inj_self());
 		if (!r.range_id)
 			return; /* nothing to remember: such kernels fall back to the graph launch's range */
 	}
@@ -423,6 +448,43 @@ static void graph_node(const CUpti_ResourceData *rd, int cloned)
 	lp_inj_append(LP_TREC_GRAPH_NODE, &r, sizeof(r), NULL, 0);
 }
 
+/* A launch, copy or graph launch API call: one LAUNCH record at its entry. The hot path of the
+ * whole tracer (once per kernel launch): no lock, no allocation, one clock read. */
+static void on_api(CUpti_CallbackDomain domain, CUpti_CallbackId cbid, const CUpti_CallbackData *cb)
+{
+	struct lp_inj_thread *t;
+	struct lp_trace_launch r;
+	uint8_t kind;
+	int runtime = domain == CUPTI_CB_DOMAIN_RUNTIME_API;
+	if (cb->callbackSite != CUPTI_API_ENTER) {
+		if (runtime)
+			lp_inj_self()->rt_correlation = 0;
+		else if (cbid == CUPTI_DRIVER_TRACE_CBID_cuProfilerStop)
+			lp_inj_request_flush(0); /* never flush CUPTI from inside its callback */
+		return;
+	}
+	if (runtime)
+		kind = cbid < CUPTI_RUNTIME_TRACE_CBID_SIZE ? c.kind_runtime[cbid] : 0;
+	else
+		kind = cbid < CUPTI_DRIVER_TRACE_CBID_SIZE ? c.kind_driver[cbid] : 0;
+	if (!kind)
+		return;
+	t = lp_inj_self();
+	if (runtime)
+		t->rt_correlation = cb->correlationId;
+	else if (c.runtime_api && t->rt_correlation == cb->correlationId)
+		return; /* the driver call inside a runtime call already recorded */
+	r.correlation_id = cb->correlationId;
+	r.tid = t->tid;
+	r.range_id = lp_inj_current_range(t);
+	r.ts_ns = lp_inj_now_ns();
+	r.cbid = cbid;
+	r.api = runtime ? 1 : 2;
+	r.kind = kind;
+	r.reserved = 0;
+	lp_inj_append(LP_TREC_LAUNCH, &r, sizeof(r), NULL, 0);
+}
+
 static void CUPTIAPI on_callback(void *userdata, CUpti_CallbackDomain domain, CUpti_CallbackId cbid,
 	const void *data)
 {
@@ -430,31 +492,7 @@ static void CUPTIAPI on_callback(void *userdata, CUpti_CallbackDomain domain, CU
 	if (!atomic_load_explicit(&c.active, memory_order_relaxed) || !lp_inj_active())
 		return;
 	if (domain == CUPTI_CB_DOMAIN_RUNTIME_API || domain == CUPTI_CB_DOMAIN_DRIVER_API) {
-		const CUpti_CallbackData *cb = data;
-		struct lp_trace_launch r;
-		uint8_t kind = 0;
-		if (domain == CUPTI_CB_DOMAIN_DRIVER_API && cbid == CUPTI_DRIVER_TRACE_CBID_cuProfilerStop) {
-			if (cb->callbackSite == CUPTI_API_EXIT)
-				lp_inj_request_flush(0); /* never flush CUPTI from inside its callback */
-			return;
-		}
-		if (cb->callbackSite != CUPTI_API_ENTER)
-			return;
-		if (domain == CUPTI_CB_DOMAIN_RUNTIME_API && cbid < CUPTI_RUNTIME_TRACE_CBID_SIZE)
-			kind = c.kind_runtime[cbid];
-		else if (domain == CUPTI_CB_DOMAIN_DRIVER_API && cbid < CUPTI_DRIVER_TRACE_CBID_SIZE)
-			kind = c.kind_driver[cbid];
-		if (!kind)
-			return;
-		r.correlation_id = cb->correlationId;
-		r.tid = lp_inj_tid();
-		r.range_id = lp_inj_current_range();
-		r.ts_ns = lp_inj_now_ns();
-		r.cbid = cbid;
-		r.api = domain == CUPTI_CB_DOMAIN_RUNTIME_API ? 1 : 2;
-		r.kind = kind;
-		r.reserved = 0;
-		lp_inj_append(LP_TREC_LAUNCH, &r, sizeof(r), NULL, 0);
+		on_api(domain, cbid, data);
 	} else if (domain == CUPTI_CB_DOMAIN_RESOURCE) {
 		const CUpti_ResourceData *rd = data;
 		if (cbid == CUPTI_CBID_RESOURCE_CONTEXT_CREATED && rd)
@@ -543,7 +581,15 @@ static void start_once(void)
 			return;
 		}
 	}
-	c.buf_bytes = lp_inj_buffer_bytes();
+	/* large CUPTI buffers: a completed buffer costs a callback and a wake-up; 8 MB hold ~30k
+	 * kernel records */
+	c.buf_bytes = (size_t)8 << 20;
+	{
+		const char *s = getenv("LLMPROF_TRACE_CUPTI_BUFFER_MB");
+		long v = s ? strtol(s, NULL, 10) : 0;
+		if (v >= 1 && v <= 64)
+			c.buf_bytes = (size_t)v << 20;
+	}
 	c.max_bufs = 16;
 	{
 		const char *s = getenv("LLMPROF_TRACE_CUPTI_BUFFERS");
@@ -582,7 +628,15 @@ static void start_once(void)
 		return;
 	}
 
-	n_rt = enable_api_callbacks(CUPTI_CB_DOMAIN_RUNTIME_API, CUPTI_RUNTIME_TRACE_CBID_SIZE, c.kind_runtime);
+	/* driver API only: every runtime launch/copy/graph launch calls one of these with its own
+	 * correlation id, so one callback pair per launch instead of two */
+	{
+		const char *s = getenv("LLMPROF_TRACE_RUNTIME_API");
+		c.runtime_api = s && (!strcmp(s, "1") || !strcmp(s, "on"));
+	}
+	n_rt = c.runtime_api
+		? enable_api_callbacks(CUPTI_CB_DOMAIN_RUNTIME_API, CUPTI_RUNTIME_TRACE_CBID_SIZE, c.kind_runtime)
+		: 0;
 	n_drv = enable_api_callbacks(CUPTI_CB_DOMAIN_DRIVER_API, CUPTI_DRIVER_TRACE_CBID_SIZE, c.kind_driver);
 	CUPTI_CALL(p_cuptiEnableCallback(1, c.sub, CUPTI_CB_DOMAIN_DRIVER_API, CUPTI_DRIVER_TRACE_CBID_cuProfilerStop));
 	CUPTI_CALL(p_cuptiEnableCallback(1, c.sub, CUPTI_CB_DOMAIN_RESOURCE, CUPTI_CBID_RESOURCE_CONTEXT_CREATED));

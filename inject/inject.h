@@ -21,6 +21,40 @@
 
 #define LP_INJ_EXPORT __attribute__((visibility("default")))
 
+/* ---- per-thread state (writer.c owns it; nvtx.c and cupti.c use their parts) ---- */
+
+struct lp_inj_frame {               /* an open push/pop range */
+	uint64_t id;
+	uint32_t domain;
+	uint32_t reserved;
+};
+
+struct lp_inj_strcache {            /* a string this thread interned recently */
+	const char *s;                  /* the writer's stable copy (never freed) */
+	uint32_t len, hash, sid, reserved;
+};
+
+#define LP_INJ_STRCACHE 256         /* entries, a power of two */
+
+struct lp_inj_slot;
+
+/* Everything a thread needs on the hot paths, in one TLS block (one TLS lookup per callback).
+ * Reset (except the string cache, whose ids stay valid) when the process has forked since. */
+struct lp_inj_thread {
+	uint32_t gen;                   /* fork generation the fields below belong to */
+	uint32_t tid;
+	uint32_t busy;                  /* inside lp_inj_append: a nested call (signal handler) is dropped */
+	uint32_t depth, overflow;       /* nvtx.c: frames in `stack`; pushes beyond the limit */
+	uint32_t rt_correlation;        /* cupti.c: runtime launch traced on this thread right now */
+	uint64_t next_id, end_id;       /* block of range ids handed out by lp_inj_next_id */
+	struct lp_inj_slot *slot;       /* writer.c: this thread's record buffer */
+	struct lp_inj_frame stack[LP_TRACE_MAX_DEPTH];
+	struct lp_inj_strcache strings[LP_INJ_STRCACHE];
+};
+
+/* The calling thread's state (never NULL). */
+struct lp_inj_thread *lp_inj_self(void);
+
 /* ---- writer.c ---- */
 
 /* Initializes the writer once (pthread_once): reads the environment, creates the trace file,
@@ -32,18 +66,26 @@ int lp_inj_active(void);
 uint64_t lp_inj_now_ns(void);
 /* Kernel thread id of the caller (cached per thread, refreshed after fork). */
 uint32_t lp_inj_tid(void);
-/* A process-wide unique id (> 0) for range instances and start/end ranges. */
+/* A process-wide unique id (> 0) for range instances and start/end ranges (taken from a
+ * per-thread block of the global counter: no shared cache line per call). */
 uint64_t lp_inj_next_id(void);
 /* Increments when the process forks (the child's per-thread state compares against it). */
 uint32_t lp_inj_fork_gen(void);
 
 /* Interns n bytes (truncated at LP_TRACE_MAX_STRING_BYTES) and returns its string id, writing a
- * STRING record the first time; 0 when the table is full or tracing is off. */
+ * STRING record the first time; 0 when the table is full or tracing is off. Takes the writer's
+ * lock: hot paths look in the thread's string cache first (lp_inj_intern_cached). */
 uint32_t lp_inj_intern(const char *s, size_t n);
+/* The same through the calling thread's cache: no lock when this thread interned the same bytes
+ * recently. */
+uint32_t lp_inj_intern_cached(const char *s, size_t n);
 /* The id of a domain named `name` (same name, same id); 0 on failure. */
 uint32_t lp_inj_domain(const char *name, size_t n);
-/* Appends one record (payload followed by `extra` bytes, which may be NULL). Returns 0, or -1 when
- * the record was dropped (counted) or tracing is off. */
+/* Appends one record (payload followed by `extra` bytes, which may be NULL) to the calling
+ * thread's own buffer: no lock, no system call, no allocation (except when the thread needs a new
+ * buffer from the pool). Records of one thread reach the file in order; records of different
+ * threads only in per-buffer batches. Returns 0, or -1 when the record was dropped (counted) or
+ * tracing is off. */
 int lp_inj_append(uint16_t type, const void *payload, size_t size, const void *extra, size_t extra_len);
 /* Records the CUPTI state in the file (a CUPTI_STATUS record) and in the log. */
 void lp_inj_set_cupti_status(uint32_t code, const char *message);
@@ -54,16 +96,18 @@ void lp_inj_add_cupti_dropped(uint64_t n);
 void lp_inj_request_flush(int wait_ms);
 /* Wakes the flush thread (a full CUPTI buffer is waiting). Async-signal-safe. */
 void lp_inj_wake(void);
-/* The flush period in ms and the buffer size in bytes chosen from the environment. */
+/* The flush period in ms chosen from the environment. */
 unsigned lp_inj_flush_ms(void);
-size_t lp_inj_buffer_bytes(void);
 /* printf-style line into the LLMPROF_TRACE_LOG file when set; nothing otherwise. */
 void lp_inj_log(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 
 /* ---- nvtx.c ---- */
 
-/* Innermost push/pop range instance open on the calling thread (0: none). */
-uint64_t lp_inj_current_range(void);
+/* Innermost push/pop range instance open on thread state `t` (0: none). */
+static inline uint64_t lp_inj_current_range(const struct lp_inj_thread *t)
+{
+	return t->depth ? t->stack[t->depth - 1].id : 0;
+}
 
 /* ---- cupti.c (or cupti_none.c) ---- */
 

@@ -3,9 +3,11 @@
  * fills that NVTX instance's core and core2 (domain) callback tables with the functions below.
  * Every NVTX instance in the process (the program's, PyTorch's, a library's) calls it once.
  *
- * Push/pop ranges keep a per-thread stack of range instance ids; the CUPTI half asks for the
- * innermost one at each launch (lp_inj_current_range), which is how kernels get attributed to the
- * exact stack they were launched from. Needs no CUDA at all.
+ * Push/pop ranges keep a per-thread stack of range instance ids (in the thread's struct
+ * lp_inj_thread); the CUPTI half asks for the innermost one at each launch
+ * (lp_inj_current_range), which is how kernels get attributed to the exact stack they were
+ * launched from. Needs no CUDA at all. Hot path (push/pop): no lock, no allocation, one clock
+ * read; messages are interned through the thread's string cache.
  */
 
 #include "inject.h"
@@ -16,34 +18,6 @@
 
 #include <nvtx3/nvToolsExt.h>
 
-struct inj_frame {
-	uint64_t id;
-	uint32_t domain;
-};
-
-static _Thread_local struct {
-	uint32_t gen;          /* fork generation the stack belongs to */
-	uint32_t depth;        /* frames in `stack` */
-	uint32_t overflow;     /* pushes beyond LP_TRACE_MAX_DEPTH (not recorded) */
-	struct inj_frame stack[LP_TRACE_MAX_DEPTH];
-} tls;
-
-/* After a fork the child's thread starts with an empty stack: its file never saw those pushes. */
-static void tls_check(void)
-{
-	uint32_t gen = lp_inj_fork_gen();
-	if (tls.gen != gen) {
-		tls.gen = gen;
-		tls.depth = 0;
-		tls.overflow = 0;
-	}
-}
-
-uint64_t lp_inj_current_range(void)
-{
-	tls_check();
-	return tls.depth ? tls.stack[tls.depth - 1].id : 0;
-}
 
 /* ---- messages and attributes ---- */
 
@@ -87,12 +61,12 @@ static size_t wide_to_utf8(const wchar_t *w, char *out, size_t cap)
 static uint32_t intern_wide(const wchar_t *w)
 {
 	char out[LP_TRACE_MAX_STRING_BYTES];
-	return w ? lp_inj_intern(out, wide_to_utf8(w, out, sizeof(out))) : 0;
+	return w ? lp_inj_intern_cached(out, wide_to_utf8(w, out, sizeof(out))) : 0;
 }
 
 static uint32_t intern_ascii(const char *s)
 {
-	return s ? lp_inj_intern(s, strnlen(s, LP_TRACE_MAX_STRING_BYTES)) : 0;
+	return s ? lp_inj_intern_cached(s, strnlen(s, LP_TRACE_MAX_STRING_BYTES)) : 0;
 }
 
 static void from_attributes(const nvtxEventAttributes_t *a, struct lp_trace_nvtx *r)
@@ -157,7 +131,7 @@ static void base_record(struct lp_trace_nvtx *r, uint8_t event, uint32_t domain)
 {
 	memset(r, 0, sizeof(*r));
 	r->event = event;
-	r->tid = lp_inj_tid();
+	r->tid = lp_inj_self()->tid;
 	r->domain_id = domain;
 }
 
@@ -165,42 +139,41 @@ static void base_record(struct lp_trace_nvtx *r, uint8_t event, uint32_t domain)
 
 static int push(uint32_t domain, struct lp_trace_nvtx *r)
 {
-	int level;
-	tls_check();
-	level = (int)(tls.depth + tls.overflow);
-	if (tls.depth >= LP_TRACE_MAX_DEPTH) {
-		tls.overflow++;
+	struct lp_inj_thread *t = lp_inj_self();
+	int level = (int)(t->depth + t->overflow);
+	if (t->depth >= LP_TRACE_MAX_DEPTH) {
+		t->overflow++;
 		return level;
 	}
 	r->id = lp_inj_next_id();
-	tls.stack[tls.depth].id = r->id;
-	tls.stack[tls.depth].domain = domain;
-	tls.depth++;
+	t->stack[t->depth].id = r->id;
+	t->stack[t->depth].domain = domain;
+	t->depth++;
 	emit(r);
 	return level;
 }
 
 static int pop(uint32_t domain)
 {
+	struct lp_inj_thread *t = lp_inj_self();
 	struct lp_trace_nvtx r;
 	uint32_t i;
-	tls_check();
-	if (tls.overflow) {
-		tls.overflow--;
-		return (int)(tls.depth + tls.overflow);
+	if (t->overflow) {
+		t->overflow--;
+		return (int)(t->depth + t->overflow);
 	}
 	/* the innermost open range of this domain (ranges of several domains may interleave) */
-	for (i = tls.depth; i > 0; i--)
-		if (tls.stack[i - 1].domain == domain)
+	for (i = t->depth; i > 0; i--)
+		if (t->stack[i - 1].domain == domain)
 			break;
 	if (i == 0)
 		return -1;
 	base_record(&r, LP_TRACE_NVTX_POP, domain);
-	r.id = tls.stack[i - 1].id;
-	memmove(&tls.stack[i - 1], &tls.stack[i], (tls.depth - i) * sizeof(tls.stack[0]));
-	tls.depth--;
+	r.id = t->stack[i - 1].id;
+	memmove(&t->stack[i - 1], &t->stack[i], (t->depth - i) * sizeof(t->stack[0]));
+	t->depth--;
 	emit(&r);
-	return (int)tls.depth;
+	return (int)t->depth;
 }
 
 static int NVTX_API cb_push_ex(const nvtxEventAttributes_t *a)

@@ -1,8 +1,13 @@
 /* writer.c: the record writer of the injected tracer. NVTX and CUPTI callbacks append fixed-size
- * records (llmprof/trace_format.h) under one mutex into pooled buffers; a background thread writes
- * full buffers, and every LLMPROF_TRACE_FLUSH_MS the partial one, to <dir>/<host>.<pid>.lptrace.
- * The end of the process (atexit + destructor), SIGTERM/SIGINT (then the host's handler runs) and
- * cuProfilerStop force a flush; a SIGKILLed process loses at most the last period.
+ * records (llmprof/trace_format.h) into their own thread's buffer without any lock (the owner
+ * writes, then publishes the length with a release store); strings, domains and status records go
+ * under one mutex into a shared buffer. Buffers come from two pools (shared ones of
+ * LLMPROF_TRACE_BUFFER_MB, per-thread ones of 1/8 of that). A background thread writes full
+ * buffers, and every LLMPROF_TRACE_FLUSH_MS what every buffer has published so far, to
+ * <dir>/<host>.<pid>.lptrace. Order holds within a thread; different threads interleave in batches
+ * (the reader does not depend on more). The end of the process (atexit + destructor),
+ * SIGTERM/SIGINT (then the host's handler runs) and cuProfilerStop force a flush; a SIGKILLed
+ * process loses at most the last period.
  *
  * Fork: the child gets its own file (opened at its first record; inherited buffers belong to the
  * parent and are dropped in the child) unless LLMPROF_TRACE_FORK=off disables the child. CUPTI
@@ -33,9 +38,23 @@ enum { ST_UNINIT = 0, ST_ON = 1, ST_OFF = 2, ST_CLOSED = 3 };
 
 struct inj_buf {
 	struct inj_buf *next;
-	size_t len, cap;
-	uint64_t n_records;
+	size_t len, cap;                 /* bytes written (by the owner) and capacity */
+	_Atomic size_t pub_len;          /* bytes the flush thread may write (release-stored) */
+	size_t flushed;                  /* bytes already written to the file (flush side only) */
+	int per_thread;                  /* which pool it returns to */
 	unsigned char data[];
+};
+
+/* A thread's record buffer: `cur` is written by its owner only; the slot is listed (under
+ * g.lock) so that the flush thread can write what it published. */
+struct lp_inj_slot {
+	struct lp_inj_slot *next;
+	struct inj_buf *cur;
+};
+
+struct inj_span {                    /* part of a thread buffer to write in this flush round */
+	struct inj_buf *b;
+	size_t from, to;
 };
 
 struct inj_str {
@@ -53,8 +72,15 @@ static struct {
 	uint32_t pid;
 	char dir[2048];
 	char path[4096];
-	size_t buf_bytes;
+	size_t buf_bytes, tbuf_bytes;    /* shared and per-thread buffer sizes */
 	unsigned max_buffers, n_buffers;
+	unsigned max_tbuffers, n_tbuffers;
+	struct inj_buf *tfree_list;      /* per-thread buffers */
+	struct lp_inj_slot *threads;     /* threads with a buffer */
+	pthread_key_t slot_key;
+	int have_slot_key;
+	struct inj_span *spans;          /* flush side scratch */
+	size_t cap_spans;
 	unsigned flush_ms;
 	int signal_wait_ms;
 	int fork_child_mode;         /* 1: child gets its own file; 0: child disabled */
@@ -71,6 +97,7 @@ static struct {
 	uint32_t *domains;
 	uint32_t n_domains, cap_domains;
 	uint64_t own_dropped;
+	_Atomic uint64_t own_dropped_fast;   /* drops on the lock-free path */
 	_Atomic uint64_t cupti_dropped;
 	uint64_t written_dropped[2];
 	int wake_pipe[2];
@@ -96,10 +123,7 @@ static struct {
 	.next_id = 1,
 };
 
-static _Thread_local struct {
-	uint32_t gen;
-	uint32_t tid;
-} tls_tid;
+static _Thread_local struct lp_inj_thread tls_self;
 
 /* ---- small helpers ---- */
 
@@ -115,19 +139,37 @@ uint32_t lp_inj_fork_gen(void)
 	return atomic_load_explicit(&g.fork_gen, memory_order_relaxed);
 }
 
+struct lp_inj_thread *lp_inj_self(void)
+{
+	struct lp_inj_thread *t = &tls_self;
+	uint32_t gen = lp_inj_fork_gen();
+	if (__builtin_expect(!t->tid || t->gen != gen, 0)) {
+		/* a new thread, or the first call in a fork child: its file never saw the parent's
+		 * pushes, and its buffer (if any) was emptied by the fork handler */
+		t->gen = gen;
+		t->tid = (uint32_t)syscall(SYS_gettid);
+		t->busy = 0;
+		t->depth = 0;
+		t->overflow = 0;
+		t->rt_correlation = 0;
+	}
+	return t;
+}
+
 uint32_t lp_inj_tid(void)
 {
-	uint32_t gen = lp_inj_fork_gen();
-	if (!tls_tid.tid || tls_tid.gen != gen) {
-		tls_tid.tid = (uint32_t)syscall(SYS_gettid);
-		tls_tid.gen = gen;
-	}
-	return tls_tid.tid;
+	return lp_inj_self()->tid;
 }
 
 uint64_t lp_inj_next_id(void)
 {
-	return atomic_fetch_add_explicit(&g.next_id, 1, memory_order_relaxed);
+	struct lp_inj_thread *t = lp_inj_self();
+	if (t->next_id == t->end_id) {
+		enum { BLOCK = 1024 };
+		t->next_id = atomic_fetch_add_explicit(&g.next_id, BLOCK, memory_order_relaxed);
+		t->end_id = t->next_id + BLOCK;
+	}
+	return t->next_id++;
 }
 
 int lp_inj_active(void)
@@ -138,11 +180,6 @@ int lp_inj_active(void)
 unsigned lp_inj_flush_ms(void)
 {
 	return g.flush_ms;
-}
-
-size_t lp_inj_buffer_bytes(void)
-{
-	return g.buf_bytes;
 }
 
 static long env_long(const char *name, long def, long lo, long hi)
@@ -246,24 +283,36 @@ void lp_inj_wake(void)
 
 /* ---- buffers (g.lock held) ---- */
 
-static struct inj_buf *take_buffer_locked(void)
+static struct inj_buf *take_buffer_locked(int per_thread)
 {
-	struct inj_buf *b = g.free_list;
+	struct inj_buf **list = per_thread ? &g.tfree_list : &g.free_list;
+	unsigned *n = per_thread ? &g.n_tbuffers : &g.n_buffers;
+	size_t bytes = per_thread ? g.tbuf_bytes : g.buf_bytes;
+	struct inj_buf *b = *list;
 	if (b) {
-		g.free_list = b->next;
+		*list = b->next;
 	} else {
-		if (g.n_buffers >= g.max_buffers)
+		if (*n >= (per_thread ? g.max_tbuffers : g.max_buffers))
 			return NULL;
-		b = malloc(sizeof(*b) + g.buf_bytes);
+		b = malloc(sizeof(*b) + bytes);
 		if (!b)
 			return NULL;
-		b->cap = g.buf_bytes;
-		g.n_buffers++;
+		b->cap = bytes;
+		b->per_thread = per_thread;
+		(*n)++;
 	}
 	b->next = NULL;
 	b->len = 0;
-	b->n_records = 0;
+	b->flushed = 0;
+	atomic_store_explicit(&b->pub_len, 0, memory_order_relaxed);
 	return b;
+}
+
+static void free_buffer_locked(struct inj_buf *b)
+{
+	struct inj_buf **list = b->per_thread ? &g.tfree_list : &g.free_list;
+	b->next = *list;
+	*list = b;
 }
 
 static void queue_full_locked(struct inj_buf *b)
@@ -284,12 +333,10 @@ static int append_raw_locked(uint16_t type, const void *payload, size_t size, co
 	if (size + extra_len > LP_TRACE_MAX_RECORD_BYTES)
 		return -1;
 	if (!g.cur || g.cur->cap - g.cur->len < need) {
-		struct inj_buf *b = take_buffer_locked();
+		struct inj_buf *b = take_buffer_locked(0);
 		if (!b || b->cap < need) {
-			if (b) {
-				b->next = g.free_list;
-				g.free_list = b;
-			}
+			if (b)
+				free_buffer_locked(b);
 			g.own_dropped++;
 			return -1;
 		}
@@ -307,8 +354,70 @@ static int append_raw_locked(uint16_t type, const void *payload, size_t size, co
 	if (extra_len)
 		memcpy(g.cur->data + g.cur->len + sizeof(h) + size, extra, extra_len);
 	g.cur->len += need;
-	g.cur->n_records++;
+	atomic_store_explicit(&g.cur->pub_len, g.cur->len, memory_order_relaxed); /* read under g.lock */
 	return 0;
+}
+
+/* ---- per-thread buffers ---- */
+
+static int ready_locked(void);
+
+/* Thread exit: what the thread buffered is written by the next flush round. */
+static void slot_release(void *arg)
+{
+	struct lp_inj_slot *s = arg, **pp;
+	if (tls_self.slot == s)
+		tls_self.slot = NULL; /* a later record of this thread (another destructor) starts over */
+	pthread_mutex_lock(&g.lock);
+	for (pp = &g.threads; *pp; pp = &(*pp)->next) {
+		if (*pp == s) {
+			*pp = s->next;
+			if (s->cur)
+				queue_full_locked(s->cur);
+			free(s);
+			break;
+		}
+	}
+	pthread_mutex_unlock(&g.lock);
+}
+
+/* The slow path of lp_inj_append: the thread has no buffer yet or its buffer is full. Hands the
+ * full one to the flush thread and takes another from the pool. NULL: dropped (counted). */
+static struct inj_buf *refill(struct lp_inj_thread *t, size_t need)
+{
+	struct inj_buf *b = NULL;
+	pthread_mutex_lock(&g.lock);
+	if (ready_locked() < 0)
+		goto out;
+	if (!t->slot) {
+		t->slot = calloc(1, sizeof(*t->slot));
+		if (!t->slot)
+			goto out;
+		t->slot->next = g.threads;
+		g.threads = t->slot;
+		if (g.have_slot_key)
+			pthread_setspecific(g.slot_key, t->slot);
+	}
+	if (t->slot->cur && t->slot->cur->cap - t->slot->cur->len >= need) {
+		b = t->slot->cur; /* a fork child's reopen left it usable */
+		goto out;
+	}
+	if (t->slot->cur) {
+		queue_full_locked(t->slot->cur);
+		t->slot->cur = NULL;
+		lp_inj_wake();
+	}
+	b = take_buffer_locked(1);
+	if (b && b->cap < need) {
+		free_buffer_locked(b);
+		b = NULL;
+	}
+	t->slot->cur = b;
+out:
+	if (!b)
+		g.own_dropped++;
+	pthread_mutex_unlock(&g.lock);
+	return b;
 }
 
 /* ---- the file ---- */
@@ -414,6 +523,14 @@ static int open_file_locked(void)
 		struct lp_trace_cupti_status cs = { (uint32_t)g.cupti_status_code, g.cupti_status_sid };
 		append_raw_locked(LP_TREC_CUPTI_STATUS, &cs, sizeof(cs), NULL, 0);
 	}
+	/* written now, so that the PROCESS record leads the file whatever thread buffers fill first
+	 * (no flush thread runs yet: this is initialization or a fork child's first record) */
+	if (g.cur && g.cur->len) {
+		if (write_all(fd, g.cur->data, g.cur->len) < 0)
+			lp_inj_log("cannot write '%s': %s", g.path, strerror(errno));
+		g.cur->len = 0;
+		atomic_store_explicit(&g.cur->pub_len, 0, memory_order_relaxed);
+	}
 	lp_inj_log("tracing to '%s'", g.path);
 	return 0;
 }
@@ -499,15 +616,47 @@ static int ready_locked(void)
 	return 0;
 }
 
-uint32_t lp_inj_intern(const char *s, size_t n)
+static uint32_t intern_stable(const char *s, size_t n, const char **stable)
 {
 	uint32_t sid = 0;
+	*stable = NULL;
 	if (!lp_inj_active() || !s)
 		return 0;
 	pthread_mutex_lock(&g.lock);
-	if (ready_locked() == 0)
-		sid = intern_locked(s, n);
+	if (ready_locked() == 0 && (sid = intern_locked(s, n)) != 0)
+		*stable = g.strs[sid - 1].s;
 	pthread_mutex_unlock(&g.lock);
+	return sid;
+}
+
+uint32_t lp_inj_intern(const char *s, size_t n)
+{
+	const char *stable;
+	return intern_stable(s, n, &stable);
+}
+
+uint32_t lp_inj_intern_cached(const char *s, size_t n)
+{
+	struct lp_inj_thread *t;
+	struct lp_inj_strcache *e;
+	const char *stable;
+	uint32_t h, sid;
+	if (!s)
+		return 0;
+	if (n > LP_TRACE_MAX_STRING_BYTES)
+		n = LP_TRACE_MAX_STRING_BYTES;
+	t = lp_inj_self();
+	h = hash32(s, n);
+	e = &t->strings[h & (LP_INJ_STRCACHE - 1)];
+	if (e->sid && e->hash == h && e->len == n && !memcmp(e->s, s, n))
+		return e->sid;
+	sid = intern_stable(s, n, &stable);
+	if (sid) {
+		e->s = stable;
+		e->len = (uint32_t)n;
+		e->hash = h;
+		e->sid = sid;
+	}
 	return sid;
 }
 
@@ -546,14 +695,36 @@ out:
 
 int lp_inj_append(uint16_t type, const void *payload, size_t size, const void *extra, size_t extra_len)
 {
-	int rc = -1;
+	struct lp_inj_thread *t;
+	struct lp_trace_rec_header h;
+	struct inj_buf *b;
+	size_t need = sizeof(h) + size + extra_len;
 	if (!lp_inj_active())
 		return -1;
-	pthread_mutex_lock(&g.lock);
-	if (ready_locked() == 0)
-		rc = append_raw_locked(type, payload, size, extra, extra_len);
-	pthread_mutex_unlock(&g.lock);
-	return rc;
+	t = lp_inj_self();
+	if (t->busy || size + extra_len > LP_TRACE_MAX_RECORD_BYTES) {
+		/* re-entered from a signal handler in the middle of an append on this thread */
+		atomic_fetch_add_explicit(&g.own_dropped_fast, 1, memory_order_relaxed);
+		return -1;
+	}
+	t->busy = 1;
+	b = t->slot ? t->slot->cur : NULL;
+	if (__builtin_expect(!b || b->cap - b->len < need || g.need_reopen, 0))
+		b = refill(t, need);
+	if (b) {
+		unsigned char *p = b->data + b->len;
+		h.type = type;
+		h.flags = 0;
+		h.size = (uint32_t)(size + extra_len);
+		memcpy(p, &h, sizeof(h));
+		memcpy(p + sizeof(h), payload, size);
+		if (extra_len)
+			memcpy(p + sizeof(h) + size, extra, extra_len);
+		b->len += need;
+		atomic_store_explicit(&b->pub_len, b->len, memory_order_release);
+	}
+	t->busy = 0;
+	return b ? 0 : -1;
 }
 
 void lp_inj_set_cupti_status(uint32_t code, const char *message)
@@ -580,11 +751,44 @@ void lp_inj_add_cupti_dropped(uint64_t n)
 
 /* ---- flushing ---- */
 
-/* One round: CUPTI records in, buffers out to the file. Takes write_lock. */
+/* Records in [from, to) of a buffer (for the drop count when a write fails). */
+static uint64_t count_records(const struct inj_buf *b, size_t from, size_t to)
+{
+	uint64_t n = 0;
+	while (from + sizeof(struct lp_trace_rec_header) <= to) {
+		struct lp_trace_rec_header h;
+		memcpy(&h, b->data + from, sizeof(h));
+		from += sizeof(h) + h.size;
+		n++;
+	}
+	return n;
+}
+
+static void write_span(struct inj_buf *b, size_t from, size_t to)
+{
+	if (to <= from)
+		return;
+	if (g.fd < 0 || write_all(g.fd, b->data + from, to - from) < 0) {
+		uint64_t n = count_records(b, from, to);
+		pthread_mutex_lock(&g.lock);
+		g.own_dropped += n;
+		pthread_mutex_unlock(&g.lock);
+		if (!g.write_error_logged && g.fd >= 0) {
+			g.write_error_logged = 1;
+			lp_inj_log("cannot write '%s': %s (records are dropped and counted)", g.path, strerror(errno));
+		}
+	}
+}
+
+/* One round: CUPTI records in, buffers out to the file. Takes write_lock. Full buffers first (in
+ * the order they filled up), then, when `include_cur`, the shared partial buffer and what every
+ * thread buffer published since the last round. */
 static void flush_round(int include_cur, int force_cupti)
 {
 	struct inj_buf *list, *b, *next;
-	uint64_t cdrop;
+	struct lp_inj_slot *sl;
+	size_t n_spans = 0, i;
+	uint64_t cdrop, odrop;
 
 	pthread_mutex_lock(&g.write_lock);
 	if (force_cupti)
@@ -594,11 +798,12 @@ static void flush_round(int include_cur, int force_cupti)
 	lp_inj_cupti_drain();
 	pthread_mutex_lock(&g.lock);
 	cdrop = atomic_load(&g.cupti_dropped);
-	if (g.fd >= 0 && (cdrop != g.written_dropped[0] || g.own_dropped != g.written_dropped[1])) {
-		struct lp_trace_dropped d = { cdrop, g.own_dropped };
+	odrop = g.own_dropped + atomic_load(&g.own_dropped_fast);
+	if (g.fd >= 0 && (cdrop != g.written_dropped[0] || odrop != g.written_dropped[1])) {
+		struct lp_trace_dropped d = { cdrop, odrop };
 		if (append_raw_locked(LP_TREC_DROPPED, &d, sizeof(d), NULL, 0) == 0) {
 			g.written_dropped[0] = cdrop;
-			g.written_dropped[1] = g.own_dropped;
+			g.written_dropped[1] = odrop;
 		}
 	}
 	list = g.full_head;
@@ -616,25 +821,42 @@ static void flush_round(int include_cur, int force_cupti)
 			list = b;
 		}
 	}
+	if (include_cur) {
+		for (sl = g.threads; sl; sl = sl->next) {
+			size_t to;
+			if (!sl->cur)
+				continue;
+			to = atomic_load_explicit(&sl->cur->pub_len, memory_order_acquire);
+			if (to <= sl->cur->flushed)
+				continue;
+			if (n_spans == g.cap_spans) {
+				size_t ncap = g.cap_spans ? g.cap_spans * 2 : 64;
+				struct inj_span *ns = realloc(g.spans, ncap * sizeof(*ns));
+				if (!ns)
+					break; /* the next round writes it */
+				g.spans = ns;
+				g.cap_spans = ncap;
+			}
+			g.spans[n_spans].b = sl->cur;
+			g.spans[n_spans].from = sl->cur->flushed;
+			g.spans[n_spans].to = to;
+			n_spans++;
+		}
+	}
 	pthread_mutex_unlock(&g.lock);
 
-	for (b = list; b; b = b->next) {
-		if (g.fd < 0 || write_all(g.fd, b->data, b->len) < 0) {
-			pthread_mutex_lock(&g.lock);
-			g.own_dropped += b->n_records;
-			pthread_mutex_unlock(&g.lock);
-			if (!g.write_error_logged && g.fd >= 0) {
-				g.write_error_logged = 1;
-				lp_inj_log("cannot write '%s': %s (records are dropped and counted)", g.path,
-					strerror(errno));
-			}
-		}
+	/* a queued buffer is final: its owner moved on (its last pub_len store preceded the queueing
+	 * under g.lock); a listed one is still being written past `to`, never before it */
+	for (b = list; b; b = b->next)
+		write_span(b, b->flushed, atomic_load_explicit(&b->pub_len, memory_order_acquire));
+	for (i = 0; i < n_spans; i++) {
+		write_span(g.spans[i].b, g.spans[i].from, g.spans[i].to);
+		g.spans[i].b->flushed = g.spans[i].to; /* only flush rounds (serialized) touch it */
 	}
 	pthread_mutex_lock(&g.lock);
 	for (b = list; b; b = next) {
 		next = b->next;
-		b->next = g.free_list;
-		g.free_list = b;
+		free_buffer_locked(b);
 	}
 	pthread_mutex_unlock(&g.lock);
 	pthread_mutex_unlock(&g.write_lock);
@@ -843,14 +1065,24 @@ static void atfork_child(void)
 	g.cur = NULL;
 	for (b = g.full_head; b; b = next) {
 		next = b->next;
-		b->next = g.free_list;
-		g.free_list = b;
+		free_buffer_locked(b);
 	}
 	g.full_head = g.full_tail = NULL;
+	{
+		/* thread buffers hold the parent's records; the other threads do not exist here (their
+		 * slots stay listed, empty: they are never freed, so no pointer to them dangles) */
+		struct lp_inj_slot *sl;
+		for (sl = g.threads; sl; sl = sl->next) {
+			if (sl->cur)
+				free_buffer_locked(sl->cur);
+			sl->cur = NULL;
+		}
+	}
 	if (g.fd >= 0)
 		close(g.fd);
 	g.fd = -1;
 	g.own_dropped = 0;
+	atomic_store(&g.own_dropped_fast, 0);
 	atomic_store(&g.cupti_dropped, 0);
 	g.written_dropped[0] = g.written_dropped[1] = 0;
 	g.write_error_logged = 0;
@@ -888,6 +1120,10 @@ static void init_once(void)
 	g.flush_ms = (unsigned)env_long("LLMPROF_TRACE_FLUSH_MS", 500, 10, 600000);
 	g.buf_bytes = (size_t)env_long("LLMPROF_TRACE_BUFFER_MB", 4, 1, 10) << 20;
 	g.max_buffers = (unsigned)env_long("LLMPROF_TRACE_MAX_BUFFERS", 16, 2, 1024);
+	/* per-thread buffers: 1/8 of the size, 8 times as many (the same memory at most) */
+	g.tbuf_bytes = g.buf_bytes / 8;
+	g.max_tbuffers = g.max_buffers * 8;
+	g.have_slot_key = pthread_key_create(&g.slot_key, slot_release) == 0;
 	g.signal_wait_ms = (int)env_long("LLMPROF_TRACE_SIGNAL_WAIT_MS", 2000, 0, 60000);
 	g.fork_child_mode = !(forkm && (!strcmp(forkm, "off") || !strcmp(forkm, "0")));
 

@@ -2,8 +2,9 @@
  * its two kernels come as PTX (made with `nvcc -ptx -arch=compute_75` from the CUDA source kept in
  * the comment below) and are loaded through the runtime's library API (cudaLaunchKernel) and the
  * driver API (cuLaunchKernel). It launches under nested NVTX ranges, copies, sets memory, captures
- * a CUDA graph under ranges and replays it, then prints what it did as "expect" lines that the
- * script compares with `llmprof kernels` and `llmprof trace dump`:
+ * CUDA graphs under ranges (outside the stage ranges like the reference workload's decode graph,
+ * and inside them) and replays them under other ranges, then prints what it did as "expect" lines
+ * that the script compares with `llmprof kernels` and `llmprof trace dump`:
  *
  *   template <int N> __global__ void scale_kernel(float *x, float a, int n)
  *   { int i = blockIdx.x * blockDim.x + threadIdx.x;
@@ -143,8 +144,8 @@ int main(void)
 	CUmodule mod;
 	CUfunction f_add;
 	cudaStream_t s;
-	cudaGraph_t graph, graph2;
-	cudaGraphExec_t exec, exec2;
+	cudaGraph_t graph, graph2, graph3, graph4;
+	cudaGraphExec_t exec, exec2, exec3, exec4;
 	float *d_x, *h_x, a = 1.0f;
 	int n = N, step, i;
 	void *scale_args[3], *add_args[2];
@@ -185,7 +186,8 @@ int main(void)
 	nvtxDomainRangePop(llm);
 	CK(cudaStreamSynchronize(s));
 
-	/* a graph captured under ranges: its kernels belong to the capture-time ranges */
+	/* a graph captured under ranges: its kernels get the capture-time ranges, under the range open
+	 * at each launch (graph_replay/graph_capture/captured_scale) */
 	nvtxRangePushA("graph_capture");
 	CK(cudaStreamBeginCapture(s, cudaStreamCaptureModeThreadLocal));
 	nvtxRangePushA("captured_scale");
@@ -214,22 +216,68 @@ int main(void)
 	CK(cudaStreamSynchronize(s));
 	nvtxRangePop();
 
+	/* the reference workload's shape: captured once outside every stage, under op ranges, then
+	 * launched once per decode step: decode_all/decode_step/layer/attention */
+	nvtxRangePushA("layer");
+	CK(cudaStreamBeginCapture(s, cudaStreamCaptureModeThreadLocal));
+	nvtxRangePushA("attention");
+	CK(cudaLaunchKernel((const void *)k_scale, grid, block, scale_args, 0, s));
+	nvtxRangePop();
+	CKD(cuLaunchKernel(f_add, grid.x, 1, 1, block.x, 1, 1, 0, (CUstream)s, add_args, NULL));
+	CK(cudaStreamEndCapture(s, &graph3));
+	nvtxRangePop();
+	CK(cudaGraphInstantiate(&exec3, graph3, 0));
+	push_llm(llm, "decode_all");
+	for (step = 0; step < STEPS; step++) {
+		push_llm(llm, "decode_step");
+		CK(cudaGraphLaunch(exec3, s));
+		nvtxDomainRangePop(llm);
+	}
+	nvtxDomainRangePop(llm);
+	CK(cudaStreamSynchronize(s));
+
+	/* captured inside decode_all/decode_step, launched inside another decode_all/decode_step:
+	 * nothing duplicated (decode_all/decode_step/mlp) */
+	push_llm(llm, "decode_all");
+	push_llm(llm, "decode_step");
+	CK(cudaStreamBeginCapture(s, cudaStreamCaptureModeThreadLocal));
+	nvtxRangePushA("mlp");
+	CKD(cuLaunchKernel(f_add, grid.x, 1, 1, block.x, 1, 1, 0, (CUstream)s, add_args, NULL));
+	nvtxRangePop();
+	CK(cudaStreamEndCapture(s, &graph4));
+	nvtxDomainRangePop(llm);
+	nvtxDomainRangePop(llm);
+	CK(cudaGraphInstantiate(&exec4, graph4, 0));
+	push_llm(llm, "decode_all");
+	push_llm(llm, "decode_step");
+	CK(cudaGraphLaunch(exec4, s));
+	nvtxDomainRangePop(llm);
+	nvtxDomainRangePop(llm);
+	CK(cudaStreamSynchronize(s));
+
 	CK(cudaMemcpy(h_x, d_x, N * sizeof(float), cudaMemcpyDeviceToHost));
 	CK(cudaProfilerStop());
 
-	printf("expect kernels scale_kernel %d\n", STEPS * 2 + REPLAYS);
-	printf("expect kernels add_one %d\n", STEPS + REPLAYS + 2);
+	printf("expect kernels scale_kernel %d\n", STEPS * 2 + REPLAYS + STEPS);
+	printf("expect kernels add_one %d\n", STEPS + REPLAYS + 2 + STEPS + 1);
 	printf("expect range LLM@decode_all/decode_step/layer scale_kernel %d\n", STEPS * 2);
 	printf("expect range LLM@decode_all/decode_step add_one %d\n", STEPS);
-	printf("expect range graph_capture/captured_scale scale_kernel %d\n", REPLAYS);
-	printf("expect range graph_capture/captured_add add_one %d\n", REPLAYS);
+	printf("expect range graph_replay/graph_capture/captured_scale scale_kernel %d\n", REPLAYS);
+	printf("expect range graph_replay/graph_capture/captured_add add_one %d\n", REPLAYS);
 	printf("expect range plain_graph_launch add_one 2\n");
+	printf("expect range LLM@decode_all/decode_step/layer/attention scale_kernel %d\n", STEPS);
+	printf("expect range LLM@decode_all/decode_step/layer add_one %d\n", STEPS);
+	printf("expect range LLM@decode_all/decode_step/mlp add_one 1\n");
 	printf("expect copies 3 memset 1\n");
 
 	cudaGraphExecDestroy(exec);
 	cudaGraphExecDestroy(exec2);
+	cudaGraphExecDestroy(exec3);
+	cudaGraphExecDestroy(exec4);
 	cudaGraphDestroy(graph);
 	cudaGraphDestroy(graph2);
+	cudaGraphDestroy(graph3);
+	cudaGraphDestroy(graph4);
 	cudaFree(d_x);
 	cudaStreamDestroy(s);
 	cuModuleUnload(mod);

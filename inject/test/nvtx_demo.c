@@ -4,6 +4,8 @@
  * libllmprof_inject.so and checks the exact range tree it leaves. Modes (argv[1]):
  *   (none)  the ranges below;   fork  the same, then a fork child adds "child_range";
  *   spin N  N push/pop pairs (for the overhead benchmark);
+ *   threads DEMO_THREADS threads push DEMO_PAIRS ranges each at once (per-thread buffers, flush
+ *           rounds while they write), and a start/end range started on one thread, ended on another;
  *   sleep   opens "sleeping", prints "ready" and waits for a signal.
  * Exit status 0 when every NVTX return value was as documented. */
 
@@ -161,6 +163,41 @@ static void all_ranges(void)
 	pthread_join(th, NULL);
 }
 
+enum { DEMO_THREADS = 4, DEMO_PAIRS = 20000 };
+static nvtxRangeId_t cross_id;
+static pthread_barrier_t cross_barrier;
+
+static void *busy_worker(void *arg)
+{
+	long k = (long)arg, i;
+	char name[32];
+	snprintf(name, sizeof(name), "thread_%ld", k);
+	nvtxRangePushA(name);
+	if (k == 0)
+		cross_id = nvtxRangeStartA("cross_thread");
+	pthread_barrier_wait(&cross_barrier);
+	for (i = 0; i < DEMO_PAIRS; i++) {
+		nvtxRangePushA(i % 2 ? "odd" : "even");
+		nvtxRangePop();
+	}
+	if (k == 1)
+		nvtxRangeEnd(cross_id);
+	nvtxRangePop();
+	return NULL;
+}
+
+static void busy_threads(void)
+{
+	pthread_t th[DEMO_THREADS];
+	long k;
+	pthread_barrier_init(&cross_barrier, NULL, DEMO_THREADS);
+	for (k = 0; k < DEMO_THREADS; k++)
+		pthread_create(&th[k], NULL, busy_worker, (void *)k);
+	for (k = 0; k < DEMO_THREADS; k++)
+		pthread_join(th[k], NULL);
+	pthread_barrier_destroy(&cross_barrier);
+}
+
 int main(int argc, char **argv)
 {
 	checking = getenv("LP_DEMO_CHECK") != NULL;
@@ -171,6 +208,10 @@ int main(int argc, char **argv)
 			nvtxRangePop();
 		}
 		return 0;
+	}
+	if (argc > 1 && !strcmp(argv[1], "threads")) {
+		busy_threads();
+		return failures ? 1 : 0;
 	}
 	if (argc > 1 && !strcmp(argv[1], "sleep")) {
 		nvtxRangePushA("sleeping");

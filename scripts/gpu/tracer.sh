@@ -5,8 +5,11 @@
 #   1. build/bin/lp_trace_cuda_demo under the tracer: nested NVTX ranges (default and LLM domain),
 #      runtime + driver launches, memcpy, memset, a CUDA graph captured under ranges and one not:
 #      checks kernel names, counts and per-range attribution against the demo's "expect" lines
-#   2. build/bin/llmprof-llm --device cuda under the tracer: per-range kernel totals, how many
-#      kernels under decode_all are attributed to decode_all/decode_step/...
+#   2. build/bin/llmprof-llm --device cuda under the tracer (CUDA graph on: the decode step is
+#      captured once outside every stage and launched per step): per-range kernel totals; checks
+#      that every decode kernel is under decode_all/decode_step/<op> (capture-time op ranges
+#      re-rooted under the launch's ranges) and that their count is iters x new_tokens x graph
+#      kernel nodes from the workload's summary line
 #   3. bench/tracer/torch_compare.py under the tracer and under Kineto: kernel names, counts, times
 #   4. bench/tracer/overhead.sh (ROUNDS=${LP_OVERHEAD_ROUNDS:-5}) unless LP_SKIP_OVERHEAD=1
 set -u
@@ -39,6 +42,8 @@ if [ -x "$B/bin/lp_trace_cuda_demo" ]; then
   "$LLMPROF" trace dump "$T" >"$OUT/demo_dump.txt" 2>&1
   say "demo: trace dump exit $?: $(grep -c ' KERNEL ' "$OUT/demo_dump.txt") kernels, $(grep -c ' COPY ' "$OUT/demo_dump.txt") copies, $(grep -c ' LAUNCH ' "$OUT/demo_dump.txt") launches, $(grep -c ' GRAPH_NODE ' "$OUT/demo_dump.txt") graph nodes"
   grep -E ' (CUPTI_STATUS|DEVICE|DROPPED|END) ' "$OUT/demo_dump.txt" | sed 's/^/demo: /' | head -6 | tee -a "$SUMMARY"
+  # driver-API callbacks only: one LAUNCH per launch, runtime launches included (api=driver)
+  say "demo: launch records by api: $(grep ' LAUNCH ' "$OUT/demo_dump.txt" | grep -o 'api=[a-z]*' | sort | uniq -c | tr '\n' ' ')"
   "$LLMPROF" trace perfetto "$T" -o "$OUT/demo.json.gz" >"$OUT/demo_perfetto.txt" 2>&1
   "$LLMPROF" kernels "$T" >"$OUT/demo_kernels.txt" 2>&1
   say "demo: llmprof kernels exit $? ($(wc -l <"$OUT/demo_kernels.txt") lines)"
@@ -83,22 +88,45 @@ if [ -x "$B/bin/llmprof-llm" ]; then
   "$LLMPROF" trace perfetto "$T" -o "$OUT/llm.json.gz" --no-flows >"$OUT/llm_perfetto.txt" 2>&1
   "$LLMPROF" kernels "$T" >"$OUT/llm_kernels.txt" 2>&1
   "$LLMPROF" kernels "$T" --format json >"$OUT/llm_kernels.json" 2>&1
-  python3 - "$OUT/llm.json.gz" <<'PY' 2>&1 | tee -a "$SUMMARY"
+  python3 - "$OUT/llm.json.gz" "$OUT/llm_stdout.txt" <<'PY' 2>&1 | tee -a "$SUMMARY"
 import collections, gzip, json, sys
 d = json.load(gzip.open(sys.argv[1], "rt"))
+summ = {}
+for line in open(sys.argv[2]):
+    try:
+        j = json.loads(line)
+    except ValueError:
+        continue
+    if j.get("summary"):
+        summ = j
 ev = d["traceEvents"]
 ks = [e for e in ev if e.get("ph") == "X" and e.get("cat") == "kernel"]
 per = collections.defaultdict(lambda: [0, 0.0])
 for k in ks:
     path = k["args"].get("nvtx", "(none)")
-    top = "/".join(path.split("/")[:2])
+    top = "/".join(path.split("/")[:4])
     per[top][0] += 1
     per[top][1] += float(k["dur"])
-for top, (n, us) in sorted(per.items(), key=lambda x: -x[1][1])[:12]:
-    print("llm: range %-40s kernels %7d gpu_ms %10.3f" % (top, n, us / 1e3))
-under = [k for k in ks if k["args"].get("nvtx", "").startswith("decode_all")]
-deep = [k for k in under if k["args"]["nvtx"].startswith("decode_all/decode_step")]
-print("llm: kernels under decode_all: %d, attributed to decode_all/decode_step/...: %d" % (len(under), len(deep)))
+for top, (n, us) in sorted(per.items(), key=lambda x: -x[1][1])[:14]:
+    print("llm: range %-48s kernels %7d gpu_ms %10.3f" % (top, n, us / 1e3))
+paths = [k["args"].get("nvtx", "") for k in ks]
+under = [p for p in paths if p == "decode_all" or p.startswith("decode_all/")]
+deep = [p for p in under if p == "decode_all/decode_step" or p.startswith("decode_all/decode_step/")]
+ops = [p for p in deep if p.count("/") >= 2]
+# the decode graph is captured outside every stage: no graph kernel may stay at a bare
+# capture-time stack (layer/attention); setup kernels (weight fill) outside stages are fine
+stray = [k["args"].get("nvtx", "") for k in ks if "graph_node" in k["args"] and
+         k["args"].get("nvtx", "").split("/")[0] not in ("decode_all", "prefill", "warmup")]
+want = None
+if summ.get("cuda_graph") and summ.get("graph_kernel_nodes"):
+    want = int(summ["iters"]) * int(summ["new_tokens"]) * int(summ["graph_kernel_nodes"])
+print("llm: kernels under decode_all: %d, attributed to decode_all/decode_step/...: %d (%d below an op range), "
+      "graph kernels outside every stage: %d, expected decode kernels: %s" % (len(under), len(deep), len(ops), len(stray),
+      want if want is not None else "n/a (no CUDA graph)"))
+ok = len(under) > 0 and len(deep) == len(under) and len(ops) == len(deep) and not stray and \
+    (want is None or len(deep) == want)
+print("llm: %s" % ("DECODE ATTRIBUTION OK: every decode kernel is under decode_all/decode_step/<op>" if ok else
+      "DECODE ATTRIBUTION FAILED"))
 p = d["otherData"]["processes"]
 print("llm: cupti_status=%s dropped=%s overhead_ns=%s" % (p[0]["cupti_status"], p[0]["dropped_records"], p[0]["overhead_ns"]))
 PY

@@ -224,7 +224,9 @@ int lp_operators_compute(const struct lp_profile *p, const struct lp_stage_set *
 		row->kernels += incl_n[i];
 		row->gpu_incl_ms += (double)incl_ns[i] / 1e6;
 		row->gpu_excl_ms += (double)excl_ns[i] / 1e6;
-		if (r->end_ns > r->start_ns)
+		/* a synthetic range (an op captured into a CUDA graph, per graph launch) spans GPU time:
+		 * its host time was spent once, at capture, in the captured range itself */
+		if (!r->synthetic && r->end_ns > r->start_ns)
 			row->host_ms += (double)(r->end_ns - r->start_ns) / 1e6;
 	}
 	/* nested same-name exclusive time was added to the inner range: fold it in */

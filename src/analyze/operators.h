@@ -8,7 +8,8 @@
  * Inclusive GPU time: kernels attributed to the range or its descendants; exclusive: kernels whose
  * innermost op range is this one. An occurrence nested in an op of the same name (aten::linear ->
  * aten::linear) is counted in calls but not again in the times. A PyTorch op with no kernel
- * carries an explanation.
+ * carries an explanation. Synthetic ranges (ops captured into a CUDA graph, one copy per graph
+ * launch: lp_range.synthetic) count calls and GPU time, never host time.
  *
  * Ownership: the table owns its rows and strings (arena); lp_op_table_release frees them.
  * Not thread-safe.

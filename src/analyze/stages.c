@@ -164,7 +164,7 @@ static int find_occurrences(const struct lp_profile *p, struct lp_stage_set *s, 
 	int have_llm = 0, pass;
 	for (i = 0; i < p->n_ranges; i++) {
 		const struct lp_range *r = &p->ranges[i];
-		if (r->kind != LP_RANGE_MARK && !strcmp(r->domain, "LLM") &&
+		if (r->kind != LP_RANGE_MARK && !r->synthetic && !strcmp(r->domain, "LLM") &&
 		    (!strcmp(r->name, "prefill") || !strcmp(r->name, "decode_all")))
 			have_llm = 1;
 	}
@@ -174,7 +174,9 @@ static int find_occurrences(const struct lp_profile *p, struct lp_stage_set *s, 
 			const struct lp_range *r = &p->ranges[i];
 			enum lp_stage_kind kind = LP_STAGE_OTHER;
 			int si;
-			if (r->kind == LP_RANGE_MARK)
+			/* a synthetic range (graph-launch copy of a capture-time range) is GPU work of the
+			 * stage it was launched in, never an occurrence of its own */
+			if (r->kind == LP_RANGE_MARK || r->synthetic)
 				continue;
 			if (pass == 0) {
 				if (!strcmp(r->name, "prefill"))
@@ -388,13 +390,14 @@ int lp_stages_compute(const struct lp_profile *p, struct lp_stage_set *out, stru
 		if (o < 0)
 			continue;
 		if (!strcmp(r->name, "decode_step")) {
-			if (lp_profile_range_find_ancestor(p, r->parent, "decode_step") < 0)
+			if (!r->synthetic && lp_profile_range_find_ancestor(p, r->parent, "decode_step") < 0)
 				out->stages[occs[o].stage].iters[occs[o].iter].steps++;
 			continue;
 		}
 		if (is_note_range(p, (int32_t)i, occ_of) &&
 		    add_note(out, &out->stages[occs[o].stage], r->name,
-			     r->end_ns > r->start_ns ? r->end_ns - r->start_ns : 0, range_kns[i], range_kn[i]) < 0)
+			     !r->synthetic && r->end_ns > r->start_ns ? r->end_ns - r->start_ns : 0, range_kns[i],
+			     range_kn[i]) < 0)
 			goto oom;
 	}
 

@@ -15,6 +15,10 @@
  * names (`decode_step`, ...) - a vision encoder's `sam`, `clip`, `projector` - become notes of the
  * stage, never stage rows.
  *
+ * Synthetic ranges (lp_range.synthetic: copies of capture-time ranges placed under a CUDA graph
+ * launch by the trace reader) carry GPU work into the stage they were launched in; they are never
+ * occurrences, decode steps or host time.
+ *
  * Ownership: lp_stages_compute fills a caller-owned lp_stage_set; strings and arrays live in its
  * arena and malloc'd arrays; lp_stage_set_release frees them. The set does not point into the
  * profile. Not thread-safe.

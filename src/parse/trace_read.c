@@ -3,7 +3,9 @@
  * report reads. A file is mapped, validated once (record framing, payload sizes, strings), then
  * replayed in order: NVTX events rebuild each thread's range tree, LAUNCH and GRAPH_NODE records
  * give every kernel the range instance open at its launch (or capture), and GPU records become
- * kernels and copies.
+ * kernels and copies. Kernels replayed from a CUDA graph whose nodes were captured under ranges
+ * get those ranges re-rooted under the range open at the graph launch (synthetic copies, one set
+ * per launch: see attribute()).
  */
 #include "parse/trace_read.h"
 
@@ -520,6 +522,10 @@ struct replay {
 	struct launch_info *launch_list;
 	size_t n_launches, cap_launches;
 	struct u64map graph_nodes;    /* node id -> index in graph_list */
+	struct u64map copies;         /* (launch correlation << 32 | capture range) -> synthetic copy */
+	struct u64map early_ends;     /* start/end id -> END time seen before its START (other thread) */
+	uint64_t *copy_nodes;         /* graph node id per copy read from this file */
+	size_t n_copy_nodes, cap_copy_nodes;
 	struct graph_info *graph_list;
 	size_t n_graph, cap_graph;
 	struct u64map names;          /* string id -> index in name_list (demangled, short) */
@@ -630,6 +636,8 @@ static int on_nvtx(struct replay *r, const struct lp_trace_record *rec)
 		if (e.event != LP_TRACE_NVTX_MARK &&
 		    map_put(&r->ranges, e.id, (uint64_t)(r->p->n_ranges - 1)) < 0)
 			return oom(r);
+		if (e.event == LP_TRACE_NVTX_START && map_get(&r->early_ends, e.id, &v))
+			g->end_ns = v;
 		if (e.event == LP_TRACE_NVTX_PUSH) {
 			if (st->depth >= LP_TRACE_MAX_DEPTH)
 				return corrupt(r->err, r->f, rec->offset, "push/pop nesting deeper than the limit");
@@ -652,8 +660,14 @@ static int on_nvtx(struct replay *r, const struct lp_trace_record *rec)
 		st->depth--;
 		break;
 	case LP_TRACE_NVTX_END:
-		if (map_get(&r->ranges, e.id, &v) && r->p->ranges[v].kind == LP_RANGE_STARTEND)
-			r->p->ranges[v].end_ns = e.ts_ns;
+		/* records of different threads reach the file in per-thread batches, so the END of a
+		 * range started on another thread may come first */
+		if (map_get(&r->ranges, e.id, &v)) {
+			if (r->p->ranges[v].kind == LP_RANGE_STARTEND)
+				r->p->ranges[v].end_ns = e.ts_ns;
+		} else if (map_put(&r->early_ends, e.id, e.ts_ns) < 0) {
+			return oom(r);
+		}
 		break;
 	default:
 		break; /* a newer writer's event: skip */
@@ -772,6 +786,15 @@ static int on_record(struct replay *r, const struct lp_trace_record *rec)
 		o->end_ns = c.end_ns;
 		o->correlation_id = c.correlation_id;
 		o->range = -1;
+		if (r->n_copy_nodes == r->cap_copy_nodes) {
+			size_t ncap = r->cap_copy_nodes ? r->cap_copy_nodes * 2 : 256;
+			uint64_t *nn = realloc(r->copy_nodes, ncap * sizeof(*nn));
+			if (!nn)
+				return oom(r);
+			r->copy_nodes = nn;
+			r->cap_copy_nodes = ncap;
+		}
+		r->copy_nodes[r->n_copy_nodes++] = c.graph_node_id;
 		break;
 	}
 	case LP_TREC_OVERHEAD: {
@@ -787,30 +810,121 @@ static int on_record(struct replay *r, const struct lp_trace_record *rec)
 	return 0;
 }
 
-/* The range a GPU record belongs to: its graph node's capture-time range (following clones),
- * else the range open at its launch. Returns the range index or -1. */
-static int32_t attribute(struct replay *r, uint64_t node_id, uint32_t correlation, uint32_t *tid,
-	uint64_t *launch_ns)
+static int32_t range_of_id(struct replay *r, uint64_t range_id)
 {
-	uint64_t v, range_id = 0;
+	uint64_t v;
+	return range_id && map_get(&r->ranges, range_id, &v) ? (int32_t)v : -1;
+}
+
+static int same_level(const struct lp_range *a, const struct lp_range *b)
+{
+	return (a->name == b->name || !strcmp(a->name, b->name)) &&
+		(a->domain == b->domain || !strcmp(a->domain, b->domain));
+}
+
+/* 1 when the stack ending at `cap` starts with the stack ending at `launch` (same domains and
+ * names level by level): the graph was captured inside the ranges it is launched from. */
+static int stack_starts_with(const struct lp_profile *p, int32_t cap, int32_t launch)
+{
+	int guard = 0;
+	if (p->ranges[cap].depth < p->ranges[launch].depth)
+		return 0;
+	while (cap >= 0 && p->ranges[cap].depth > p->ranges[launch].depth && guard++ < 65536)
+		cap = p->ranges[cap].parent;
+	while (cap >= 0 && launch >= 0 && guard++ < 65536) {
+		if (!same_level(&p->ranges[cap], &p->ranges[launch]))
+			return 0;
+		cap = p->ranges[cap].parent;
+		launch = p->ranges[launch].parent;
+	}
+	return cap < 0 && launch < 0;
+}
+
+/* The synthetic copy of capture-time range `cap` (and of its ancestors) under `launch` for the
+ * graph launch `correlation`: made once per (launch, captured range). Returns its index, or -2
+ * out of memory. */
+static int32_t graph_copy(struct replay *r, uint32_t correlation, int32_t launch, int32_t cap, int level)
+{
+	uint64_t key = (uint64_t)correlation << 32 | (uint32_t)cap, v;
+	int32_t parent, idx;
+	struct lp_range *g;
+	const struct lp_range *src;
+	if (map_get(&r->copies, key, &v))
+		return (int32_t)v;
+	parent = r->p->ranges[cap].parent;
+	if (parent >= 0 && level < (int)LP_TRACE_MAX_DEPTH)
+		parent = graph_copy(r, correlation, launch, parent, level + 1);
+	else
+		parent = launch;
+	if (parent == -2 || r->p->n_ranges >= INT32_MAX || !(g = lp_profile_add_range(r->p)))
+		return -2;
+	idx = (int32_t)(r->p->n_ranges - 1);
+	src = &r->p->ranges[cap];
+	g->domain = src->domain;
+	g->name = src->name;
+	g->pid = src->pid;
+	g->tid = r->p->ranges[launch].tid;
+	g->kind = LP_RANGE_PUSHPOP;
+	g->synthetic = 1;
+	g->payload_type = src->payload_type;
+	g->payload = src->payload;
+	g->parent = parent;
+	g->depth = (uint16_t)(r->p->ranges[parent].depth + 1);
+	if (map_put(&r->copies, key, (uint64_t)idx) < 0)
+		return -2;
+	return idx;
+}
+
+/* The range a GPU record belongs to (docs/trace-format.md, "Attribution"):
+ *   - not from a graph, or from a graph node with no capture-time range: the range open at its
+ *     launch (for graph kernels, at cudaGraphLaunch);
+ *   - from a node captured under ranges, launched with no range open: the capture-time range;
+ *   - both: the capture-time stack re-rooted under the launch range (LLM@decode_all/decode_step
+ *     at launch + layer/attention at capture = decode_all/decode_step/layer/attention), through
+ *     synthetic copies made once per graph launch; when the capture-time stack already starts
+ *     with the launch stack (captured inside the same ranges), the capture-time range itself.
+ * Sets *range (-1 none); returns -1 out of memory. */
+static int attribute(struct replay *r, uint64_t node_id, uint32_t correlation, uint32_t *tid,
+	uint64_t *launch_ns, int32_t *range)
+{
+	uint64_t v, launch_id = 0, cap_id = 0;
+	int32_t launch, cap;
 	int hops;
 	*tid = 0;
 	*launch_ns = 0;
 	if (map_get(&r->launches, correlation, &v)) {
-		range_id = r->launch_list[v].range_id;
+		launch_id = r->launch_list[v].range_id;
 		*tid = r->launch_list[v].tid;
 		*launch_ns = r->launch_list[v].ts_ns;
 	}
 	for (hops = 0; node_id && hops < 16 && map_get(&r->graph_nodes, node_id, &v); hops++) {
 		if (r->graph_list[v].range_id) {
-			range_id = r->graph_list[v].range_id;
+			cap_id = r->graph_list[v].range_id;
 			break;
 		}
 		node_id = r->graph_list[v].original;
 	}
-	if (range_id && map_get(&r->ranges, range_id, &v))
-		return (int32_t)v;
-	return -1;
+	launch = range_of_id(r, launch_id);
+	cap = range_of_id(r, cap_id);
+	if (cap < 0 || launch < 0 || stack_starts_with(r->p, cap, launch)) {
+		*range = cap >= 0 ? cap : launch;
+		return 0;
+	}
+	*range = graph_copy(r, correlation, launch, cap, 0);
+	return *range == -2 ? oom(r) : 0;
+}
+
+/* A synthetic range spans the GPU time of the kernels and copies attributed to it (or below). */
+static void widen_synthetic(struct lp_profile *p, int32_t range, uint64_t start_ns, uint64_t end_ns)
+{
+	int guard = 0;
+	for (; range >= 0 && p->ranges[range].synthetic && guard++ < 65536; range = p->ranges[range].parent) {
+		struct lp_range *g = &p->ranges[range];
+		if (!g->end_ns || start_ns < g->start_ns)
+			g->start_ns = start_ns;
+		if (!g->end_ns || end_ns > g->end_ns)
+			g->end_ns = end_ns;
+	}
 }
 
 static const char *cupti_text(struct lp_profile *p, uint32_t code, const char *msg)
@@ -955,23 +1069,26 @@ static int replay_file(struct lp_trace_file *f, struct lp_profile *p, struct lp_
 	while (rc == 0 && lp_trace_file_next(f, &rec))
 		rc = on_record(&r, &rec);
 
-	if (rc == 0) {
-		for (i = r.first_kernel; i < p->n_kernels; i++) {
-			struct lp_kernel *k = &p->kernels[i];
-			k->range = attribute(&r, k->graph_node_id, k->correlation_id, &k->launch_tid, &k->launch_ns);
-			if (r.have_clock_sync) {
-				k->start_ns = (uint64_t)((int64_t)k->start_ns + r.clock_offset_ns);
-				k->end_ns = (uint64_t)((int64_t)k->end_ns + r.clock_offset_ns);
-			}
+	for (i = r.first_kernel; rc == 0 && i < p->n_kernels; i++) {
+		struct lp_kernel *k = &p->kernels[i];
+		if (r.have_clock_sync) {
+			k->start_ns = (uint64_t)((int64_t)k->start_ns + r.clock_offset_ns);
+			k->end_ns = (uint64_t)((int64_t)k->end_ns + r.clock_offset_ns);
 		}
-		for (i = r.first_copy; i < p->n_copies; i++) {
-			struct lp_copy *c = &p->copies[i];
-			c->range = attribute(&r, 0, c->correlation_id, &c->launch_tid, &c->launch_ns);
-			if (r.have_clock_sync) {
-				c->start_ns = (uint64_t)((int64_t)c->start_ns + r.clock_offset_ns);
-				c->end_ns = (uint64_t)((int64_t)c->end_ns + r.clock_offset_ns);
-			}
+		rc = attribute(&r, k->graph_node_id, k->correlation_id, &k->launch_tid, &k->launch_ns, &k->range);
+		if (rc == 0)
+			widen_synthetic(p, k->range, k->start_ns, k->end_ns);
+	}
+	for (i = r.first_copy; rc == 0 && i < p->n_copies; i++) {
+		struct lp_copy *c = &p->copies[i];
+		uint64_t node = i - r.first_copy < r.n_copy_nodes ? r.copy_nodes[i - r.first_copy] : 0;
+		if (r.have_clock_sync) {
+			c->start_ns = (uint64_t)((int64_t)c->start_ns + r.clock_offset_ns);
+			c->end_ns = (uint64_t)((int64_t)c->end_ns + r.clock_offset_ns);
 		}
+		rc = attribute(&r, node, c->correlation_id, &c->launch_tid, &c->launch_ns, &c->range);
+		if (rc == 0)
+			widen_synthetic(p, c->range, c->start_ns, c->end_ns);
 	}
 
 done:
@@ -979,7 +1096,10 @@ done:
 	map_free(&r.threads);
 	map_free(&r.launches);
 	map_free(&r.graph_nodes);
+	map_free(&r.copies);
+	map_free(&r.early_ends);
 	map_free(&r.names);
+	free(r.copy_nodes);
 	free(r.stacks);
 	free(r.launch_list);
 	free(r.graph_list);

@@ -4,8 +4,11 @@
  * lp_trace_load takes a trace folder (every *.lptrace in it, in name order) or one file and
  * appends devices, processes, NVTX ranges (a tree per thread through `parent`), kernels and
  * copies to an initialized profile. Kernels get `range` = the innermost push/pop range open on the
- * launching thread when the launch API was called (for CUDA graph kernels: the range open when
- * their node was captured, else the one open at cudaGraphLaunch). C++ kernel names are demangled
+ * launching thread when the launch API was called. CUDA graph kernels: the ranges open when their
+ * node was captured, placed under the range open at cudaGraphLaunch through synthetic copies
+ * (lp_range.synthetic, one set per graph launch; not when the capture-time stack already starts
+ * with the launch stack); the capture-time range alone when no range was open at the launch; the
+ * launch range when the node has no capture-time range. C++ kernel names are demangled
  * with the C++ runtime's __cxa_demangle when libstdc++ can be loaded (else kept mangled).
  *
  * Errors: a corrupt file fails with a message naming the file and the byte offset; a truncated

@@ -85,6 +85,10 @@ struct lp_range {
 	uint16_t depth;              /* 0 for a bottom range */
 	uint8_t kind;                /* enum lp_range_kind */
 	uint8_t payload_type;        /* enum lp_payload_type */
+	uint8_t synthetic;           /* 1: not a host event but a copy of a range open when a CUDA graph
+	                                was captured, re-rooted under the range open at one launch of
+	                                that graph (trace reader); start/end are the GPU span of its
+	                                kernels, so it has no host time */
 	union {
 		uint64_t u64;
 		int64_t i64;

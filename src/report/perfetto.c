@@ -226,6 +226,8 @@ static void write_ranges(struct jw *w, const struct lp_profile *p, uint64_t t_en
 		const char *cat = *r->domain ? r->domain : "nvtx";
 		int unclosed = r->end_ns == 0;
 		uint64_t end = unclosed ? t_end : r->end_ns;
+		if (r->synthetic)
+			continue; /* GPU-side copy of a capture-time range: kernels carry it in their nvtx path */
 		if (r->kind == LP_RANGE_MARK) {
 			ev_begin(w, "i", r->pid, r->tid);
 			lp_buf_adds(&w->b, ",\"s\":\"t\"");

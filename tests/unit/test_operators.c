@@ -1,5 +1,6 @@
 /* test_operators.c: the operator table (src/analyze/operators.c): inclusive vs exclusive GPU time,
- * PyTorch suffix stripping, nested same-name ops, warm-up exclusion, ops without kernels. */
+ * PyTorch suffix stripping, nested same-name ops, warm-up exclusion, ops without kernels, synthetic
+ * (CUDA graph launch) copies of op ranges. */
 #include "testutil.h"
 
 #include <math.h>
@@ -113,6 +114,46 @@ static void test_inclusive_exclusive_and_suffixes(void **state)
 	lp_profile_release(&p);
 }
 
+/* An op captured into a CUDA graph outside the stages, replayed twice under decode_all: the trace
+ * reader makes one synthetic copy per launch (GPU span as its times). Calls and GPU time go to the
+ * decode stage; host time only to the capture-time range. */
+static void test_synthetic_graph_copies(void **state)
+{
+	struct lp_profile p;
+	struct lp_stage_set st;
+	struct lp_op_table t;
+	struct lp_err err = LP_ERR_INIT;
+	const struct lp_op_row *r;
+	int32_t cap, dec, copy;
+	int i;
+	(void)state;
+	lp_profile_init(&p, "ops");
+	cap = R(&p, -1, "LLM", "attention", 1 * MS, 3 * MS);     /* capture: 2 ms host, no kernel */
+	dec = R(&p, -1, "LLM", "decode_all", 100 * MS, 200 * MS);
+	for (i = 0; i < 2; i++) {
+		uint64_t t0 = (uint64_t)(110 + 40 * i) * MS;
+		copy = R(&p, dec, "LLM", "attention", t0, t0 + 5 * MS);
+		p.ranges[copy].synthetic = 1;
+		K(&p, copy, "attn", t0, t0 + 5 * MS);
+	}
+	assert_int_equal(lp_stages_compute(&p, &st, &err), 0);
+	assert_int_equal(lp_operators_compute(&p, &st, &t, &err), 0);
+	r = find(&t, "decode_all", "attention");
+	assert_non_null(r);
+	assert_int_equal(r->calls, 2);
+	assert_int_equal(r->kernels, 2);
+	assert_true(fabs(r->gpu_incl_ms - 10.0) < 1e-9);
+	assert_true(r->host_ms == 0.0);
+	r = find(&t, "other", "attention");
+	assert_non_null(r);
+	assert_true(fabs(r->host_ms - 2.0) < 1e-9);
+	assert_int_equal(r->kernels, 0);
+	(void)cap;
+	lp_op_table_release(&t);
+	lp_stage_set_release(&st);
+	lp_profile_release(&p);
+}
+
 static void test_strip_and_classify(void **state)
 {
 	struct lp_buf b = LP_BUF_INIT;
@@ -136,6 +177,7 @@ int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_inclusive_exclusive_and_suffixes),
+		cmocka_unit_test(test_synthetic_graph_copies),
 		cmocka_unit_test(test_strip_and_classify),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);

@@ -1,12 +1,15 @@
 /* test_trace_format.c: the trace reader on files built record by record here (the writer side of
  * docs/trace-format.md): a GPU trace round trip with launch-time and graph attribution, kernel
  * name demangling, truncation at every byte offset, corrupt files (error names file and offset),
- * unknown record types, and the folder listing. */
+ * unknown record types, and the folder listing; CUDA graph attribution (capture-time ranges
+ * re-rooted under the launch range, one set of synthetic copies per graph launch). */
 #include "testutil.h"
 
 #include <dlfcn.h>
 #include <string.h>
 
+#include "analyze/operators.h"
+#include "analyze/stages.h"
 #include "core/fs.h"
 #include "llmprof/trace_format.h"
 #include "parse/trace_read.h"
@@ -406,6 +409,252 @@ static void test_short_names(void **state)
 	lp_profile_release(&p);
 }
 
+/* ---- CUDA graphs: capture-time stacks under launch-time stacks ---- */
+
+static void w_graph_node(struct lp_buf *b, uint64_t node, uint64_t range, uint64_t original)
+{
+	struct lp_trace_graph_node gn;
+	memset(&gn, 0, sizeof(gn));
+	gn.node_id = node;
+	gn.range_id = range;
+	gn.original_node_id = original;
+	gn.tid = 7;
+	w_rec(b, LP_TREC_GRAPH_NODE, &gn, sizeof(gn), NULL, 0);
+}
+
+static void w_preamble(struct lp_buf *b)
+{
+	struct lp_trace_preamble pre;
+	struct lp_trace_process pr;
+	struct lp_trace_domain dom = { 1, 4 };
+	memcpy(pre.magic, LP_TRACE_MAGIC, 8);
+	pre.version_major = LP_TRACE_VERSION_MAJOR;
+	pre.version_minor = LP_TRACE_VERSION_MINOR;
+	pre.flags = 0;
+	lp_buf_add(b, &pre, sizeof(pre));
+	memset(&pr, 0, sizeof(pr));
+	pr.pid = 200;
+	pr.clock = LP_TRACE_CLOCK_REALTIME;
+	w_rec(b, LP_TREC_PROCESS, &pr, sizeof(pr), NULL, 0);
+	w_str(b, 4, "LLM");
+	w_rec(b, LP_TREC_DOMAIN, &dom, sizeof(dom), NULL, 0);
+	w_str(b, 5, "decode_all");
+	w_str(b, 6, "decode_step");
+	w_str(b, 7, "layer");
+	w_str(b, 8, "attention");
+	w_str(b, 9, "k_attn");
+	w_str(b, 10, "k_norm");
+	w_str(b, 11, "k_plain");
+	w_str(b, 12, "replay");
+	w_str(b, 13, "capture");
+}
+
+static const char *path_of(const struct lp_profile *p, int32_t range, struct lp_buf *out)
+{
+	assert_int_equal(lp_profile_range_path(p, range, out), 0);
+	return out->data;
+}
+
+/* The reference workload's shape: the decode graph is captured once at setup, outside any stage,
+ * under op ranges (layer/attention); every decode step pushes LLM@decode_all/decode_step and
+ * launches it. Also: two launches inside one range instance, and a node without capture info. */
+static void test_graph_captured_outside_stages(void **state)
+{
+	struct lp_buf b = LP_BUF_INIT, path = LP_BUF_INIT;
+	struct lp_profile p;
+	struct lp_err err = LP_ERR_INIT;
+	struct lp_stage_set st;
+	struct lp_op_table ops;
+	const struct lp_stage *dec;
+	size_t i, n_synth = 0;
+	int32_t step0, step1, replay;
+	int s;
+	(void)state;
+	w_preamble(&b);
+	/* capture: layer > attention > k_attn (node 1), layer > k_norm (node 2), k_plain unranged (3) */
+	w_nvtx(&b, LP_TRACE_NVTX_PUSH, 0, 7, 20, 100);
+	w_nvtx(&b, LP_TRACE_NVTX_PUSH, 0, 8, 21, 110);
+	w_graph_node(&b, 1, 21, 0);
+	w_nvtx(&b, LP_TRACE_NVTX_POP, 0, 0, 21, 120);
+	w_graph_node(&b, 2, 20, 0);
+	w_nvtx(&b, LP_TRACE_NVTX_POP, 0, 0, 20, 130);
+	/* (node 3 was made with no range open: the writer records nothing for it) */
+	/* instantiate: clones */
+	w_graph_node(&b, 101, 0, 1);
+	w_graph_node(&b, 102, 0, 2);
+	w_graph_node(&b, 103, 0, 3);
+	/* two decode steps, one graph launch each */
+	w_nvtx(&b, LP_TRACE_NVTX_PUSH, 1, 5, 30, 1000);
+	for (s = 0; s < 2; s++) {
+		uint64_t t = 1100 + (uint64_t)s * 1000;
+		w_nvtx(&b, LP_TRACE_NVTX_PUSH, 1, 6, 31 + (uint64_t)s, t);
+		w_launch(&b, 50 + (uint32_t)s, 31 + (uint64_t)s, t + 10);
+		w_nvtx(&b, LP_TRACE_NVTX_POP, 1, 0, 31 + (uint64_t)s, t + 20);
+	}
+	w_nvtx(&b, LP_TRACE_NVTX_POP, 1, 0, 30, 3000);
+	/* two launches inside one range instance */
+	w_nvtx(&b, LP_TRACE_NVTX_PUSH, 0, 12, 40, 4000);
+	w_launch(&b, 60, 40, 4010);
+	w_launch(&b, 61, 40, 4020);
+	w_nvtx(&b, LP_TRACE_NVTX_POP, 0, 0, 40, 4030);
+	for (s = 0; s < 4; s++) {
+		uint32_t corr = s < 2 ? 50 + (uint32_t)s : 60 + (uint32_t)(s - 2);
+		uint64_t t = 1200 + (uint64_t)s * 1000;
+		w_kernel(&b, 10, corr, 102, t, t + 10);          /* k_norm: layer */
+		w_kernel(&b, 9, corr, 101, t + 20, t + 50);      /* k_attn: layer/attention */
+		w_kernel(&b, 11, corr, 103, t + 60, t + 70);     /* k_plain: no capture info */
+	}
+
+	lp_profile_init(&p, "graph");
+	assert_int_equal(lp_trace_load_mem("graph.lptrace", b.data, b.len, &p, &err), 0);
+	assert_int_equal(p.n_kernels, 12);
+	for (i = 0; i < 6; i++) { /* the decode steps */
+		const struct lp_kernel *k = &p.kernels[i];
+		const char *want = i % 3 == 0 ? "decode_all/decode_step/layer"
+			: i % 3 == 1 ? "decode_all/decode_step/layer/attention" : "decode_all/decode_step";
+		assert_string_equal(path_of(&p, k->range, &path), want);
+		assert_int_equal(p.ranges[k->range].synthetic, i % 3 != 2);
+		assert_int_equal(k->launch_tid, 7);
+	}
+	step0 = p.kernels[2].range;
+	step1 = p.kernels[5].range;
+	assert_false(p.ranges[step0].synthetic);
+	assert_int_not_equal(step0, step1);
+	assert_string_equal(p.ranges[step0].domain, "LLM");
+	/* one set of copies per launch: layer shared by both kernels of a launch, not across launches */
+	assert_int_equal(p.ranges[p.kernels[1].range].parent, p.kernels[0].range);
+	assert_int_equal(p.ranges[p.kernels[0].range].parent, step0);
+	assert_int_equal(p.ranges[p.kernels[3].range].parent, step1);
+	assert_int_not_equal(p.kernels[1].range, p.kernels[4].range);
+	assert_int_equal(p.ranges[p.kernels[1].range].depth, 3);
+	assert_string_equal(p.ranges[p.kernels[1].range].domain, "");
+	/* a copy spans the GPU time of its kernels */
+	assert_int_equal(p.ranges[p.kernels[0].range].start_ns, 1200);
+	assert_int_equal(p.ranges[p.kernels[0].range].end_ns, 1250);
+	assert_int_equal(p.ranges[p.kernels[1].range].start_ns, 1220);
+	assert_int_equal(p.ranges[p.kernels[1].range].end_ns, 1250);
+	/* two launches under one range instance: two sets of copies under that same instance */
+	replay = p.kernels[8].range;
+	assert_string_equal(path_of(&p, replay, &path), "replay");
+	assert_string_equal(path_of(&p, p.kernels[7].range, &path), "replay/layer/attention");
+	assert_string_equal(path_of(&p, p.kernels[10].range, &path), "replay/layer/attention");
+	assert_int_not_equal(p.kernels[7].range, p.kernels[10].range);
+	assert_int_equal(p.kernels[11].range, replay);
+	for (i = 0; i < p.n_ranges; i++)
+		n_synth += p.ranges[i].synthetic;
+	assert_int_equal(n_synth, 8); /* 4 launches x (layer, attention) */
+
+	/* the analysis: decode kernels under decode_all, two steps (copies are not steps), ops in the
+	 * decode stage with GPU time and a call per launch but no host time */
+	assert_int_equal(lp_stages_compute(&p, &st, &err), 0);
+	dec = lp_stages_find(&st, LP_STAGE_DECODE);
+	assert_non_null(dec);
+	assert_int_equal(dec->n_iters, 1);
+	assert_int_equal(dec->iters[0].kernels, 6);
+	assert_int_equal(dec->iters[0].steps, 2);
+	assert_int_equal(dec->iters[0].kernel_ns, 2 * (10 + 30 + 10));
+	assert_int_equal(lp_operators_compute(&p, &st, &ops, &err), 0);
+	for (i = 0; i < ops.n_rows; i++) {
+		const struct lp_op_row *o = &ops.rows[i];
+		if (strcmp(o->stage, "decode_all"))
+			continue;
+		if (!strcmp(o->name, "attention")) {
+			assert_int_equal(o->calls, 2);
+			assert_int_equal(o->kernels, 2);
+			assert_true(o->gpu_incl_ms > 59e-6 && o->gpu_incl_ms < 61e-6);
+			assert_true(o->host_ms == 0.0);
+			n_synth = 100;
+		}
+		if (!strcmp(o->name, "layer"))
+			assert_true(o->host_ms == 0.0 && o->kernels == 4);
+	}
+	assert_int_equal(n_synth, 100); /* the attention row was there */
+	lp_op_table_release(&ops);
+	lp_stage_set_release(&st);
+	lp_profile_release(&p);
+	lp_buf_release(&path);
+	lp_buf_release(&b);
+}
+
+/* Captured inside LLM@decode_all/decode_step/layer: launched from another decode_step (same
+ * names: the capture-time range as is), from an unrelated range (re-rooted), from no range
+ * (capture-time range). A memset node follows the same rules as kernels. */
+static void test_graph_captured_inside_stages(void **state)
+{
+	struct lp_buf b = LP_BUF_INIT, path = LP_BUF_INIT;
+	struct lp_profile p;
+	struct lp_err err = LP_ERR_INIT;
+	struct lp_trace_copy cp;
+	int32_t layer;
+	(void)state;
+	w_preamble(&b);
+	w_nvtx(&b, LP_TRACE_NVTX_PUSH, 1, 5, 70, 100);
+	w_nvtx(&b, LP_TRACE_NVTX_PUSH, 1, 6, 71, 110);
+	w_nvtx(&b, LP_TRACE_NVTX_PUSH, 0, 7, 72, 120);
+	w_graph_node(&b, 1, 72, 0);
+	w_graph_node(&b, 2, 72, 0);
+	w_nvtx(&b, LP_TRACE_NVTX_POP, 0, 0, 72, 130);
+	w_nvtx(&b, LP_TRACE_NVTX_POP, 1, 0, 71, 140);
+	w_nvtx(&b, LP_TRACE_NVTX_POP, 1, 0, 70, 150);
+	w_graph_node(&b, 101, 0, 1);
+	w_graph_node(&b, 102, 0, 2);
+	w_nvtx(&b, LP_TRACE_NVTX_PUSH, 1, 5, 80, 1000);
+	w_nvtx(&b, LP_TRACE_NVTX_PUSH, 1, 6, 81, 1010);
+	w_launch(&b, 90, 81, 1020);
+	w_nvtx(&b, LP_TRACE_NVTX_POP, 1, 0, 81, 1030);
+	w_nvtx(&b, LP_TRACE_NVTX_POP, 1, 0, 80, 1040);
+	w_nvtx(&b, LP_TRACE_NVTX_PUSH, 0, 12, 82, 2000);
+	w_launch(&b, 91, 82, 2010);
+	w_nvtx(&b, LP_TRACE_NVTX_POP, 0, 0, 82, 2020);
+	w_launch(&b, 92, 0, 3000);
+	w_kernel(&b, 9, 90, 101, 1100, 1110);
+	w_kernel(&b, 9, 91, 101, 2100, 2110);
+	w_kernel(&b, 9, 92, 101, 3100, 3110);
+	memset(&cp, 0, sizeof(cp));
+	cp.kind = LP_TRACE_COPY_MEMSET;
+	cp.bytes = 64;
+	cp.correlation_id = 91;
+	cp.graph_node_id = 102;
+	cp.start_ns = 2120;
+	cp.end_ns = 2130;
+	w_rec(&b, LP_TREC_COPY, &cp, sizeof(cp), NULL, 0);
+
+	lp_profile_init(&p, "graph");
+	assert_int_equal(lp_trace_load_mem("graph.lptrace", b.data, b.len, &p, &err), 0);
+	layer = 2;
+	assert_string_equal(path_of(&p, layer, &path), "decode_all/decode_step/layer");
+	assert_int_equal(p.kernels[0].range, layer);  /* no duplicate decode_all/decode_step */
+	assert_string_equal(path_of(&p, p.kernels[1].range, &path), "replay/decode_all/decode_step/layer");
+	assert_true(p.ranges[p.kernels[1].range].synthetic);
+	assert_int_equal(p.kernels[2].range, layer);  /* launched outside every range */
+	assert_int_equal(p.copies[0].range, p.kernels[1].range);
+	assert_int_equal(p.ranges[p.kernels[1].range].end_ns, 2130);
+	assert_int_equal(p.n_ranges, 6 + 3);
+	lp_profile_release(&p);
+	lp_buf_release(&path);
+	lp_buf_release(&b);
+}
+
+/* A start/end range ended on another thread: its END may reach the file before its START. */
+static void test_end_before_start(void **state)
+{
+	struct lp_buf b = LP_BUF_INIT;
+	struct lp_profile p;
+	struct lp_err err = LP_ERR_INIT;
+	(void)state;
+	w_preamble(&b);
+	w_nvtx(&b, LP_TRACE_NVTX_END, 0, 0, 77, 900);
+	w_nvtx(&b, LP_TRACE_NVTX_START, 0, 13, 77, 100);
+	lp_profile_init(&p, "se");
+	assert_int_equal(lp_trace_load_mem("se.lptrace", b.data, b.len, &p, &err), 0);
+	assert_int_equal(p.n_ranges, 1);
+	assert_int_equal(p.ranges[0].kind, LP_RANGE_STARTEND);
+	assert_int_equal(p.ranges[0].start_ns, 100);
+	assert_int_equal(p.ranges[0].end_ns, 900);
+	lp_profile_release(&p);
+	lp_buf_release(&b);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -414,6 +663,9 @@ int main(void)
 		cmocka_unit_test(test_corrupt),
 		cmocka_unit_test(test_files_and_folders),
 		cmocka_unit_test(test_short_names),
+		cmocka_unit_test(test_graph_captured_outside_stages),
+		cmocka_unit_test(test_graph_captured_inside_stages),
+		cmocka_unit_test(test_end_before_start),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

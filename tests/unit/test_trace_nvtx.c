@@ -1,7 +1,8 @@
 /* test_trace_nvtx.c: the NVTX half of the injected tracer, end to end on a CPU: runs
  * build/tests/lp_trace_nvtx_demo with NVTX_INJECTION64_PATH=build/lib/libllmprof_inject.so,
  * loads what it wrote with lp_trace_load and checks the exact range tree, payloads and names;
- * then fork, disabled tracing, an unwritable folder, SIGTERM and SIGKILL. */
+ * then fork, disabled tracing, an unwritable folder, SIGTERM and SIGKILL, and several threads
+ * writing at once while flush rounds run (per-thread buffers, small ones, a 10 ms period). */
 #include "testutil.h"
 
 #include <signal.h>
@@ -344,6 +345,52 @@ static void test_not_built(void **state)
 	skip();
 }
 
+static void test_threads(void **state)
+{
+	const char *dir = lp_test_tmpdir("trace_nvtx/threads");
+	char env_dir[4200], env_lib[4200];
+	const char *env[6] = { env_dir, env_lib, "LLMPROF_TRACE_FLUSH_MS=10", "LLMPROF_TRACE_BUFFER_MB=1",
+			       "LLMPROF_TRACE_MAX_BUFFERS=64", NULL };
+	struct lp_profile p;
+	char tdir[4200];
+	size_t i, per_thread[4] = { 0, 0, 0, 0 };
+	int32_t outer[4];
+	int k;
+	(void)state;
+	snprintf(env_dir, sizeof(env_dir), "LLMPROF_TRACE_DIR=%s/trace", dir);
+	snprintf(env_lib, sizeof(env_lib), "NVTX_INJECTION64_PATH=%s", g_lib);
+	assert_int_equal(run_demo("threads", env, NULL), 0);
+	snprintf(tdir, sizeof(tdir), "%s/trace", dir);
+	load(tdir, &p);
+	assert_int_equal(p.warnings, 0);
+	assert_int_equal(p.processes[0].dropped_records, 0);
+	/* 4 x (outer + 20000 pairs) + the start/end range */
+	assert_int_equal(p.n_ranges, 4 * (1 + 20000) + 1);
+	for (k = 0; k < 4; k++) {
+		char name[32];
+		snprintf(name, sizeof(name), "thread_%d", k);
+		outer[k] = find(&p, name);
+		expect_range(&p, outer[k], "", LP_RANGE_PUSHPOP, -1, 0);
+	}
+	for (i = 0; i < p.n_ranges; i++) {
+		const struct lp_range *r = &p.ranges[i];
+		if (r->parent < 0)
+			continue;
+		for (k = 0; k < 4 && outer[k] != r->parent; k++)
+			;
+		assert_true(k < 4);
+		assert_int_equal(r->tid, p.ranges[outer[k]].tid);
+		assert_true(r->end_ns >= r->start_ns && r->end_ns != 0);
+		assert_int_equal(r->depth, 1);
+		per_thread[k]++;
+	}
+	for (k = 0; k < 4; k++)
+		assert_int_equal(per_thread[k], 20000);
+	i = (size_t)find(&p, "cross_thread");
+	expect_range(&p, (int32_t)i, "", LP_RANGE_STARTEND, -1, 0);
+	lp_profile_release(&p);
+}
+
 int main(void)
 {
 	const struct CMUnitTest not_built[] = { cmocka_unit_test(test_not_built) };
@@ -352,6 +399,7 @@ int main(void)
 		cmocka_unit_test(test_fork),
 		cmocka_unit_test(test_off_and_unwritable),
 		cmocka_unit_test(test_signals),
+		cmocka_unit_test(test_threads),
 	};
 	setup(NULL);
 	if (!lp_fs_is_file(g_lib) || !lp_fs_is_file(g_demo))

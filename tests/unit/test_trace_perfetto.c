@@ -99,6 +99,26 @@ static void build(struct lp_profile *p)
 	k->launch_tid = 42;
 	k->launch_ns = 1500000;
 	k->range = 1;
+	/* a synthetic range (a graph-launch copy of a capture-time range): GPU-only, not a CPU slice */
+	r = lp_profile_add_range(p);           /* 5 */
+	r->domain = lp_profile_intern(p, "");
+	r->name = lp_profile_intern(p, "captured_op");
+	r->pid = 42;
+	r->tid = 42;
+	r->start_ns = 5000200;
+	r->end_ns = 5000300;
+	r->parent = 1;
+	r->depth = 2;
+	r->synthetic = 1;
+	k = lp_profile_add_kernel(p);
+	k->name = lp_profile_intern(p, "graph_kernel");
+	k->short_name = k->name;
+	k->pid = 42;
+	k->stream = 13;
+	k->start_ns = 5000200;
+	k->end_ns = 5000300;
+	k->graph_node_id = 9;
+	k->range = 5;
 	c = lp_profile_add_copy(p);
 	c->kind = LP_COPY_HTOD;
 	c->bytes = 4096;
@@ -169,6 +189,12 @@ static void test_write(void **state)
 	assert_true(json_real_value(json_object_get(e, "dur")) == 1.0);
 	assert_string_equal(json_string_value(json_object_get(json_object_get(e, "args"), "nvtx")), "decode_all/decode_step");
 	assert_string_equal(json_string_value(json_object_get(json_object_get(e, "args"), "short_name")), "scale_kernel");
+	e = find_event(events, "X", "graph_kernel");
+	assert_string_equal(json_string_value(json_object_get(json_object_get(e, "args"), "nvtx")),
+		"decode_all/decode_step/captured_op");
+	json_array_foreach(events, i, s)
+		if (json_object_get(s, "name") && !strcmp(json_string_value(json_object_get(s, "name")), "captured_op"))
+			fail_msg("the synthetic range was written as an event");
 	e = find_event(events, "X", "memcpy HtoD");
 	assert_int_equal(json_integer_value(json_object_get(e, "pid")), gpu_pid);
 	assert_int_equal(json_integer_value(json_object_get(json_object_get(e, "args"), "bytes")), 4096);
