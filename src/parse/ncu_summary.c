@@ -38,7 +38,7 @@ struct reader {
 	size_t n, cap, head;
 	size_t lines_queued;
 	/* the current group */
-	struct lp_buf ident_prev, tmp, short_name, nvtx_cell;
+	struct lp_buf ident_prev, tmp, short_name, nvtx_cell, kernel, process;   /* the group's own copies */
 	struct lp_ncu_nvtx_stack st;
 	struct lp_ncu_summary_row row;
 	int have_group;
@@ -167,9 +167,14 @@ static int new_group(struct reader *R, const char *const *cells, uint64_t line, 
 	w->nvtx = &R->st;
 	if ((k = R->col[C_PID]) >= 0 && lp_csv_number(cells[k], &v) == 1 && v >= 0)
 		w->pid = (uint32_t)v;
+	/* the cells live in the queue, which the next lines move: keep copies */
+	lp_buf_reset(&R->process);
 	if ((k = R->col[C_PROCESS]) >= 0)
-		w->process = cells[k];
-	w->kernel_name = cells[R->col[C_KERNEL]];
+		lp_buf_adds(&R->process, cells[k]);
+	w->process = R->process.data;
+	lp_buf_reset(&R->kernel);
+	lp_buf_adds(&R->kernel, cells[R->col[C_KERNEL]]);
+	w->kernel_name = R->kernel.data;
 	lp_ncu_function_name(w->kernel_name, &R->short_name);
 	w->short_name = R->short_name.data;
 	if (R->col[C_BLOCK] >= 0 && R->col[C_GRID] >= 0 && lp_ncu_parse_dim3(cells[R->col[C_BLOCK]], w->block) == 0 &&
@@ -270,6 +275,8 @@ int lp_ncu_summary_stream(const char *path, int *kind, lp_ncu_summary_fn fn, voi
 	lp_buf_init(&R.tmp, 0);
 	lp_buf_init(&R.short_name, 0);
 	lp_buf_init(&R.nvtx_cell, 0);
+	lp_buf_init(&R.kernel, 0);
+	lp_buf_init(&R.process, 0);
 	R.st = (struct lp_ncu_nvtx_stack)LP_NCU_NVTX_STACK_INIT;
 	if (lp_csv_open(&c, path, NULL, err) < 0)
 		goto out_noclose;
@@ -325,6 +332,8 @@ out_noclose:
 	lp_buf_release(&R.tmp);
 	lp_buf_release(&R.short_name);
 	lp_buf_release(&R.nvtx_cell);
+	lp_buf_release(&R.kernel);
+	lp_buf_release(&R.process);
 	lp_ncu_nvtx_stack_release(&R.st);
 	free(R.off);
 	free(R.line);
