@@ -90,8 +90,20 @@ void lp_ncu_unit_to_base(const char *unit, double *scale, char *base, size_t cap
 		return;
 	}
 	/* rate: <x>/<time> -> <base x>/second */
-	if ((ns = time_ns(slash + 1)) <= 0)
+	if ((ns = time_ns(slash + 1)) <= 0) {
+		/* another ratio: scale each side that has a prefix (ncu's own units without
+		 * --print-units base: Kbyte/block, Kbyte/cycle, %/Kbyte) */
+		double num = 1, den = 1;
+		const char *db = NULL;
+		int has_num = numerator(unit, (size_t)(slash - unit), &num, &nb);
+		int has_den = numerator(slash + 1, strlen(slash + 1), &den, &db);
+		if (!has_num && !has_den)
+			return;
+		*scale = num / den;
+		snprintf(base, cap, "%.*s/%s", has_num ? (int)strlen(nb) : (int)(slash - unit), has_num ? nb : unit,
+			has_den ? db : slash + 1);
 		return;
+	}
 	if (numerator(unit, (size_t)(slash - unit), scale, &nb) && strcmp(nb, "nsecond") != 0) {
 		*scale = *scale * 1e9 / ns;
 		snprintf(base, cap, "%s/second", nb);
@@ -632,6 +644,47 @@ int lp_ncu_agg_add(struct lp_ncu_agg *a, const struct lp_ncu_result *r, struct l
 		if (m->valid) {
 			am->sum += m->value;
 			am->n++;
+		}
+	}
+	return 0;
+oom:
+	return lp_err_set(err, LP_EOTHER, "out of memory aggregating kernel results");
+}
+
+int lp_ncu_agg_add_weighted(struct lp_ncu_agg *a, const struct lp_ncu_result *r, uint64_t calls,
+	double min_ns, double max_ns, struct lp_err *err)
+{
+	size_t i;
+	struct lp_kernel_record *k;
+	double mean_ms = r->duration_ns >= 0 ? r->duration_ns / 1e6 : 0, ms = mean_ms * (double)calls;
+	double lo = min_ns >= 0 ? min_ns / 1e6 : mean_ms, hi = max_ns >= 0 ? max_ns / 1e6 : mean_ms;
+	long row;
+	if (calls == 0)
+		return 0;
+	row = row_for(a, r->kernel_name, r->short_name, r->device);
+	if (row < 0)
+		goto oom;
+	k = &a->rows[row];
+	if (k->calls == 0) {
+		memcpy(k->grid, r->grid, sizeof(k->grid));
+		memcpy(k->block, r->block, sizeof(k->block));
+		k->registers_per_thread = r->registers_per_thread;
+	}
+	k->calls += calls;
+	k->total_ms += ms;
+	if (k->min_ms < 0 || lo < k->min_ms)
+		k->min_ms = lo;
+	if (hi > k->max_ms)
+		k->max_ms = hi;
+	a->total_ms += ms;
+	for (i = 0; i < r->n_metrics; i++) {
+		const struct lp_metric *m = &r->metrics[i];
+		struct acc_metric *am = acc_find(a, &a->acc[row], i, m);
+		if (!am)
+			goto oom;
+		if (m->valid) {
+			am->sum += m->value * (double)calls;
+			am->n += calls;
 		}
 	}
 	return 0;

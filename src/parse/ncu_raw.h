@@ -97,6 +97,10 @@ struct lp_ncu_agg;
 struct lp_ncu_agg *lp_ncu_agg_new(void);
 /* Adds one launch: name/short name, device, duration (< 0 unknown), launch shape, metrics. */
 int lp_ncu_agg_add(struct lp_ncu_agg *a, const struct lp_ncu_result *r, struct lp_err *err);
+/* Adds a result that stands for `calls` launches: r->duration_ns and r->metrics are per-launch
+ * means (ncu's --print-summary "Average"); min/max in ns, < 0 unknown (the mean is used). */
+int lp_ncu_agg_add_weighted(struct lp_ncu_agg *a, const struct lp_ncu_result *r, uint64_t calls,
+	double min_ns, double max_ns, struct lp_err *err);
 /* Adds a row that is already a sum (nsys stats, ncu summaries); min/max < 0: unknown. */
 int lp_ncu_agg_add_summary(struct lp_ncu_agg *a, const char *name, const char *short_name,
 	int32_t device, uint64_t calls, double total_ms, double min_ms, double max_ms, struct lp_err *err);

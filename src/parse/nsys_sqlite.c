@@ -659,8 +659,10 @@ static int load_kernels(struct db *d, const struct range_side *side, struct lp_e
 		ls[n_ls].kernel = i;
 		ls[n_ls].gtid = c ? c->gtid : -1;
 		ls[n_ls].t_ns = c ? c->start : 0;
-		if (c)
+		if (c) {
 			k->launch_tid = (uint32_t)((uint64_t)c->gtid & TID_MASK);
+			k->launch_ns = c->start > 0 ? (uint64_t)c->start : 0;   /* profile.h: 0 = unknown */
+		}
 		n_ls++;
 	}
 	if (side)

@@ -12,6 +12,7 @@
 #include "parse/csv.h"
 #include "parse/ncu_details.h"
 #include "parse/ncu_raw.h"
+#include "parse/ncu_summary.h"
 #include "parse/nsys_csv.h"
 #include "parse/nsys_sqlite.h"
 #include "parse/trace_read.h"
@@ -21,6 +22,7 @@ const char *lp_source_kind_name(enum lp_source_kind k)
 	switch (k) {
 	case LP_SOURCE_NCU_RAW: return "ncu-raw";
 	case LP_SOURCE_NCU_DETAILS: return "ncu-details";
+	case LP_SOURCE_NCU_SUMMARY: return "ncu-summary";
 	case LP_SOURCE_NSYS_KERN_SUM: return "nsys-kern-sum";
 	case LP_SOURCE_NSYS_NVTX_SUM: return "nsys-nvtx-sum";
 	case LP_SOURCE_NSYS_SQLITE: return "nsys-sqlite";
@@ -75,7 +77,9 @@ static int detect_csv(const char *path, enum lp_source_kind *kind, struct lp_err
 	}
 	if (rc > 0) {
 		int kn = lp_csv_column(&c, "Kernel Name") >= 0, id = lp_csv_column(&c, "ID") >= 0;
-		if (kn && id && lp_csv_column(&c, "Metric Name") >= 0)
+		if (kn && !id && lp_ncu_summary_kind_of(c.fields, c.n_fields))
+			*kind = LP_SOURCE_NCU_SUMMARY;
+		else if (kn && id && lp_csv_column(&c, "Metric Name") >= 0)
 			*kind = LP_SOURCE_NCU_DETAILS;
 		else if (kn && id)
 			*kind = LP_SOURCE_NCU_RAW;
@@ -87,7 +91,7 @@ static int detect_csv(const char *path, enum lp_source_kind *kind, struct lp_err
 	}
 	lp_csv_close(&c);
 	if (*kind == LP_SOURCE_UNKNOWN)
-		return lp_err_set(err, LP_EPARTIAL, "'%s': not an ncu raw/details page or an nsys kernel summary (unknown header)",
+		return lp_err_set(err, LP_EPARTIAL, "'%s': not an ncu raw/details page or summary, or an nsys kernel summary (unknown header)",
 			path);
 	return 0;
 }
@@ -191,6 +195,8 @@ int lp_source_kernel_table(const char *path, const struct lp_source_opts *o, str
 		return lp_ncu_raw_kernel_table(file, &sel, out, err);
 	case LP_SOURCE_NCU_DETAILS:
 		return lp_ncu_details_kernel_table(file, &sel, out, err);
+	case LP_SOURCE_NCU_SUMMARY:
+		return lp_ncu_summary_kernel_table(file, &sel, out, err);
 	case LP_SOURCE_NSYS_KERN_SUM:
 		if (sel.stage)
 			return lp_err_set(err, LP_EUSAGE, "'%s' is a whole-run summary: it cannot be cut by stage '%s'",

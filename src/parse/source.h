@@ -1,6 +1,7 @@
 /* source.h: what a SOURCE path handed to `llmprof kernels` is, and its kernel table.
  *
- * A SOURCE is one of: an ncu raw-page CSV, an ncu details-page CSV, an nsys stats
+ * A SOURCE is one of: an ncu raw-page CSV, an ncu details-page CSV, an ncu --print-summary
+ * per-kernel or per-nvtx CSV (the latter only with a stage), an nsys stats
  * cuda_gpu_kern_sum CSV, an nsys SQLite export, a trace folder (*.lptrace files, our tracer),
  * or a run folder (its trace/, else ncu/<name>_raw.csv, else nsys/run.sqlite, else
  * nsys/summary_cuda_gpu_kern_sum.csv). Files are told apart by content (the SQLite header, the
@@ -29,9 +30,10 @@ enum lp_source_kind {
 	LP_SOURCE_NSYS_SQLITE,
 	LP_SOURCE_TRACE_DIR,
 	LP_SOURCE_RUN_DIR,
+	LP_SOURCE_NCU_SUMMARY,       /* --print-summary per-kernel or per-nvtx */
 };
 
-/* "ncu-raw", "ncu-details", "nsys-kern-sum", "nsys-nvtx-sum", "nsys-sqlite", "trace", "run". */
+/* "ncu-raw", "ncu-details", "ncu-summary", "nsys-kern-sum", "nsys-nvtx-sum", "nsys-sqlite", "trace", "run". */
 const char *lp_source_kind_name(enum lp_source_kind k);
 
 /* Detects the kind of `path`; for a run folder, `resolved` gets the file or folder inside it

@@ -70,6 +70,12 @@ static void test_units_and_names(void **state)
 		{ "Gbyte", 1e9, "byte" }, { "Tbyte/second", 1e12, "byte/second" }, { "Gbyte/second", 1e9, "byte/second" },
 		{ "byte/usecond", 1e6, "byte/second" }, { "Ghz", 1e9, "hz" }, { "Mhz", 1e6, "hz" }, { "hz", 1, "hz" },
 		{ "cycle/nsecond", 1e9, "cycle/second" }, { "inst/cycle", 1, "inst/cycle" }, { "%", 1, "%" }, { "", 1, "" },
+		/* the short forms ncu 2025.3.1 really prints (tests/fixtures/ncu/h200_llm_raw_units.csv) */
+		{ "us", 1e3, "nsecond" }, { "ns", 1, "nsecond" }, { "byte/s", 1, "byte/second" },
+		{ "Mbyte/s", 1e6, "byte/second" }, { "Gbyte/s", 1e9, "byte/second" },
+		/* ratios with a prefixed side that is not a time (were left unscaled) */
+		{ "Kbyte/block", 1e3, "byte/block" }, { "Kbyte/cycle", 1e3, "byte/cycle" }, { "%/Kbyte", 1e-3, "%/byte" },
+		{ "byte/block", 1, "byte/block" }, { "register/thread", 1, "register/thread" }, { "%/register", 1, "%/register" },
 	};
 	static const struct { const char *in, *out; } names[] = {
 		{ "void gemv_kernel<float, 4>(const float *, float *, int)", "gemv_kernel" },
