@@ -40,13 +40,22 @@
 extern "C" {
 #endif
 
-/* The `LLM` domain, created once. */
+/* The `LLM` domain, created once per program. The handle is a weak (COMDAT) definition, so every
+ * translation unit that includes this header shares one handle: a domain created once per file
+ * would give tools (ncu) separate stacks per handle and misnest ranges pushed from different files. */
+#if defined(__GNUC__) || defined(__clang__)
+__attribute__((weak)) nvtxDomainHandle_t lp_nvtx_llm_domain_handle;
+#define LP_NVTX_DOMAIN_HANDLE lp_nvtx_llm_domain_handle
+#else
+static nvtxDomainHandle_t lp_nvtx_llm_domain_handle_tu;
+#define LP_NVTX_DOMAIN_HANDLE lp_nvtx_llm_domain_handle_tu
+#endif
+
 static inline nvtxDomainHandle_t lp_nvtx_domain(void)
 {
-	static nvtxDomainHandle_t domain;
-	if (!domain)
-		domain = nvtxDomainCreateA("LLM");
-	return domain;
+	if (!LP_NVTX_DOMAIN_HANDLE)
+		LP_NVTX_DOMAIN_HANDLE = nvtxDomainCreateA("LLM");
+	return LP_NVTX_DOMAIN_HANDLE;
 }
 
 static inline void lp_nvtx_push_(const char *name, int has_payload, uint64_t payload)

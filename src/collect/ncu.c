@@ -311,6 +311,8 @@ int lp_ncu_log_scan(const char *text)
 		f |= LP_NCU_LOG_NOTHING_PROFILED;
 	if (strstr(text, "Unsupported API during capture"))
 		f |= LP_NCU_LOG_UNSUPPORTED_API;
+	if (strstr(text, "is not supported in range replay"))
+		f |= LP_NCU_LOG_RANGE_METRIC;
 	if (strstr(text, "ERR_NVGPUCTRPERM"))
 		f |= LP_NCU_LOG_NVGPUCTRPERM;
 	return f;
@@ -422,6 +424,13 @@ int lp_ncu_run(const struct lp_ncu_plan *p, struct lp_ncu_outcome *o, struct lp_
 			lp_err_set(err, LP_EENV, "ncu may not read the GPU performance counters (ERR_NVGPUCTRPERM)");
 			lp_err_hint(err, "run as root, or set 'options nvidia NVreg_RestrictProfilingToAdminUsers=0' "
 				"in /etc/modprobe.d/ and reload the driver");
+			goto out;
+		}
+		if (flags & LP_NCU_LOG_RANGE_METRIC) {
+			lp_err_set(err, LP_EUSAGE, "a metric of profiling.ncu.metrics is not supported in %s replay "
+				"(see %s)", plan.replay_override ? plan.replay_override : "range", log.data);
+			lp_err_hint(err, "range replay cannot count SASS instructions: use profiling/ncu=ncu.light or drop "
+				"the smsp__sass_* metrics");
 			goto out;
 		}
 		if ((flags & LP_NCU_LOG_UNSUPPORTED_API) && attempt == 0 &&

@@ -91,6 +91,7 @@ enum {
 	LP_NCU_LOG_NOTHING_PROFILED = 1,
 	LP_NCU_LOG_UNSUPPORTED_API = 2,
 	LP_NCU_LOG_NVGPUCTRPERM = 4,
+	LP_NCU_LOG_RANGE_METRIC = 8,   /* "Metric X is not supported in range replay" */
 };
 /* Flags for what an ncu log says. */
 int lp_ncu_log_scan(const char *text);

@@ -467,6 +467,10 @@ static void test_range_replay_fallback(void **state)
 	assert_true(lp_ncu_log_scan(log.data) & LP_NCU_LOG_UNSUPPORTED_API);
 	assert_string_equal(lp_regions_replay_fallback("range", log.data), "app-range");
 	assert_null(lp_regions_replay_fallback("kernel", log.data));
+	assert_false(lp_ncu_log_scan(log.data) & LP_NCU_LOG_RANGE_METRIC);
+	/* the default preset's SASS metrics in range replay: a different failure, not an API one */
+	lp_test_read(lp_test_fixture("ncu/h200_torch_range_metric_ncu.log"), &log);
+	assert_int_equal(lp_ncu_log_scan(log.data), LP_NCU_LOG_RANGE_METRIC);
 	lp_buf_release(&log);
 }
 
