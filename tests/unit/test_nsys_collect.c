@@ -51,7 +51,7 @@ static void test_profile_argv(void **state)
 	for (i = 0; i < av.n; i++)
 		lp_buf_addf(&b, "%s%s", i ? " " : "", av.v[i]);
 	assert_string_equal(b.data, "nsys profile --trace=cuda,nvtx,osrt --sample=none --output=r/nsys/run "
-		"--force-overwrite=true python3 gen.py");
+		"--force-overwrite=true --cuda-graph-trace=node python3 gen.py");
 	assert_int_equal(reg, 0);
 	lp_argv_release(&av);
 
