@@ -53,7 +53,7 @@ if own:
     for key, stage in (("prefill_ms", "prefill"), ("decode_ms", "decode_all")):
         if stage not in st: continue
         theirs = sum(o[key] for o in own) / len(own)
-        for kind in ("host_ms", "gpu_busy_ms"):
+        for kind in ("host_ms", "gpu_busy_ms", "gpu_span_ms"):
             v = st[stage][kind]
             if not v: continue
             diff = (v["mean"] - theirs) / theirs * 100
