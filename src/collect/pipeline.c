@@ -503,7 +503,10 @@ static void phase_select(struct state *st)
 	o.n = (size_t)cfg_int(st->run, "run.top_n_kernels", 5);
 	o.stage = cfg_str(st->run, "run.stage");
 	o.exclude_warmup = 1;
-	o.name_base = cfg_str(st->run, "profiling.ncu.kernel_name_base");
+	/* by function name: CUPTI's and ncu's demanglers format parameter lists differently
+	 * ("unsigned short const*" / "const unsigned short *"), so a regex on whole demangled
+	 * signatures misses C++ kernels; the ncu phase passes --kernel-name-base function to match */
+	o.name_base = "function";
 	o.launch_count = (long)cfg_int(st->run, "profiling.ncu.launch_count", 1);
 	if (lp_topn_from_profile(&st->prof, &o, &st->topn, &err) < 0 || !st->topn.n_picks) {
 		/* the stage ran no kernels (a workload without it, or one that runs it elsewhere):
@@ -572,6 +575,48 @@ static void ranges_seen(const struct lp_profile *p, struct lp_buf *out)
 		lp_buf_adds(out, "none");
 }
 
+/* Adds to ncu/selection.json which selected kernels ncu profiled (and how often), and says in
+ * the phase reason how many were missed. */
+static void note_profiled(struct state *st, const char *raw_csv)
+{
+	struct lp_kernel_table t;
+	struct lp_err err = LP_ERR_INIT;
+	struct lp_buf path = LP_BUF_INIT;
+	uint64_t *counts = calloc(st->topn.n_picks + 1, sizeof(*counts));
+	json_t *sel, *arr, *item;
+	size_t i, n_ok;
+	char *text;
+	if (!counts || lp_ncu_raw_kernel_table(raw_csv, NULL, &t, &err) < 0) {
+		free(counts);
+		return;
+	}
+	n_ok = lp_topn_check(&st->topn, &t, "function", counts);
+	lp_rundir_path(&st->run->dir, "ncu/selection.json", &path);
+	sel = json_load_file(path.data, 0, NULL);
+	arr = json_object_get(sel, "selected");
+	json_array_foreach(arr, i, item) {
+		if (i >= st->topn.n_picks)
+			break;
+		json_object_set_new(item, "profiled_launches", json_integer((json_int_t)counts[i]));
+		if (!counts[i])
+			json_object_set_new(item, "not_profiled_why", json_string(
+				"no launch matched the kernel filter inside the NVTX include ranges (launched "
+				"outside them, or ncu names it differently)"));
+	}
+	json_object_set_new(sel, "profiled", json_integer((json_int_t)n_ok));
+	text = sel ? json_dumps(sel, JSON_INDENT(2) | JSON_REAL_PRECISION(17)) : NULL;
+	if (text)
+		lp_rundir_write(&st->run->dir, "ncu/selection.json", text, strlen(text), "ncu", NULL);
+	if (n_ok < st->topn.n_picks)
+		lp_log_warn("ncu profiled %zu of the %zu selected kernels (see ncu/selection.json)", n_ok,
+			st->topn.n_picks);
+	free(text);
+	json_decref(sel);
+	lp_kernel_table_release(&t);
+	lp_buf_release(&path);
+	free(counts);
+}
+
 static void phase_ncu(struct state *st)
 {
 	struct lp_pipeline *pl = st->pl;
@@ -624,6 +669,10 @@ static void phase_ncu(struct state *st)
 		set_phase(st, PH_NCU, "skipped", "no kernels were selected in stage '%s'",
 			cfg_str(st->run, "run.stage") ? cfg_str(st->run, "run.stage") : "decode_all");
 		goto out;
+	} else {
+		region_preset = json_deep_copy(preset);
+		json_object_set_new(region_preset, "kernel_name_base", json_string("function"));
+		preset = region_preset;
 	}
 	progress(PH_NCU, explicit_regions ? "NVTX regions" : st->topn.regex);
 	memset(&plan, 0, sizeof(plan));
@@ -669,6 +718,8 @@ static void phase_ncu(struct state *st)
 			set_phase(st, PH_NCU, "ok", NULL);
 		lp_buf_release(&note);
 	}
+	if (!explicit_regions && oc.raw_csv[0])
+		note_profiled(st, oc.raw_csv);
 	if (lp_regions_cfg_active(&rc)) {
 		struct lp_regions_run rr;
 		struct lp_regions_outcome ro;
