@@ -83,7 +83,7 @@ static int new_id(char *out, size_t cap, struct lp_err *err)
 	time_t now = time(NULL);
 	struct tm tm;
 	char stamp[32];
-	unsigned r;
+	unsigned r = 0;
 	if (!localtime_r(&now, &tm) || !strftime(stamp, sizeof(stamp), "%Y%m%d-%H%M%S", &tm))
 		return lp_err_set(err, LP_EOTHER, "cannot format the time for the run id");
 	if (random_u16(&r, err) < 0)
