@@ -107,7 +107,7 @@ static void test_busy_decode_gives_no_gap_advice(void **state)
 	assert_null(rule(&a, "decode-idle", LP_ADVICE_RECOMMENDATION));
 	assert_null(rule(&a, "decode-fusion", LP_ADVICE_TAKEAWAY));
 	/* prefill 8 ms vs decode 4 ms: prefill dominates at 66.7% */
-	assert_non_null(strstr(rule(&a, "stage-dominates", LP_ADVICE_TAKEAWAY)->text, "Prefill dominates: 66.7%"));
+	assert_non_null(strstr(advice_text(rule(&a, "stage-dominates", LP_ADVICE_TAKEAWAY)), "Prefill dominates: 66.7%"));
 	/* no model shape: no boundness claims */
 	assert_null(rule(&a, "bound-decode", LP_ADVICE_TAKEAWAY));
 	lp_analysis_release(&a);
