@@ -139,9 +139,15 @@ static void aggregates(const struct lp_analysis *a, struct lp_buf *out)
 	if (a->have_model) {
 		lp_buf_adds(out, "- model: ");
 		lp_md_text(out, a->model.name[0] ? a->model.name : "unnamed");
-		lp_buf_addf(out, " (%s, %s): %.3f B parameters, %.3f B matmul parameters per token\n",
-			a->model.family[0] ? a->model.family : "unknown family", a->model.dtype[0] ? a->model.dtype : "unknown dtype",
-			a->params.total / 1e9, a->params.matmul_active / 1e9);
+		{
+			/* billions for real models, millions for small ones (tiny has 0.46 M) */
+			double scale = a->params.total >= 1e9 ? 1e9 : 1e6;
+			const char *unit = a->params.total >= 1e9 ? "B" : "M";
+			lp_buf_addf(out, " (%s, %s): %.3f %s parameters, %.3f %s matmul parameters per token\n",
+				a->model.family[0] ? a->model.family : "unknown family",
+				a->model.dtype[0] ? a->model.dtype : "unknown dtype",
+				(double)a->params.total / scale, unit, (double)a->params.matmul_active / scale, unit);
+		}
 	} else {
 		lp_buf_adds(out, "- model: n/a (");
 		lp_md_text(out, a->model_why);
