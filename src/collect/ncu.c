@@ -406,6 +406,8 @@ int lp_ncu_run(const struct lp_ncu_plan *p, struct lp_ncu_outcome *o, struct lp_
 		s.stdout_path = log.data;
 		s.stderr_path = log.data;
 		s.timeout_s = p->timeout_s;
+		s.tick = p->tick;
+		s.tick_ctx = p->tick_ctx;
 		lp_proc_render(&s, &cmds);
 		remove(o->report);
 		if (lp_proc_run(&s, &o->profile, err) < 0)

@@ -56,6 +56,8 @@ struct lp_ncu_plan {
 	const char *filter_mode;         /* --filter-mode (global | per-gpu | per-launch-config); NULL none */
 	const struct lp_ncu_sections *sections_known;  /* NULL: do not check */
 	double timeout_s;
+	void (*tick)(void *ctx, double elapsed_s);  /* progress while ncu runs (core/proc.h); may be NULL */
+	void *tick_ctx;
 };
 
 struct lp_ncu_sections {

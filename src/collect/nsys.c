@@ -154,6 +154,8 @@ static int step(const struct lp_nsys_plan *p, const char *const *argv, const str
 	s.stdout_path = log.data;
 	s.stderr_path = log.data;
 	s.timeout_s = p->timeout_s;
+	s.tick = p->tick;
+	s.tick_ctx = p->tick_ctx;
 	lp_proc_render(&s, cmds);
 	if (lp_proc_run(&s, r, err) < 0) {
 		rc = -1;

@@ -39,6 +39,8 @@ struct lp_nsys_plan {
 	const struct lp_proc_env *env;   /* extra changes for the workload (CUDA_VISIBLE_DEVICES ...) */
 	size_t n_env;
 	double timeout_s;                /* for the profile step; stats/export get the same */
+	void (*tick)(void *ctx, double elapsed_s);  /* progress while nsys runs (core/proc.h); may be NULL */
+	void *tick_ctx;
 };
 
 struct lp_nsys_outcome {

@@ -103,6 +103,33 @@ static void progress(int ph, const char *what)
 	lp_log_info("[%d/%d] %s: %s", ph + 1, PH_COUNT, phase_names[ph], what);
 }
 
+/* Once a second while a child runs, on a terminal only: the phase, its elapsed time and, for
+ * ncu, how many kernels it has profiled so far (its "==PROF== Profiling" log lines). */
+struct ticker {
+	const char *phase;
+	const char *log_path;   /* NULL: no count */
+};
+
+static void tick(void *ctx, double elapsed_s)
+{
+	const struct ticker *t = ctx;
+	if (!lp_log_progress_enabled())
+		return;
+	if (t->log_path) {
+		struct lp_buf text = LP_BUF_INIT;
+		const char *p;
+		size_t n = 0;
+		lp_fs_read_file(t->log_path, &text, 64u << 20, NULL);
+		for (p = text.data; (p = strstr(p, "==PROF== Profiling")) != NULL; p++)
+			n++;
+		fprintf(stderr, "\r  %s: %.0f s, %zu kernels profiled   ", t->phase, elapsed_s, n);
+		lp_buf_release(&text);
+	} else {
+		fprintf(stderr, "\r  %s: %.0f s   ", t->phase, elapsed_s);
+	}
+	fflush(stderr);
+}
+
 /* Records every file under run/<sub> (recursively) that the manifest does not list yet, under
  * `phase` (the logs/ folder is shared: a log keeps the phase that first wrote it). */
 static void record_tree(struct lp_rundir *rd, const char *sub, const char *phase)
@@ -349,7 +376,11 @@ static int run_workload(struct state *st, const char *trace_dir, const char *out
 	spec.stdout_path = out.data;
 	spec.stderr_path = errp.data;
 	spec.timeout_s = (double)cfg_int(st->run, "run.timeout_s", 1800);
+	spec.tick = tick;
+	spec.tick_ctx = &(struct ticker){ trace_dir ? "capture" : "untraced run", NULL };
 	rc = lp_proc_run(&spec, res, err);
+	if (lp_log_progress_enabled() && res->wall_s >= 1.0)
+		fputc('\n', stderr);
 	if (rc == 0 && trace_dir) {
 		struct lp_buf cmd = LP_BUF_INIT;
 		lp_proc_render(&spec, &cmd);
@@ -466,6 +497,8 @@ static void phase_nsys(struct state *st)
 	plan.env = env;
 	plan.n_env = n_env;
 	plan.timeout_s = (double)cfg_int(st->run, "run.timeout_s", 1800);
+	plan.tick = tick;
+	plan.tick_ctx = &(struct ticker){ "nsys", NULL };
 	memset(&oc, 0, sizeof(oc));
 	if (lp_nsys_run(&plan, &oc, &err) < 0) {
 		set_phase(st, PH_NSYS, "failed", "%s", err.msg);
@@ -624,7 +657,7 @@ static void phase_ncu(struct state *st)
 	struct lp_ncu_outcome oc;
 	struct lp_regions_cfg rc;
 	struct lp_err err = LP_ERR_INIT;
-	struct lp_buf out = LP_BUF_INIT, logs = LP_BUF_INIT;
+	struct lp_buf out = LP_BUF_INIT, logs = LP_BUF_INIT, ncu_log = LP_BUF_INIT;
 	struct lp_proc_env env[4];
 	const json_t *preset = lp_config_get(&st->run->cfg, "profiling.ncu");
 	json_t *region_preset = NULL;
@@ -690,6 +723,9 @@ static void phase_ncu(struct state *st)
 		plan.filter_mode = "per-launch-config";
 	}
 	plan.timeout_s = (double)cfg_int(st->run, "run.timeout_s", 1800);
+	lp_fs_join(&ncu_log, logs.data, "ncu.log");
+	plan.tick = tick;
+	plan.tick_ctx = &(struct ticker){ "ncu", ncu_log.data };
 	if (lp_ncu_run(&plan, &oc, &err) < 0) {
 		set_phase(st, PH_NCU, "failed", "%s", err.msg);
 		pl->exit_status = err.status == LP_EENV ? LP_EENV : (pl->exit_status ? pl->exit_status : LP_EPARTIAL);
@@ -744,6 +780,7 @@ out:
 	lp_ncu_outcome_release(&oc);
 	lp_buf_release(&out);
 	lp_buf_release(&logs);
+	lp_buf_release(&ncu_log);
 	save_phases(st);
 }
 

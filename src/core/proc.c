@@ -140,7 +140,7 @@ int lp_proc_run(const struct lp_proc_spec *s, struct lp_proc_result *res, struct
 	int out_fd = -1, err_fd = -1, pipefd[2] = { -1, -1 }, status = 0, child_errno = 0;
 	char **envp = NULL;
 	pid_t pid;
-	double t0, grace = s->grace_s > 0 ? s->grace_s : LP_PROC_GRACE_S;
+	double t0, last_tick, grace = s->grace_s > 0 ? s->grace_s : LP_PROC_GRACE_S;
 	ssize_t n;
 	memset(res, 0, sizeof(*res));
 	if (!s->argv || !s->argv[0])
@@ -161,6 +161,7 @@ int lp_proc_run(const struct lp_proc_spec *s, struct lp_proc_result *res, struct
 		goto fail;
 	}
 	t0 = now_s();
+	last_tick = t0;
 	pid = fork();
 	if (pid < 0) {
 		lp_err_set(err, LP_EOTHER, "cannot start '%s': fork: %s", s->argv[0], strerror(errno));
@@ -204,6 +205,10 @@ int lp_proc_run(const struct lp_proc_spec *s, struct lp_proc_result *res, struct
 	}
 	for (;;) {
 		pid_t w = waitpid(pid, &status, WNOHANG);
+		if (s->tick && now_s() - last_tick >= 1.0) {
+			last_tick = now_s();
+			s->tick(s->tick_ctx, last_tick - t0);
+		}
 		if (w == pid)
 			break;
 		if (w < 0 && errno != EINTR) {

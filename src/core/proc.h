@@ -16,7 +16,7 @@
  *
  *   const char *argv[] = { "ncu", "--version", NULL };
  *   struct lp_proc_env env[] = { { "LC_ALL", "C" } };
- *   struct lp_proc_spec s = { argv, env, 1, "logs/ncu.out", "logs/ncu.err", NULL, 60, 0 };
+ *   struct lp_proc_spec s = { argv, env, 1, "logs/ncu.out", "logs/ncu.err", NULL, 60, 0, NULL, NULL };
  *   struct lp_proc_result r;
  *   if (lp_proc_run(&s, &r, err) < 0) return -1;        // could not start it at all
  *   if (r.timed_out || r.exit_code != 0) ...
@@ -45,6 +45,9 @@ struct lp_proc_spec {
 	const char *cwd;             /* NULL: ours */
 	double timeout_s;            /* 0: none */
 	double grace_s;              /* SIGTERM -> SIGKILL; 0: LP_PROC_GRACE_S */
+	/* Called about once a second while the child runs (progress displays); may be NULL. */
+	void (*tick)(void *ctx, double elapsed_s);
+	void *tick_ctx;
 };
 
 struct lp_proc_result {

@@ -21,7 +21,7 @@ static void logs(const char *dir)
 static void test_exit_codes_and_logs(void **state)
 {
 	const char *argv[] = { "/bin/sh", "-c", "echo to-out; echo to-err >&2; exit 7", NULL };
-	struct lp_proc_spec s = { argv, NULL, 0, NULL, NULL, NULL, 10, 0 };
+	struct lp_proc_spec s = { argv, NULL, 0, NULL, NULL, NULL, 10, 0, NULL, NULL };
 	struct lp_proc_result r;
 	struct lp_err err = LP_ERR_INIT;
 	struct lp_buf b = LP_BUF_INIT;
@@ -64,7 +64,7 @@ static void test_env_changes(void **state)
 	struct lp_proc_env env[] = {
 		{ "LC_ALL", "C" }, { "LP_TEST_GONE", NULL }, { "LP_TEST_TWICE", "first" }, { "LP_TEST_TWICE", "second" },
 	};
-	struct lp_proc_spec s = { argv, env, 4, NULL, NULL, NULL, 10, 0 };
+	struct lp_proc_spec s = { argv, env, 4, NULL, NULL, NULL, 10, 0, NULL, NULL };
 	struct lp_proc_result r;
 	struct lp_err err = LP_ERR_INIT;
 	struct lp_buf b = LP_BUF_INIT;
@@ -114,7 +114,7 @@ static void test_timeout_kills_group(void **state)
 {
 	char cmd[8192], pidfile[4096];
 	const char *argv[] = { "/bin/sh", "-c", cmd, NULL };
-	struct lp_proc_spec s = { argv, NULL, 0, NULL, NULL, NULL, 0.5, 0.3 };
+	struct lp_proc_spec s = { argv, NULL, 0, NULL, NULL, NULL, 0.5, 0.3, NULL, NULL };
 	struct lp_proc_result r;
 	struct lp_err err = LP_ERR_INIT;
 	long gc;
@@ -137,7 +137,7 @@ static void test_interrupt_kills_group(void **state)
 {
 	char cmd[8192], pidfile[4096];
 	const char *argv[] = { "/bin/sh", "-c", cmd, NULL };
-	struct lp_proc_spec s = { argv, NULL, 0, NULL, NULL, NULL, 30, 0.3 };
+	struct lp_proc_spec s = { argv, NULL, 0, NULL, NULL, NULL, 30, 0.3, NULL, NULL };
 	struct lp_proc_result r;
 	struct lp_err err = LP_ERR_INIT;
 	long gc;
@@ -165,7 +165,7 @@ static void test_render(void **state)
 {
 	const char *argv[] = { "/opt/nvidia/nsys", "profile", "--nvtx-capture=decode_all@LLM", "-o", "my run/x", "it's", NULL };
 	struct lp_proc_env env[] = { { "LC_ALL", "C" }, { "CUDA_INJECTION64_PATH", NULL }, { "X", "a b" } };
-	struct lp_proc_spec s = { argv, env, 3, "logs/nsys.log", "logs/nsys.log", "/tmp/run dir", 0, 0 };
+	struct lp_proc_spec s = { argv, env, 3, "logs/nsys.log", "logs/nsys.log", "/tmp/run dir", 0, 0, NULL, NULL };
 	struct lp_buf b = LP_BUF_INIT;
 	(void)state;
 	assert_int_equal(lp_proc_render(&s, &b), 0);
@@ -174,9 +174,32 @@ static void test_render(void **state)
 	lp_buf_release(&b);
 }
 
+static void count_tick(void *ctx, double elapsed_s)
+{
+	int *n = ctx;
+	assert_true(elapsed_s >= 0.9);
+	(*n)++;
+}
+
+/* The progress tick runs about once a second while the child does, and not after it ended. */
+static void test_tick_while_running(void **state)
+{
+	const char *argv[] = { "/bin/sh", "-c", "sleep 2.3", NULL };
+	struct lp_proc_spec s = { argv, NULL, 0, NULL, NULL, NULL, 30, 0, count_tick, NULL };
+	struct lp_proc_result r;
+	struct lp_err err = LP_ERR_INIT;
+	int n = 0;
+	(void)state;
+	s.tick_ctx = &n;
+	assert_int_equal(lp_proc_run(&s, &r, &err), 0);
+	assert_int_equal(r.exit_code, 0);
+	assert_in_range(n, 2, 3);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_tick_while_running),
 		cmocka_unit_test(test_exit_codes_and_logs),
 		cmocka_unit_test(test_env_changes),
 		cmocka_unit_test(test_timeout_kills_group),
