@@ -46,6 +46,13 @@
 
 #define LP_DECLARE(f) static __typeof__(f) *p_##f;
 LP_CUPTI_FUNCS(LP_DECLARE)
+/* An environment switch set to "0" or "off". */
+static int env_off(const char *name)
+{
+	const char *v = getenv(name);
+	return v && (!strcmp(v, "0") || !strcmp(v, "off"));
+}
+
 static __typeof__(cuptiSubscribe_v2) *p_cuptiSubscribe_v2;                 /* optional */
 static __typeof__(cuptiActivityRegisterTimestampCallback) *p_cuptiActivityRegisterTimestampCallback;
 
@@ -634,10 +641,16 @@ static void start_once(void)
 		const char *s = getenv("LLMPROF_TRACE_RUNTIME_API");
 		c.runtime_api = s && (!strcmp(s, "1") || !strcmp(s, "on"));
 	}
-	n_rt = c.runtime_api
-		? enable_api_callbacks(CUPTI_CB_DOMAIN_RUNTIME_API, CUPTI_RUNTIME_TRACE_CBID_SIZE, c.kind_runtime)
-		: 0;
-	n_drv = enable_api_callbacks(CUPTI_CB_DOMAIN_DRIVER_API, CUPTI_DRIVER_TRACE_CBID_SIZE, c.kind_driver);
+	/* diagnostics for the overhead benchmark (docs/tracer.md): LLMPROF_TRACE_API_CALLBACKS=0 drops
+	 * the launch callbacks (kernels then carry no range), LLMPROF_TRACE_KERNEL_ACTIVITY=0 the
+	 * kernel records; each measures what the other half costs */
+	n_rt = n_drv = 0;
+	if (!env_off("LLMPROF_TRACE_API_CALLBACKS")) {
+		n_rt = c.runtime_api
+			? enable_api_callbacks(CUPTI_CB_DOMAIN_RUNTIME_API, CUPTI_RUNTIME_TRACE_CBID_SIZE, c.kind_runtime)
+			: 0;
+		n_drv = enable_api_callbacks(CUPTI_CB_DOMAIN_DRIVER_API, CUPTI_DRIVER_TRACE_CBID_SIZE, c.kind_driver);
+	}
 	CUPTI_CALL(p_cuptiEnableCallback(1, c.sub, CUPTI_CB_DOMAIN_DRIVER_API, CUPTI_DRIVER_TRACE_CBID_cuProfilerStop));
 	CUPTI_CALL(p_cuptiEnableCallback(1, c.sub, CUPTI_CB_DOMAIN_RESOURCE, CUPTI_CBID_RESOURCE_CONTEXT_CREATED));
 	CUPTI_CALL(p_cuptiEnableCallback(1, c.sub, CUPTI_CB_DOMAIN_RESOURCE, CUPTI_CBID_RESOURCE_GRAPHNODE_CREATED));
@@ -652,7 +665,8 @@ static void start_once(void)
 	c.clock_registered = p_cuptiActivityRegisterTimestampCallback &&
 		!CUPTI_CALL(p_cuptiActivityRegisterTimestampCallback(trace_clock));
 	atomic_store(&c.active, 1);
-	if (CUPTI_CALL(p_cuptiActivityEnable(CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL))) {
+	if (!env_off("LLMPROF_TRACE_KERNEL_ACTIVITY") &&
+	    CUPTI_CALL(p_cuptiActivityEnable(CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL))) {
 		atomic_store(&c.active, 0);
 		lp_inj_set_cupti_status(LP_TRACE_CUPTI_ERROR, "cannot enable CONCURRENT_KERNEL activity");
 		CUPTI_CALL(p_cuptiUnsubscribe(c.sub));

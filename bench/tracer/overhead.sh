@@ -26,18 +26,25 @@ mkdir -p "$OUT"
 
 modes="plain traced"
 [ "$SPLIT" = 1 ] && modes="plain traced nvtx"
+# LP_OVERHEAD_CUPTI_SPLIT=1 adds, for the PyTorch example, runs without the launch callbacks
+# (nocb) and without kernel activity records (noact): where the CUPTI half's cost goes
+torch_modes=$modes
+[ "${LP_OVERHEAD_CUPTI_SPLIT:-0}" = 1 ] && torch_modes="$modes nocb noact"
 
 # in_mode MODE TAG cmd...: runs cmd as MODE (plain, traced, nvtx), trace into $OUT/trace_TAG
 in_mode() {
   local mode=$1 tag=$2; shift 2
   case $mode in
     plain) "$@" ;;
-    traced|nvtx)
+    traced|nvtx|nocb|noact)
       rm -rf "$OUT/trace_$tag"
-      local cupti=1
+      local cupti=1 cb=1 act=1
       [ "$mode" = nvtx ] && cupti=0
+      [ "$mode" = nocb ] && cb=0
+      [ "$mode" = noact ] && act=0
       CUDA_INJECTION64_PATH=$LIB NVTX_INJECTION64_PATH=$LIB LLMPROF_TRACE_DIR=$OUT/trace_$tag \
-        LLMPROF_TRACE_CUPTI=$cupti LLMPROF_TRACE_LOG=$OUT/inject_$tag.log "$@" ;;
+        LLMPROF_TRACE_CUPTI=$cupti LLMPROF_TRACE_API_CALLBACKS=$cb LLMPROF_TRACE_KERNEL_ACTIVITY=$act \
+        LLMPROF_TRACE_LOG=$OUT/inject_$tag.log "$@" ;;
   esac
 }
 timed() { # timed FILE cmd...: stdout+stderr to FILE, then "wall_ms=<x>"
@@ -50,8 +57,9 @@ timed() { # timed FILE cmd...: stdout+stderr to FILE, then "wall_ms=<x>"
   echo "wall_ms=$(( (t1 - t0) / 1000000 ))" >>"$f"
   return $rc
 }
-order() { # order ROUND: the modes, reversed in even rounds
-  if [ $(( $1 % 2 )) = 1 ]; then echo $modes; else echo $modes | tr ' ' '\n' | tac | tr '\n' ' '; fi
+order() { # order ROUND [MODES]: the modes, reversed in even rounds
+  local m=${2:-$modes}
+  if [ $(( $1 % 2 )) = 1 ]; then echo $m; else echo $m | tr ' ' '\n' | tac | tr '\n' ' '; fi
 }
 
 llm_bin=${LLM_CMD%% *}
@@ -67,7 +75,7 @@ fi
 
 if python3 -c 'import torch, sys; sys.exit(0 if torch.cuda.is_available() else 1)' 2>/dev/null; then
   for i in $(seq 1 "$ROUNDS"); do
-    for m in $(order "$i") kineto; do
+    for m in $(order "$i" "$torch_modes") kineto; do
       if [ "$m" = kineto ]; then
         python3 bench/tracer/torch_compare.py --mode kineto --trace "$OUT/kineto_$i.json" \
           >"$OUT/torch_kineto_$i.json" 2>"$OUT/torch_kineto_$i.err"
@@ -133,7 +141,7 @@ for mode in ("traced", "nvtx"):
     if f"llm_{mode}_median" in res and "llm_plain_median" in res:
         res[f"llm_{mode}_overhead_pct"] = 100 * (res[f"llm_{mode}_median"] / res["llm_plain_median"] - 1)
 
-for mode in ("plain", "traced", "nvtx", "kineto"):
+for mode in ("plain", "traced", "nvtx", "nocb", "noact", "kineto"):
     vals = []
     for p in sorted(glob.glob(f"{out}/torch_{mode}_*.json"), key=num):
         lines = [l for l in open(p) if l.startswith("{")]
@@ -142,7 +150,7 @@ for mode in ("plain", "traced", "nvtx", "kineto"):
     if vals:
         res[f"torch_{mode}_step_ms_median"] = statistics.median(vals)
         res[f"torch_{mode}_runs"] = vals
-for mode in ("traced", "nvtx", "kineto"):
+for mode in ("traced", "nvtx", "nocb", "noact", "kineto"):
     k = f"torch_{mode}_step_ms_median"
     if k in res and "torch_plain_step_ms_median" in res:
         res[f"torch_{mode}_overhead_pct"] = 100 * (res[k] / res["torch_plain_step_ms_median"] - 1)
