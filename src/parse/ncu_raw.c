@@ -615,40 +615,10 @@ static long row_for(struct lp_ncu_agg *a, const char *name, const char *short_na
 	return (long)(a->n_rows - 1);
 }
 
+/* One launch is a result that stands for one call, its duration both min and max. */
 int lp_ncu_agg_add(struct lp_ncu_agg *a, const struct lp_ncu_result *r, struct lp_err *err)
 {
-	size_t i;
-	struct lp_kernel_record *k;
-	double ms = r->duration_ns >= 0 ? r->duration_ns / 1e6 : 0;
-	long row = row_for(a, r->kernel_name, r->short_name, r->device);
-	if (row < 0)
-		goto oom;
-	k = &a->rows[row];
-	if (k->calls == 0) {
-		memcpy(k->grid, r->grid, sizeof(k->grid));
-		memcpy(k->block, r->block, sizeof(k->block));
-		k->registers_per_thread = r->registers_per_thread;
-	}
-	k->calls++;
-	k->total_ms += ms;
-	if (k->min_ms < 0 || ms < k->min_ms)
-		k->min_ms = ms;
-	if (ms > k->max_ms)
-		k->max_ms = ms;
-	a->total_ms += ms;
-	for (i = 0; i < r->n_metrics; i++) {
-		const struct lp_metric *m = &r->metrics[i];
-		struct acc_metric *am = acc_find(a, &a->acc[row], i, m);
-		if (!am)
-			goto oom;
-		if (m->valid) {
-			am->sum += m->value;
-			am->n++;
-		}
-	}
-	return 0;
-oom:
-	return lp_err_set(err, LP_EOTHER, "out of memory aggregating kernel results");
+	return lp_ncu_agg_add_weighted(a, r, 1, -1, -1, err);
 }
 
 int lp_ncu_agg_add_weighted(struct lp_ncu_agg *a, const struct lp_ncu_result *r, uint64_t calls,
