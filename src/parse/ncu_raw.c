@@ -113,9 +113,25 @@ void lp_ncu_unit_to_base(const char *unit, double *scale, char *base, size_t cap
 	}
 }
 
+int lp_ncu_bracket_open(const char *s, size_t end, char opening, char closing, size_t *at)
+{
+	int depth = 0;
+	size_t i = end;
+	while (i > 0) {
+		char c = s[--i];
+		if (c == closing) {
+			depth++;
+		} else if (c == opening && --depth == 0) {
+			*at = i;
+			return 0;
+		}
+	}
+	return -1;
+}
+
 int lp_ncu_function_name(const char *s, struct lp_buf *out)
 {
-	size_t n = strlen(s), end = n, start;
+	size_t n = strlen(s), end = n, start, at;
 	lp_buf_reset(out);
 	while (end > 0 && s[end - 1] == ' ')
 		end--;
@@ -124,33 +140,11 @@ int lp_ncu_function_name(const char *s, struct lp_buf *out)
 	/* the parameter list: match the final ')' back to its '('; no list: not a C++ signature */
 	if (end == 0 || s[end - 1] != ')')
 		return lp_buf_adds(out, s);
-	{
-		int depth = 0;
-		size_t i = end;
-		while (i > 0) {
-			char c = s[--i];
-			if (c == ')')
-				depth++;
-			else if (c == '(' && --depth == 0)
-				break;
-		}
-		if (depth == 0)
-			end = i;
-	}
+	if (lp_ncu_bracket_open(s, end, '(', ')', &at) == 0)
+		end = at;
 	/* trailing template arguments */
-	if (end > 0 && s[end - 1] == '>') {
-		int depth = 0;
-		size_t i = end;
-		while (i > 0) {
-			char c = s[--i];
-			if (c == '>')
-				depth++;
-			else if (c == '<' && --depth == 0)
-				break;
-		}
-		if (depth == 0)
-			end = i;
-	}
+	if (end > 0 && s[end - 1] == '>' && lp_ncu_bracket_open(s, end, '<', '>', &at) == 0)
+		end = at;
 	start = end;
 	while (start > 0 && (isalnum((unsigned char)s[start - 1]) || s[start - 1] == '_' || s[start - 1] == '~'))
 		start--;
