@@ -146,6 +146,7 @@ int lp_operators_compute(const struct lp_profile *p, const struct lp_stage_set *
 	struct lp_buf nb = LP_BUF_INIT;
 	size_t i, j;
 	char why_other[256];
+	int rc = -1;
 
 	memset(out, 0, sizeof(*out));
 	stage_of = malloc((p->n_ranges + 1) * sizeof(*stage_of));
@@ -154,7 +155,7 @@ int lp_operators_compute(const struct lp_profile *p, const struct lp_stage_set *
 	incl_n = calloc(p->n_ranges + 1, sizeof(*incl_n));
 	excl_ns = calloc(p->n_ranges + 1, sizeof(*excl_ns));
 	if (!stage_of || !opname || !incl_ns || !incl_n || !excl_ns)
-		goto oom;
+		goto done;
 	for (i = 0; i < p->n_ranges; i++)
 		stage_of[i] = -1;
 	for (i = 0; i < stages->n_stages; i++)
@@ -165,10 +166,10 @@ int lp_operators_compute(const struct lp_profile *p, const struct lp_stage_set *
 		if (r->kind == LP_RANGE_MARK || !(lp_op_is_known(r->name) || lp_op_is_pytorch(r->name)))
 			continue;
 		if (lp_op_strip_suffix(r->name, &nb) < 0)
-			goto oom;
+			goto done;
 		opname[i] = lp_arena_strdup(&out->arena, nb.data);
 		if (!opname[i])
-			goto oom;
+			goto done;
 	}
 
 	/* kernel sums: inclusive on every ancestor, exclusive on the innermost op range */
@@ -217,7 +218,7 @@ int lp_operators_compute(const struct lp_profile *p, const struct lp_stage_set *
 			continue;
 		row = find_row(&c, st, st >= 0 ? stages->stages[st].name : "other", opname[i], lp_op_is_pytorch(r->name));
 		if (!row)
-			goto oom;
+			goto done;
 		row->calls++;
 		if (nested_same)
 			continue;
@@ -248,7 +249,7 @@ int lp_operators_compute(const struct lp_profile *p, const struct lp_stage_set *
 			continue;
 		row = find_row(&c, st, st >= 0 ? stages->stages[st].name : "other", opname[i], 0);
 		if (!row)
-			goto oom;
+			goto done;
 		row->gpu_excl_ms += (double)excl_ns[i] / 1e6;
 	}
 
@@ -278,7 +279,7 @@ int lp_operators_compute(const struct lp_profile *p, const struct lp_stage_set *
 					? lp_arena_strdup(&out->arena, why_other)
 					: "no kernel was launched from this range: a CPU-only op (views, shape ops, host work)";
 				if (!row->zero_gpu_why)
-					goto oom;
+					goto done;
 			}
 		} else if (stage_host_ms[s] > 0) {
 			row->share = row->host_ms / stage_host_ms[s];
@@ -286,6 +287,8 @@ int lp_operators_compute(const struct lp_profile *p, const struct lp_stage_set *
 	}
 	if (out->n_rows > 1)
 		qsort(out->rows, out->n_rows, sizeof(*out->rows), cmp_rows);
+	rc = 0;
+done:
 	free(c.slots);
 	free(stage_of);
 	free(opname);
@@ -293,15 +296,9 @@ int lp_operators_compute(const struct lp_profile *p, const struct lp_stage_set *
 	free(incl_n);
 	free(excl_ns);
 	lp_buf_release(&nb);
+	if (rc < 0) {
+		lp_op_table_release(out);
+		return lp_err_set(err, LP_EOTHER, "out of memory computing the operator table");
+	}
 	return 0;
-oom:
-	free(c.slots);
-	free(stage_of);
-	free(opname);
-	free(incl_ns);
-	free(incl_n);
-	free(excl_ns);
-	lp_buf_release(&nb);
-	lp_op_table_release(out);
-	return lp_err_set(err, LP_EOTHER, "out of memory computing the operator table");
 }

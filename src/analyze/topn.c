@@ -23,36 +23,15 @@ int lp_topn_regex_escape(const char *s, struct lp_buf *out)
  * agree on "ns::k<int>(T13)". */
 static const char *qualified_start(const char *s)
 {
-	size_t n = strlen(s), end = n, start;
+	size_t n = strlen(s), end = n, start, at;
 	while (end > 0 && s[end - 1] == ' ')
 		end--;
 	if (end == 0 || s[end - 1] != ')')
 		return s;
-	{
-		int depth = 0;
-		size_t i = end;
-		while (i > 0) {
-			char c = s[--i];
-			if (c == ')')
-				depth++;
-			else if (c == '(' && --depth == 0)
-				break;
-		}
-		end = i;
-	}
+	end = lp_ncu_bracket_open(s, end, '(', ')', &at) == 0 ? at : 0;
 	for (;;) {
-		if (end > 0 && s[end - 1] == '>') {  /* template arguments */
-			int depth = 0;
-			size_t i = end;
-			while (i > 0) {
-				char c = s[--i];
-				if (c == '>')
-					depth++;
-				else if (c == '<' && --depth == 0)
-					break;
-			}
-			end = i;
-		}
+		if (end > 0 && s[end - 1] == '>')  /* template arguments */
+			end = lp_ncu_bracket_open(s, end, '<', '>', &at) == 0 ? at : 0;
 		start = end;
 		while (start > 0 && (isalnum((unsigned char)s[start - 1]) || s[start - 1] == '_' || s[start - 1] == '~'))
 			start--;

@@ -47,6 +47,14 @@ static int glob_last(const char *pattern, char *out, size_t cap)
 	return found;
 }
 
+/* Marks the tool found (its path already in t->path) and says where; returns 0. */
+static int mark_found(struct lp_tool *t, const char *via)
+{
+	t->found_via = via;
+	t->found = 1;
+	return 0;
+}
+
 int lp_tools_find(const char *name, const struct lp_tools_opts *o, struct lp_tool *t)
 {
 	const char *cfg = !strcmp(name, "nsys") ? (o ? o->nsys_path : NULL) : (o ? o->ncu_path : NULL);
@@ -60,19 +68,15 @@ int lp_tools_find(const char *name, const struct lp_tools_opts *o, struct lp_too
 	if (cfg && *cfg) {
 		if (executable(cfg)) {
 			snprintf(t->path, sizeof(t->path), "%s", cfg);
-			t->found_via = "config";
-			t->found = 1;
-			return 0;
+			return mark_found(t, "config");
 		}
 		snprintf(t->problem, sizeof(t->problem), "configured tools.%s '%s' is not an executable file", t->name, cfg);
 		return -1;
 	}
 	if (lp_fs_which(name, &b) == 0) {
 		snprintf(t->path, sizeof(t->path), "%s", b.data);
-		t->found_via = "PATH";
-		t->found = 1;
 		lp_buf_release(&b);
-		return 0;
+		return mark_found(t, "PATH");
 	}
 	lp_buf_release(&b);
 	if (!strcmp(name, "nsys")) {
@@ -85,40 +89,26 @@ int lp_tools_find(const char *name, const struct lp_tools_opts *o, struct lp_too
 		size_t i;
 		for (i = 0; i < sizeof(pats) / sizeof(pats[0]); i++) {
 			snprintf(pat, sizeof(pat), "%s%s", opt, pats[i][0]);
-			if (glob_last(pat, t->path, sizeof(t->path))) {
-				t->found_via = pats[i][1];
-				t->found = 1;
-				return 0;
-			}
+			if (glob_last(pat, t->path, sizeof(t->path)))
+				return mark_found(t, pats[i][1]);
 		}
 		snprintf(pat, sizeof(pat), "%s/nsight-systems*/bin/nsys", cuda);
-		if (glob_last(pat, t->path, sizeof(t->path))) {
-			t->found_via = "cuda";
-			t->found = 1;
-			return 0;
-		}
+		if (glob_last(pat, t->path, sizeof(t->path)))
+			return mark_found(t, "cuda");
 	} else {
 		snprintf(pat, sizeof(pat), "%s/nsight-compute*/*/ncu", opt);
 		if (!glob_last(pat, t->path, sizeof(t->path)))
 			snprintf(pat, sizeof(pat), "%s/nsight-compute*/ncu", opt);
-		if (t->path[0] || glob_last(pat, t->path, sizeof(t->path))) {
-			t->found_via = "/opt/nvidia";
-			t->found = 1;
-			return 0;
-		}
+		if (t->path[0] || glob_last(pat, t->path, sizeof(t->path)))
+			return mark_found(t, "/opt/nvidia");
 		snprintf(pat, sizeof(pat), "%s/nsight-compute*/ncu", cuda);
-		if (glob_last(pat, t->path, sizeof(t->path))) {
-			t->found_via = "cuda";
-			t->found = 1;
-			return 0;
-		}
+		if (glob_last(pat, t->path, sizeof(t->path)))
+			return mark_found(t, "cuda");
 	}
 	snprintf(pat, sizeof(pat), "%s/bin/%s", cuda, name);
 	if (executable(pat)) {
 		snprintf(t->path, sizeof(t->path), "%s", pat);
-		t->found_via = "cuda";
-		t->found = 1;
-		return 0;
+		return mark_found(t, "cuda");
 	}
 	snprintf(t->problem, sizeof(t->problem), "%s not found on PATH, in %s/nsight-* or %s/bin", name, opt, cuda);
 	return -1;

@@ -113,9 +113,25 @@ void lp_ncu_unit_to_base(const char *unit, double *scale, char *base, size_t cap
 	}
 }
 
+int lp_ncu_bracket_open(const char *s, size_t end, char opening, char closing, size_t *at)
+{
+	int depth = 0;
+	size_t i = end;
+	while (i > 0) {
+		char c = s[--i];
+		if (c == closing) {
+			depth++;
+		} else if (c == opening && --depth == 0) {
+			*at = i;
+			return 0;
+		}
+	}
+	return -1;
+}
+
 int lp_ncu_function_name(const char *s, struct lp_buf *out)
 {
-	size_t n = strlen(s), end = n, start;
+	size_t n = strlen(s), end = n, start, at;
 	lp_buf_reset(out);
 	while (end > 0 && s[end - 1] == ' ')
 		end--;
@@ -124,33 +140,11 @@ int lp_ncu_function_name(const char *s, struct lp_buf *out)
 	/* the parameter list: match the final ')' back to its '('; no list: not a C++ signature */
 	if (end == 0 || s[end - 1] != ')')
 		return lp_buf_adds(out, s);
-	{
-		int depth = 0;
-		size_t i = end;
-		while (i > 0) {
-			char c = s[--i];
-			if (c == ')')
-				depth++;
-			else if (c == '(' && --depth == 0)
-				break;
-		}
-		if (depth == 0)
-			end = i;
-	}
+	if (lp_ncu_bracket_open(s, end, '(', ')', &at) == 0)
+		end = at;
 	/* trailing template arguments */
-	if (end > 0 && s[end - 1] == '>') {
-		int depth = 0;
-		size_t i = end;
-		while (i > 0) {
-			char c = s[--i];
-			if (c == '>')
-				depth++;
-			else if (c == '<' && --depth == 0)
-				break;
-		}
-		if (depth == 0)
-			end = i;
-	}
+	if (end > 0 && s[end - 1] == '>' && lp_ncu_bracket_open(s, end, '<', '>', &at) == 0)
+		end = at;
 	start = end;
 	while (start > 0 && (isalnum((unsigned char)s[start - 1]) || s[start - 1] == '_' || s[start - 1] == '~'))
 		start--;
@@ -615,40 +609,10 @@ static long row_for(struct lp_ncu_agg *a, const char *name, const char *short_na
 	return (long)(a->n_rows - 1);
 }
 
+/* One launch is a result that stands for one call, its duration both min and max. */
 int lp_ncu_agg_add(struct lp_ncu_agg *a, const struct lp_ncu_result *r, struct lp_err *err)
 {
-	size_t i;
-	struct lp_kernel_record *k;
-	double ms = r->duration_ns >= 0 ? r->duration_ns / 1e6 : 0;
-	long row = row_for(a, r->kernel_name, r->short_name, r->device);
-	if (row < 0)
-		goto oom;
-	k = &a->rows[row];
-	if (k->calls == 0) {
-		memcpy(k->grid, r->grid, sizeof(k->grid));
-		memcpy(k->block, r->block, sizeof(k->block));
-		k->registers_per_thread = r->registers_per_thread;
-	}
-	k->calls++;
-	k->total_ms += ms;
-	if (k->min_ms < 0 || ms < k->min_ms)
-		k->min_ms = ms;
-	if (ms > k->max_ms)
-		k->max_ms = ms;
-	a->total_ms += ms;
-	for (i = 0; i < r->n_metrics; i++) {
-		const struct lp_metric *m = &r->metrics[i];
-		struct acc_metric *am = acc_find(a, &a->acc[row], i, m);
-		if (!am)
-			goto oom;
-		if (m->valid) {
-			am->sum += m->value;
-			am->n++;
-		}
-	}
-	return 0;
-oom:
-	return lp_err_set(err, LP_EOTHER, "out of memory aggregating kernel results");
+	return lp_ncu_agg_add_weighted(a, r, 1, -1, -1, err);
 }
 
 int lp_ncu_agg_add_weighted(struct lp_ncu_agg *a, const struct lp_ncu_result *r, uint64_t calls,

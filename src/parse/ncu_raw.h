@@ -87,6 +87,10 @@ int lp_ncu_raw_kernel_table(const char *path, const struct lp_ncu_select *sel,
 void lp_ncu_unit_to_base(const char *unit, double *scale, char *base, size_t cap);
 /* ncu's "function" name base: `void ns::gemv<float, 4>(const float *, int)` -> `gemv`. */
 int lp_ncu_function_name(const char *demangled, struct lp_buf *out);
+/* s[end - 1] is the bracket `closing`: scanning back over nested pairs, *at receives the index
+ * of the `opening` that matches it; 0 found, -1 unbalanced (*at untouched). With end just past
+ * the ')' of "k<int>(float *)", '(' and ')' give the index of the '('. */
+int lp_ncu_bracket_open(const char *s, size_t end, char opening, char closing, size_t *at);
 /* Parses "(128, 1, 1)" into v[3]; 0 ok, -1 not that form. */
 int lp_ncu_parse_dim3(const char *s, uint32_t v[3]);
 /* Does this stack contain a level matching expr ("name", "domain@name", "@name")? */

@@ -109,6 +109,23 @@ static void test_units_and_names(void **state)
 	lp_buf_release(&b);
 }
 
+static void test_bracket_open(void **state)
+{
+	const char *sig = "ns::k<a<b>, c>(int (*)(int), float)";
+	size_t at = 99, end = strlen(sig);
+	(void)state;
+	assert_int_equal(lp_ncu_bracket_open(sig, end, '(', ')', &at), 0);
+	assert_int_equal(at, 14);
+	assert_int_equal(lp_ncu_bracket_open(sig, at, '<', '>', &at), 0);
+	assert_int_equal(at, 5);
+	/* unbalanced: nothing found, *at untouched */
+	at = 99;
+	assert_int_equal(lp_ncu_bracket_open("f(int))", 7, '(', ')', &at), -1);
+	assert_int_equal(at, 99);
+	assert_int_equal(lp_ncu_bracket_open(")", 1, '(', ')', &at), -1);
+	assert_int_equal(at, 99);
+}
+
 struct seen {
 	int n, ranges;
 	double dram[8];
@@ -256,6 +273,7 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_nvtx_cells),
 		cmocka_unit_test(test_units_and_names),
+		cmocka_unit_test(test_bracket_open),
 		cmocka_unit_test(test_raw_page),
 		cmocka_unit_test(test_raw_apprange_and_errors),
 		cmocka_unit_test(test_details_page),
