@@ -420,7 +420,8 @@ out:
 struct launch {
 	int64_t gtid;       /* launching thread (globalTid); -1 unknown */
 	int64_t t_ns;       /* launch call start */
-	size_t kernel;
+	size_t order;       /* row order, the last sort key */
+	int32_t *range;     /* where the attributed range goes (a kernel's or a copy's) */
 };
 
 static int cmp_launch(const void *a, const void *b)
@@ -430,7 +431,7 @@ static int cmp_launch(const void *a, const void *b)
 		return x->gtid < y->gtid ? -1 : 1;
 	if (x->t_ns != y->t_ns)
 		return x->t_ns < y->t_ns ? -1 : 1;
-	return (x->kernel > y->kernel) - (x->kernel < y->kernel);
+	return (x->order > y->order) - (x->order < y->order);
 }
 
 /* Per-thread sweep: ranges are sorted by (globalTid, start), launches likewise. */
@@ -465,7 +466,7 @@ static void attribute(struct lp_profile *p, const struct range_side *side, struc
 		while (depth > 0 && p->ranges[stack[depth - 1]].end_ns != 0 &&
 				(int64_t)p->ranges[stack[depth - 1]].end_ns < l->t_ns)
 			depth--;
-		p->kernels[l->kernel].range = depth > 0 ? stack[depth - 1] : -1;
+		*l->range = depth > 0 ? stack[depth - 1] : -1;
 	}
 }
 
@@ -656,7 +657,8 @@ static int load_kernels(struct db *d, const struct range_side *side, struct lp_e
 	for (i = first; i < d->p->n_kernels; i++) {
 		struct lp_kernel *k = &d->p->kernels[i];
 		const struct call *c = calls_get(&calls, ((uint64_t)k->pid + 1) << 32 | k->correlation_id);
-		ls[n_ls].kernel = i;
+		ls[n_ls].order = i;
+		ls[n_ls].range = &k->range;
 		ls[n_ls].gtid = c ? c->gtid : -1;
 		ls[n_ls].t_ns = c ? c->start : 0;
 		if (c) {
@@ -681,6 +683,104 @@ out:
 	return rc;
 }
 
+/* CUPTI copyKind (ENUM_CUDA_MEMCPY_OPER) to the profile's copy kinds. */
+static uint8_t copy_kind(int64_t k)
+{
+	switch (k) {
+	case 1: return LP_COPY_HTOD;
+	case 2: return LP_COPY_DTOH;
+	case 8: return LP_COPY_DTOD;
+	case 9: return LP_COPY_HTOH;
+	case 10: return LP_COPY_PTOP;
+	default: return LP_COPY_UNKNOWN;
+	}
+}
+
+/* Memcpy and memset rows (when the tables exist), attributed like kernels: to the push/pop range
+ * open on the launching thread at the time of the API call with the same correlation id. */
+static int load_copies(struct db *d, const struct range_side *side, const char *table, int memset_rows,
+	struct lp_err *err)
+{
+	struct lp_buf cols = LP_BUF_INIT, q = LP_BUF_INIT;
+	sqlite3_stmt *st = NULL;
+	struct launch *ls = NULL;
+	struct calls calls = { NULL, 0, 0 };
+	size_t first = d->p->n_copies, i, n_ls = 0;
+	int rc = -1;
+	if (!has_table(d, table))
+		return 0;
+	if (table_columns(d, table, &cols, err) < 0)
+		return -1;
+	if (!has_col(&cols, "start") || !has_col(&cols, "end") || !has_col(&cols, "bytes")) {
+		rc = lp_err_set(err, LP_EPARTIAL, "%s: table '%s' lacks start/end/bytes", d->path, table);
+		goto out;
+	}
+	lp_buf_adds(&q, "SELECT c.start, c.end, c.bytes, ");
+	add_col(&q, &cols, "c", "deviceId", "0");
+	add_col(&q, &cols, "c", "streamId", "0");
+	add_col(&q, &cols, "c", "correlationId", "0");
+	add_col(&q, &cols, "c", "globalPid", "0");
+	add_col(&q, &cols, "c", "copyKind", "0");
+	lp_buf_addf(&q, "1 FROM %s c", table);
+	if (q.oom)
+		goto oom;
+	if (has_table(d, "CUPTI_ACTIVITY_KIND_RUNTIME") && load_calls(d, &calls, err) < 0)
+		goto out;
+	if (sqlite3_prepare_v2(d->h, q.data, -1, &st, NULL) != SQLITE_OK) {
+		db_fail(d, table, err);
+		goto out;
+	}
+	while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
+		struct lp_copy *c = lp_profile_add_copy(d->p);
+		if (!c)
+			goto oom;
+		c->start_ns = (uint64_t)sqlite3_column_int64(st, 0);
+		c->end_ns = (uint64_t)sqlite3_column_int64(st, 1);
+		c->bytes = (uint64_t)sqlite3_column_int64(st, 2);
+		c->device = sqlite3_column_int(st, 3);
+		c->stream = (uint32_t)sqlite3_column_int64(st, 4);
+		c->correlation_id = (uint32_t)sqlite3_column_int64(st, 5);
+		c->pid = (uint32_t)(((uint64_t)sqlite3_column_int64(st, 6) >> 24) & TID_MASK);
+		c->kind = memset_rows ? LP_COPY_MEMSET : copy_kind(sqlite3_column_int64(st, 7));
+	}
+	if (rc != SQLITE_DONE) {
+		db_fail(d, table, err);
+		rc = -1;
+		goto out;
+	}
+	if (d->p->n_copies > first) {
+		ls = malloc((d->p->n_copies - first) * sizeof(*ls));
+		if (!ls)
+			goto oom;
+	}
+	for (i = first; i < d->p->n_copies; i++) {
+		struct lp_copy *c = &d->p->copies[i];
+		const struct call *cl = calls_get(&calls, ((uint64_t)c->pid + 1) << 32 | c->correlation_id);
+		ls[n_ls].order = i;
+		ls[n_ls].range = &c->range;
+		ls[n_ls].gtid = cl ? cl->gtid : -1;
+		ls[n_ls].t_ns = cl ? cl->start : 0;
+		if (cl) {
+			c->launch_tid = (uint32_t)((uint64_t)cl->gtid & TID_MASK);
+			c->launch_ns = cl->start > 0 ? (uint64_t)cl->start : 0;
+		}
+		n_ls++;
+	}
+	if (side)
+		attribute(d->p, side, ls, n_ls);
+	rc = 0;
+	goto out;
+oom:
+	rc = lp_err_set(err, LP_EOTHER, "out of memory reading '%s'", d->path);
+out:
+	sqlite3_finalize(st);
+	free(ls);
+	free(calls.v);
+	lp_buf_release(&cols);
+	lp_buf_release(&q);
+	return rc;
+}
+
 int lp_nsys_sqlite_load(const char *path, struct lp_profile *out, struct lp_err *err)
 {
 	struct db d;
@@ -689,7 +789,9 @@ int lp_nsys_sqlite_load(const char *path, struct lp_profile *out, struct lp_err 
 	if (db_open(&d, path, out, err) < 0)
 		goto done;
 	out->source_kind = "nsys-sqlite";
-	if (load_devices(&d, err) < 0 || load_ranges(&d, &side, err) < 0 || load_kernels(&d, side, err) < 0)
+	if (load_devices(&d, err) < 0 || load_ranges(&d, &side, err) < 0 || load_kernels(&d, side, err) < 0 ||
+	    load_copies(&d, side, "CUPTI_ACTIVITY_KIND_MEMCPY", 0, err) < 0 ||
+	    load_copies(&d, side, "CUPTI_ACTIVITY_KIND_MEMSET", 1, err) < 0)
 		goto done;
 	rc = 0;
 done:

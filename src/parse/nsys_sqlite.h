@@ -4,8 +4,8 @@
  * does: devices (TARGET_INFO_GPU), processes, NVTX ranges (NVTX_EVENTS: 59 push/pop, 60
  * start/end, 34 marks; names = coalesce(text, StringIds[textId]); the domain from the type-75 row
  * with the same domainId in the same process), kernels (CUPTI_ACTIVITY_KIND_KERNEL, names through
- * StringIds: demangledName, shortName). Copies (CUPTI_ACTIVITY_KIND_MEMCPY / MEMSET) are not read
- * yet: the profile's copies stay empty for this source.
+ * StringIds: demangledName, shortName). Copies (CUPTI_ACTIVITY_KIND_MEMCPY / MEMSET) are read into
+ * the profile's copies, attributed to ranges like kernels (by their API call's thread and time).
  * A kernel belongs to the innermost push/pop range open on the thread that launched it, at the
  * time of the launch call (CUPTI_ACTIVITY_KIND_RUNTIME joined on correlationId and process):
  * one sweep per thread over ranges and launches ordered by start, O((R + K) log K).

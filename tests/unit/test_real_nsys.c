@@ -203,12 +203,26 @@ static void test_attribution_vs_gpu_proj_sum(void **state)
 	assert_int_equal(calls, 54);
 	assert_int_equal(calls, gpu_ops("nsys/h200_llm_nvtx_gpu_proj_sum.csv", "LLM:layer"));
 	lp_kernel_table_release(&t);
-	/* LLM:prefill: 69 GPU ops = 66 kernels + 3 memsets (cudaMemsetAsync inside prefill; the
-	 * export's memsets are not read into the profile) */
+	/* LLM:prefill: 69 GPU ops = 66 kernels + 3 memsets (cudaMemsetAsync inside prefill) */
 	stage_table("nsys/h200_llm.sqlite", "LLM@prefill", &t, &calls);
 	assert_int_equal(calls, 66);
 	assert_int_equal(gpu_ops("nsys/h200_llm_nvtx_gpu_proj_sum.csv", "LLM:prefill"), 69);
 	lp_kernel_table_release(&t);
+	{
+		/* the copies are attributed the same way: the 3 other GPU ops of prefill are memsets */
+		struct lp_profile cp;
+		size_t n_prefill = 0;
+		lp_profile_init(&cp, "copies");
+		if (lp_nsys_sqlite_load(lp_test_fixture("nsys/h200_llm.sqlite"), &cp, &err) < 0)
+			fail_msg("%s", err.msg);
+		for (j = 0; j < cp.n_copies; j++)
+			if (lp_profile_range_find_ancestor(&cp, cp.copies[j].range, "LLM@prefill") >= 0) {
+				assert_int_equal(cp.copies[j].kind, LP_COPY_MEMSET);
+				n_prefill++;
+			}
+		assert_int_equal(n_prefill, 3);
+		lp_profile_release(&cp);
+	}
 	/* LLM:decode_all: the decode steps are CUDA graph launches, which nsys's default
 	 * --cuda-graph-trace=graph records as whole graphs, not kernels: no GPU op projected, and
 	 * nothing attributed */
@@ -250,6 +264,21 @@ static void test_profile_model(void **state)
 	assert_int_equal(p.n_devices, 1);
 	assert_non_null(strstr(p.devices[0].name, "H200"));
 	assert_int_equal(p.n_ranges, 111);     /* 113 NVTX events - 2 domain creations */
+	/* sqlite3: 5 memsets, 5 memcpys (copyKind 1 HtoD x2, 2 DtoH x3) */
+	assert_int_equal(p.n_copies, 10);
+	{
+		size_t n_memset = 0, n_htod = 0, n_dtoh = 0;
+		for (i = 0; i < p.n_copies; i++) {
+			n_memset += p.copies[i].kind == LP_COPY_MEMSET;
+			n_htod += p.copies[i].kind == LP_COPY_HTOD;
+			n_dtoh += p.copies[i].kind == LP_COPY_DTOH;
+			assert_true(p.copies[i].end_ns >= p.copies[i].start_ns);
+			assert_true(p.copies[i].bytes > 0);
+		}
+		assert_int_equal(n_memset, 5);
+		assert_int_equal(n_htod, 2);
+		assert_int_equal(n_dtoh, 3);
+	}
 	for (i = 0; i < p.n_kernels; i++) {
 		const struct lp_kernel *k = &p.kernels[i];
 		assert_true(k->end_ns > k->start_ns);
