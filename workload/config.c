@@ -23,6 +23,16 @@ const char *lp_llm_family_name(enum lp_llm_family f)
 	return "?";
 }
 
+const char *lp_llm_gemv_name(enum lp_llm_gemv g)
+{
+	switch (g) {
+	case LP_LLM_GEMV_CUBLAS: return "cublas";
+	case LP_LLM_GEMV_OWN: return "own";
+	case LP_LLM_GEMV_FUSED: return "fused";
+	}
+	return "?";
+}
+
 /* --- typed field access with messages naming the key --- */
 
 static int get_int(const json_t *o, const char *key, const char *src, int def, int *out,
