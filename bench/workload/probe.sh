@@ -52,7 +52,7 @@ if has trace; then
 fi
 
 if has ncu && command -v ncu >/dev/null; then
-  timeout 100 ncu --clock-control none --nvtx --nvtx-include "LLM@decode_all/" -c 82 \
+  timeout 70 ncu --clock-control none --nvtx --nvtx-include "LLM@decode_all/" -c 82 \
     --metrics gpu__time_duration.sum,dram__bytes_read.sum,dram__bytes_write.sum,gpu__dram_throughput.avg.pct_of_peak_sustained_elapsed \
     --csv --page raw $LLM "${SHAPE[@]}" --device cuda --gemv fused --pdl off --cuda-graph off --warmup 0 --iters 1 \
     >"$OUT/ncu_fused.csv" 2>"$OUT/ncu_fused.err"
