@@ -99,10 +99,15 @@ int lp_llm_k_gemv(void *y, int y_f32, const uint16_t *x, const uint16_t *w, int 
  *   RESID: resid[j][i] += bf16(x W^T)[j][i] with x = x_bf16 [t][k]: the residual add.
  *   SWIGLU: x = rmsnorm(resid) * norm_w; W is [2 inter][k] (gate rows, then up rows);
  *     out [t][inter] = silu(bf16 gate) * bf16 up, i.e. lp_llm_k_swiglu after lp_llm_gemm.
- *   ARGMAX: x = rmsnorm(resid) * norm_w; logits [t][n] = x W^T (fp32), then what
- *     lp_llm_k_argmax does with tn 1: next[j], tokens[j * tokens_stride + *pos + 1 -
- *     prompt_len] (when tokens is set), *pos += 1, through the zeroed *done and best[t]
- *     (zeroed again by the kernel's last block).
+ *   ARGMAX: x = rmsnorm(resid (+ delta)) * norm_w; logits [t][n] = x W^T (fp32), then what
+ *     lp_llm_k_argmax does: next[j], tokens[j * tokens_stride + *pos + tn - prompt_len] (when
+ *     tokens is set), *pos += tn, through the zeroed *done and best[t] (zeroed again by the
+ *     kernel's last block); with embed set, also embed_out[j][0..k) = embed[next[j]] (the next
+ *     step's input, so that the step needs no embedding kernel). resid rows are resid_stride
+ *     floats apart (0: k), and so are the rows of the optional bf16 delta (the prefill's last
+ *     positions with the last layer's MLP output not yet added).
+ * Every mode first asks L2 to prefetch pf_bytes from pf (the weights of the kernel after, so that
+ * its first loads hit L2 while this one streams), spread over the grid.
  * Limits: k % 8 == 0, n even; t * k * 2 bytes of shared memory (lp_llm_dec_gemv_fits). */
 enum lp_llm_dec_mode { LP_LLM_DEC_QKV_ROPE = 0, LP_LLM_DEC_RESID, LP_LLM_DEC_SWIGLU, LP_LLM_DEC_ARGMAX };
 
@@ -127,9 +132,16 @@ struct lp_llm_dec_gemv {
 	/* ARGMAX */
 	float *logits;
 	int32_t *next, *tokens;
-	int tokens_stride, prompt_len;
+	int tokens_stride, prompt_len, tn;
 	int *done;
 	unsigned long long *best;    /* [t], zeroed */
+	int resid_stride;
+	const uint16_t *delta;
+	const uint16_t *embed;
+	float *embed_out;
+	/* L2 prefetch */
+	const void *pf;
+	size_t pf_bytes;
 };
 int lp_llm_dec_gemv_fits(int t, int k);
 int lp_llm_k_dec_gemv(const struct lp_llm_dec_gemv *a, void *stream, struct lp_err *err);
@@ -138,14 +150,16 @@ int lp_llm_k_dec_gemv(const struct lp_llm_dec_gemv *a, void *stream, struct lp_e
  * one block per (sequence, KV head, slice of split_len keys) takes the nh / nkv query heads of
  * its group (at most LP_LLM_DEC_ATTN_GMAX), stages each 64-key tile in shared memory; with
  * n_splits > 1 the last block of a (sequence, KV head) to finish merges the slices. split_len is
- * a multiple of 64 with split_len * n_splits >= max_pos; d is 32, 64, 128 or 256. `partial`
+ * a multiple of 64 with split_len * n_splits >= max_pos, n_splits <= LP_LLM_DEC_ATTN_MAX_SPLITS;
+ * d is 32, 64, 128 or 256. pf, pf_bytes: an L2 prefetch as in lp_llm_k_dec_gemv. `partial`
  * holds batch * nh * n_splits * (d + 2) floats, `counters` batch * nkv zeroed ints (left zeroed). */
 #define LP_LLM_DEC_ATTN_GMAX 8
 #define LP_LLM_DEC_ATTN_TILE 64
+#define LP_LLM_DEC_ATTN_MAX_SPLITS 64
 int lp_llm_k_attn_decode(uint16_t *out, const uint16_t *q, const uint16_t *k_cache,
 	const uint16_t *v_cache, float *partial, int *counters, const int *pos, int batch, int nh,
-	int nkv, int d, int max_pos, int n_splits, int split_len, int pdl, void *stream,
-	struct lp_err *err);
+	int nkv, int d, int max_pos, int n_splits, int split_len, int pdl, const void *pf,
+	size_t pf_bytes, void *stream, struct lp_err *err);
 /* x[i] += delta[i] for i < n (fp32 residual, bf16 delta): the MoE layers' residual add. */
 int lp_llm_k_add(float *x, const uint16_t *delta, size_t n, void *stream, struct lp_err *err);
 

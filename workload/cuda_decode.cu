@@ -31,6 +31,15 @@ static __device__ __forceinline__ unsigned long long argmax_key(float v, int idx
 	return ((unsigned long long)u << 32) | (unsigned long long)(0xffffffffu - (uint32_t)idx);
 }
 
+/* Asks L2 for [p, p + bytes), 128-byte lines spread over every thread of the grid. */
+static __device__ __forceinline__ void l2_prefetch(const void *p, size_t bytes)
+{
+	size_t lines = bytes / 128, i = (size_t)blockIdx.x * blockDim.x + threadIdx.x;
+	size_t step = (size_t)gridDim.x * blockDim.x;
+	for (; i < lines; i += step)
+		asm volatile("prefetch.global.L2 [%0];" ::"l"((const char *)p + i * 128));
+}
+
 /* The two weight rows warp-pair p computes: SwiGLU pairs gate row i with up row i; QKV pairs the
  * two halves that RoPE rotates together (then neighbouring V rows); the rest take rows 2p, 2p+1. */
 template <int MODE>
@@ -103,19 +112,48 @@ static __device__ __forceinline__ void dot_group(float (&s0)[T], float (&s1)[T],
 	}
 }
 
+/* What the epilogue of a pair reads, loaded when the pair starts (lane 0): it arrives while the
+ * rows stream instead of costing a round trip at the end. */
+template <int T>
+struct epi_in {
+	float2 resid[T];        /* RESID: the residual values of rows r0, r1 */
+	float cs, sn, b0, b1;   /* QKV_ROPE: the rotation of the pair, the biases */
+};
+
+template <int T, int MODE>
+static __device__ __forceinline__ void epilogue_load(const lp_llm_dec_gemv &a, int p, int r0,
+	int r1, int pos, epi_in<T> &in)
+{
+	if (MODE == LP_LLM_DEC_RESID) {
+#pragma unroll
+		for (int j = 0; j < T; j++) /* r1 == r0 + 1, r0 even */
+			in.resid[j] = *(const float2 *)(a.resid + (size_t)j * a.n + r0);
+	} else if (MODE == LP_LLM_DEC_QKV_ROPE) {
+		int half = a.d / 2, nrot = (a.nh + a.nkv) * half;
+		in.cs = 1.0f;
+		in.sn = 0.0f;
+		if (p < nrot) {
+			in.cs = a.rope_tab[((size_t)pos * half + p % half) * 2];
+			in.sn = a.rope_tab[((size_t)pos * half + p % half) * 2 + 1];
+		}
+		in.b0 = a.bias ? ld(a.bias + r0) : 0.0f;
+		in.b1 = a.bias ? ld(a.bias + r1) : 0.0f;
+	}
+}
+
 /* Lane 0 of a warp: the outputs of rows r0, r1 (pair p) for every token. */
 template <int T, int MODE>
 static __device__ __forceinline__ void epilogue(const lp_llm_dec_gemv &a, int p, int r0, int r1,
-	const float (&s0)[T], const float (&s1)[T], int pos, unsigned long long (&best)[T])
+	const float (&s0)[T], const float (&s1)[T], int pos, const epi_in<T> &in,
+	unsigned long long (&best)[T])
 {
 #pragma unroll
 	for (int j = 0; j < T; j++) {
 		if (MODE == LP_LLM_DEC_RESID) {
-			float2 *x = (float2 *)(a.resid + (size_t)j * a.n + r0); /* r1 == r0 + 1, r0 even */
-			float2 v = *x;
+			float2 v = in.resid[j];
 			v.x += bf_round(s0[j]);
 			v.y += bf_round(s1[j]);
-			*x = v;
+			*(float2 *)(a.resid + (size_t)j * a.n + r0) = v;
 		} else if (MODE == LP_LLM_DEC_SWIGLU) {
 			float g = bf_round(s0[j]), u = bf_round(s1[j]);
 			a.out[(size_t)j * (a.n / 2) + p] = st(g / (1.0f + expf(-g)) * u);
@@ -123,14 +161,12 @@ static __device__ __forceinline__ void epilogue(const lp_llm_dec_gemv &a, int p,
 			int d = a.d, half = d / 2, nrot = (a.nh + a.nkv) * half;
 			float x0 = bf_round(s0[j]), x1 = bf_round(s1[j]);
 			if (a.bias) {
-				x0 += ld(a.bias + r0);
-				x1 += ld(a.bias + r1);
+				x0 += in.b0;
+				x1 += in.b1;
 			}
 			if (p < nrot) {
 				int head = p / half, i = p % half;
-				float cs = a.rope_tab[((size_t)pos * half + i) * 2];
-				float sn = a.rope_tab[((size_t)pos * half + i) * 2 + 1];
-				float o1 = x0 * cs - x1 * sn, o2 = x1 * cs + x0 * sn;
+				float o1 = x0 * in.cs - x1 * in.sn, o2 = x1 * in.cs + x0 * in.sn;
 				if (head < a.nh) {
 					uint16_t *q = a.q + (size_t)j * a.nh * d + (size_t)head * d + i;
 					q[0] = st(o1);
@@ -163,7 +199,7 @@ static __global__ void __launch_bounds__(DG_THREADS, 2) k_dec_gemv(const lp_llm_
 	extern __shared__ __align__(16) uint16_t xs[]; /* [T][k] bf16: the input vectors */
 	__shared__ float red[T][DG_WARPS];
 	__shared__ unsigned long long bbest[T][DG_WARPS];
-	__shared__ int last;
+	__shared__ int last, sidx[T];
 	const int lane = threadIdx.x & 31, wid = threadIdx.x >> 5;
 	const int np = a.n / 2, k = a.k, k8 = k / 8;
 	const int groups = (k8 + 32 * DG_U - 1) / (32 * DG_U);
@@ -172,7 +208,10 @@ static __global__ void __launch_bounds__(DG_THREADS, 2) k_dec_gemv(const lp_llm_
 	uint4 c0[DG_U], c1[DG_U];
 	unsigned long long best[T];
 
-	/* The weights never change: their first loads go out before waiting for the kernel before. */
+	/* The weights never change: the prefetch for the next kernel and this one's first loads go
+	 * out before waiting for the kernel before. */
+	if (a.pf_bytes)
+		l2_prefetch(a.pf, a.pf_bytes);
 	if (p < np) {
 		pair_rows<MODE>(a, p, r0, r1);
 		load_group(c0, c1, a.w, r0, r1, 0, k8, lane);
@@ -185,7 +224,8 @@ static __global__ void __launch_bounds__(DG_THREADS, 2) k_dec_gemv(const lp_llm_
 		const uint4 *src = (const uint4 *)a.x_bf16;
 		for (int i = threadIdx.x; i < T * k8; i += DG_THREADS)
 			((uint4 *)xs)[i] = src[i];
-	} else { /* xs = rmsnorm(resid) * norm_w, as lp_llm_k_rmsnorm computes it */
+	} else { /* xs = rmsnorm(resid (+ delta)) * norm_w, as lp_llm_k_rmsnorm computes it */
+		const size_t rs = a.resid_stride ? (size_t)a.resid_stride : (size_t)k;
 		float ss[T], inv[T];
 #pragma unroll
 		for (int j = 0; j < T; j++)
@@ -193,7 +233,14 @@ static __global__ void __launch_bounds__(DG_THREADS, 2) k_dec_gemv(const lp_llm_
 		for (int i = threadIdx.x; i < k / 4; i += DG_THREADS) {
 #pragma unroll
 			for (int j = 0; j < T; j++) {
-				float4 v = ((const float4 *)(a.resid + (size_t)j * k))[i];
+				float4 v = ((const float4 *)(a.resid + j * rs))[i];
+				if (MODE == LP_LLM_DEC_ARGMAX && a.delta) {
+					uint2 dv = ((const uint2 *)(a.delta + j * rs))[i];
+					v.x += bf_bits(dv.x & 0xffffu);
+					v.y += __uint_as_float(dv.x & 0xffff0000u);
+					v.z += bf_bits(dv.y & 0xffffu);
+					v.w += __uint_as_float(dv.y & 0xffff0000u);
+				}
 				ss[j] += v.x * v.x + v.y * v.y + v.z * v.z + v.w * v.w;
 			}
 		}
@@ -214,8 +261,12 @@ static __global__ void __launch_bounds__(DG_THREADS, 2) k_dec_gemv(const lp_llm_
 		for (int i = threadIdx.x; i < k; i += DG_THREADS) {
 			float wv = ld(a.norm_w + i);
 #pragma unroll
-			for (int j = 0; j < T; j++)
-				xs[(size_t)j * k + i] = st(a.resid[(size_t)j * k + i] * inv[j] * wv);
+			for (int j = 0; j < T; j++) {
+				float v = a.resid[j * rs + i];
+				if (MODE == LP_LLM_DEC_ARGMAX && a.delta)
+					v += ld(a.delta + j * rs + i);
+				xs[(size_t)j * k + i] = st(v * inv[j] * wv);
+			}
 		}
 	}
 	__syncthreads();
@@ -226,6 +277,9 @@ static __global__ void __launch_bounds__(DG_THREADS, 2) k_dec_gemv(const lp_llm_
 	for (; p < np; p += stride) {
 		float s0[T], s1[T];
 		int q0 = r0, q1 = r1;
+		epi_in<T> in;
+		if (lane == 0)
+			epilogue_load<T, MODE>(a, p, q0, q1, pos, in);
 #pragma unroll
 		for (int j = 0; j < T; j++)
 			s0[j] = s1[j] = 0.0f;
@@ -258,7 +312,7 @@ static __global__ void __launch_bounds__(DG_THREADS, 2) k_dec_gemv(const lp_llm_
 			s1[j] = warp_sum(s1[j]);
 		}
 		if (lane == 0)
-			epilogue<T, MODE>(a, p, q0, q1, s0, s1, pos, best);
+			epilogue<T, MODE>(a, p, q0, q1, s0, s1, pos, in, best);
 	}
 
 	if (MODE != LP_LLM_DEC_ARGMAX)
@@ -282,19 +336,26 @@ static __global__ void __launch_bounds__(DG_THREADS, 2) k_dec_gemv(const lp_llm_
 	if (!last)
 		return;
 	__threadfence();
+	const int tn = a.tn > 0 ? a.tn : 1;
 	if (threadIdx.x < T) {
 		int j = threadIdx.x;
 		unsigned long long key = atomicExch(a.best + j, 0ull); /* read, and zero for next time */
 		int idx = (int)(0xffffffffu - (uint32_t)key);
 		a.next[j] = idx;
+		sidx[j] = idx;
 		if (a.tokens)
-			a.tokens[(size_t)j * a.tokens_stride + pos + 1 - a.prompt_len] = idx;
+			a.tokens[(size_t)j * a.tokens_stride + pos + tn - a.prompt_len] = idx;
 	}
-	if (threadIdx.x == 0) { /* every block has read *pos: the forward pass is done */
-		*a.pos = pos + 1;
+	if (threadIdx.x == 0) { /* every block has read *pos (and resid): the forward pass is done */
+		*a.pos = pos + tn;
 		*a.done = 0;
-		__threadfence();
 	}
+	if (a.embed) { /* the next step's input row */
+		__syncthreads();
+		for (int i = threadIdx.x; i < T * k; i += DG_THREADS)
+			a.embed_out[i] = ld(a.embed + (size_t)sidx[i / k] * k + i % k);
+	}
+	__threadfence();
 }
 
 static int dev_sms(struct lp_err *err)
@@ -396,7 +457,7 @@ extern "C" int lp_llm_k_dec_gemv(const struct lp_llm_dec_gemv *a, void *stream, 
 template <int D>
 static __global__ void __launch_bounds__(128) k_attn_decode(uint16_t *out, const uint16_t *q,
 	const uint16_t *kc, const uint16_t *vc, float *partial, int *counters, const int *pos_p,
-	int nh, int nkv, int max_pos, int n_splits, int split_len)
+	int nh, int nkv, int max_pos, int n_splits, int split_len, const void *pf, size_t pf_bytes)
 {
 	constexpr int TL = LP_LLM_DEC_ATTN_TILE, GM = LP_LLM_DEC_ATTN_GMAX, NO = GM * D / 128;
 	__shared__ float qs[GM][D];
@@ -408,6 +469,8 @@ static __global__ void __launch_bounds__(128) k_attn_decode(uint16_t *out, const
 	const int bk = blockIdx.x, b = bk / nkv, kvh = bk % nkv, G = nh / nkv, split = blockIdx.y;
 	float acc[NO];
 
+	if (pf_bytes)
+		l2_prefetch(pf, pf_bytes);
 	pdl_wait();
 	pdl_launch_next();
 	const int n_keys = *pos_p + 1, start = split * split_len, end = min(n_keys, start + split_len);
@@ -530,25 +593,43 @@ static __global__ void __launch_bounds__(128) k_attn_decode(uint16_t *out, const
 	if (!last)
 		return;
 	__threadfence();
+	/* the merge, in three parallel passes: every slice's (m, l) into shared memory (vs is free);
+	 * per head, the slices' weights exp(m - max) and 1 / sum(l exp(m - max)); the outputs */
+	float *mw = (float *)vs, *lw = mw + G * n_splits;
+	for (int i = tid; i < G * n_splits; i += 128) {
+		const float *e = partial + (((size_t)b * nh + h0) * n_splits + i) * (D + 2);
+		float l = __ldcg(e + 1), m = __ldcg(e);
+		lw[i] = l;
+		mw[i] = l > 0.0f ? m : -FLT_MAX;
+	}
+	__syncthreads();
+	for (int g = w; g < G; g += 4) {
+		float mx = -FLT_MAX, l = 0.0f;
+		for (int sp = lane; sp < n_splits; sp += 32)
+			mx = fmaxf(mx, mw[g * n_splits + sp]);
+		mx = warp_max(mx);
+		for (int sp = lane; sp < n_splits; sp += 32) {
+			int i = g * n_splits + sp;
+			float f = lw[i] > 0.0f ? expf(mw[i] - mx) : 0.0f;
+			mw[i] = f;
+			l += lw[i] * f;
+		}
+		l = warp_sum(l);
+		if (lane == 0)
+			ls[g] = 1.0f / l;
+	}
+	__syncthreads();
 #pragma unroll
 	for (int u = 0; u < NO; u++) {
 		int o = tid + 128 * u;
 		if (o < G * D) {
 			int g = o / D, dd = o % D;
-			const float *e = partial + ((size_t)b * nh + h0 + g) * n_splits * (D + 2);
-			float mx = -FLT_MAX, l = 0.0f, a = 0.0f;
+			const float *e = partial + ((size_t)b * nh + h0 + g) * n_splits * (D + 2) + 2 + dd;
+			float a = 0.0f;
+#pragma unroll 8
 			for (int sp = 0; sp < n_splits; sp++)
-				if (__ldcg(e + sp * (D + 2) + 1) > 0.0f)
-					mx = fmaxf(mx, __ldcg(e + sp * (D + 2)));
-			for (int sp = 0; sp < n_splits; sp++) {
-				float ll = __ldcg(e + sp * (D + 2) + 1);
-				if (ll > 0.0f) {
-					float f = expf(__ldcg(e + sp * (D + 2)) - mx);
-					l += ll * f;
-					a += __ldcg(e + sp * (D + 2) + 2 + dd) * f;
-				}
-			}
-			out[((size_t)b * nh + h0) * D + o] = st(a / l);
+				a = fmaf(mw[g * n_splits + sp], __ldcg(e + (size_t)sp * (D + 2)), a);
+			out[((size_t)b * nh + h0) * D + o] = st(a * ls[g]);
 		}
 	}
 	if (tid == 0)
@@ -558,19 +639,22 @@ static __global__ void __launch_bounds__(128) k_attn_decode(uint16_t *out, const
 template <int D>
 static cudaError_t attn_decode_d(uint16_t *out, const uint16_t *q, const uint16_t *kc,
 	const uint16_t *vc, float *partial, int *counters, const int *pos, int batch, int nh, int nkv,
-	int max_pos, int n_splits, int split_len, int pdl, cudaStream_t s)
+	int max_pos, int n_splits, int split_len, int pdl, const void *pf, size_t pf_bytes,
+	cudaStream_t s)
 {
 	return launch(k_attn_decode<D>, dim3((unsigned)(batch * nkv), (unsigned)n_splits), dim3(128), 0,
-		s, pdl, out, q, kc, vc, partial, counters, pos, nh, nkv, max_pos, n_splits, split_len);
+		s, pdl, out, q, kc, vc, partial, counters, pos, nh, nkv, max_pos, n_splits, split_len, pf,
+		pf_bytes);
 }
 
 extern "C" int lp_llm_k_attn_decode(uint16_t *out, const uint16_t *q, const uint16_t *k_cache,
 	const uint16_t *v_cache, float *partial, int *counters, const int *pos, int batch, int nh,
-	int nkv, int d, int max_pos, int n_splits, int split_len, int pdl, void *stream,
-	struct lp_err *err)
+	int nkv, int d, int max_pos, int n_splits, int split_len, int pdl, const void *pf,
+	size_t pf_bytes, void *stream, struct lp_err *err)
 {
 	cudaStream_t s = STREAM(stream);
 	if (nkv < 1 || nh % nkv || nh / nkv > LP_LLM_DEC_ATTN_GMAX || n_splits < 1 ||
+	    n_splits > LP_LLM_DEC_ATTN_MAX_SPLITS ||
 	    split_len < LP_LLM_DEC_ATTN_TILE || split_len % LP_LLM_DEC_ATTN_TILE ||
 	    (long)split_len * n_splits < max_pos)
 		return lp_err_set(err, LP_EOTHER,
@@ -579,19 +663,19 @@ extern "C" int lp_llm_k_attn_decode(uint16_t *out, const uint16_t *q, const uint
 	switch (d) {
 	case 32:
 		LP_CUDA_TRY(attn_decode_d<32>(out, q, k_cache, v_cache, partial, counters, pos, batch, nh,
-			nkv, max_pos, n_splits, split_len, pdl, s));
+			nkv, max_pos, n_splits, split_len, pdl, pf, pf_bytes, s));
 		return 0;
 	case 64:
 		LP_CUDA_TRY(attn_decode_d<64>(out, q, k_cache, v_cache, partial, counters, pos, batch, nh,
-			nkv, max_pos, n_splits, split_len, pdl, s));
+			nkv, max_pos, n_splits, split_len, pdl, pf, pf_bytes, s));
 		return 0;
 	case 128:
 		LP_CUDA_TRY(attn_decode_d<128>(out, q, k_cache, v_cache, partial, counters, pos, batch, nh,
-			nkv, max_pos, n_splits, split_len, pdl, s));
+			nkv, max_pos, n_splits, split_len, pdl, pf, pf_bytes, s));
 		return 0;
 	case 256:
 		LP_CUDA_TRY(attn_decode_d<256>(out, q, k_cache, v_cache, partial, counters, pos, batch, nh,
-			nkv, max_pos, n_splits, split_len, pdl, s));
+			nkv, max_pos, n_splits, split_len, pdl, pf, pf_bytes, s));
 		return 0;
 	}
 	return lp_err_set(err, LP_EOTHER, "attn_decode: head dim %d is not 32, 64, 128 or 256", d);

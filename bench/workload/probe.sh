@@ -28,9 +28,11 @@ if has tests; then
 fi
 
 summ() { tail -n 1 "$1" | python3 -c 'import json,sys; s=json.load(sys.stdin); print("%.4f ms/step %.0f GB/s prefill %.0f tok/s %.1f TFLOP/s kernels %d tokens %s" % (s["decode_ms_per_step"], s["decode_gb_per_s"], s["prefill_tokens_per_s"], s["prefill_tflops"], s["graph_kernel_nodes"], s["first_tokens"][:6]))' 2>/dev/null || echo "failed: $(tail -c 300 "${1%.jsonl}.err")"; }
+# variants as "name:args;name:args" (TIME, TRACE) replace the defaults
+IFS=';' read -r -a TIMEV <<<"${TIME:-fused:--gemv fused;fused_nopdl:--gemv fused --pdl off;fused_eager:--gemv fused --cuda-graph off;own:--gemv own;cublas:--gemv cublas}"
+IFS=';' read -r -a TRACEV <<<"${TRACE:-fused:--gemv fused --pdl off --cuda-graph off;fusedg:--gemv fused;cublas:--gemv cublas --cuda-graph off}"
 if has time; then
-  for v in "fused:--gemv fused --pdl on" "fused_nopdl:--gemv fused --pdl off" "fused_eager:--gemv fused --pdl on --cuda-graph off" \
-           "own:--gemv own" "cublas:--gemv cublas"; do
+  for v in "${TIMEV[@]}"; do
     name=${v%%:*}; args=${v#*:}
     timeout 60 $LLM "${SHAPE[@]}" --device cuda --nvtx-ops off --warmup 2 --iters 5 $args >"$OUT/t_$name.jsonl" 2>"$OUT/t_$name.err"
     note "time $name: $(summ "$OUT/t_$name.jsonl")"
@@ -38,11 +40,11 @@ if has time; then
 fi
 
 if has trace; then
-  for v in "fused:--gemv fused --pdl off --cuda-graph off" "fusedg:--gemv fused --pdl on" "cublas:--gemv cublas --cuda-graph off"; do
+  for v in "${TRACEV[@]}"; do
     name=${v%%:*}; args=${v#*:}
     rm -rf /tmp/lpt_$name
     CUDA_INJECTION64_PATH=$PWD/lib/libllmprof_inject.so NVTX_INJECTION64_PATH=$PWD/lib/libllmprof_inject.so \
-      LLMPROF_TRACE_DIR=/tmp/lpt_$name timeout 60 $LLM "${SHAPE[@]}" --device cuda --warmup 1 --iters 1 $args \
+      LLMPROF_TRACE_DIR=/tmp/lpt_$name timeout 60 $LLM "${SHAPE[@]}" --device cuda --warmup 0 --iters 1 $args \
       >"$OUT/tr_$name.jsonl" 2>"$OUT/tr_$name.err"
     bin/llmprof trace perfetto /tmp/lpt_$name -o /tmp/lpt_$name.json.gz --no-flows >/dev/null 2>&1
     python3 bench/workload/trace_table.py /tmp/lpt_$name.json.gz >"$OUT/tr_$name.md" 2>&1
@@ -52,14 +54,16 @@ if has trace; then
 fi
 
 if has ncu && command -v ncu >/dev/null; then
-  timeout 70 ncu --clock-control none --nvtx --nvtx-include "LLM@decode_all/" -c 82 \
+  timeout 70 ncu --clock-control none --cache-control none --nvtx --nvtx-include "LLM@decode_all/" -c 81 \
     --metrics gpu__time_duration.sum,dram__bytes_read.sum,dram__bytes_write.sum,gpu__dram_throughput.avg.pct_of_peak_sustained_elapsed \
     --csv --page raw $LLM "${SHAPE[@]}" --device cuda --gemv fused --pdl off --cuda-graph off --warmup 0 --iters 1 \
     >"$OUT/ncu_fused.csv" 2>"$OUT/ncu_fused.err"
   python3 - "$OUT/ncu_fused.csv" <<'PY' | tee "$OUT/ncu_fused.md"
 import csv, collections, re, sys
-rows = [r for r in csv.reader(open(sys.argv[1])) if len(r) > 5]
-h = rows[0]; rows = [r for r in rows[2:] if r[h.index("Kernel Name")]]
+lines = open(sys.argv[1]).read().splitlines()
+lines = lines[[i for i, l in enumerate(lines) if l.startswith('"ID"')][0]:]
+rows = list(csv.reader(lines))
+h = rows[0]; rows = [r for r in rows[2:] if len(r) == len(h)]
 i = {k: h.index(k) for k in ("Kernel Name", "gpu__time_duration.sum", "dram__bytes_read.sum", "dram__bytes_write.sum", "gpu__dram_throughput.avg.pct_of_peak_sustained_elapsed", "Grid Size")}
 agg = collections.OrderedDict()
 for r in rows:

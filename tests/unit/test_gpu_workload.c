@@ -514,6 +514,15 @@ static void compare_engines(const char *model, int batch, int prompt_len)
 	assert_true(diff <= LP_LOGIT_TOL * scale);
 	for (b = 0; b < batch; b++)
 		assert_int_equal(lp_llm_cpu_argmax(keep + b * vocab, vocab), lp_llm_cpu_argmax(lg + b * vocab, vocab));
+	/* the fused path's prefill ends on its own lm_head kernel */
+	if (lp_llm_engine_prefill_only(fused, &err) < 0 || lp_llm_engine_logits(fused, &lg, &err) < 0)
+		fail_msg("%s", err.msg);
+	for (v = 0, diff = 0; v < batch * vocab; v++)
+		diff = fabs(keep[v] - lg[v]) > diff ? fabs(keep[v] - lg[v]) : diff;
+	fprintf(stderr, "%s batch %d: fused prefill logits max |gpu - cpu| = %.4f\n", model, batch, diff);
+	assert_true(diff <= LP_LOGIT_TOL * scale);
+	for (b = 0; b < batch; b++)
+		assert_int_equal(lp_llm_cpu_argmax(keep + b * vocab, vocab), lp_llm_cpu_argmax(lg + b * vocab, vocab));
 	if (lp_llm_engine_iterate(cpu, &ic, &err) < 0 || lp_llm_engine_iterate(gpu, &ig, &err) < 0 ||
 	    lp_llm_engine_iterate(eager, &ie, &err) < 0 || lp_llm_engine_iterate(own, &io, &err) < 0 ||
 	    lp_llm_engine_iterate(fused, &ifu, &err) < 0 ||

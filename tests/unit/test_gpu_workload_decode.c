@@ -230,6 +230,10 @@ static void resid_case(int t, int n, int k, int pdl)
 	a.w = dw;
 	a.resid = dr;
 	a.x_bf16 = dx;
+	if (pdl) { /* an L2 prefetch of some bytes (here the weights): no effect on the result */
+		a.pf = dw;
+		a.pf_bytes = nw * 2;
+	}
 	TRY(lp_llm_k_dec_gemv(&a, NULL, &g_err));
 	get(got, dr, (size_t)t * n * 4);
 	/* what was added is y rounded to bf16 (one bf16 step apart at most: summation order) */
@@ -304,10 +308,15 @@ static void test_dec_swiglu(void **state)
 
 /* --- RMSNorm + lm_head + argmax --- */
 
-static void argmax_case(int t, int v, int h, int prompt_len, int pos0, int pdl)
+/* t sequences; tn > 1: the prefill's tail (the last of tn positions per sequence, a bf16 delta
+ * still to add, the embedding of the sampled tokens written out) */
+static void argmax_case(int t, int v, int h, int prompt_len, int pos0, int tn, int pdl)
 {
 	size_t nw = (size_t)v * h;
 	int stride = 6, pos = pos0, zero = 0, i, j, tie_a = 3, tie_b = v - 2;
+	float *xall = malloc((size_t)t * tn * h * 4), *dl_f = malloc((size_t)t * tn * h * 4);
+	uint16_t *dl_b = malloc((size_t)t * tn * h * 2);
+	float *eout = malloc((size_t)t * h * 4);
 	float *x = malloc((size_t)t * h * 4), *nwf = malloc((size_t)h * 4), *w = malloc(nw * 4);
 	float *xn = malloc((size_t)t * h * 4), *want = malloc((size_t)t * v * 4);
 	float *got = malloc((size_t)t * v * 4);
@@ -315,10 +324,16 @@ static void argmax_case(int t, int v, int h, int prompt_len, int pos0, int pdl)
 	int32_t next[4], toks[4 * 6], *dnext, *dtoks;
 	unsigned long long zeros[4] = { 0, 0, 0, 0 }, best[4], *dbest;
 	struct lp_llm_dec_gemv a;
-	uint16_t *dnw, *dw;
-	float *dx, *dl;
+	uint16_t *dnw, *dw, *ddelta = NULL;
+	float *dx, *dl, *deout;
 	int *dpos, *ddone;
-	rand_f32(x, (size_t)t * h, 11, 1.0f);
+	rand_f32(xall, (size_t)t * tn * h, 11, 1.0f);
+	rand_bf16(dl_f, dl_b, (size_t)t * tn * h, 19, 0.5f);
+	for (j = 0; j < t; j++) /* the rows the kernel sees: the last position, plus the delta */
+		for (i = 0; i < h; i++) {
+			size_t at = ((size_t)j * tn + tn - 1) * h + i;
+			x[(size_t)j * h + i] = xall[at] + (tn > 1 ? dl_f[at] : 0.0f);
+		}
 	rand_bf16(nwf, nwb, h, 12, 1.0f);
 	rand_bf16(w, wb, nw, 13, 1.0f / sqrtf((float)h));
 	ref_norm(xn, x, nwf, t, h, 1e-5f);
@@ -330,7 +345,10 @@ static void argmax_case(int t, int v, int h, int prompt_len, int pos0, int pdl)
 	}
 	lp_llm_cpu_matmul(want, xn, w, NULL, t, v, h);
 	memset(toks, 0xff, sizeof(toks));
-	dx = dev(x, (size_t)t * h * 4);
+	dx = dev(xall, (size_t)t * tn * h * 4);
+	if (tn > 1)
+		ddelta = dev(dl_b, (size_t)t * tn * h * 2);
+	deout = dev(NULL, (size_t)t * h * 4);
 	dnw = dev(nwb, (size_t)h * 2);
 	dw = dev(wb, nw * 2);
 	dl = dev(NULL, (size_t)t * v * 4);
@@ -346,7 +364,12 @@ static void argmax_case(int t, int v, int h, int prompt_len, int pos0, int pdl)
 	a.k = h;
 	a.pdl = pdl;
 	a.w = dw;
-	a.resid = dx;
+	a.resid = dx + (size_t)(tn - 1) * h;
+	a.resid_stride = tn * h;
+	a.delta = ddelta ? ddelta + (size_t)(tn - 1) * h : NULL;
+	a.tn = tn;
+	a.embed = dw; /* the weights as the embedding table (tied) */
+	a.embed_out = deout;
 	a.norm_w = dnw;
 	a.eps = 1e-5f;
 	a.logits = dl;
@@ -365,29 +388,39 @@ static void argmax_case(int t, int v, int h, int prompt_len, int pos0, int pdl)
 		get(&pos, dpos, sizeof(pos));
 		get(&zero, ddone, sizeof(zero));
 		get(best, dbest, sizeof(best));
+		get(eout, deout, (size_t)t * h * 4);
 		close_f32("logits", got, want, (size_t)t * v, 1e-4f, 1e-3f);
 		for (j = 0; j < t; j++) {
 			assert_int_equal(next[j], lp_llm_cpu_argmax(got + (size_t)j * v, v));
-			assert_int_equal(toks[j * stride + pos0 + rep + 1 - prompt_len], next[j]);
+			assert_int_equal(toks[j * stride + pos0 + rep * tn + tn - prompt_len], next[j]);
 			assert_int_equal(best[j], 0);
+			for (i = 0; i < h; i++)
+				if (eout[(size_t)j * h + i] != w[(size_t)next[j] * h + i])
+					fail_msg("embedding out [%d][%d]: got %g", j, i, (double)eout[(size_t)j * h + i]);
 		}
 		assert_int_equal(next[0], tie_a);
-		assert_int_equal(pos, pos0 + rep + 1);
+		assert_int_equal(pos, pos0 + (rep + 1) * tn);
 		assert_int_equal(zero, 0);
 	}
-	assert_int_equal(toks[pos0 - prompt_len], -1); /* the slot before: untouched */
+	for (j = 0, i = 0; i < stride; i++) /* sequence 0: the two slots written, no other */
+		j += toks[i] != -1;
+	assert_int_equal(j, 2);
 	lp_llm_cuda_free(dx), lp_llm_cuda_free(dnw), lp_llm_cuda_free(dw), lp_llm_cuda_free(dl);
 	lp_llm_cuda_free(dnext), lp_llm_cuda_free(dtoks), lp_llm_cuda_free(dpos);
-	lp_llm_cuda_free(ddone), lp_llm_cuda_free(dbest);
+	lp_llm_cuda_free(ddone), lp_llm_cuda_free(dbest), lp_llm_cuda_free(deout);
+	if (ddelta)
+		lp_llm_cuda_free(ddelta);
 	free(x), free(nwf), free(w), free(xn), free(want), free(got), free(nwb), free(wb);
+	free(xall), free(dl_f), free(dl_b), free(eout);
 }
 
 static void test_dec_argmax(void **state)
 {
 	(void)state;
-	argmax_case(1, 50000, 256, 8, 10, 1); /* more rows than one wave of blocks: warps loop */
-	argmax_case(3, 5000, 520, 8, 9, 0);
-	argmax_case(4, 12, 64, 1, 2, 1);
+	argmax_case(1, 50000, 256, 8, 10, 1, 1); /* more rows than one wave of blocks: warps loop */
+	argmax_case(3, 5000, 520, 8, 9, 1, 0);
+	argmax_case(4, 12, 64, 1, 2, 1, 1);
+	argmax_case(2, 3000, 128, 3, 0, 3, 1); /* a prefill of 3 positions: slots 0, then 3 */
 }
 
 /* --- split-context decode attention --- */
@@ -414,7 +447,7 @@ static void attn_case(int batch, int pos, int nh, int nkv, int d, int max_pos, i
 	dpart = dev(NULL, (size_t)batch * nh * n_splits * (d + 2) * 4);
 	dout = dev_poisoned(nq);
 	TRY(lp_llm_k_attn_decode(dout, dq, dk, dv, dpart, dcnt, dpos, batch, nh, nkv, d, max_pos,
-		n_splits, split_len, pdl, NULL, &g_err));
+		n_splits, split_len, pdl, dv, nc * 2, NULL, &g_err)); /* prefetching V: harmless */
 	get(got, dout, nq * 2);
 	close_bf16("attention", got, want, nq, 1e-2f, 1.0f / 64);
 	get(counters, dcnt, sizeof(int) * (size_t)batch * nkv);
@@ -423,7 +456,7 @@ static void attn_case(int batch, int pos, int nh, int nkv, int d, int max_pos, i
 	lp_llm_cuda_free(dout);
 	dout = dev_poisoned(nq);
 	TRY(lp_llm_k_attn_decode(dout, dq, dk, dv, dpart, dcnt, dpos, batch, nh, nkv, d, max_pos,
-		n_splits, split_len, pdl, NULL, &g_err));
+		n_splits, split_len, pdl, dv, nc * 2, NULL, &g_err)); /* prefetching V: harmless */
 	get(again, dout, nq * 2);
 	assert_memory_equal(again, got, nq * 2); /* deterministic, and the counters were reset */
 	lp_llm_cuda_free(dq), lp_llm_cuda_free(dk), lp_llm_cuda_free(dv), lp_llm_cuda_free(dpos);
@@ -477,11 +510,13 @@ static void test_bad_shapes_are_errors(void **state)
 	a.k = 60; /* not a multiple of 8 */
 	assert_int_equal(lp_llm_k_dec_gemv(&a, NULL, &g_err), -1);
 	assert_int_equal(lp_llm_k_attn_decode(NULL, NULL, NULL, NULL, NULL, NULL, NULL, 1, 32, 2, 64,
-		128, 1, 128, 0, NULL, &g_err), -1); /* 16 heads a group */
+		128, 1, 128, 0, NULL, 0, NULL, &g_err), -1); /* 16 heads a group */
 	assert_int_equal(lp_llm_k_attn_decode(NULL, NULL, NULL, NULL, NULL, NULL, NULL, 1, 8, 2, 64,
-		200, 3, 64, 0, NULL, &g_err), -1); /* slices do not cover the context */
+		200, 3, 64, 0, NULL, 0, NULL, &g_err), -1); /* slices do not cover the context */
 	assert_int_equal(lp_llm_k_attn_decode(NULL, NULL, NULL, NULL, NULL, NULL, NULL, 1, 8, 2, 96,
-		128, 1, 128, 0, NULL, &g_err), -1); /* head dim 96 */
+		128, 1, 128, 0, NULL, 0, NULL, &g_err), -1); /* head dim 96 */
+	assert_int_equal(lp_llm_k_attn_decode(NULL, NULL, NULL, NULL, NULL, NULL, NULL, 1, 8, 2, 64,
+		65 * 64, 65, 64, 0, NULL, 0, NULL, &g_err), -1); /* over LP_LLM_DEC_ATTN_MAX_SPLITS */
 }
 
 int main(void)
