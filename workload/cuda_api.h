@@ -106,8 +106,6 @@ int lp_llm_k_gemv(void *y, int y_f32, const uint16_t *x, const uint16_t *w, int 
  *     step's input, so that the step needs no embedding kernel). resid rows are resid_stride
  *     floats apart (0: k), and so are the rows of the optional bf16 delta (the prefill's last
  *     positions with the last layer's MLP output not yet added).
- * Every mode first asks L2 to prefetch pf_bytes from pf (the weights of the kernel after, so that
- * its first loads hit L2 while this one streams), spread over the grid.
  * Limits: k % 8 == 0, n even; t * k * 2 bytes of shared memory (lp_llm_dec_gemv_fits). */
 enum lp_llm_dec_mode { LP_LLM_DEC_QKV_ROPE = 0, LP_LLM_DEC_RESID, LP_LLM_DEC_SWIGLU, LP_LLM_DEC_ARGMAX };
 
@@ -139,9 +137,6 @@ struct lp_llm_dec_gemv {
 	const uint16_t *delta;
 	const uint16_t *embed;
 	float *embed_out;
-	/* L2 prefetch */
-	const void *pf;
-	size_t pf_bytes;
 };
 int lp_llm_dec_gemv_fits(int t, int k);
 int lp_llm_k_dec_gemv(const struct lp_llm_dec_gemv *a, void *stream, struct lp_err *err);
@@ -151,15 +146,16 @@ int lp_llm_k_dec_gemv(const struct lp_llm_dec_gemv *a, void *stream, struct lp_e
  * its group (at most LP_LLM_DEC_ATTN_GMAX), stages each 64-key tile in shared memory; with
  * n_splits > 1 the last block of a (sequence, KV head) to finish merges the slices. split_len is
  * a multiple of 64 with split_len * n_splits >= max_pos, n_splits <= LP_LLM_DEC_ATTN_MAX_SPLITS;
- * d is 32, 64, 128 or 256. pf, pf_bytes: an L2 prefetch as in lp_llm_k_dec_gemv. `partial`
- * holds batch * nh * n_splits * (d + 2) floats, `counters` batch * nkv zeroed ints (left zeroed). */
+ * d is 32, 64, 128 or 256. `partial` holds batch * nh * n_splits * (d + 2) floats, `counters`
+ * batch * nkv zeroed ints (left zeroed). With `pdl`, the first tile but the row at *pos is loaded
+ * before the wait for the kernel before (which writes that row and q). */
 #define LP_LLM_DEC_ATTN_GMAX 8
 #define LP_LLM_DEC_ATTN_TILE 64
 #define LP_LLM_DEC_ATTN_MAX_SPLITS 64
 int lp_llm_k_attn_decode(uint16_t *out, const uint16_t *q, const uint16_t *k_cache,
 	const uint16_t *v_cache, float *partial, int *counters, const int *pos, int batch, int nh,
-	int nkv, int d, int max_pos, int n_splits, int split_len, int pdl, const void *pf,
-	size_t pf_bytes, void *stream, struct lp_err *err);
+	int nkv, int d, int max_pos, int n_splits, int split_len, int pdl, void *stream,
+	struct lp_err *err);
 /* x[i] += delta[i] for i < n (fp32 residual, bf16 delta): the MoE layers' residual add. */
 int lp_llm_k_add(float *x, const uint16_t *delta, size_t n, void *stream, struct lp_err *err);
 

@@ -31,15 +31,6 @@ static __device__ __forceinline__ unsigned long long argmax_key(float v, int idx
 	return ((unsigned long long)u << 32) | (unsigned long long)(0xffffffffu - (uint32_t)idx);
 }
 
-/* Asks L2 for [p, p + bytes), 128-byte lines spread over every thread of the grid. */
-static __device__ __forceinline__ void l2_prefetch(const void *p, size_t bytes)
-{
-	size_t lines = bytes / 128, i = (size_t)blockIdx.x * blockDim.x + threadIdx.x;
-	size_t step = (size_t)gridDim.x * blockDim.x;
-	for (; i < lines; i += step)
-		asm volatile("prefetch.global.L2 [%0];" ::"l"((const char *)p + i * 128));
-}
-
 /* The two weight rows warp-pair p computes: SwiGLU pairs gate row i with up row i; QKV pairs the
  * two halves that RoPE rotates together (then neighbouring V rows); the rest take rows 2p, 2p+1. */
 template <int MODE>
@@ -193,6 +184,19 @@ static __device__ __forceinline__ void epilogue(const lp_llm_dec_gemv &a, int p,
 	}
 }
 
+/* Moves the load cursor (pair lp, group lg, rows l0 l1) on by one group. */
+template <int MODE>
+static __device__ __forceinline__ void cursor_next(const lp_llm_dec_gemv &a, int groups,
+	int stride, int np, int &lp, int &lg, int &l0, int &l1)
+{
+	if (++lg == groups) {
+		lg = 0;
+		lp += stride;
+		if (lp < np)
+			pair_rows<MODE>(a, lp, l0, l1);
+	}
+}
+
 template <int T, int MODE>
 static __global__ void __launch_bounds__(DG_THREADS, 2) k_dec_gemv(const lp_llm_dec_gemv a)
 {
@@ -205,21 +209,36 @@ static __global__ void __launch_bounds__(DG_THREADS, 2) k_dec_gemv(const lp_llm_
 	const int groups = (k8 + 32 * DG_U - 1) / (32 * DG_U);
 	const int stride = gridDim.x * DG_WARPS;
 	int p = blockIdx.x * DG_WARPS + wid, r0 = 0, r1 = 0, pos = 0;
-	uint4 c0[DG_U], c1[DG_U];
+	/* the load cursor runs two groups ahead of the sums: (lp, lg), rows (l0, l1) */
+	int lp = p, lg = 0, l0 = 0, l1 = 0;
+	uint4 c0[DG_U], c1[DG_U], n0[DG_U], n1[DG_U];
 	unsigned long long best[T];
+	epi_in<T> in;
 
-	/* The weights never change: the prefetch for the next kernel and this one's first loads go
-	 * out before waiting for the kernel before. */
-	if (a.pf_bytes)
-		l2_prefetch(a.pf, a.pf_bytes);
+	/* Before waiting for the kernel before (programmatic dependent launch): the weights (they
+	 * never change) of this warp's first two load groups, and for RESID the first pair's
+	 * residual values. Those are final: this kernel starts only once every block of the kernel
+	 * before has passed its own pdl_wait, so all kernels before that one are complete, and the
+	 * one kernel that may still run (attention, or SwiGLU) does not write the residual. *pos is
+	 * read after the wait: before QKV comes the lm_head kernel that advances it. */
 	if (p < np) {
-		pair_rows<MODE>(a, p, r0, r1);
-		load_group(c0, c1, a.w, r0, r1, 0, k8, lane);
+		pair_rows<MODE>(a, p, l0, l1);
+		load_group(c0, c1, a.w, l0, l1, 0, k8, lane);
+		if (lane == 0 && MODE == LP_LLM_DEC_RESID)
+			epilogue_load<T, MODE>(a, p, l0, l1, pos, in);
 	}
+	cursor_next<MODE>(a, groups, stride, np, lp, lg, l0, l1);
+	if (lp < np)
+		load_group(n0, n1, a.w, l0, l1, lg, k8, lane);
+	cursor_next<MODE>(a, groups, stride, np, lp, lg, l0, l1);
 	pdl_wait();
 	pdl_launch_next();
 	if (MODE == LP_LLM_DEC_QKV_ROPE || MODE == LP_LLM_DEC_ARGMAX)
 		pos = *a.pos;
+	if (MODE == LP_LLM_DEC_QKV_ROPE && lane == 0 && p < np) {
+		pair_rows<MODE>(a, p, r0, r1);
+		epilogue_load<T, MODE>(a, p, r0, r1, pos, in);
+	}
 	if (MODE == LP_LLM_DEC_RESID) {
 		const uint4 *src = (const uint4 *)a.x_bf16;
 		for (int i = threadIdx.x; i < T * k8; i += DG_THREADS)
@@ -274,36 +293,24 @@ static __global__ void __launch_bounds__(DG_THREADS, 2) k_dec_gemv(const lp_llm_
 #pragma unroll
 	for (int j = 0; j < T; j++)
 		best[j] = 0ull;
-	for (; p < np; p += stride) {
+	for (int first = 1; p < np; p += stride, first = 0) {
 		float s0[T], s1[T];
-		int q0 = r0, q1 = r1;
-		epi_in<T> in;
-		if (lane == 0)
-			epilogue_load<T, MODE>(a, p, q0, q1, pos, in);
+		pair_rows<MODE>(a, p, r0, r1);
+		if (lane == 0 && !first)
+			epilogue_load<T, MODE>(a, p, r0, r1, pos, in);
 #pragma unroll
 		for (int j = 0; j < T; j++)
 			s0[j] = s1[j] = 0.0f;
 		for (int g = 0; g < groups; g++) {
-			uint4 n0[DG_U], n1[DG_U];
-			int gn = g + 1, pn = p;
-			if (gn == groups) {
-				gn = 0;
-				pn += stride;
-			}
-			if (pn < np) { /* the next group's loads go out before this group is summed */
-				if (gn == 0)
-					pair_rows<MODE>(a, pn, r0, r1);
-				load_group(n0, n1, a.w, r0, r1, gn, k8, lane);
-			} else {
-#pragma unroll
-				for (int u = 0; u < DG_U; u++)
-					n0[u] = n1[u] = make_uint4(0, 0, 0, 0);
-			}
 			dot_group<T>(s0, s1, c0, c1, xs, k8, g, lane);
 #pragma unroll
 			for (int u = 0; u < DG_U; u++) {
 				c0[u] = n0[u];
 				c1[u] = n1[u];
+			}
+			if (lp < np) { /* two groups in flight while the next is summed */
+				load_group(n0, n1, a.w, l0, l1, lg, k8, lane);
+				cursor_next<MODE>(a, groups, stride, np, lp, lg, l0, l1);
 			}
 		}
 #pragma unroll
@@ -312,7 +319,7 @@ static __global__ void __launch_bounds__(DG_THREADS, 2) k_dec_gemv(const lp_llm_
 			s1[j] = warp_sum(s1[j]);
 		}
 		if (lane == 0)
-			epilogue<T, MODE>(a, p, q0, q1, s0, s1, pos, in, best);
+			epilogue<T, MODE>(a, p, r0, r1, s0, s1, pos, in, best);
 	}
 
 	if (MODE != LP_LLM_DEC_ARGMAX)
@@ -451,13 +458,38 @@ extern "C" int lp_llm_k_dec_gemv(const struct lp_llm_dec_gemv *a, void *stream, 
 
 /* --- decode attention ---
  * Block (sequence b, KV head, slice): the G query heads of the group share each K/V tile. Per
- * tile of 64 keys: V goes to shared memory (its loads issued first), two threads per key take half
- * a K row each for the G scores, a warp per head updates the online softmax (m, l), then every
+ * tile of 64 keys: V goes to shared memory, two threads per key hold half a K row each in
+ * registers for the G scores, a warp per head updates the online softmax (m, l), then every
  * thread accumulates its (head, dim) outputs from shared memory. */
+
+/* The tile of keys [k0, k0 + n): K half rows into kv (thread = key * 2 + half), V rows into vs
+ * (zeros past n). Row `only` >= 0: that row alone; `skip` >= 0: every row but that one. */
+template <int D>
+static __device__ __forceinline__ void load_tile(uint4 (&kv)[D / 16], uint16_t *vs,
+	const uint16_t *kb, const uint16_t *vb, int k0, int n, int skip, int only, int tid)
+{
+	const int j = tid >> 1, h2 = tid & 1;
+	for (int c = tid; c < LP_LLM_DEC_ATTN_TILE * D / 8; c += 128) {
+		int r = c / (D / 8);
+		uint4 v = make_uint4(0, 0, 0, 0);
+		if (r == skip || (only >= 0 && r != only))
+			continue;
+		if (r < n)
+			v = ((const uint4 *)(vb + (size_t)k0 * D))[c];
+		((uint4 *)vs)[c] = v;
+	}
+	if (j < n && j != skip && (only < 0 || j == only)) {
+		const uint4 *kr = (const uint4 *)(kb + (size_t)(k0 + j) * D + h2 * (D / 2));
+#pragma unroll
+		for (int c = 0; c < D / 16; c++)
+			kv[c] = kr[c];
+	}
+}
+
 template <int D>
 static __global__ void __launch_bounds__(128) k_attn_decode(uint16_t *out, const uint16_t *q,
 	const uint16_t *kc, const uint16_t *vc, float *partial, int *counters, const int *pos_p,
-	int nh, int nkv, int max_pos, int n_splits, int split_len, const void *pf, size_t pf_bytes)
+	int nh, int nkv, int max_pos, int n_splits, int split_len)
 {
 	constexpr int TL = LP_LLM_DEC_ATTN_TILE, GM = LP_LLM_DEC_ATTN_GMAX, NO = GM * D / 128;
 	__shared__ float qs[GM][D];
@@ -468,16 +500,23 @@ static __global__ void __launch_bounds__(128) k_attn_decode(uint16_t *out, const
 	const int tid = threadIdx.x, lane = tid & 31, w = tid >> 5;
 	const int bk = blockIdx.x, b = bk / nkv, kvh = bk % nkv, G = nh / nkv, split = blockIdx.y;
 	float acc[NO];
+	uint4 kv[D / 16];
 
-	if (pf_bytes)
-		l2_prefetch(pf, pf_bytes);
-	pdl_wait();
-	pdl_launch_next();
-	const int n_keys = *pos_p + 1, start = split * split_len, end = min(n_keys, start + split_len);
+	/* Before waiting for the kernel before (QKV, programmatic dependent launch): *pos and the
+	 * cache below it are final (see k_dec_gemv), so the first tile's loads go out now, all but
+	 * the row at *pos, which QKV is writing. */
+	const int pos = *pos_p, start = split * split_len, end = min(pos + 1, start + split_len);
+	const int n0 = min(TL, end - start), at = pos - start < n0 ? pos - start : -1;
 	const uint16_t *kb = kc + ((size_t)b * nkv + kvh) * (size_t)max_pos * D;
 	const uint16_t *vb = vc + ((size_t)b * nkv + kvh) * (size_t)max_pos * D;
 	const uint16_t *qb = q + ((size_t)b * nh + (size_t)kvh * G) * D;
 	const float scale = rsqrtf((float)D);
+	if (n0 > 0)
+		load_tile<D>(kv, vs, kb, vb, start, n0, at, -1, tid);
+	pdl_wait();
+	pdl_launch_next();
+	if (n0 > 0 && at >= 0)
+		load_tile<D>(kv, vs, kb, vb, start, n0, -1, at, tid);
 	for (int i = tid; i < G * D; i += 128)
 		qs[i / D][i % D] = ld(qb + i) * scale;
 	if (tid < GM) {
@@ -492,21 +531,12 @@ static __global__ void __launch_bounds__(128) k_attn_decode(uint16_t *out, const
 	for (int k0 = start; k0 < end; k0 += TL) {
 		const int n = min(TL, end - k0), j = tid >> 1, h2 = tid & 1;
 		float s[GM];
-		for (int c = tid; c < TL * D / 8; c += 128) {
-			uint4 v = make_uint4(0, 0, 0, 0);
-			if (c / (D / 8) < n)
-				v = *((const uint4 *)(vb + (size_t)k0 * D) + c);
-			((uint4 *)vs)[c] = v;
-		}
+		if (k0 != start)
+			load_tile<D>(kv, vs, kb, vb, k0, n, -1, -1, tid);
 #pragma unroll
 		for (int g = 0; g < GM; g++)
 			s[g] = 0.0f;
 		if (j < n) {
-			const uint4 *kr = (const uint4 *)(kb + (size_t)(k0 + j) * D + h2 * (D / 2));
-			uint4 kv[D / 16];
-#pragma unroll
-			for (int c = 0; c < D / 16; c++)
-				kv[c] = kr[c];
 #pragma unroll
 			for (int c = 0; c < D / 16; c++) {
 				const uint32_t e[4] = { kv[c].x, kv[c].y, kv[c].z, kv[c].w };
@@ -626,9 +656,16 @@ static __global__ void __launch_bounds__(128) k_attn_decode(uint16_t *out, const
 			int g = o / D, dd = o % D;
 			const float *e = partial + ((size_t)b * nh + h0 + g) * n_splits * (D + 2) + 2 + dd;
 			float a = 0.0f;
-#pragma unroll 8
-			for (int sp = 0; sp < n_splits; sp++)
-				a = fmaf(mw[g * n_splits + sp], __ldcg(e + (size_t)sp * (D + 2)), a);
+			for (int s0 = 0; s0 < n_splits; s0 += 16) { /* 16 loads in flight at a time */
+				float v[16];
+#pragma unroll
+				for (int i = 0; i < 16; i++)
+					v[i] = s0 + i < n_splits ? __ldcg(e + (size_t)(s0 + i) * (D + 2)) : 0.0f;
+#pragma unroll
+				for (int i = 0; i < 16; i++)
+					if (s0 + i < n_splits)
+						a = fmaf(mw[g * n_splits + s0 + i], v[i], a);
+			}
 			out[((size_t)b * nh + h0) * D + o] = st(a * ls[g]);
 		}
 	}
@@ -639,18 +676,16 @@ static __global__ void __launch_bounds__(128) k_attn_decode(uint16_t *out, const
 template <int D>
 static cudaError_t attn_decode_d(uint16_t *out, const uint16_t *q, const uint16_t *kc,
 	const uint16_t *vc, float *partial, int *counters, const int *pos, int batch, int nh, int nkv,
-	int max_pos, int n_splits, int split_len, int pdl, const void *pf, size_t pf_bytes,
-	cudaStream_t s)
+	int max_pos, int n_splits, int split_len, int pdl, cudaStream_t s)
 {
 	return launch(k_attn_decode<D>, dim3((unsigned)(batch * nkv), (unsigned)n_splits), dim3(128), 0,
-		s, pdl, out, q, kc, vc, partial, counters, pos, nh, nkv, max_pos, n_splits, split_len, pf,
-		pf_bytes);
+		s, pdl, out, q, kc, vc, partial, counters, pos, nh, nkv, max_pos, n_splits, split_len);
 }
 
 extern "C" int lp_llm_k_attn_decode(uint16_t *out, const uint16_t *q, const uint16_t *k_cache,
 	const uint16_t *v_cache, float *partial, int *counters, const int *pos, int batch, int nh,
-	int nkv, int d, int max_pos, int n_splits, int split_len, int pdl, const void *pf,
-	size_t pf_bytes, void *stream, struct lp_err *err)
+	int nkv, int d, int max_pos, int n_splits, int split_len, int pdl, void *stream,
+	struct lp_err *err)
 {
 	cudaStream_t s = STREAM(stream);
 	if (nkv < 1 || nh % nkv || nh / nkv > LP_LLM_DEC_ATTN_GMAX || n_splits < 1 ||
@@ -663,19 +698,19 @@ extern "C" int lp_llm_k_attn_decode(uint16_t *out, const uint16_t *q, const uint
 	switch (d) {
 	case 32:
 		LP_CUDA_TRY(attn_decode_d<32>(out, q, k_cache, v_cache, partial, counters, pos, batch, nh,
-			nkv, max_pos, n_splits, split_len, pdl, pf, pf_bytes, s));
+			nkv, max_pos, n_splits, split_len, pdl, s));
 		return 0;
 	case 64:
 		LP_CUDA_TRY(attn_decode_d<64>(out, q, k_cache, v_cache, partial, counters, pos, batch, nh,
-			nkv, max_pos, n_splits, split_len, pdl, pf, pf_bytes, s));
+			nkv, max_pos, n_splits, split_len, pdl, s));
 		return 0;
 	case 128:
 		LP_CUDA_TRY(attn_decode_d<128>(out, q, k_cache, v_cache, partial, counters, pos, batch, nh,
-			nkv, max_pos, n_splits, split_len, pdl, pf, pf_bytes, s));
+			nkv, max_pos, n_splits, split_len, pdl, s));
 		return 0;
 	case 256:
 		LP_CUDA_TRY(attn_decode_d<256>(out, q, k_cache, v_cache, partial, counters, pos, batch, nh,
-			nkv, max_pos, n_splits, split_len, pdl, pf, pf_bytes, s));
+			nkv, max_pos, n_splits, split_len, pdl, s));
 		return 0;
 	}
 	return lp_err_set(err, LP_EOTHER, "attn_decode: head dim %d is not 32, 64, 128 or 256", d);

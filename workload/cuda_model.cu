@@ -47,7 +47,6 @@ struct cu_engine {
 	int q_dim, qkv_dim, max_pos, sh_inter, ops, t_max, moe_rows, max_tiles;
 	int dec_splits, dec_split_len, graph_kernels;
 	int fused, f_splits, f_split_len;   /* the fused decode path (cuda_decode.cu) and its splits */
-	size_t pf_bytes;                    /* its L2 prefetch of the next kernel's weights */
 	cudaStream_t stream;
 	cudaEvent_t ev[3];
 	lp_llm_blas *blas;
@@ -317,14 +316,6 @@ static struct lp_llm_dec_gemv dec_args(const struct cu_engine *e, enum lp_llm_de
 	return a;
 }
 
-/* The fused kernels' L2 prefetch: the first pf_bytes of the next projection's weights. */
-static void prefetch(const struct cu_engine *e, struct lp_llm_dec_gemv *a, const bf *w, size_t elems)
-{
-	size_t bytes = elems * sizeof(bf);
-	a->pf = w;
-	a->pf_bytes = bytes < e->pf_bytes ? bytes : e->pf_bytes;
-}
-
 /* Final norm + lm_head + greedy sampling on the fused kernel, which also writes the embedding of
  * the sampled token into x (the next step's input): the decode step's tail, and the prefill's
  * (its tn last positions, with the last layer's MLP output added on the fly). */
@@ -348,8 +339,6 @@ static int lm_head_fused(struct cu_engine *e, int tn, struct lp_err *err)
 	a.best = e->best;
 	a.embed = e->embed;
 	a.embed_out = e->x;
-	if (!lp_llm_layer_is_moe(c, 0)) /* the first layer's QKV comes next */
-		prefetch(e, &a, e->layers[0].qkv, (size_t)e->qkv_dim * h);
 	return lp_llm_k_dec_gemv(&a, e->stream, err);
 }
 
@@ -370,7 +359,6 @@ static int forward_fused(struct cu_engine *e, struct lp_err *err)
 		const struct cu_layer *y = &e->layers[l];
 		bf *kc = e->k_cache + l * layer_kv, *vc = e->v_cache + l * layer_kv;
 		int moe = lp_llm_layer_is_moe(c, l);
-		size_t o_elems = (size_t)h * e->q_dim;
 		op_push_payload(e, "layer", (uint64_t)l);
 		OP(e, "attn_norm", 0);
 		a = dec_args(e, LP_LLM_DEC_QKV_ROPE, y->qkv, e->qkv_dim, h);
@@ -385,16 +373,12 @@ static int forward_fused(struct cu_engine *e, struct lp_err *err)
 		a.nkv = nkv;
 		a.d = d;
 		a.max_pos = e->max_pos;
-		prefetch(e, &a, y->o, o_elems);
 		OP(e, "qkv", lp_llm_k_dec_gemv(&a, e->stream, err));
 		OP(e, "rope", 0);
 		OP(e, "attention", lp_llm_k_attn_decode(e->att, e->q, kc, vc, e->partial, e->attn_counters,
-			e->pos, nb, nh, nkv, d, e->max_pos, e->f_splits, e->f_split_len, e->o.pdl, y->o,
-			o_elems * sizeof(bf) < e->pf_bytes ? o_elems * sizeof(bf) : e->pf_bytes, e->stream, err));
+			e->pos, nb, nh, nkv, d, e->max_pos, e->f_splits, e->f_split_len, e->o.pdl, e->stream, err));
 		a = dec_args(e, LP_LLM_DEC_RESID, y->o, h, e->q_dim);
 		a.x_bf16 = e->att;
-		if (!moe)
-			prefetch(e, &a, y->gate_up, 2 * (size_t)c->intermediate_size * h);
 		OP(e, "o_proj", lp_llm_k_dec_gemv(&a, e->stream, err));
 		if (!moe) {
 			int rc;
@@ -403,15 +387,10 @@ static int forward_fused(struct cu_engine *e, struct lp_err *err)
 			a = dec_args(e, LP_LLM_DEC_SWIGLU, y->gate_up, 2 * c->intermediate_size, h);
 			a.norm_w = y->mlp_norm;
 			a.out = e->act;
-			prefetch(e, &a, y->down, (size_t)h * c->intermediate_size);
 			rc = lp_llm_k_dec_gemv(&a, e->stream, err);
 			if (rc == 0) {
 				a = dec_args(e, LP_LLM_DEC_RESID, y->down, h, c->intermediate_size);
 				a.x_bf16 = e->act;
-				if (l + 1 == c->num_hidden_layers)
-					prefetch(e, &a, e->lm_head, (size_t)c->vocab_size * h);
-				else if (!lp_llm_layer_is_moe(c, l + 1))
-					prefetch(e, &a, e->layers[l + 1].qkv, (size_t)e->qkv_dim * h);
 				rc = lp_llm_k_dec_gemv(&a, e->stream, err);
 			}
 			op_pop(e);
@@ -685,7 +664,6 @@ static void pick_fused(struct cu_engine *e, int sms)
 	int kmax = c->hidden_size > e->q_dim ? c->hidden_size : e->q_dim;
 	int base = nb * c->num_key_value_heads, want, most, n;
 	kmax = kmax > c->intermediate_size ? kmax : c->intermediate_size;
-	e->pf_bytes = (size_t)e->o.l2_prefetch_mb << 20;
 	e->fused = e->o.gemv == LP_LLM_GEMV_FUSED && nb <= LP_LLM_GEMV_MAX_T &&
 		   g <= LP_LLM_DEC_ATTN_GMAX && (d == 32 || d == 64 || d == 128 || d == 256) &&
 		   c->hidden_size % 8 == 0 && e->q_dim % 8 == 0 && c->intermediate_size % 8 == 0 &&

@@ -114,10 +114,9 @@ struct lp_llm_run_opts {
 	int cuda_graph;   /* capture the decode step in a CUDA graph (CUDA only) */
 	enum lp_llm_gemv gemv; /* how decode (<= 4 tokens per step) runs its projections (CUDA only) */
 	int pdl;          /* fused decode: programmatic dependent launch between its kernels */
-	int l2_prefetch_mb; /* fused decode: MB of the next kernel's weights each kernel asks L2 for */
 };
 
-#define LP_LLM_RUN_OPTS_INIT { LP_LLM_CPU, 1, 64, 32, 1234, 1, 1, LP_LLM_GEMV_FUSED, 1, 8 }
+#define LP_LLM_RUN_OPTS_INIT { LP_LLM_CPU, 1, 64, 32, 1234, 1, 1, LP_LLM_GEMV_FUSED, 1 }
 
 /* One measured iteration. tokens[] holds sequence 0's generated tokens: the prefill's sample,
  * then one per decode step (new_tokens + 1 values); the array is owned by the engine and valid

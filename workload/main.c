@@ -80,7 +80,7 @@ static int check_range(const char *opt, int v, int lo, int hi, struct lp_err *er
 
 struct lp_llm_cli {
 	const char *model, *device, *seed, *nvtx_ops, *cuda_graph, *gemv, *pdl;
-	int batch, prompt_len, new_tokens, warmup, iters, l2_prefetch_mb;
+	int batch, prompt_len, new_tokens, warmup, iters;
 };
 
 static int parse_args(int argc, const char **argv, struct lp_llm_cli *cli, struct lp_llm_run_opts *o,
@@ -99,7 +99,6 @@ static int parse_args(int argc, const char **argv, struct lp_llm_cli *cli, struc
 		LP_OPT_STRING(0, "cuda-graph", &cli->cuda_graph, "on|off", "replay the decode step as a CUDA graph (default on)"),
 		LP_OPT_STRING(0, "gemv", &cli->gemv, "fused|cublas|own", "decode through the fused kernels (default), cuBLAS or the own GEMV kernel"),
 		LP_OPT_STRING(0, "pdl", &cli->pdl, "on|off", "programmatic dependent launch between the fused decode kernels (default on)"),
-		LP_OPT_INT(0, "l2-prefetch", &cli->l2_prefetch_mb, "MB", "fused decode: MB of the next kernel's weights to prefetch into L2 (default 8)"),
 		LP_OPT_END,
 	};
 	struct lp_args args;
@@ -139,7 +138,6 @@ static int parse_args(int argc, const char **argv, struct lp_llm_cli *cli, struc
 	    check_range("new-tokens", cli->new_tokens, 0, 1 << 20, err) < 0 ||
 	    check_range("warmup", cli->warmup, 0, 1000, err) < 0 ||
 	    check_range("iters", cli->iters, 1, 100000, err) < 0 ||
-	    check_range("l2-prefetch", cli->l2_prefetch_mb, 0, 1024, err) < 0 ||
 	    parse_onoff("nvtx-ops", cli->nvtx_ops, &o->nvtx_ops, err) < 0 ||
 	    parse_onoff("cuda-graph", cli->cuda_graph, &o->cuda_graph, err) < 0 ||
 	    parse_onoff("pdl", cli->pdl, &o->pdl, err) < 0)
@@ -151,7 +149,6 @@ static int parse_args(int argc, const char **argv, struct lp_llm_cli *cli, struc
 	o->prompt_len = cli->prompt_len;
 	o->new_tokens = cli->new_tokens;
 	o->seed = seed;
-	o->l2_prefetch_mb = cli->l2_prefetch_mb;
 	return 0;
 }
 
@@ -184,7 +181,7 @@ static double decode_bytes_per_step(const struct lp_llm_config *c, const struct 
 int main(int argc, char **argv_in)
 {
 	const char **argv = (const char **)(void *)argv_in;
-	struct lp_llm_cli cli = { "tiny", "cpu", "1234", "on", "on", "fused", "on", 1, 64, 32, 1, 3, 8 };
+	struct lp_llm_cli cli = { "tiny", "cpu", "1234", "on", "on", "fused", "on", 1, 64, 32, 1, 3 };
 	struct lp_llm_run_opts o = LP_LLM_RUN_OPTS_INIT;
 	struct lp_err err = LP_ERR_INIT;
 	struct lp_buf conf = LP_BUF_INIT;
@@ -259,7 +256,6 @@ int main(int argc, char **argv_in)
 			"cuda_graph", o.device == LP_LLM_CUDA && o.cuda_graph);
 		json_object_set_new(s, "gemv", json_string(o.device != LP_LLM_CUDA ? "cpu" : lp_llm_gemv_name(o.gemv)));
 		json_object_set_new(s, "pdl", json_boolean(o.device == LP_LLM_CUDA && o.gemv == LP_LLM_GEMV_FUSED && o.pdl));
-		json_object_set_new(s, "l2_prefetch_mb", json_integer(o.device == LP_LLM_CUDA && o.gemv == LP_LLM_GEMV_FUSED ? o.l2_prefetch_mb : 0));
 		json_object_set_new(s, "params", json_integer((json_int_t)lp_llm_param_count(&cfg)));
 		json_object_set_new(s, "prefill_ms", json_real(pm));
 		json_object_set_new(s, "decode_ms", json_real(dm));

@@ -32,15 +32,13 @@ def main():
         per[key][0] += 1
         per[key][1] += float(k["dur"])
     ks.sort(key=lambda k: float(k["ts"]))
-    # steps: split before the kernel that starts each step (the embedding, or the first of the
-    # fused path, which has none)
-    first = short(ks[0]["name"])
+    # steps: each ends with its sampling kernel (k_argmax, or the fused lm_head: mode 3)
     steps, cur = [], []
     for k in ks:
-        if short(k["name"]) == first and cur:
+        cur.append(k)
+        if re.match(r"k_argmax|k_dec_gemv<\d, 3>", short(k["name"])):
             steps.append(cur)
             cur = []
-        cur.append(k)
     if cur:
         steps.append(cur)
     nsteps = len(steps)

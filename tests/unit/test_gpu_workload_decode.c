@@ -230,10 +230,6 @@ static void resid_case(int t, int n, int k, int pdl)
 	a.w = dw;
 	a.resid = dr;
 	a.x_bf16 = dx;
-	if (pdl) { /* an L2 prefetch of some bytes (here the weights): no effect on the result */
-		a.pf = dw;
-		a.pf_bytes = nw * 2;
-	}
 	TRY(lp_llm_k_dec_gemv(&a, NULL, &g_err));
 	get(got, dr, (size_t)t * n * 4);
 	/* what was added is y rounded to bf16 (one bf16 step apart at most: summation order) */
@@ -447,7 +443,7 @@ static void attn_case(int batch, int pos, int nh, int nkv, int d, int max_pos, i
 	dpart = dev(NULL, (size_t)batch * nh * n_splits * (d + 2) * 4);
 	dout = dev_poisoned(nq);
 	TRY(lp_llm_k_attn_decode(dout, dq, dk, dv, dpart, dcnt, dpos, batch, nh, nkv, d, max_pos,
-		n_splits, split_len, pdl, dv, nc * 2, NULL, &g_err)); /* prefetching V: harmless */
+		n_splits, split_len, pdl, NULL, &g_err));
 	get(got, dout, nq * 2);
 	close_bf16("attention", got, want, nq, 1e-2f, 1.0f / 64);
 	get(counters, dcnt, sizeof(int) * (size_t)batch * nkv);
@@ -456,7 +452,7 @@ static void attn_case(int batch, int pos, int nh, int nkv, int d, int max_pos, i
 	lp_llm_cuda_free(dout);
 	dout = dev_poisoned(nq);
 	TRY(lp_llm_k_attn_decode(dout, dq, dk, dv, dpart, dcnt, dpos, batch, nh, nkv, d, max_pos,
-		n_splits, split_len, pdl, dv, nc * 2, NULL, &g_err)); /* prefetching V: harmless */
+		n_splits, split_len, pdl, NULL, &g_err));
 	get(again, dout, nq * 2);
 	assert_memory_equal(again, got, nq * 2); /* deterministic, and the counters were reset */
 	lp_llm_cuda_free(dq), lp_llm_cuda_free(dk), lp_llm_cuda_free(dv), lp_llm_cuda_free(dpos);
@@ -510,13 +506,13 @@ static void test_bad_shapes_are_errors(void **state)
 	a.k = 60; /* not a multiple of 8 */
 	assert_int_equal(lp_llm_k_dec_gemv(&a, NULL, &g_err), -1);
 	assert_int_equal(lp_llm_k_attn_decode(NULL, NULL, NULL, NULL, NULL, NULL, NULL, 1, 32, 2, 64,
-		128, 1, 128, 0, NULL, 0, NULL, &g_err), -1); /* 16 heads a group */
+		128, 1, 128, 0, NULL, &g_err), -1); /* 16 heads a group */
 	assert_int_equal(lp_llm_k_attn_decode(NULL, NULL, NULL, NULL, NULL, NULL, NULL, 1, 8, 2, 64,
-		200, 3, 64, 0, NULL, 0, NULL, &g_err), -1); /* slices do not cover the context */
+		200, 3, 64, 0, NULL, &g_err), -1); /* slices do not cover the context */
 	assert_int_equal(lp_llm_k_attn_decode(NULL, NULL, NULL, NULL, NULL, NULL, NULL, 1, 8, 2, 96,
-		128, 1, 128, 0, NULL, 0, NULL, &g_err), -1); /* head dim 96 */
+		128, 1, 128, 0, NULL, &g_err), -1); /* head dim 96 */
 	assert_int_equal(lp_llm_k_attn_decode(NULL, NULL, NULL, NULL, NULL, NULL, NULL, 1, 8, 2, 64,
-		65 * 64, 65, 64, 0, NULL, 0, NULL, &g_err), -1); /* over LP_LLM_DEC_ATTN_MAX_SPLITS */
+		65 * 64, 65, 64, 0, NULL, &g_err), -1); /* over LP_LLM_DEC_ATTN_MAX_SPLITS */
 }
 
 int main(void)
