@@ -673,6 +673,182 @@ static __global__ void __launch_bounds__(128) k_attn_decode(uint16_t *out, const
 		counters[bk] = 0;
 }
 
+/* Single pass, for a context that fits one block (lp_llm_dec_attn_one_pass): block (sequence, KV
+ * head), thread t = key t. Each thread holds its K row in registers and puts its V row in shared
+ * memory; the G scores, block-wide max and sum per head; then (dim pair, key slice) threads sum
+ * P V from shared memory and the slices are added up. No partials, no second block to wait for. */
+static __host__ __device__ constexpr int one_pass_keys(int d)
+{
+	return d == 32 ? 1024 : d == 64 ? 768 : d == 128 ? 384 : 128;
+}
+
+static __host__ __device__ constexpr int one_pass_unit(int d)
+{
+	return d / 2 > 32 ? d / 2 : 32; /* the block size is a multiple of this */
+}
+
+static size_t one_pass_smem(int d, int nt)
+{
+	const int gm = LP_LLM_DEC_ATTN_GMAX, kp = nt / (d / 2);
+	return (size_t)nt * d * 2 + (size_t)gm * nt * 4 + (size_t)gm * d * 4 + 2 * gm * 32 * 4 +
+	       (size_t)kp * gm * d * 4;
+}
+
+template <int D>
+static __global__ void __launch_bounds__(one_pass_keys(D)) k_attn_one_pass(uint16_t *out,
+	const uint16_t *q, const uint16_t *kc, const uint16_t *vc, const int *pos_p, int nh, int nkv,
+	int max_pos)
+{
+	constexpr int GM = LP_LLM_DEC_ATTN_GMAX, D2 = D / 2;
+	extern __shared__ __align__(16) unsigned char sm[];
+	const int nt = blockDim.x, t = threadIdx.x, lane = t & 31, w = t >> 5, nw = nt >> 5;
+	const int b = blockIdx.x / nkv, kvh = blockIdx.x % nkv, G = nh / nkv, kparts = nt / D2;
+	uint16_t *vs = (uint16_t *)sm;                      /* [nt][D] */
+	float *ps = (float *)(sm + (size_t)nt * D * 2);     /* [GM][nt] */
+	float *qs = ps + GM * nt;                           /* [GM][D] */
+	float *red = qs + GM * D;                           /* [2][GM][32] */
+	float *part = red + 2 * GM * 32;                    /* [kparts][GM][D] */
+	const uint16_t *kb = kc + ((size_t)b * nkv + kvh) * (size_t)max_pos * D;
+	const uint16_t *vb = vc + ((size_t)b * nkv + kvh) * (size_t)max_pos * D;
+	const uint16_t *qb = q + ((size_t)b * nh + (size_t)kvh * G) * D;
+	uint4 kv[D / 8];
+	float s[GM], mx[GM], inv_l[GM];
+
+	/* Before the wait (see k_attn_decode): every row but the one at *pos. */
+	const int pos = *pos_p, n = pos + 1;
+	if (t < n && t != pos) {
+#pragma unroll
+		for (int c = 0; c < D / 8; c++) {
+			kv[c] = ((const uint4 *)(kb + (size_t)t * D))[c];
+			((uint4 *)(vs + (size_t)t * D))[c] = ((const uint4 *)(vb + (size_t)t * D))[c];
+		}
+	}
+	pdl_wait();
+	pdl_launch_next();
+	if (t == pos) {
+#pragma unroll
+		for (int c = 0; c < D / 8; c++) {
+			kv[c] = ((const uint4 *)(kb + (size_t)t * D))[c];
+			((uint4 *)(vs + (size_t)t * D))[c] = ((const uint4 *)(vb + (size_t)t * D))[c];
+		}
+	}
+	for (int i = t; i < G * D; i += nt)
+		qs[i] = ld(qb + i) * rsqrtf((float)D);
+	__syncthreads();
+#pragma unroll
+	for (int g = 0; g < GM; g++)
+		s[g] = -FLT_MAX;
+	if (t < n) {
+#pragma unroll
+		for (int g = 0; g < GM; g++)
+			if (g < G)
+				s[g] = 0.0f;
+#pragma unroll
+		for (int c = 0; c < D / 8; c++) {
+			const uint32_t e[4] = { kv[c].x, kv[c].y, kv[c].z, kv[c].w };
+#pragma unroll
+			for (int g = 0; g < GM; g++) {
+				if (g < G) {
+					const float *qq = qs + g * D + c * 8;
+#pragma unroll
+					for (int i = 0; i < 4; i++) {
+						s[g] = fmaf(bf_bits(e[i] & 0xffffu), qq[2 * i], s[g]);
+						s[g] = fmaf(__uint_as_float(e[i] & 0xffff0000u), qq[2 * i + 1], s[g]);
+					}
+				}
+			}
+		}
+	}
+	/* softmax over the block, per head: max, then sum */
+#pragma unroll
+	for (int g = 0; g < GM; g++) {
+		float m = warp_max(s[g]);
+		if (lane == 0 && g < G)
+			red[g * 32 + w] = m;
+	}
+	__syncthreads();
+#pragma unroll
+	for (int g = 0; g < GM; g++) {
+		mx[g] = warp_max(lane < nw && g < G ? red[g * 32 + lane] : -FLT_MAX);
+		float p = t < n && g < G ? expf(s[g] - mx[g]) : 0.0f;
+		if (g < G)
+			ps[g * nt + t] = p;
+		p = warp_sum(p);
+		if (lane == 0 && g < G)
+			red[(GM + g) * 32 + w] = p;
+	}
+	__syncthreads();
+#pragma unroll
+	for (int g = 0; g < GM; g++)
+		inv_l[g] = 1.0f / warp_sum(lane < nw && g < G ? red[(GM + g) * 32 + lane] : 0.0f);
+	/* P V: thread (key slice kp, dims 2 d2, 2 d2 + 1) over keys kp, kp + kparts, ... */
+	{
+		const int d2 = t % D2, kp = t / D2;
+		float a0[GM], a1[GM];
+#pragma unroll
+		for (int g = 0; g < GM; g++)
+			a0[g] = a1[g] = 0.0f;
+		if (kp < kparts) {
+			for (int j = kp; j < n; j += kparts) {
+				uint32_t v2 = *(const uint32_t *)(vs + (size_t)j * D + 2 * d2);
+				float v0 = bf_bits(v2 & 0xffffu), v1 = __uint_as_float(v2 & 0xffff0000u);
+#pragma unroll
+				for (int g = 0; g < GM; g++) {
+					if (g < G) {
+						float pj = ps[g * nt + j];
+						a0[g] = fmaf(pj, v0, a0[g]);
+						a1[g] = fmaf(pj, v1, a1[g]);
+					}
+				}
+			}
+#pragma unroll
+			for (int g = 0; g < GM; g++) {
+				if (g < G) {
+					part[((size_t)kp * GM + g) * D + 2 * d2] = a0[g];
+					part[((size_t)kp * GM + g) * D + 2 * d2 + 1] = a1[g];
+				}
+			}
+		}
+	}
+	__syncthreads();
+	for (int o = t; o < G * D; o += nt) {
+		int g = o / D;
+		float a = 0.0f;
+		for (int kp = 0; kp < kparts; kp++)
+			a += part[((size_t)kp * GM + g) * D + o % D];
+		float il = 0.0f;
+#pragma unroll
+		for (int gg = 0; gg < GM; gg++)
+			il = gg == g ? inv_l[gg] : il;
+		out[((size_t)b * nh + (size_t)kvh * G) * D + o] = st(a * il);
+	}
+}
+
+template <int D>
+static cudaError_t attn_one_pass_d(uint16_t *out, const uint16_t *q, const uint16_t *kc,
+	const uint16_t *vc, const int *pos, int batch, int nh, int nkv, int max_pos, int pdl,
+	cudaStream_t s)
+{
+	static size_t smem_set = 48u << 10;
+	const int unit = one_pass_unit(D);
+	int nt = (max_pos + unit - 1) / unit * unit;
+	size_t smem = one_pass_smem(D, nt);
+	if (smem > smem_set) {
+		cudaError_t e = cudaFuncSetAttribute(k_attn_one_pass<D>,
+			cudaFuncAttributeMaxDynamicSharedMemorySize, (int)one_pass_smem(D, one_pass_keys(D)));
+		if (e != cudaSuccess)
+			return e;
+		smem_set = one_pass_smem(D, one_pass_keys(D));
+	}
+	return launch(k_attn_one_pass<D>, dim3((unsigned)(batch * nkv)), dim3((unsigned)nt), smem, s,
+		pdl, out, q, kc, vc, pos, nh, nkv, max_pos);
+}
+
+extern "C" int lp_llm_dec_attn_one_pass(int d, int max_pos)
+{
+	return (d == 32 || d == 64 || d == 128 || d == 256) && max_pos <= one_pass_keys(d);
+}
+
 template <int D>
 static cudaError_t attn_decode_d(uint16_t *out, const uint16_t *q, const uint16_t *kc,
 	const uint16_t *vc, float *partial, int *counters, const int *pos, int batch, int nh, int nkv,
@@ -695,6 +871,14 @@ extern "C" int lp_llm_k_attn_decode(uint16_t *out, const uint16_t *q, const uint
 		return lp_err_set(err, LP_EOTHER,
 			"attn_decode: bad shape (heads %d/%d, %d splits of %d keys, %d positions)", nh, nkv,
 			n_splits, split_len, max_pos);
+	if (n_splits == 1 && lp_llm_dec_attn_one_pass(d, max_pos)) {
+		switch (d) {
+		case 32: LP_CUDA_TRY(attn_one_pass_d<32>(out, q, k_cache, v_cache, pos, batch, nh, nkv, max_pos, pdl, s)); return 0;
+		case 64: LP_CUDA_TRY(attn_one_pass_d<64>(out, q, k_cache, v_cache, pos, batch, nh, nkv, max_pos, pdl, s)); return 0;
+		case 128: LP_CUDA_TRY(attn_one_pass_d<128>(out, q, k_cache, v_cache, pos, batch, nh, nkv, max_pos, pdl, s)); return 0;
+		default: LP_CUDA_TRY(attn_one_pass_d<256>(out, q, k_cache, v_cache, pos, batch, nh, nkv, max_pos, pdl, s)); return 0;
+		}
+	}
 	switch (d) {
 	case 32:
 		LP_CUDA_TRY(attn_decode_d<32>(out, q, k_cache, v_cache, partial, counters, pos, batch, nh,
