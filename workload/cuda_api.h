@@ -149,10 +149,6 @@ int lp_llm_k_dec_gemv(const struct lp_llm_dec_gemv *a, void *stream, struct lp_e
  * d is 32, 64, 128 or 256. `partial` holds batch * nh * n_splits * (d + 2) floats, `counters`
  * batch * nkv zeroed ints (left zeroed). With `pdl`, the first tile but the row at *pos is loaded
  * before the wait for the kernel before (which writes that row and q). */
-/* With n_splits 1 and a context that fits one block (lp_llm_dec_attn_one_pass: max_pos <= 1024,
- * 768, 384, 128 keys for d = 32, 64, 128, 256), a single-pass kernel instead: one block per
- * (sequence, KV head), one thread per key, no merge. */
-int lp_llm_dec_attn_one_pass(int d, int max_pos);
 #define LP_LLM_DEC_ATTN_GMAX 8
 #define LP_LLM_DEC_ATTN_TILE 64
 #define LP_LLM_DEC_ATTN_MAX_SPLITS 64

@@ -670,8 +670,8 @@ static void pick_fused(struct cu_engine *e, int sms)
 		   c->vocab_size % 2 == 0 && lp_llm_dec_gemv_fits(nb, kmax);
 	e->f_splits = 1;
 	e->f_split_len = (e->max_pos + LP_LLM_DEC_ATTN_TILE - 1) / LP_LLM_DEC_ATTN_TILE * LP_LLM_DEC_ATTN_TILE;
-	if (!e->fused || lp_llm_dec_attn_one_pass(d, e->max_pos))
-		return; /* one slice: the single-pass kernel */
+	if (!e->fused)
+		return;
 	want = (2 * sms + base - 1) / base;
 	most = (e->max_pos + LP_LLM_DEC_ATTN_TILE - 1) / LP_LLM_DEC_ATTN_TILE;
 	n = want < most ? want : most;
