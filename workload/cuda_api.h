@@ -87,6 +87,78 @@ int lp_llm_k_moe_combine(uint16_t *out, const uint16_t *eo, const float *weights
 int lp_llm_k_gemv(void *y, int y_f32, const uint16_t *x, const uint16_t *w, int t, int n, int k,
 	void *stream, struct lp_err *err);
 
+/* --- fused decode (t = batch <= LP_LLM_GEMV_MAX_T sequences, one new token each) ---
+ * One GEMV kernel with the neighbouring element-wise ops fused in, in four modes. Each warp
+ * streams two weight rows (16-byte loads, the next chunk in flight while the current one is
+ * summed); the input vector is prepared once per block in shared memory. With `pdl`, kernels are
+ * launched with programmatic dependent launch: a kernel starts while its predecessor finishes,
+ * loads its first weights, and only then waits for the predecessor's outputs.
+ *   QKV_ROPE: x = rmsnorm(resid) * norm_w; y = x W^T [t][(nh + 2 nkv) d] (+ bias), each value
+ *     rounded to bf16 as lp_llm_gemm would; q [t][nh d] rotated; k rotated and v appended to
+ *     one layer's cache [batch][nkv][max_pos][d] at position *pos (token j is sequence j).
+ *   RESID: resid[j][i] += bf16(x W^T)[j][i] with x = x_bf16 [t][k]: the residual add.
+ *   SWIGLU: x = rmsnorm(resid) * norm_w; W is [2 inter][k] (gate rows, then up rows);
+ *     out [t][inter] = silu(bf16 gate) * bf16 up, i.e. lp_llm_k_swiglu after lp_llm_gemm.
+ *   ARGMAX: x = rmsnorm(resid (+ delta)) * norm_w; logits [t][n] = x W^T (fp32), then what
+ *     lp_llm_k_argmax does: next[j], tokens[j * tokens_stride + *pos + tn - prompt_len] (when
+ *     tokens is set), *pos += tn, through the zeroed *done and best[t] (zeroed again by the
+ *     kernel's last block); with embed set, also embed_out[j][0..k) = embed[next[j]] (the next
+ *     step's input, so that the step needs no embedding kernel). resid rows are resid_stride
+ *     floats apart (0: k), and so are the rows of the optional bf16 delta (the prefill's last
+ *     positions with the last layer's MLP output not yet added).
+ * Limits: k % 8 == 0, n even; t * k * 2 bytes of shared memory (lp_llm_dec_gemv_fits). */
+enum lp_llm_dec_mode { LP_LLM_DEC_QKV_ROPE = 0, LP_LLM_DEC_RESID, LP_LLM_DEC_SWIGLU, LP_LLM_DEC_ARGMAX };
+
+struct lp_llm_dec_gemv {
+	enum lp_llm_dec_mode mode;
+	int t, n, k;                 /* tokens, output rows of W, input width */
+	int pdl;
+	const uint16_t *w;           /* [n][k] */
+	/* input: rmsnorm(resid) * norm_w (QKV_ROPE, SWIGLU, ARGMAX) or x_bf16 (RESID) */
+	float *resid;                /* [t][k] fp32 residual stream; RESID: [t][n], updated */
+	const uint16_t *norm_w;
+	float eps;
+	const uint16_t *x_bf16;
+	/* QKV_ROPE */
+	uint16_t *q, *k_cache, *v_cache;
+	const uint16_t *bias;        /* may be NULL */
+	const float *rope_tab;
+	int *pos;                    /* ARGMAX advances it */
+	int nh, nkv, d, max_pos;
+	/* SWIGLU */
+	uint16_t *out;
+	/* ARGMAX */
+	float *logits;
+	int32_t *next, *tokens;
+	int tokens_stride, prompt_len, tn;
+	int *done;
+	unsigned long long *best;    /* [t], zeroed */
+	int resid_stride;
+	const uint16_t *delta;
+	const uint16_t *embed;
+	float *embed_out;
+};
+int lp_llm_dec_gemv_fits(int t, int k);
+int lp_llm_k_dec_gemv(const struct lp_llm_dec_gemv *a, void *stream, struct lp_err *err);
+
+/* Decode attention (one query per sequence, at position *pos, keys 0..*pos) for the fused path:
+ * one block per (sequence, KV head, slice of split_len keys) takes the nh / nkv query heads of
+ * its group (at most LP_LLM_DEC_ATTN_GMAX), stages each 64-key tile in shared memory; with
+ * n_splits > 1 the last block of a (sequence, KV head) to finish merges the slices. split_len is
+ * a multiple of 64 with split_len * n_splits >= max_pos, n_splits <= LP_LLM_DEC_ATTN_MAX_SPLITS;
+ * d is 32, 64, 128 or 256. `partial` holds batch * nh * n_splits * (d + 2) floats, `counters`
+ * batch * nkv zeroed ints (left zeroed). With `pdl`, the first tile but the row at *pos is loaded
+ * before the wait for the kernel before (which writes that row and q). */
+#define LP_LLM_DEC_ATTN_GMAX 8
+#define LP_LLM_DEC_ATTN_TILE 64
+#define LP_LLM_DEC_ATTN_MAX_SPLITS 64
+int lp_llm_k_attn_decode(uint16_t *out, const uint16_t *q, const uint16_t *k_cache,
+	const uint16_t *v_cache, float *partial, int *counters, const int *pos, int batch, int nh,
+	int nkv, int d, int max_pos, int n_splits, int split_len, int pdl, void *stream,
+	struct lp_err *err);
+/* x[i] += delta[i] for i < n (fp32 residual, bf16 delta): the MoE layers' residual add. */
+int lp_llm_k_add(float *x, const uint16_t *delta, size_t n, void *stream, struct lp_err *err);
+
 /* --- cuBLAS --- */
 typedef struct lp_llm_blas lp_llm_blas; /* a cuBLAS handle with its workspace and stream */
 int lp_llm_blas_create(lp_llm_blas **b, void *stream, struct lp_err *err);

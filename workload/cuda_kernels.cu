@@ -3,9 +3,6 @@
  * go through cuBLAS (lp_llm_gemm, at the end); cuda_model.cu strings everything into a decoder.
  * Kernels read positions from device memory (never from the host) so that the decode step can be
  * captured once in a CUDA graph and replayed at every position. */
-extern "C" {
-#include "core/err.h"
-}
 #include <cublas_v2.h>
 #include <cuda_bf16.h>
 #include <cuda_runtime.h>
@@ -14,19 +11,9 @@ extern "C" {
 #include <stdint.h>
 #include <stdlib.h>
 
+#include "cuda_common.cuh" /* first: core/err.h with C linkage */
 #include "cuda_api.h"
 #include "rng.h"
-
-#define LP_CUDA_TRY(call)                                                                  \
-	do {                                                                               \
-		cudaError_t e_ = (call);                                                   \
-		if (e_ != cudaSuccess)                                                     \
-			return lp_err_set(err, LP_EOTHER, "%s:%d: %s: %s", __FILE__, __LINE__,   \
-				#call, cudaGetErrorString(e_));                            \
-	} while (0)
-
-/* After a launch: configuration errors show up in cudaGetLastError. */
-#define LP_LAUNCHED(what) LP_CUDA_TRY(cudaGetLastError())
 
 #define LP_BLAS_TRY(call)                                                                  \
 	do {                                                                               \
@@ -36,33 +23,7 @@ extern "C" {
 				#call, cublasGetStatusString(s_));                         \
 	} while (0)
 
-#define STREAM(s) ((cudaStream_t)(s))
-
 typedef __nv_bfloat16 bf16;
-
-static __device__ __forceinline__ float ld(const uint16_t *p)
-{
-	return __uint_as_float((uint32_t)(*p) << 16);
-}
-
-static __device__ __forceinline__ uint16_t st(float v)
-{
-	return __bfloat16_as_ushort(__float2bfloat16_rn(v));
-}
-
-static __device__ __forceinline__ float warp_sum(float v)
-{
-	for (int o = 16; o > 0; o >>= 1)
-		v += __shfl_xor_sync(0xffffffffu, v, o);
-	return v;
-}
-
-static __device__ __forceinline__ float warp_max(float v)
-{
-	for (int o = 16; o > 0; o >>= 1)
-		v = fmaxf(v, __shfl_xor_sync(0xffffffffu, v, o));
-	return v;
-}
 
 /* Sum over a block of up to 1024 threads (all threads get the result). */
 static __device__ float block_sum(float v)

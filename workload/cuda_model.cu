@@ -46,6 +46,7 @@ struct cu_engine {
 	struct lp_llm_run_opts o;
 	int q_dim, qkv_dim, max_pos, sh_inter, ops, t_max, moe_rows, max_tiles;
 	int dec_splits, dec_split_len, graph_kernels;
+	int fused, f_splits, f_split_len;   /* the fused decode path (cuda_decode.cu) and its splits */
 	cudaStream_t stream;
 	cudaEvent_t ev[3];
 	lp_llm_blas *blas;
@@ -59,7 +60,8 @@ struct cu_engine {
 	bf *xn, *qkv, *q, *att, *o_out, *gu, *act, *mlp_out, *last;
 	bf *e_gu, *e_act, *e_out, *sh_out;
 	int32_t *prompt, *next, *tokens, *r_ids, *sorted, *tile_expert;
-	int *pos, *done, *n_tiles;
+	int *pos, *done, *n_tiles, *attn_counters;
+	unsigned long long *best;
 	float *h_logits;
 	size_t weight_bytes, act_bytes, kv_bytes;
 };
@@ -134,7 +136,10 @@ static void plan_buffers(struct cu_engine *e, struct plan *p)
 	e->mlp_out = TAKE(p, t * h, bf);
 	e->last = TAKE(p, nb * h, bf);
 	e->logits = TAKE(p, nb * c->vocab_size, float);
-	e->partial = TAKE(p, nb * c->num_attention_heads * (size_t)e->dec_splits * (c->head_dim + 2), float);
+	e->partial = TAKE(p, nb * c->num_attention_heads *
+		(size_t)(e->dec_splits > e->f_splits ? e->dec_splits : e->f_splits) * (c->head_dim + 2), float);
+	e->attn_counters = TAKE(p, nb * c->num_key_value_heads, int);
+	e->best = TAKE(p, nb, unsigned long long);
 	e->prompt = TAKE(p, t, int32_t);
 	e->next = TAKE(p, nb, int32_t);
 	e->tokens = TAKE(p, nb * (e->o.new_tokens + 1), int32_t);
@@ -226,11 +231,11 @@ static void op_pop(const struct cu_engine *e)
 			return -1;         \
 	} while (0)
 
-/* y[t][n] = x[t][k] W^T: cuBLAS, or the own GEMV for decode-sized t with --gemv own */
+/* y[t][n] = x[t][k] W^T: cuBLAS, or the own GEMV for decode-sized t unless --gemv cublas */
 static int proj(struct cu_engine *e, void *y, int y_f32, const bf *x, const bf *w, int t, int n,
 	int k, struct lp_err *err)
 {
-	if (e->o.own_gemv && t <= LP_LLM_GEMV_MAX_T)
+	if (e->o.gemv != LP_LLM_GEMV_CUBLAS && t <= LP_LLM_GEMV_MAX_T)
 		return lp_llm_k_gemv(y, y_f32, x, w, t, n, k, e->stream, err);
 	return lp_llm_gemm(e->blas, y, y_f32, x, w, t, n, k, err);
 }
@@ -269,6 +274,146 @@ static int experts(struct cu_engine *e, const struct cu_layer *y, int t, struct 
 		e->stream, err);
 }
 
+/* The "moe" range: router, shared experts, routed experts into e->mlp_out; with add_to_x, then
+ * added to the residual stream (the fused decode path, which has no norm kernel to fuse it in). */
+static int moe_block(struct cu_engine *e, const struct cu_layer *y, int t, int add_to_x,
+	struct lp_err *err)
+{
+	int rc;
+	op_push(e, "moe");
+	op_push(e, "router");
+	rc = router(e, y, t, err);
+	op_pop(e);
+	if (rc == 0 && e->sh_inter) {
+		op_push(e, "shared_experts");
+		rc = dense_mlp(e, e->sh_out, y->sh_gate_up, y->sh_down, e->sh_inter, t, err);
+		op_pop(e);
+	}
+	if (rc == 0) {
+		op_push(e, "experts");
+		rc = experts(e, y, t, err);
+		op_pop(e);
+	}
+	if (rc == 0 && add_to_x)
+		rc = lp_llm_k_add(e->x, e->mlp_out, (size_t)t * e->c.hidden_size, e->stream, err);
+	op_pop(e);
+	return rc;
+}
+
+static struct lp_llm_dec_gemv dec_args(const struct cu_engine *e, enum lp_llm_dec_mode mode,
+	const bf *w, int n, int k)
+{
+	struct lp_llm_dec_gemv a;
+	memset(&a, 0, sizeof(a));
+	a.mode = mode;
+	a.t = e->o.batch;
+	a.n = n;
+	a.k = k;
+	a.pdl = e->o.pdl;
+	a.w = w;
+	a.resid = e->x;
+	a.eps = (float)e->c.rms_norm_eps;
+	return a;
+}
+
+/* Final norm + lm_head + greedy sampling on the fused kernel, which also writes the embedding of
+ * the sampled token into x (the next step's input): the decode step's tail, and the prefill's
+ * (its tn last positions, with the last layer's MLP output added on the fly). */
+static int lm_head_fused(struct cu_engine *e, int tn, struct lp_err *err)
+{
+	const struct lp_llm_config *c = &e->c;
+	int h = c->hidden_size;
+	struct lp_llm_dec_gemv a = dec_args(e, LP_LLM_DEC_ARGMAX, e->lm_head, c->vocab_size, h);
+	a.resid = e->x + (size_t)(tn - 1) * h;
+	a.resid_stride = tn * h;
+	a.delta = tn > 1 ? e->mlp_out + (size_t)(tn - 1) * h : NULL;
+	a.tn = tn;
+	a.norm_w = e->final_norm;
+	a.pos = e->pos;
+	a.logits = e->logits;
+	a.next = e->next;
+	a.tokens = e->tokens;
+	a.tokens_stride = e->o.new_tokens + 1;
+	a.prompt_len = e->o.prompt_len;
+	a.done = e->done;
+	a.best = e->best;
+	a.embed = e->embed;
+	a.embed_out = e->x;
+	return lp_llm_k_dec_gemv(&a, e->stream, err);
+}
+
+/* One decode step on the fused kernels (cuda_decode.cu): per dense layer, RMSNorm + QKV + RoPE
+ * + KV append, attention, O + residual, RMSNorm + gate/up + SwiGLU, down + residual; then
+ * final norm + lm_head + argmax. The op ranges stay those of forward(): the ranges of ops fused
+ * into a neighbour (attn_norm, rope, mlp_norm, final_norm, sample) are left empty. */
+static int forward_fused(struct cu_engine *e, struct lp_err *err)
+{
+	const struct lp_llm_config *c = &e->c;
+	int h = c->hidden_size, nb = e->o.batch, d = c->head_dim;
+	int nh = c->num_attention_heads, nkv = c->num_key_value_heads;
+	size_t layer_kv = (size_t)nb * nkv * e->max_pos * d;
+	struct lp_llm_dec_gemv a;
+
+	OP(e, "embed", 0); /* x holds the embedding already: lm_head_fused wrote it */
+	for (int l = 0; l < c->num_hidden_layers; l++) {
+		const struct cu_layer *y = &e->layers[l];
+		bf *kc = e->k_cache + l * layer_kv, *vc = e->v_cache + l * layer_kv;
+		int moe = lp_llm_layer_is_moe(c, l);
+		op_push_payload(e, "layer", (uint64_t)l);
+		OP(e, "attn_norm", 0);
+		a = dec_args(e, LP_LLM_DEC_QKV_ROPE, y->qkv, e->qkv_dim, h);
+		a.norm_w = y->attn_norm;
+		a.q = e->q;
+		a.k_cache = kc;
+		a.v_cache = vc;
+		a.bias = y->qkv_bias;
+		a.rope_tab = e->rope;
+		a.pos = e->pos;
+		a.nh = nh;
+		a.nkv = nkv;
+		a.d = d;
+		a.max_pos = e->max_pos;
+		OP(e, "qkv", lp_llm_k_dec_gemv(&a, e->stream, err));
+		OP(e, "rope", 0);
+		OP(e, "attention", lp_llm_k_attn_decode(e->att, e->q, kc, vc, e->partial, e->attn_counters,
+			e->pos, nb, nh, nkv, d, e->max_pos, e->f_splits, e->f_split_len, e->o.pdl, e->stream, err));
+		a = dec_args(e, LP_LLM_DEC_RESID, y->o, h, e->q_dim);
+		a.x_bf16 = e->att;
+		OP(e, "o_proj", lp_llm_k_dec_gemv(&a, e->stream, err));
+		if (!moe) {
+			int rc;
+			OP(e, "mlp_norm", 0);
+			op_push(e, "mlp");
+			a = dec_args(e, LP_LLM_DEC_SWIGLU, y->gate_up, 2 * c->intermediate_size, h);
+			a.norm_w = y->mlp_norm;
+			a.out = e->act;
+			rc = lp_llm_k_dec_gemv(&a, e->stream, err);
+			if (rc == 0) {
+				a = dec_args(e, LP_LLM_DEC_RESID, y->down, h, c->intermediate_size);
+				a.x_bf16 = e->act;
+				rc = lp_llm_k_dec_gemv(&a, e->stream, err);
+			}
+			op_pop(e);
+			if (rc < 0) {
+				op_pop(e);
+				return -1;
+			}
+		} else {
+			OP(e, "mlp_norm", lp_llm_k_rmsnorm(e->xn, e->x, NULL, y->mlp_norm, nb, h, 1, 0,
+				(float)c->rms_norm_eps, e->stream, err));
+			if (moe_block(e, y, nb, 1, err) < 0) {
+				op_pop(e);
+				return -1;
+			}
+		}
+		op_pop(e); /* layer */
+	}
+	OP(e, "final_norm", 0);
+	OP(e, "lm_head", lm_head_fused(e, 1, err));
+	OP(e, "sample", 0);
+	return 0;
+}
+
 /* tn new tokens per sequence from `tokens` at position *e->pos; ends with the greedy tokens in
  * e->next (and e->tokens) and *e->pos advanced by tn, all on the device. */
 static int forward(struct cu_engine *e, const int32_t *tokens, int tn, struct lp_err *err)
@@ -280,11 +425,13 @@ static int forward(struct cu_engine *e, const int32_t *tokens, int tn, struct lp
 	float eps = (float)c->rms_norm_eps;
 	size_t layer_kv = (size_t)nb * nkv * e->max_pos * d;
 
+	if (tn == 1 && e->fused && tokens == e->next)
+		return forward_fused(e, err);
 	OP(e, "embed", lp_llm_k_embed(e->x, e->embed, tokens, t, h, e->stream, err));
 	for (int l = 0; l < c->num_hidden_layers; l++) {
 		const struct cu_layer *y = &e->layers[l];
 		bf *kc = e->k_cache + l * layer_kv, *vc = e->v_cache + l * layer_kv;
-		int moe = lp_llm_layer_is_moe(c, l), rc;
+		int moe = lp_llm_layer_is_moe(c, l);
 		op_push_payload(e, "layer", (uint64_t)l);
 		/* the previous layer's MLP output joins the residual stream here (fused add) */
 		OP(e, "attn_norm", lp_llm_k_rmsnorm(e->xn, e->x, l ? e->mlp_out : NULL, y->attn_norm, t, h,
@@ -299,31 +446,19 @@ static int forward(struct cu_engine *e, const int32_t *tokens, int tn, struct lp
 			e->stream, err));
 		if (!moe) {
 			OP(e, "mlp", dense_mlp(e, e->mlp_out, y->gate_up, y->down, c->intermediate_size, t, err));
-		} else {
-			op_push(e, "moe");
-			rc = 0;
-			op_push(e, "router");
-			rc = router(e, y, t, err);
+		} else if (moe_block(e, y, t, 0, err) < 0) {
 			op_pop(e);
-			if (rc == 0 && e->sh_inter) {
-				op_push(e, "shared_experts");
-				rc = dense_mlp(e, e->sh_out, y->sh_gate_up, y->sh_down, e->sh_inter, t, err);
-				op_pop(e);
-			}
-			if (rc == 0) {
-				op_push(e, "experts");
-				rc = experts(e, y, t, err);
-				op_pop(e);
-			}
-			op_pop(e);
-			if (rc < 0) {
-				op_pop(e);
-				return -1;
-			}
+			return -1;
 		}
 		op_pop(e); /* layer */
 	}
 	/* only the last position of each sequence is sampled */
+	if (e->fused) { /* and leaves the next step's embedding in x */
+		OP(e, "final_norm", 0);
+		OP(e, "lm_head", lm_head_fused(e, tn, err));
+		OP(e, "sample", 0);
+		return 0;
+	}
 	OP(e, "final_norm", lp_llm_k_rmsnorm(e->last, e->x, e->mlp_out, e->final_norm, nb, h, tn, tn - 1,
 		eps, e->stream, err));
 	OP(e, "lm_head", proj(e, e->logits, 1, e->last, e->lm_head, nb, c->vocab_size, h, err));
@@ -519,6 +654,35 @@ static void pick_splits(struct cu_engine *e, int sms)
 	e->dec_splits = (e->max_pos + e->dec_split_len - 1) / e->dec_split_len;
 }
 
+/* The fused decode path: --gemv fused, and shapes its kernels take (else decode falls back to the
+ * own GEMV). Its attention splits the context into slices of a multiple of 64 keys, enough of
+ * them for 2 blocks per SM where the context allows. */
+static void pick_fused(struct cu_engine *e, int sms)
+{
+	const struct lp_llm_config *c = &e->c;
+	int nb = e->o.batch, g = c->num_attention_heads / c->num_key_value_heads, d = c->head_dim;
+	int kmax = c->hidden_size > e->q_dim ? c->hidden_size : e->q_dim;
+	int base = nb * c->num_key_value_heads, want, most, n;
+	kmax = kmax > c->intermediate_size ? kmax : c->intermediate_size;
+	e->fused = e->o.gemv == LP_LLM_GEMV_FUSED && nb <= LP_LLM_GEMV_MAX_T &&
+		   g <= LP_LLM_DEC_ATTN_GMAX && (d == 32 || d == 64 || d == 128 || d == 256) &&
+		   c->hidden_size % 8 == 0 && e->q_dim % 8 == 0 && c->intermediate_size % 8 == 0 &&
+		   c->vocab_size % 2 == 0 && lp_llm_dec_gemv_fits(nb, kmax);
+	e->f_splits = 1;
+	e->f_split_len = (e->max_pos + LP_LLM_DEC_ATTN_TILE - 1) / LP_LLM_DEC_ATTN_TILE * LP_LLM_DEC_ATTN_TILE;
+	if (!e->fused)
+		return;
+	want = (2 * sms + base - 1) / base;
+	most = (e->max_pos + LP_LLM_DEC_ATTN_TILE - 1) / LP_LLM_DEC_ATTN_TILE;
+	n = want < most ? want : most;
+	n = n < LP_LLM_DEC_ATTN_MAX_SPLITS ? n : LP_LLM_DEC_ATTN_MAX_SPLITS;
+	if (n < 1)
+		n = 1;
+	e->f_split_len = ((e->max_pos + n - 1) / n + LP_LLM_DEC_ATTN_TILE - 1) / LP_LLM_DEC_ATTN_TILE *
+			 LP_LLM_DEC_ATTN_TILE;
+	e->f_splits = (e->max_pos + e->f_split_len - 1) / e->f_split_len;
+}
+
 static int setup(struct cu_engine *e, char *device_name, size_t name_len, struct lp_err *err)
 {
 	const struct lp_llm_config *c = &e->c;
@@ -532,6 +696,7 @@ static int setup(struct cu_engine *e, char *device_name, size_t name_len, struct
 	TRY(cudaGetDeviceProperties(&prop, dev));
 	snprintf(device_name, name_len, "%s", prop.name);
 	pick_splits(e, prop.multiProcessorCount);
+	pick_fused(e, prop.multiProcessorCount);
 	plan_weights(e, &pw);
 	plan_buffers(e, &pb);
 	e->weight_bytes = pw.off;

@@ -5,6 +5,16 @@
 
 #include "engine.h"
 
+const char *lp_llm_gemv_name(enum lp_llm_gemv g)
+{
+	switch (g) {
+	case LP_LLM_GEMV_CUBLAS: return "cublas";
+	case LP_LLM_GEMV_OWN: return "own";
+	case LP_LLM_GEMV_FUSED: return "fused";
+	}
+	return "?";
+}
+
 struct lp_llm_engine {
 	struct lp_llm_config cfg;
 	struct lp_llm_run_opts opts;

@@ -32,6 +32,12 @@ extern "C" {
 /* --- the engine --- */
 enum lp_llm_device { LP_LLM_CPU = 0, LP_LLM_CUDA = 1 };
 
+/* Decode projections: cuBLAS; the own GEMV kernel; or the fused decode kernels (own GEMVs with
+ * RMSNorm, RoPE + KV append, SwiGLU, the residual add and greedy sampling fused in, and a
+ * split-context attention kernel that merges its splits itself; docs/workload.md). */
+enum lp_llm_gemv { LP_LLM_GEMV_CUBLAS = 0, LP_LLM_GEMV_OWN = 1, LP_LLM_GEMV_FUSED = 2 };
+const char *lp_llm_gemv_name(enum lp_llm_gemv g);
+
 struct lp_llm_run_opts {
 	enum lp_llm_device device;
 	int batch;
@@ -40,10 +46,11 @@ struct lp_llm_run_opts {
 	uint64_t seed;
 	int nvtx_ops;     /* op ranges inside the stage ranges */
 	int cuda_graph;   /* capture the decode step in a CUDA graph (CUDA only) */
-	int own_gemv;     /* decode projections (<= 4 tokens) with the own GEMV kernel, not cuBLAS */
+	enum lp_llm_gemv gemv; /* how decode (<= 4 tokens per step) runs its projections (CUDA only) */
+	int pdl;          /* fused decode: programmatic dependent launch between its kernels */
 };
 
-#define LP_LLM_RUN_OPTS_INIT { LP_LLM_CPU, 1, 64, 32, 1234, 1, 1, 0 }
+#define LP_LLM_RUN_OPTS_INIT { LP_LLM_CPU, 1, 64, 32, 1234, 1, 1, LP_LLM_GEMV_FUSED, 1 }
 
 /* One measured iteration. tokens[] holds sequence 0's generated tokens: the prefill's sample,
  * then one per decode step (new_tokens + 1 values); the array is owned by the engine and valid

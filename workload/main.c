@@ -21,7 +21,7 @@
 static const char lp_llm_usage[] =
 	"llmprof-llm [--model NAME|PATH] [--device cpu|cuda] [--batch B] [--prompt-len P]\n"
 	"                   [--new-tokens N] [--warmup W] [--iters K] [--seed S] [--nvtx-ops on|off]\n"
-	"                   [--cuda-graph on|off] [--gemv cublas|own]";
+	"                   [--cuda-graph on|off] [--gemv fused|cublas|own] [--pdl on|off]";
 
 static const char lp_llm_desc[] =
 	"Runs a decoder-only transformer (weights generated from --seed) for K measured iterations\n"
@@ -79,7 +79,7 @@ static int check_range(const char *opt, int v, int lo, int hi, struct lp_err *er
 }
 
 struct lp_llm_cli {
-	const char *model, *device, *seed, *nvtx_ops, *cuda_graph, *gemv;
+	const char *model, *device, *seed, *nvtx_ops, *cuda_graph, *gemv, *pdl;
 	int batch, prompt_len, new_tokens, warmup, iters;
 };
 
@@ -97,7 +97,8 @@ static int parse_args(int argc, const char **argv, struct lp_llm_cli *cli, struc
 		LP_OPT_STRING(0, "seed", &cli->seed, "S", "seed of weights and prompt (default 1234)"),
 		LP_OPT_STRING(0, "nvtx-ops", &cli->nvtx_ops, "on|off", "op ranges inside the stage ranges (default on)"),
 		LP_OPT_STRING(0, "cuda-graph", &cli->cuda_graph, "on|off", "replay the decode step as a CUDA graph (default on)"),
-		LP_OPT_STRING(0, "gemv", &cli->gemv, "cublas|own", "decode projections through cuBLAS (default) or the own GEMV kernel"),
+		LP_OPT_STRING(0, "gemv", &cli->gemv, "fused|cublas|own", "decode through the fused kernels (default), cuBLAS or the own GEMV kernel"),
+		LP_OPT_STRING(0, "pdl", &cli->pdl, "on|off", "programmatic dependent launch between the fused decode kernels (default on)"),
 		LP_OPT_END,
 	};
 	struct lp_args args;
@@ -122,10 +123,14 @@ static int parse_args(int argc, const char **argv, struct lp_llm_cli *cli, struc
 		o->device = LP_LLM_CUDA;
 	else
 		return lp_err_set(err, LP_EUSAGE, "option '--device' expects cpu or cuda, got '%s'", cli->device);
-	if (!strcmp(cli->gemv, "cublas") || !strcmp(cli->gemv, "own"))
-		o->own_gemv = !strcmp(cli->gemv, "own");
+	if (!strcmp(cli->gemv, "fused"))
+		o->gemv = LP_LLM_GEMV_FUSED;
+	else if (!strcmp(cli->gemv, "cublas"))
+		o->gemv = LP_LLM_GEMV_CUBLAS;
+	else if (!strcmp(cli->gemv, "own"))
+		o->gemv = LP_LLM_GEMV_OWN;
 	else
-		return lp_err_set(err, LP_EUSAGE, "option '--gemv' expects cublas or own, got '%s'", cli->gemv);
+		return lp_err_set(err, LP_EUSAGE, "option '--gemv' expects fused, cublas or own, got '%s'", cli->gemv);
 	if (lp_str_to_u64(cli->seed, &seed) < 0)
 		return lp_err_set(err, LP_EUSAGE, "option '--seed' expects a non-negative integer, got '%s'", cli->seed);
 	if (check_range("batch", cli->batch, 1, 4096, err) < 0 ||
@@ -134,7 +139,8 @@ static int parse_args(int argc, const char **argv, struct lp_llm_cli *cli, struc
 	    check_range("warmup", cli->warmup, 0, 1000, err) < 0 ||
 	    check_range("iters", cli->iters, 1, 100000, err) < 0 ||
 	    parse_onoff("nvtx-ops", cli->nvtx_ops, &o->nvtx_ops, err) < 0 ||
-	    parse_onoff("cuda-graph", cli->cuda_graph, &o->cuda_graph, err) < 0)
+	    parse_onoff("cuda-graph", cli->cuda_graph, &o->cuda_graph, err) < 0 ||
+	    parse_onoff("pdl", cli->pdl, &o->pdl, err) < 0)
 		return -1;
 	if ((long)cli->batch * cli->prompt_len > (1L << 22))
 		return lp_err_set(err, LP_EUSAGE, "batch x prompt length (%ld tokens) is over 4194304",
@@ -175,7 +181,7 @@ static double decode_bytes_per_step(const struct lp_llm_config *c, const struct 
 int main(int argc, char **argv_in)
 {
 	const char **argv = (const char **)(void *)argv_in;
-	struct lp_llm_cli cli = { "tiny", "cpu", "1234", "on", "on", "cublas", 1, 64, 32, 1, 3 };
+	struct lp_llm_cli cli = { "tiny", "cpu", "1234", "on", "on", "fused", "on", 1, 64, 32, 1, 3 };
 	struct lp_llm_run_opts o = LP_LLM_RUN_OPTS_INIT;
 	struct lp_err err = LP_ERR_INIT;
 	struct lp_buf conf = LP_BUF_INIT;
@@ -248,7 +254,8 @@ int main(int argc, char **argv_in)
 			"warmup", cli.warmup, "iters", cli.iters, "seed", (json_int_t)o.seed,
 			"nvtx", LP_NVTX_AVAILABLE, "nvtx_ops", o.nvtx_ops,
 			"cuda_graph", o.device == LP_LLM_CUDA && o.cuda_graph);
-		json_object_set_new(s, "gemv", json_string(o.device != LP_LLM_CUDA ? "cpu" : o.own_gemv ? "own" : "cublas"));
+		json_object_set_new(s, "gemv", json_string(o.device != LP_LLM_CUDA ? "cpu" : lp_llm_gemv_name(o.gemv)));
+		json_object_set_new(s, "pdl", json_boolean(o.device == LP_LLM_CUDA && o.gemv == LP_LLM_GEMV_FUSED && o.pdl));
 		json_object_set_new(s, "params", json_integer((json_int_t)lp_llm_param_count(&cfg)));
 		json_object_set_new(s, "prefill_ms", json_real(pm));
 		json_object_set_new(s, "decode_ms", json_real(dm));

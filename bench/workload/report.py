@@ -31,9 +31,11 @@ def main():
     copy_bw = peak.get("copy_gb_per_s")
     rows = []
     res = {"peak": peak}
-    for label, fname in (("llmprof-llm (CUDA graph)", "llm_graph.jsonl"),
-                         ("llmprof-llm (eager launches)", "llm_eager.jsonl"),
-                         ("llmprof-llm (graph, --gemv own)", "llm_own_gemv.jsonl"),
+    for label, fname in (("llmprof-llm fused decode (CUDA graph, PDL; the default)", "llm_graph.jsonl"),
+                         ("llmprof-llm fused decode (CUDA graph, --pdl off)", "llm_graph_nopdl.jsonl"),
+                         ("llmprof-llm fused decode (eager launches)", "llm_eager.jsonl"),
+                         ("llmprof-llm op by op, --gemv own (CUDA graph)", "llm_own_gemv.jsonl"),
+                         ("llmprof-llm op by op, --gemv cublas (CUDA graph)", "llm_cublas.jsonl"),
                          ("PyTorch eager (transformers)", "torch.jsonl")):
         s = summary(os.path.join(out, fname))
         res[fname] = s
@@ -62,6 +64,12 @@ def main():
     res["decode_tokens_per_s_ratio_vs_torch"] = ratio
     print("GPU: %s; device-to-device copy: %s GB/s" % (peak.get("device_name", "?"),
                                                        "%.0f" % copy_bw if copy_bw else "n/a"))
+    try:
+        with open(os.path.join(out, "versions.txt")) as f:
+            res["versions"] = [l.strip() for l in f if l.strip()]
+        print("versions: %s" % "; ".join(res["versions"]))
+    except OSError:
+        pass
     print("llama-3.2-1b bf16, batch 1, prompt 512, 128 new tokens\n")
     print("| run | decode ms/step | decode tok/s | decode GB/s | MBU (vs copy / vs spec) | prefill tok/s | prefill TFLOP/s |")
     print("|---|---|---|---|---|---|---|")

@@ -12,14 +12,22 @@ mkdir -p "$OUT"
 LLM=${LLM:-build/bin/llmprof-llm}
 SHAPE=(--model llama-3.2-1b --batch 1 --prompt-len 512 --new-tokens 128 --warmup 2 --iters 5)
 
+{ nvidia-smi --query-gpu=name,driver_version,memory.total,clocks.max.sm --format=csv,noheader
+  nvcc --version 2>/dev/null | tail -n 2 | head -n 1
+  python3 -c "import torch, transformers; print('torch', torch.__version__, '(CUDA', torch.version.cuda + ')', 'transformers', transformers.__version__)"
+} >"$OUT/versions.txt" 2>&1
 python3 bench/workload/peak_bw.py >"$OUT/peak_bw.jsonl" 2>"$OUT/peak_bw.err" ||
   echo "peak_bw.py failed: $(tail -n 3 "$OUT/peak_bw.err")"
-"$LLM" "${SHAPE[@]}" --device cuda --nvtx-ops off --cuda-graph on >"$OUT/llm_graph.jsonl" 2>"$OUT/llm_graph.err" ||
-  echo "llmprof-llm (graph) failed: $(tail -n 3 "$OUT/llm_graph.err")"
-"$LLM" "${SHAPE[@]}" --device cuda --nvtx-ops off --cuda-graph off >"$OUT/llm_eager.jsonl" 2>"$OUT/llm_eager.err" ||
-  echo "llmprof-llm (eager) failed: $(tail -n 3 "$OUT/llm_eager.err")"
-"$LLM" "${SHAPE[@]}" --device cuda --nvtx-ops off --cuda-graph on --gemv own >"$OUT/llm_own_gemv.jsonl" 2>"$OUT/llm_own_gemv.err" ||
-  echo "llmprof-llm (own gemv) failed: $(tail -n 3 "$OUT/llm_own_gemv.err")"
+llm() { # name args...: one llmprof-llm run
+  local name=$1; shift
+  "$LLM" "${SHAPE[@]}" --device cuda --nvtx-ops off "$@" >"$OUT/$name.jsonl" 2>"$OUT/$name.err" ||
+    echo "llmprof-llm $name failed: $(tail -n 3 "$OUT/$name.err")"
+}
+llm llm_graph --gemv fused --cuda-graph on --pdl on
+llm llm_graph_nopdl --gemv fused --cuda-graph on --pdl off
+llm llm_eager --gemv fused --cuda-graph off --pdl on
+llm llm_own_gemv --gemv own --cuda-graph on
+llm llm_cublas --gemv cublas --cuda-graph on
 python3 examples/hf_generate.py "${SHAPE[@]}" --device cuda --nvtx-ops off >"$OUT/torch.jsonl" 2>"$OUT/torch.err" ||
   echo "hf_generate.py failed: $(tail -n 3 "$OUT/torch.err")"
 python3 bench/workload/report.py "$OUT" | tee "$OUT/bench_workload.md"

@@ -443,7 +443,7 @@ static void test_moe_grouped_gemm(void **state)
 }
 
 static struct lp_llm_engine *engine_gemv(const char *model, enum lp_llm_device dev_kind, int graph,
-	int batch, int steps, int own_gemv)
+	int batch, int prompt_len, int steps, enum lp_llm_gemv gemv, int pdl)
 {
 	struct lp_llm_config c;
 	struct lp_err err = LP_ERR_INIT;
@@ -453,9 +453,10 @@ static struct lp_llm_engine *engine_gemv(const char *model, enum lp_llm_device d
 		fail_msg("%s", err.msg);
 	o.device = dev_kind;
 	o.cuda_graph = graph;
-	o.own_gemv = own_gemv;
+	o.gemv = gemv;
+	o.pdl = pdl;
 	o.batch = batch;
-	o.prompt_len = 48;
+	o.prompt_len = prompt_len;
 	o.new_tokens = steps;
 	o.seed = 1234;
 	if (lp_llm_engine_create(&c, &o, &e, &err) < 0)
@@ -464,9 +465,9 @@ static struct lp_llm_engine *engine_gemv(const char *model, enum lp_llm_device d
 }
 
 static struct lp_llm_engine *engine(const char *model, enum lp_llm_device dev_kind, int graph,
-	int batch, int steps)
+	int batch, int prompt_len, int steps)
 {
-	return engine_gemv(model, dev_kind, graph, batch, steps, 0);
+	return engine_gemv(model, dev_kind, graph, batch, prompt_len, steps, LP_LLM_GEMV_CUBLAS, 0);
 }
 
 /* The tolerance: bf16 activations round to 8 bits of mantissa at every op boundary (~0.4%);
@@ -474,15 +475,23 @@ static struct lp_llm_engine *engine(const char *model, enum lp_llm_device dev_ki
  * largest |logit| (the scale), and require the same argmax. */
 #define LP_LOGIT_TOL 0.05
 
-static void compare_engines(const char *model, int batch)
+/* The CPU engine against the CUDA engine's decode paths: cuBLAS (graph and eager), the own GEMV,
+ * and the fused kernels (graph with programmatic dependent launch, eager without). A prompt of
+ * 200 tokens gives the fused attention several context slices. */
+static void compare_engines(const char *model, int batch, int prompt_len)
 {
 	enum { STEPS = 8, SAME = 4 };
-	struct lp_llm_engine *cpu = engine(model, LP_LLM_CPU, 0, batch, STEPS);
-	struct lp_llm_engine *gpu = engine(model, LP_LLM_CUDA, 1, batch, STEPS);
-	struct lp_llm_engine *eager = engine(model, LP_LLM_CUDA, 0, batch, STEPS);
-	struct lp_llm_engine *own = engine_gemv(model, LP_LLM_CUDA, 1, batch, STEPS, 1);
+	struct lp_llm_engine *cpu = engine(model, LP_LLM_CPU, 0, batch, prompt_len, STEPS);
+	struct lp_llm_engine *gpu = engine(model, LP_LLM_CUDA, 1, batch, prompt_len, STEPS);
+	struct lp_llm_engine *eager = engine(model, LP_LLM_CUDA, 0, batch, prompt_len, STEPS);
+	struct lp_llm_engine *own = engine_gemv(model, LP_LLM_CUDA, 1, batch, prompt_len, STEPS,
+		LP_LLM_GEMV_OWN, 0);
+	struct lp_llm_engine *fused = engine_gemv(model, LP_LLM_CUDA, 1, batch, prompt_len, STEPS,
+		LP_LLM_GEMV_FUSED, 1);
+	struct lp_llm_engine *fused_eager = engine_gemv(model, LP_LLM_CUDA, 0, batch, prompt_len, STEPS,
+		LP_LLM_GEMV_FUSED, 0);
 	struct lp_err err = LP_ERR_INIT;
-	struct lp_llm_iter ic, ig, ie, io;
+	struct lp_llm_iter ic, ig, ie, io, ifu, ife;
 	const float *lc, *lg;
 	float *keep;
 	double scale = 0, diff = 0;
@@ -505,19 +514,36 @@ static void compare_engines(const char *model, int batch)
 	assert_true(diff <= LP_LOGIT_TOL * scale);
 	for (b = 0; b < batch; b++)
 		assert_int_equal(lp_llm_cpu_argmax(keep + b * vocab, vocab), lp_llm_cpu_argmax(lg + b * vocab, vocab));
-	if (lp_llm_engine_iterate(cpu, &ic, &err) < 0 || lp_llm_engine_iterate(gpu, &ig, &err) < 0 ||
-	    lp_llm_engine_iterate(eager, &ie, &err) < 0 || lp_llm_engine_iterate(own, &io, &err) < 0)
+	/* the fused path's prefill ends on its own lm_head kernel */
+	if (lp_llm_engine_prefill_only(fused, &err) < 0 || lp_llm_engine_logits(fused, &lg, &err) < 0)
 		fail_msg("%s", err.msg);
-	fprintf(stderr, "%s tokens cpu/gpu:", model);
+	for (v = 0, diff = 0; v < batch * vocab; v++)
+		diff = fabs(keep[v] - lg[v]) > diff ? fabs(keep[v] - lg[v]) : diff;
+	fprintf(stderr, "%s batch %d: fused prefill logits max |gpu - cpu| = %.4f\n", model, batch, diff);
+	assert_true(diff <= LP_LOGIT_TOL * scale);
+	for (b = 0; b < batch; b++)
+		assert_int_equal(lp_llm_cpu_argmax(keep + b * vocab, vocab), lp_llm_cpu_argmax(lg + b * vocab, vocab));
+	if (lp_llm_engine_iterate(cpu, &ic, &err) < 0 || lp_llm_engine_iterate(gpu, &ig, &err) < 0 ||
+	    lp_llm_engine_iterate(eager, &ie, &err) < 0 || lp_llm_engine_iterate(own, &io, &err) < 0 ||
+	    lp_llm_engine_iterate(fused, &ifu, &err) < 0 ||
+	    lp_llm_engine_iterate(fused_eager, &ife, &err) < 0)
+		fail_msg("%s", err.msg);
+	fprintf(stderr, "%s batch %d prompt %d tokens cpu/gpu/fused:", model, batch, prompt_len);
 	for (i = 0; i <= STEPS; i++)
-		fprintf(stderr, " %d/%d", ic.tokens[i], ig.tokens[i]);
+		fprintf(stderr, " %d/%d/%d", ic.tokens[i], ig.tokens[i], ifu.tokens[i]);
 	fprintf(stderr, "\n");
 	for (i = 0; i < SAME; i++) {
 		assert_int_equal(ic.tokens[i], ig.tokens[i]);
-		assert_int_equal(ic.tokens[i], io.tokens[i]); /* --gemv own */
+		assert_int_equal(ic.tokens[i], io.tokens[i]);  /* --gemv own */
+		assert_int_equal(ic.tokens[i], ifu.tokens[i]); /* --gemv fused */
 	}
-	/* the graph replays exactly what the eager path launches */
+	/* the graph replays exactly what the eager path launches; PDL changes no result */
 	assert_memory_equal(ig.tokens, ie.tokens, sizeof(int32_t) * (STEPS + 1));
+	assert_memory_equal(ifu.tokens, ife.tokens, sizeof(int32_t) * (STEPS + 1));
+	/* a second iteration (prefill again from position 0) gives the same tokens */
+	if (lp_llm_engine_iterate(fused, &ifu, &err) < 0)
+		fail_msg("%s", err.msg);
+	assert_memory_equal(ifu.tokens, ife.tokens, sizeof(int32_t) * (STEPS + 1));
 	assert_true(lp_llm_engine_graph_kernels(gpu) > 0);
 	assert_int_equal(lp_llm_engine_graph_kernels(eager), 0);
 	free(keep);
@@ -525,19 +551,23 @@ static void compare_engines(const char *model, int batch)
 	lp_llm_engine_free(gpu);
 	lp_llm_engine_free(eager);
 	lp_llm_engine_free(own);
+	lp_llm_engine_free(fused);
+	lp_llm_engine_free(fused_eager);
 }
 
 static void test_engine_tiny_matches_cpu(void **state)
 {
 	(void)state;
-	compare_engines("tiny", 1);
-	compare_engines("tiny", 3);
+	compare_engines("tiny", 1, 48);
+	compare_engines("tiny", 3, 48);
+	compare_engines("tiny", 4, 200);
 }
 
 static void test_engine_tiny_moe_matches_cpu(void **state)
 {
 	(void)state;
-	compare_engines("tiny-moe", 2);
+	compare_engines("tiny-moe", 2, 48);
+	compare_engines("tiny-moe", 1, 200);
 }
 
 int main(void)
