@@ -48,7 +48,7 @@ python3 -c "import torch, transformers; print('torch', torch.__version__, 'cuda'
 cat "$OUT/gpu.txt"
 
 # 1. unit tests (CPU ones too: the conf dir is taken from LLMPROF_CONF_DIR) and GPU kernel tests
-for t in test_gpu_workload test_workload_ops test_workload_engine; do
+for t in test_gpu_workload test_gpu_workload_decode test_workload_ops test_workload_engine; do
   if [ -x "$B/tests/$t" ]; then
     if timeout 300 "$B/tests/$t" >"$OUT/$t.txt" 2>&1; then ok "$t"; else ko "$t (rc $?, see $t.txt)"; tail -n 30 "$OUT/$t.txt"; fi
   else
