@@ -531,6 +531,21 @@ static uint64_t call_key(uint64_t global_id, uint32_t corr)
 	return ((((global_id >> 24) & TID_MASK) + 1) << 32) | corr;
 }
 
+/* One kernel's or copy's launch for the attribution sweep, from its API call (NULL: unknown, so
+ * it stays unattributed); also fills the record's launch thread and time. */
+static void set_launch(struct launch *l, size_t order, int32_t *range, const struct call *c,
+	uint32_t *launch_tid, uint64_t *launch_ns)
+{
+	l->order = order;
+	l->range = range;
+	l->gtid = c ? c->gtid : -1;
+	l->t_ns = c ? c->start : 0;
+	if (c) {
+		*launch_tid = (uint32_t)((uint64_t)c->gtid & TID_MASK);
+		*launch_ns = c->start > 0 ? (uint64_t)c->start : 0;   /* profile.h: 0 = unknown */
+	}
+}
+
 static int load_calls(struct db *d, struct calls *c, struct lp_err *err)
 {
 	sqlite3_stmt *st;
@@ -657,15 +672,7 @@ static int load_kernels(struct db *d, const struct range_side *side, struct lp_e
 	for (i = first; i < d->p->n_kernels; i++) {
 		struct lp_kernel *k = &d->p->kernels[i];
 		const struct call *c = calls_get(&calls, ((uint64_t)k->pid + 1) << 32 | k->correlation_id);
-		ls[n_ls].order = i;
-		ls[n_ls].range = &k->range;
-		ls[n_ls].gtid = c ? c->gtid : -1;
-		ls[n_ls].t_ns = c ? c->start : 0;
-		if (c) {
-			k->launch_tid = (uint32_t)((uint64_t)c->gtid & TID_MASK);
-			k->launch_ns = c->start > 0 ? (uint64_t)c->start : 0;   /* profile.h: 0 = unknown */
-		}
-		n_ls++;
+		set_launch(&ls[n_ls++], i, &k->range, c, &k->launch_tid, &k->launch_ns);
 	}
 	if (side)
 		attribute(d->p, side, ls, n_ls);
@@ -756,15 +763,7 @@ static int load_copies(struct db *d, const struct range_side *side, const char *
 	for (i = first; i < d->p->n_copies; i++) {
 		struct lp_copy *c = &d->p->copies[i];
 		const struct call *cl = calls_get(&calls, ((uint64_t)c->pid + 1) << 32 | c->correlation_id);
-		ls[n_ls].order = i;
-		ls[n_ls].range = &c->range;
-		ls[n_ls].gtid = cl ? cl->gtid : -1;
-		ls[n_ls].t_ns = cl ? cl->start : 0;
-		if (cl) {
-			c->launch_tid = (uint32_t)((uint64_t)cl->gtid & TID_MASK);
-			c->launch_ns = cl->start > 0 ? (uint64_t)cl->start : 0;
-		}
-		n_ls++;
+		set_launch(&ls[n_ls++], i, &c->range, cl, &c->launch_tid, &c->launch_ns);
 	}
 	if (side)
 		attribute(d->p, side, ls, n_ls);
