@@ -641,7 +641,8 @@ static void start_once(void)
 		const char *s = getenv("LLMPROF_TRACE_RUNTIME_API");
 		c.runtime_api = s && (!strcmp(s, "1") || !strcmp(s, "on"));
 	}
-	/* diagnostics for the overhead benchmark (docs/tracer.md): LLMPROF_TRACE_API_CALLBACKS=0 drops
+	/* diagnostics for the overhead benchmark (docs/tracer.md; also LLMPROF_TRACE_CLOCK_CALLBACK,
+	 * _COPY_ACTIVITY and _OVERHEAD_ACTIVITY below): LLMPROF_TRACE_API_CALLBACKS=0 drops
 	 * the launch callbacks (kernels then carry no range), LLMPROF_TRACE_KERNEL_ACTIVITY=0 the
 	 * kernel records; each measures what the other half costs */
 	n_rt = n_drv = 0;
@@ -662,7 +663,7 @@ static void start_once(void)
 		return;
 	}
 	/* one clock: CUPTI stamps activity with our CLOCK_REALTIME; otherwise CLOCK_SYNC records */
-	c.clock_registered = p_cuptiActivityRegisterTimestampCallback &&
+	c.clock_registered = p_cuptiActivityRegisterTimestampCallback && !env_off("LLMPROF_TRACE_CLOCK_CALLBACK") &&
 		!CUPTI_CALL(p_cuptiActivityRegisterTimestampCallback(trace_clock));
 	atomic_store(&c.active, 1);
 	if (!env_off("LLMPROF_TRACE_KERNEL_ACTIVITY") &&
@@ -672,9 +673,12 @@ static void start_once(void)
 		CUPTI_CALL(p_cuptiUnsubscribe(c.sub));
 		return;
 	}
-	CUPTI_CALL(p_cuptiActivityEnable(CUPTI_ACTIVITY_KIND_MEMCPY));
-	CUPTI_CALL(p_cuptiActivityEnable(CUPTI_ACTIVITY_KIND_MEMSET));
-	CUPTI_CALL(p_cuptiActivityEnable(CUPTI_ACTIVITY_KIND_OVERHEAD));
+	if (!env_off("LLMPROF_TRACE_COPY_ACTIVITY")) {
+		CUPTI_CALL(p_cuptiActivityEnable(CUPTI_ACTIVITY_KIND_MEMCPY));
+		CUPTI_CALL(p_cuptiActivityEnable(CUPTI_ACTIVITY_KIND_MEMSET));
+	}
+	if (!env_off("LLMPROF_TRACE_OVERHEAD_ACTIVITY"))
+		CUPTI_CALL(p_cuptiActivityEnable(CUPTI_ACTIVITY_KIND_OVERHEAD));
 	CUPTI_CALL(p_cuptiActivityFlushPeriod(lp_inj_flush_ms()));
 	snprintf(why, sizeof(why), "ok (%d runtime + %d driver API callbacks, %s clock)", n_rt, n_drv,
 		c.clock_registered ? "shared" : "synced");

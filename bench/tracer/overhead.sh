@@ -30,20 +30,27 @@ modes="plain traced"
 # (nocb) and without kernel activity records (noact): where the CUPTI half's cost goes
 torch_modes=$modes
 [ "${LP_OVERHEAD_CUPTI_SPLIT:-0}" = 1 ] && torch_modes="$modes nocb noact"
+# LP_OVERHEAD_CUPTI_PARTS=1: without our timestamp callback (noclk), the overhead records (noovh),
+# the copy records (nocopy)
+[ "${LP_OVERHEAD_CUPTI_PARTS:-0}" = 1 ] && torch_modes="$torch_modes noclk noovh nocopy"
 
 # in_mode MODE TAG cmd...: runs cmd as MODE (plain, traced, nvtx), trace into $OUT/trace_TAG
 in_mode() {
   local mode=$1 tag=$2; shift 2
   case $mode in
     plain) "$@" ;;
-    traced|nvtx|nocb|noact)
+    traced|nvtx|nocb|noact|noclk|noovh|nocopy)
       rm -rf "$OUT/trace_$tag"
-      local cupti=1 cb=1 act=1
+      local cupti=1 cb=1 act=1 clk=1 ovh=1 copy=1
       [ "$mode" = nvtx ] && cupti=0
       [ "$mode" = nocb ] && cb=0
       [ "$mode" = noact ] && act=0
+      [ "$mode" = noclk ] && clk=0
+      [ "$mode" = noovh ] && ovh=0
+      [ "$mode" = nocopy ] && copy=0
       CUDA_INJECTION64_PATH=$LIB NVTX_INJECTION64_PATH=$LIB LLMPROF_TRACE_DIR=$OUT/trace_$tag \
         LLMPROF_TRACE_CUPTI=$cupti LLMPROF_TRACE_API_CALLBACKS=$cb LLMPROF_TRACE_KERNEL_ACTIVITY=$act \
+        LLMPROF_TRACE_CLOCK_CALLBACK=$clk LLMPROF_TRACE_OVERHEAD_ACTIVITY=$ovh LLMPROF_TRACE_COPY_ACTIVITY=$copy \
         LLMPROF_TRACE_LOG=$OUT/inject_$tag.log "$@" ;;
   esac
 }
@@ -90,7 +97,7 @@ else
   echo "overhead: no PyTorch with CUDA: PyTorch example skipped"
 fi
 
-for d in "$OUT"/trace_*; do [ -d "$d" ] && du -sh "$d" && rm -rf "$d"; done
+for d in "$OUT"/trace_*; do [ -d "$d" ] && rm -rf "$d"; done
 OUT="$OUT" ROUNDS="$ROUNDS" LLM_CMD="$LLM_CMD" python3 - <<'PY'
 import glob, json, os, re, statistics
 out, rounds = os.environ["OUT"], int(os.environ["ROUNDS"])
@@ -141,7 +148,7 @@ for mode in ("traced", "nvtx"):
     if f"llm_{mode}_median" in res and "llm_plain_median" in res:
         res[f"llm_{mode}_overhead_pct"] = 100 * (res[f"llm_{mode}_median"] / res["llm_plain_median"] - 1)
 
-for mode in ("plain", "traced", "nvtx", "nocb", "noact", "kineto"):
+for mode in ("plain", "traced", "nvtx", "nocb", "noact", "noclk", "noovh", "nocopy", "kineto"):
     vals = []
     for p in sorted(glob.glob(f"{out}/torch_{mode}_*.json"), key=num):
         lines = [l for l in open(p) if l.startswith("{")]
@@ -150,7 +157,7 @@ for mode in ("plain", "traced", "nvtx", "nocb", "noact", "kineto"):
     if vals:
         res[f"torch_{mode}_step_ms_median"] = statistics.median(vals)
         res[f"torch_{mode}_runs"] = vals
-for mode in ("traced", "nvtx", "nocb", "noact", "kineto"):
+for mode in ("traced", "nvtx", "nocb", "noact", "noclk", "noovh", "nocopy", "kineto"):
     k = f"torch_{mode}_step_ms_median"
     if k in res and "torch_plain_step_ms_median" in res:
         res[f"torch_{mode}_overhead_pct"] = 100 * (res[k] / res["torch_plain_step_ms_median"] - 1)
