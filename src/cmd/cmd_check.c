@@ -8,44 +8,25 @@
 
 #include "cmd/cmd.h"
 #include "collect/tools.h"
-#include "config/yaml.h"
+#include "config/config.h"
 #include "core/buf.h"
 #include "core/err.h"
 #include "core/fs.h"
 #include "core/log.h"
 #include "core/opt.h"
 
-static const char usage_line[] = "llmprof check [--mode light|deep] [--nsys] [--format text|json] [tools.nsys=PATH] [tools.ncu=PATH]";
+static const char usage_line[] = "llmprof check [--mode light|deep] [--nsys] [--format text|json] [overrides...]";
 
 static void row(struct lp_buf *b, const char *what, const char *status, const char *detail)
 {
 	lp_buf_addf(b, "%-16s %-8s %s\n", what, status, detail);
 }
 
-/* Reads tools.nsys / tools.ncu from the root config.yaml (the composed config comes with
- * src/config; overrides given on the command line win). */
-static void config_tools(const char *conf_dir, char *nsys, char *ncu, size_t cap)
-{
-	struct lp_buf path = LP_BUF_INIT;
-	json_t *cfg = NULL, *v;
-	if (!conf_dir)
-		return;
-	lp_fs_join(&path, conf_dir, "config.yaml");
-	if (lp_yaml_load_file(path.data, &cfg, NULL) == 0) {
-		if ((v = json_object_get(json_object_get(cfg, "tools"), "nsys")) && json_is_string(v))
-			snprintf(nsys, cap, "%s", json_string_value(v));
-		if ((v = json_object_get(json_object_get(cfg, "tools"), "ncu")) && json_is_string(v))
-			snprintf(ncu, cap, "%s", json_string_value(v));
-		json_decref(cfg);
-	}
-	lp_buf_release(&path);
-}
-
 int cmd_check(int argc, const char **argv, struct lp_ctx *ctx)
 {
-	const char *mode = "deep", *format = "text";
-	int with_nsys = 0, i, ok;
-	char nsys_cfg[LP_PATH_CAP] = "", ncu_cfg[LP_PATH_CAP] = "";
+	const char *mode = NULL, *format = "text";
+	int with_nsys = 0, ok, i;
+	struct lp_config cfg = LP_CONFIG_INIT;
 	struct lp_opt opts[] = {
 		LP_OPT_STRING(0, "mode", &mode, "MODE", "light (tracer only) or deep (tracer and ncu; the default)"),
 		LP_OPT_FLAG(0, "nsys", &with_nsys, "also require nsys (the nsys phase is enabled)"),
@@ -69,33 +50,28 @@ int cmd_check(int argc, const char **argv, struct lp_ctx *ctx)
 		lp_args_release(&args);
 		return 0;
 	}
+	/* the composed configuration with the same overrides `run` takes (tools.*, run.mode,
+	 * profiling.nsys.enable ...); --mode and --nsys win over it */
+	if (lp_config_load(&cfg, ctx ? ctx->conf_dir : NULL, args.rest, (size_t)args.n_rest, &err) < 0) {
+		lp_args_release(&args);
+		return lp_err_print(&err);
+	}
+	if (!mode)
+		mode = json_string_value(lp_config_get(&cfg, "run.mode"));
+	if (!mode)
+		mode = "deep";
+	if (json_is_true(lp_config_get(&cfg, "profiling.nsys.enable")))
+		with_nsys = 1;
 	if (strcmp(mode, "light") && strcmp(mode, "deep")) {
+		lp_config_release(&cfg);
 		lp_args_release(&args);
 		lp_log_error("unknown mode '%s'", mode);
 		lp_log_hint("use light or deep");
 		return LP_EUSAGE;
 	}
-	config_tools(ctx ? ctx->conf_dir : NULL, nsys_cfg, ncu_cfg, sizeof(nsys_cfg));
-	for (i = 0; i < args.n_rest; i++) {
-		const char *a = args.rest[i];
-		if (!strncmp(a, "tools.nsys=", 11)) {
-			snprintf(nsys_cfg, sizeof(nsys_cfg), "%s", a + 11);
-		} else if (!strncmp(a, "tools.ncu=", 10)) {
-			snprintf(ncu_cfg, sizeof(ncu_cfg), "%s", a + 10);
-		} else if (!strcmp(a, "profiling.nsys.enable=true")) {
-			with_nsys = 1;
-		} else if (!strncmp(a, "run.mode=", 9)) {
-			mode = a + 9;
-		} else {
-			lp_args_release(&args);
-			lp_log_error("'check' does not take '%s'", a);
-			lp_log_hint("it takes tools.nsys=PATH, tools.ncu=PATH, run.mode=MODE, profiling.nsys.enable=true");
-			return LP_EUSAGE;
-		}
-	}
 	memset(&o, 0, sizeof(o));
-	o.nsys_path = strcmp(nsys_cfg, "null") && nsys_cfg[0] ? nsys_cfg : NULL;
-	o.ncu_path = strcmp(ncu_cfg, "null") && ncu_cfg[0] ? ncu_cfg : NULL;
+	o.nsys_path = json_string_value(lp_config_get(&cfg, "tools.nsys"));
+	o.ncu_path = json_string_value(lp_config_get(&cfg, "tools.ncu"));
 	o.exe_dir = ctx ? ctx->exe_dir : NULL;
 	o.probe_versions = 1;
 	lp_tools_detect(&o, &t);
@@ -156,5 +132,6 @@ done:
 	lp_buf_release(&why);
 	lp_buf_release(&d);
 	lp_args_release(&args);
+	lp_config_release(&cfg);   /* last: `mode` may point into it */
 	return ok ? 0 : LP_EENV;
 }

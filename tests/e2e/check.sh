@@ -24,4 +24,8 @@ if ! have_gpu; then
 fi
 expect_exit 2 "$LLMPROF" check --mode medium
 expect_exit 2 "$LLMPROF" check frobnicate=1
+grep -q "^error: unknown key 'frobnicate'" "$LP_TMP/stderr" || fail "check does not name the key: $(cat "$LP_TMP/stderr")"
+# the composed config: run.mode picks the mode like --mode does
+"$LLMPROF" check --format json run.mode=light >out2.json 2>/dev/null
+grep -q '"mode": "light"' out2.json || fail "run.mode=light not used: $(head -c 300 out2.json)"
 pass
