@@ -108,22 +108,46 @@ static void progress(int ph, const char *what)
 struct ticker {
 	const char *phase;
 	const char *log_path;   /* NULL: no count */
+	long read_bytes;        /* how much of the log was counted already (complete lines) */
+	size_t profiled;
 };
+
+/* Counts the "==PROF== Profiling" lines ncu appended since the last tick. */
+static void count_new_lines(struct ticker *t)
+{
+	char chunk[65536];
+	FILE *f = fopen(t->log_path, "r");
+	size_t n;
+	if (!f)
+		return;
+	if (fseek(f, t->read_bytes, SEEK_SET) == 0) {
+		while ((n = fread(chunk, 1, sizeof(chunk) - 1, f)) > 0) {
+			char *end, *p;
+			chunk[n] = '\0';
+			end = strrchr(chunk, '\n');
+			if (!end && n < sizeof(chunk) - 1)
+				break;   /* a line still being written: next tick */
+			if (!end)
+				end = chunk + n - 1;   /* one line longer than the chunk: take it as it is */
+			end[1] = '\0';
+			for (p = chunk; (p = strstr(p, "==PROF== Profiling")) != NULL; p++)
+				t->profiled++;
+			t->read_bytes += (long)(end + 1 - chunk);
+			if (fseek(f, t->read_bytes, SEEK_SET) != 0)
+				break;
+		}
+	}
+	fclose(f);
+}
 
 static void tick(void *ctx, double elapsed_s)
 {
-	const struct ticker *t = ctx;
+	struct ticker *t = ctx;
 	if (!lp_log_progress_enabled())
 		return;
 	if (t->log_path) {
-		struct lp_buf text = LP_BUF_INIT;
-		const char *p;
-		size_t n = 0;
-		lp_fs_read_file(t->log_path, &text, 64u << 20, NULL);
-		for (p = text.data; (p = strstr(p, "==PROF== Profiling")) != NULL; p++)
-			n++;
-		fprintf(stderr, "\r  %s: %.0f s, %zu kernels profiled   ", t->phase, elapsed_s, n);
-		lp_buf_release(&text);
+		count_new_lines(t);
+		fprintf(stderr, "\r  %s: %.0f s, %zu kernels profiled   ", t->phase, elapsed_s, t->profiled);
 	} else {
 		fprintf(stderr, "\r  %s: %.0f s   ", t->phase, elapsed_s);
 	}
@@ -377,7 +401,7 @@ static int run_workload(struct state *st, const char *trace_dir, const char *out
 	spec.stderr_path = errp.data;
 	spec.timeout_s = (double)cfg_int(st->run, "run.timeout_s", 1800);
 	spec.tick = tick;
-	spec.tick_ctx = &(struct ticker){ trace_dir ? "capture" : "untraced run", NULL };
+	spec.tick_ctx = &(struct ticker){ trace_dir ? "capture" : "untraced run", NULL, 0, 0 };
 	rc = lp_proc_run(&spec, res, err);
 	if (lp_log_progress_enabled() && res->wall_s >= 1.0)
 		fputc('\n', stderr);
@@ -498,7 +522,7 @@ static void phase_nsys(struct state *st)
 	plan.n_env = n_env;
 	plan.timeout_s = (double)cfg_int(st->run, "run.timeout_s", 1800);
 	plan.tick = tick;
-	plan.tick_ctx = &(struct ticker){ "nsys", NULL };
+	plan.tick_ctx = &(struct ticker){ "nsys", NULL, 0, 0 };
 	memset(&oc, 0, sizeof(oc));
 	if (lp_nsys_run(&plan, &oc, &err) < 0) {
 		set_phase(st, PH_NSYS, "failed", "%s", err.msg);
@@ -593,16 +617,18 @@ out:
 /* Distinct domain@name of the ranges the capture saw, for the "profiled nothing" message. */
 static void ranges_seen(const struct lp_profile *p, struct lp_buf *out)
 {
+	/* names are interned: pointer pairs identify a domain@name; only the listed ones need checking */
+	const struct lp_range *listed[12];
 	size_t i, j, shown = 0;
 	for (i = 0; i < p->n_ranges && shown < 12; i++) {
 		const struct lp_range *r = &p->ranges[i];
 		int dup = 0;
-		for (j = 0; j < i && !dup; j++)
-			dup = p->ranges[j].name == r->name && p->ranges[j].domain == r->domain;
+		for (j = 0; j < shown && !dup; j++)
+			dup = listed[j]->name == r->name && listed[j]->domain == r->domain;
 		if (dup || r->kind == LP_RANGE_MARK)
 			continue;
 		lp_buf_addf(out, "%s%s@%s", shown ? ", " : "", r->domain, r->name);
-		shown++;
+		listed[shown++] = r;
 	}
 	if (!shown)
 		lp_buf_adds(out, "none");
@@ -725,7 +751,7 @@ static void phase_ncu(struct state *st)
 	plan.timeout_s = (double)cfg_int(st->run, "run.timeout_s", 1800);
 	lp_fs_join(&ncu_log, logs.data, "ncu.log");
 	plan.tick = tick;
-	plan.tick_ctx = &(struct ticker){ "ncu", ncu_log.data };
+	plan.tick_ctx = &(struct ticker){ "ncu", ncu_log.data, 0, 0 };
 	if (lp_ncu_run(&plan, &oc, &err) < 0) {
 		set_phase(st, PH_NCU, "failed", "%s", err.msg);
 		pl->exit_status = err.status == LP_EENV ? LP_EENV : (pl->exit_status ? pl->exit_status : LP_EPARTIAL);
