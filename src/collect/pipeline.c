@@ -686,7 +686,7 @@ static void phase_ncu(struct state *st)
 	struct lp_buf out = LP_BUF_INIT, logs = LP_BUF_INIT, ncu_log = LP_BUF_INIT;
 	struct lp_proc_env env[4];
 	const json_t *preset = lp_config_get(&st->run->cfg, "profiling.ncu");
-	json_t *region_preset = NULL;
+	json_t *preset_copy = NULL;   /* the preset as run (regions applied, or the top-N base name) */
 	const json_t *inc = lp_config_get(&st->run->cfg, "profiling.ncu.regions.include");
 	int explicit_regions = json_is_array(inc) && json_array_size(inc) > 0;
 	int have_rc = 0;
@@ -718,20 +718,20 @@ static void phase_ncu(struct state *st)
 	have_rc = 1;
 	if (explicit_regions) {
 		/* a region run: the regions' NVTX and kernel filters replace the top-N selection */
-		if (lp_regions_apply_preset(preset, &rc, &region_preset, &err) < 0) {
+		if (lp_regions_apply_preset(preset, &rc, &preset_copy, &err) < 0) {
 			set_phase(st, PH_NCU, "failed", "%s", err.msg);
 			pl->exit_status = pl->exit_status ? pl->exit_status : LP_EPARTIAL;
 			goto out;
 		}
-		preset = region_preset;
+		preset = preset_copy;
 	} else if (!st->have_topn || !st->topn.regex) {
 		set_phase(st, PH_NCU, "skipped", "no kernels were selected in stage '%s'",
 			cfg_str(st->run, "run.stage") ? cfg_str(st->run, "run.stage") : "decode_all");
 		goto out;
 	} else {
-		region_preset = json_deep_copy(preset);
-		json_object_set_new(region_preset, "kernel_name_base", json_string("function"));
-		preset = region_preset;
+		preset_copy = json_deep_copy(preset);
+		json_object_set_new(preset_copy, "kernel_name_base", json_string("function"));
+		preset = preset_copy;
 	}
 	progress(PH_NCU, explicit_regions ? "NVTX regions" : st->topn.regex);
 	memset(&plan, 0, sizeof(plan));
@@ -802,7 +802,7 @@ out:
 	record_tree(&st->run->dir, "logs", "ncu");
 	if (have_rc)
 		lp_regions_cfg_release(&rc);
-	json_decref(region_preset);
+	json_decref(preset_copy);
 	lp_ncu_outcome_release(&oc);
 	lp_buf_release(&out);
 	lp_buf_release(&logs);
