@@ -53,8 +53,15 @@ static int env_off(const char *name)
 	return v && (!strcmp(v, "0") || !strcmp(v, "off"));
 }
 
+static int env_on(const char *name)
+{
+	const char *v = getenv(name);
+	return v && (!strcmp(v, "1") || !strcmp(v, "on"));
+}
+
 static __typeof__(cuptiSubscribe_v2) *p_cuptiSubscribe_v2;                 /* optional */
 static __typeof__(cuptiActivityRegisterTimestampCallback) *p_cuptiActivityRegisterTimestampCallback;
+static __typeof__(cuptiActivityEnableHWTrace) *p_cuptiActivityEnableHWTrace;   /* optional */
 
 typedef CUresult (*cu_device_get_fn)(CUdevice *, int);
 typedef CUresult (*cu_device_get_attribute_fn)(int *, CUdevice_attribute, CUdevice);
@@ -92,6 +99,10 @@ static struct {
 	uint8_t kind_runtime[CUPTI_RUNTIME_TRACE_CBID_SIZE];
 	uint8_t kind_driver[CUPTI_DRIVER_TRACE_CBID_SIZE];
 	_Atomic uint64_t devices_written; /* bit per ordinal < 64 */
+	int hw_trace;                     /* LLMPROF_TRACE_HW_TRACE=1: asked for */
+	int periodic_flush;               /* LLMPROF_TRACE_CUPTI_PERIODIC_FLUSH (default on) */
+	uint64_t flushes, flush_ns, flush_max_ns;  /* cuptiActivityFlushAll calls (flush thread) */
+	char status[256];                 /* the "ok (...)" status, without the hardware trace part */
 } c = {
 	.once = PTHREAD_ONCE_INIT,
 	.lock = PTHREAD_MUTEX_INITIALIZER,
@@ -147,6 +158,8 @@ static int load_libraries(char *why, size_t why_len)
 	p_cuptiSubscribe_v2 = (__typeof__(cuptiSubscribe_v2) *)(uintptr_t)dlsym(hc, "cuptiSubscribe_v2");
 	p_cuptiActivityRegisterTimestampCallback = (__typeof__(cuptiActivityRegisterTimestampCallback) *)(uintptr_t)
 		dlsym(hc, "cuptiActivityRegisterTimestampCallback");
+	p_cuptiActivityEnableHWTrace = (__typeof__(cuptiActivityEnableHWTrace) *)(uintptr_t)
+		dlsym(hc, "cuptiActivityEnableHWTrace");
 
 	hd = dlopen("libcuda.so.1", RTLD_NOW | RTLD_LOCAL | RTLD_NOLOAD);
 	if (!hd)
@@ -492,6 +505,27 @@ static void on_api(CUpti_CallbackDomain domain, CUpti_CallbackId cbid, const CUp
 	lp_inj_append(LP_TREC_LAUNCH, &r, sizeof(r), NULL, 0);
 }
 
+/* Kernel timestamps from the GPU's Hardware Event System instead of instrumented launches
+ * (LLMPROF_TRACE_HW_TRACE=1): CUPTI allows it after the driver's initialization and before the
+ * first context, i.e. here, at CU_INIT_FINISHED; Blackwell and newer only. The status says
+ * whether it took and, if not, CUPTI's reason. */
+static void hw_trace_try(void)
+{
+	char msg[512];
+	CUptiResult r = CUPTI_ERROR_NOT_SUPPORTED;
+	if (!c.hw_trace)
+		return;
+	c.hw_trace = 0; /* once */
+	if (p_cuptiActivityEnableHWTrace)
+		r = p_cuptiActivityEnableHWTrace(1);
+	if (r == CUPTI_SUCCESS)
+		snprintf(msg, sizeof(msg), "%s, hardware trace on)", c.status);
+	else
+		snprintf(msg, sizeof(msg), "%s, hardware trace unavailable: %s)", c.status,
+			p_cuptiActivityEnableHWTrace ? result_string(r) : "libcupti lacks cuptiActivityEnableHWTrace");
+	lp_inj_set_cupti_status(LP_TRACE_CUPTI_OK, msg);
+}
+
 static void CUPTIAPI on_callback(void *userdata, CUpti_CallbackDomain domain, CUpti_CallbackId cbid,
 	const void *data)
 {
@@ -502,7 +536,9 @@ static void CUPTIAPI on_callback(void *userdata, CUpti_CallbackDomain domain, CU
 		on_api(domain, cbid, data);
 	} else if (domain == CUPTI_CB_DOMAIN_RESOURCE) {
 		const CUpti_ResourceData *rd = data;
-		if (cbid == CUPTI_CBID_RESOURCE_CONTEXT_CREATED && rd)
+		if (cbid == CUPTI_CBID_RESOURCE_CU_INIT_FINISHED)
+			hw_trace_try();
+		else if (cbid == CUPTI_CBID_RESOURCE_CONTEXT_CREATED && rd)
 			write_device(rd->context);
 		else if (cbid == CUPTI_CBID_RESOURCE_GRAPHNODE_CREATED)
 			graph_node(rd, 0);
@@ -637,10 +673,7 @@ static void start_once(void)
 
 	/* driver API only: every runtime launch/copy/graph launch calls one of these with its own
 	 * correlation id, so one callback pair per launch instead of two */
-	{
-		const char *s = getenv("LLMPROF_TRACE_RUNTIME_API");
-		c.runtime_api = s && (!strcmp(s, "1") || !strcmp(s, "on"));
-	}
+	c.runtime_api = env_on("LLMPROF_TRACE_RUNTIME_API");
 	/* diagnostics for the overhead benchmark (docs/tracer.md; also LLMPROF_TRACE_CLOCK_CALLBACK,
 	 * _COPY_ACTIVITY and _OVERHEAD_ACTIVITY below): LLMPROF_TRACE_API_CALLBACKS=0 drops
 	 * the launch callbacks (kernels then carry no range), LLMPROF_TRACE_KERNEL_ACTIVITY=0 the
@@ -653,6 +686,9 @@ static void start_once(void)
 		n_drv = enable_api_callbacks(CUPTI_CB_DOMAIN_DRIVER_API, CUPTI_DRIVER_TRACE_CBID_SIZE, c.kind_driver);
 	}
 	CUPTI_CALL(p_cuptiEnableCallback(1, c.sub, CUPTI_CB_DOMAIN_DRIVER_API, CUPTI_DRIVER_TRACE_CBID_cuProfilerStop));
+	c.hw_trace = env_on("LLMPROF_TRACE_HW_TRACE");
+	if (c.hw_trace)
+		CUPTI_CALL(p_cuptiEnableCallback(1, c.sub, CUPTI_CB_DOMAIN_RESOURCE, CUPTI_CBID_RESOURCE_CU_INIT_FINISHED));
 	CUPTI_CALL(p_cuptiEnableCallback(1, c.sub, CUPTI_CB_DOMAIN_RESOURCE, CUPTI_CBID_RESOURCE_CONTEXT_CREATED));
 	CUPTI_CALL(p_cuptiEnableCallback(1, c.sub, CUPTI_CB_DOMAIN_RESOURCE, CUPTI_CBID_RESOURCE_GRAPHNODE_CREATED));
 	CUPTI_CALL(p_cuptiEnableCallback(1, c.sub, CUPTI_CB_DOMAIN_RESOURCE, CUPTI_CBID_RESOURCE_GRAPHNODE_CLONED));
@@ -679,9 +715,14 @@ static void start_once(void)
 	}
 	if (!env_off("LLMPROF_TRACE_OVERHEAD_ACTIVITY"))
 		CUPTI_CALL(p_cuptiActivityEnable(CUPTI_ACTIVITY_KIND_OVERHEAD));
+	/* CUPTI's own worker delivers full buffers every period; ours also asks for the completed
+	 * records of partial buffers (LLMPROF_TRACE_CUPTI_PERIODIC_FLUSH=0: not, then a SIGKILLed
+	 * process loses what CUPTI still holds) */
+	c.periodic_flush = !env_off("LLMPROF_TRACE_CUPTI_PERIODIC_FLUSH");
 	CUPTI_CALL(p_cuptiActivityFlushPeriod(lp_inj_flush_ms()));
-	snprintf(why, sizeof(why), "ok (%d runtime + %d driver API callbacks, %s clock)", n_rt, n_drv,
+	snprintf(c.status, sizeof(c.status), "ok (%d runtime + %d driver API callbacks, %s clock", n_rt, n_drv,
 		c.clock_registered ? "shared" : "synced");
+	snprintf(why, sizeof(why), "%s)", c.status);
 	lp_inj_set_cupti_status(LP_TRACE_CUPTI_OK, why);
 }
 
@@ -694,10 +735,19 @@ void lp_inj_cupti_start(void)
 
 void lp_inj_cupti_flush(int forced)
 {
+	uint64_t t0, dt;
 	/* 0: buffers whose records are all complete, full or not (CUPTI's own periodic flush only
-	 * returns full ones); FORCED: everything, incomplete records included */
-	if (atomic_load(&c.active) && !c.finalized && !atomic_load(&c.forked))
-		CUPTI_CALL(p_cuptiActivityFlushAll(forced ? CUPTI_ACTIVITY_FLAG_FLUSH_FORCED : 0));
+	 * returns full ones); FORCED: everything, incomplete records included. Timed: the launching
+	 * threads may wait while CUPTI flushes (the log says how long flushes took at the end). */
+	if (!atomic_load(&c.active) || c.finalized || atomic_load(&c.forked) || (!forced && !c.periodic_flush))
+		return;
+	t0 = lp_inj_now_ns();
+	CUPTI_CALL(p_cuptiActivityFlushAll(forced ? CUPTI_ACTIVITY_FLAG_FLUSH_FORCED : 0));
+	dt = lp_inj_now_ns() - t0;
+	c.flushes++;
+	c.flush_ns += dt;
+	if (dt > c.flush_max_ns)
+		c.flush_max_ns = dt;
 }
 
 void lp_inj_cupti_finalize(void)
@@ -707,6 +757,8 @@ void lp_inj_cupti_finalize(void)
 		return;
 	c.finalized = 1;
 	atomic_store(&c.active, 0);
+	lp_inj_log("cupti: %llu flushes took %.3f ms in all, %.3f ms at most",
+		(unsigned long long)c.flushes, (double)c.flush_ns / 1e6, (double)c.flush_max_ns / 1e6);
 	CUPTI_CALL(p_cuptiActivityFlushAll(CUPTI_ACTIVITY_FLAG_FLUSH_FORCED));
 	lp_inj_cupti_drain();
 	CUPTI_CALL(p_cuptiUnsubscribe(c.sub));
