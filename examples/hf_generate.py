@@ -15,6 +15,9 @@ ranges from forward hooks: embed, layer (payload: index) > attn_norm, attention,
 final_norm, lm_head, and sample. --emit-nvtx adds PyTorch's own operator ranges
 (torch.autograd.profiler.emit_nvtx, default domain).
 
+--kineto runs the measured iterations (not the warm-up) under torch.profiler instead, for
+bench/tracer/overhead.sh's side-by-side overhead numbers.
+
 Output: one JSON line per measured iteration (prefill_ms, decode_ms, tokens, tokens_per_s, timed
 with torch.cuda.Event on the GPU) and a summary line, like llmprof-llm.
 """
@@ -65,6 +68,10 @@ def parse_args(argv):
     p.add_argument("--emit-nvtx", action="store_true",
                    help="also wrap the run in torch.autograd.profiler.emit_nvtx()")
     p.add_argument("--attn", default="sdpa", help="attn_implementation (sdpa, eager, ...)")
+    p.add_argument("--kineto", metavar="TRACE", nargs="?", const="",
+                   help="run the measured iterations under PyTorch's profiler (CPU + CUDA "
+                        "activities), for comparing profilers' overhead; TRACE: also write its "
+                        "Chrome trace there")
     a = p.parse_args(argv)
     for name in ("batch", "prompt_len", "iters"):
         if getattr(a, name) < 1:
@@ -174,6 +181,22 @@ def iteration(model, prompt, args, torch, timer, ops):
     return timer.ms(t0, t1), timer.ms(t1, t2), tokens[0].tolist()
 
 
+def report_iteration(i, result, args, sums, first):
+    """Prints iteration i's JSON line; adds its times to sums, its first tokens to first."""
+    pm, dm, toks = result
+    sums[0] += pm
+    sums[1] += dm
+    if not first:
+        first.extend(toks[:16])
+    dtok = args.batch * args.new_tokens
+    print(json.dumps({
+        "iter": i, "prefill_ms": round(pm, 4), "decode_ms": round(dm, 4),
+        "tokens": dtok, "tokens_per_s": dtok / dm * 1e3 if dm > 0 else 0.0,
+        "prefill_tokens_per_s": args.batch * args.prompt_len / pm * 1e3 if pm > 0 else 0.0,
+        "decode_ms_per_step": dm / args.new_tokens if args.new_tokens else 0.0,
+    }), flush=True)
+
+
 def main(argv=None):
     args = parse_args(sys.argv[1:] if argv is None else argv)
     import torch
@@ -199,18 +222,15 @@ def main(argv=None):
             with llm_range("warmup", payload=args.warmup):
                 for _ in range(args.warmup):
                     iteration(model, prompt, args, torch, timer, ops)
-        for i in range(args.iters):
-            pm, dm, toks = iteration(model, prompt, args, torch, timer, ops)
-            sums[0] += pm
-            sums[1] += dm
-            first = first or toks[:16]
-            dtok = args.batch * args.new_tokens
-            print(json.dumps({
-                "iter": i, "prefill_ms": round(pm, 4), "decode_ms": round(dm, 4),
-                "tokens": dtok, "tokens_per_s": dtok / dm * 1e3 if dm > 0 else 0.0,
-                "prefill_tokens_per_s": args.batch * args.prompt_len / pm * 1e3 if pm > 0 else 0.0,
-                "decode_ms_per_step": dm / args.new_tokens if args.new_tokens else 0.0,
-            }), flush=True)
+        prof = contextlib.nullcontext()
+        if args.kineto is not None:
+            acts = [torch.profiler.ProfilerActivity.CPU, torch.profiler.ProfilerActivity.CUDA]
+            prof = torch.profiler.profile(activities=acts)
+        with prof:
+            for i in range(args.iters):
+                report_iteration(i, iteration(model, prompt, args, torch, timer, ops), args, sums, first)
+        if args.kineto:
+            prof.export_chrome_trace(args.kineto)
     pm, dm = sums[0] / args.iters, sums[1] / args.iters
     params = sum(p.numel() for p in model.parameters())
     print(json.dumps({
@@ -220,6 +240,7 @@ def main(argv=None):
         "batch": args.batch, "prompt_len": args.prompt_len, "new_tokens": args.new_tokens,
         "warmup": args.warmup, "iters": args.iters, "seed": args.seed,
         "nvtx": nvtx_available(), "nvtx_ops": ops, "emit_nvtx": args.emit_nvtx,
+        "kineto": args.kineto is not None,
         "params": params, "prefill_ms": pm, "decode_ms": dm,
         "decode_ms_per_step": dm / args.new_tokens if args.new_tokens else 0.0,
         "tokens_per_s": args.batch * args.new_tokens / dm * 1e3 if dm > 0 else 0.0,
