@@ -1,0 +1,250 @@
+// launch_cost.cu: what the injected tracer costs the launching thread, per kernel launch and per
+// NVTX range, measured directly instead of through a whole program's step time. Run the same
+// binary without the tracer and with it (bench/tracer/overhead.sh does, alternating, with its
+// parts switched off one by one); the differences are the tracer's cost per event.
+//
+//   launch_cost [--batches N] [--per-batch M] [--long L]
+//
+// Sections (each: N batches; a batch times M back-to-back calls on the CPU clock, then waits
+// for the GPU outside the timed part, so the launch queue never fills):
+//   launch        an empty kernel, <<<1, 32>>> on one stream, outside any NVTX range
+//   launch_nvtx   the same inside three nested ranges of the LLM domain (what attribution reads)
+//   launch_args   a kernel with 512 bytes of arguments (like PyTorch's TensorIterator kernels)
+//   launch_funcs  32 different kernels in turn
+//   launch_torch  what PyTorch does around a launch: cudaGetDevice, the launch, cudaGetLastError
+//   get_device, get_last_error, stream_query, event_record, ctx_current
+//                 single API calls that are not launches (cudaGetDevice, cudaGetLastError,
+//                 cudaStreamQuery on an idle stream, cudaEventRecord, cuCtxGetCurrent)
+//   nvtx_pair     nvtxDomainRangePushEx + nvtxDomainRangePop in the LLM domain, no GPU work
+//   launch_long   --long L launches (default 524288, ~1.5 s) without a pause, a wait for the GPU
+//                 every 1024 included in the time: the mean, with whatever the tracer's
+//                 background work (CUPTI's buffers, periodic flushes) costs the launching thread
+// Prints one JSON line: per section the median over the batches (<name>_ns) and the 10th
+// percentile (<name>_ns_p10), in ns per call.
+#include <algorithm>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <ctime>
+#include <vector>
+
+#include <cuda.h>
+#include <cuda_runtime.h>
+#include <nvtx3/nvToolsExt.h>
+
+__global__ void k_empty(int *p)
+{
+	if (p)
+		*p = 1;
+}
+
+struct args512 {
+	int v[128];
+};
+
+__global__ void k_args(args512 a, int *p)
+{
+	if (p)
+		*p = a.v[0];
+}
+
+template <int N> __global__ void k_func(int *p)
+{
+	if (p)
+		*p = N;
+}
+
+typedef void (*launch_fn)(cudaStream_t);
+template <int N> static void launch_func(cudaStream_t s)
+{
+	k_func<N><<<1, 32, 0, s>>>(nullptr);
+}
+template <int N> struct func_table {
+	static void fill(launch_fn *t)
+	{
+		t[N - 1] = launch_func<N>;
+		func_table<N - 1>::fill(t);
+	}
+};
+template <> struct func_table<0> {
+	static void fill(launch_fn *) {}
+};
+
+static double now_ns()
+{
+	timespec ts;
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return ts.tv_sec * 1e9 + ts.tv_nsec;
+}
+
+static int check(cudaError_t e, const char *what)
+{
+	if (e == cudaSuccess)
+		return 0;
+	fprintf(stderr, "launch_cost: %s: %s\n", what, cudaGetErrorString(e));
+	return 1;
+}
+
+struct stat2 {
+	double median, p10;
+};
+
+static stat2 summarize(std::vector<double> v)
+{
+	std::sort(v.begin(), v.end());
+	return { v[v.size() / 2], v[v.size() / 10] };
+}
+
+static nvtxDomainHandle_t dom;
+
+static void push(const char *name)
+{
+	nvtxEventAttributes_t a;
+	memset(&a, 0, sizeof(a));
+	a.version = NVTX_VERSION;
+	a.size = NVTX_EVENT_ATTRIB_STRUCT_SIZE;
+	a.messageType = NVTX_MESSAGE_TYPE_ASCII;
+	a.message.ascii = name;
+	nvtxDomainRangePushEx(dom, &a);
+}
+
+static launch_fn funcs[32];
+static args512 big;
+static cudaEvent_t ev;
+
+// one call of a section; returns nonzero on an error
+static int call(int section, cudaStream_t s, int i)
+{
+	int dev;
+	CUcontext ctx;
+	switch (section) {
+	case 0: // launch, launch_nvtx
+		k_empty<<<1, 32, 0, s>>>(nullptr);
+		return 0;
+	case 1:
+		k_args<<<1, 32, 0, s>>>(big, nullptr);
+		return 0;
+	case 2:
+		funcs[i % 32](s);
+		return 0;
+	case 3:
+		if (cudaGetDevice(&dev) != cudaSuccess)
+			return 1;
+		k_empty<<<1, 32, 0, s>>>(nullptr);
+		return cudaGetLastError() != cudaSuccess;
+	case 4:
+		return cudaGetDevice(&dev) != cudaSuccess;
+	case 5:
+		return cudaGetLastError() != cudaSuccess;
+	case 6:
+		return cudaStreamQuery(s) != cudaSuccess;
+	case 7:
+		return cudaEventRecord(ev, s) != cudaSuccess;
+	case 8:
+		return cuCtxGetCurrent(&ctx) != CUDA_SUCCESS;
+	}
+	return 1;
+}
+
+static int measure(int section, cudaStream_t s, int batches, int m, std::vector<double> &out)
+{
+	for (int b = 0; b < batches; b++) {
+		int bad = 0;
+		double t0 = now_ns();
+		for (int i = 0; i < m; i++)
+			bad |= call(section, s, i);
+		double t1 = now_ns();
+		if (bad) {
+			fprintf(stderr, "launch_cost: section %d: a call failed\n", section);
+			return 1;
+		}
+		if (check(cudaStreamSynchronize(s), "cudaStreamSynchronize"))
+			return 1;
+		out.push_back((t1 - t0) / m);
+	}
+	return check(cudaGetLastError(), "launch");
+}
+
+int main(int argc, char **argv)
+{
+	int batches = 400, m = 256, n_long = 524288;
+	for (int i = 1; i < argc; i++) {
+		if (!strcmp(argv[i], "--batches") && i + 1 < argc)
+			batches = atoi(argv[++i]);
+		else if (!strcmp(argv[i], "--per-batch") && i + 1 < argc)
+			m = atoi(argv[++i]);
+		else if (!strcmp(argv[i], "--long") && i + 1 < argc)
+			n_long = atoi(argv[++i]);
+		else {
+			fprintf(stderr, "usage: launch_cost [--batches N] [--per-batch M] [--long L]\n");
+			return 2;
+		}
+	}
+	if (batches < 10 || m < 1 || n_long < 0) {
+		fprintf(stderr, "launch_cost: --batches must be >= 10, --per-batch >= 1, --long >= 0\n");
+		return 2;
+	}
+	dom = nvtxDomainCreateA("LLM");
+	cudaStream_t s;
+	if (check(cudaStreamCreateWithFlags(&s, cudaStreamNonBlocking), "cudaStreamCreate"))
+		return 1;
+	func_table<32>::fill(funcs);
+	if (check(cudaEventCreateWithFlags(&ev, cudaEventDisableTiming), "cudaEventCreate"))
+		return 1;
+	static const struct {
+		const char *name;
+		int section;
+	} plan[] = {
+		{ "launch", 0 }, { "launch_nvtx", 0 }, { "launch_args", 1 }, { "launch_funcs", 2 },
+		{ "launch_torch", 3 }, { "get_device", 4 }, { "get_last_error", 5 }, { "stream_query", 6 },
+		{ "event_record", 7 }, { "ctx_current", 8 },
+	};
+	std::vector<double> warm;
+	for (int sec = 0; sec <= 8; sec++) // module load, CUPTI's first buffers, lazy loading
+		if (measure(sec, s, 2, 64, warm))
+			return 1;
+	printf("{\"batches\": %d, \"per_batch\": %d", batches, m);
+	for (const auto &p : plan) {
+		std::vector<double> v;
+		bool ranged = !strcmp(p.name, "launch_nvtx");
+		if (ranged) {
+			push("prefill");
+			push("layer");
+			push("attention");
+		}
+		int rc = measure(p.section, s, batches, m, v);
+		if (ranged)
+			for (int k = 0; k < 3; k++)
+				nvtxDomainRangePop(dom);
+		if (rc)
+			return 1;
+		stat2 st = summarize(v);
+		printf(", \"%s_ns\": %.1f, \"%s_ns_p10\": %.1f", p.name, st.median, p.name, st.p10);
+	}
+	std::vector<double> pairs;
+	for (int b = 0; b < batches; b++) {
+		double t0 = now_ns();
+		for (int i = 0; i < m; i++) {
+			push("decode_step");
+			nvtxDomainRangePop(dom);
+		}
+		pairs.push_back((now_ns() - t0) / m);
+	}
+	stat2 p = summarize(pairs);
+	printf(", \"nvtx_pair_ns\": %.1f, \"nvtx_pair_ns_p10\": %.1f", p.median, p.p10);
+	if (n_long > 0) {
+		double t0 = now_ns();
+		for (int i = 0; i < n_long; i++) {
+			k_empty<<<1, 32, 0, s>>>(nullptr);
+			if ((i & 1023) == 1023 && check(cudaStreamSynchronize(s), "cudaStreamSynchronize"))
+				return 1;
+		}
+		if (check(cudaStreamSynchronize(s), "cudaStreamSynchronize"))
+			return 1;
+		printf(", \"launch_long_ns\": %.1f", (now_ns() - t0) / n_long);
+	}
+	printf("}\n");
+	cudaEventDestroy(ev);
+	cudaStreamDestroy(s);
+	return 0;
+}
