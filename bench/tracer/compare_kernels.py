@@ -4,7 +4,11 @@ total GPU times between PyTorch's profiler (the last JSON line torch_compare.py 
 printed, or its "kernels" object) and llmprof's tracer (`llmprof trace perfetto` output; only
 kernels whose NVTX path starts with RANGE, default "measure"). Prints a table and a JSON summary
 on the last line: names only on one side, count mismatches, the worst relative time difference
-among kernels with >= 1% of the total, and the two totals."""
+among kernels with >= 1% of the total, and the two totals.
+
+KINETO may also be another run's `llmprof trace perfetto` output (.json.gz): our tracer against
+itself, the run-to-run spread that a comparison of two separate runs cannot be better than (the
+"kineto" fields then hold that run)."""
 import gzip
 import json
 import sys
@@ -40,8 +44,12 @@ def load_llmprof(path, prefix):
 def main():
     if len(sys.argv) < 3:
         raise SystemExit(__doc__)
-    kin = load_kineto(sys.argv[1])
-    ours = load_llmprof(sys.argv[2], sys.argv[3] if len(sys.argv) > 3 else "measure")
+    prefix = sys.argv[3] if len(sys.argv) > 3 else "measure"
+    if sys.argv[1].endswith(".json.gz"):
+        kin = load_llmprof(sys.argv[1], prefix)
+    else:
+        kin = load_kineto(sys.argv[1])
+    ours = load_llmprof(sys.argv[2], prefix)
     tk = sum(v["total_us"] for v in kin.values())
     to = sum(v["total_us"] for v in ours.values())
     only_k = sorted(set(kin) - set(ours))

@@ -148,6 +148,13 @@ if python3 -c 'import torch, sys; sys.exit(0 if torch.cuda.is_available() else 1
   python3 bench/tracer/compare_kernels.py "$OUT/torch_kineto.json" "$OUT/torch.json.gz" measure \
     >"$OUT/torch_compare.txt" 2>&1
   say "torch: compare: $(tail -1 "$OUT/torch_compare.txt")"
+  # the run-to-run spread: a second traced run against the first (two separate runs, as above)
+  traced "$T.2" python3 bench/tracer/torch_compare.py --mode plain >"$OUT/torch_traced2.json" 2>"$OUT/torch_traced2.err"
+  "$LLMPROF" trace perfetto "$T.2" -o "$OUT/torch2.json.gz" --no-flows >>"$OUT/torch_perfetto.txt" 2>&1
+  python3 bench/tracer/compare_kernels.py "$OUT/torch2.json.gz" "$OUT/torch.json.gz" measure \
+    >"$OUT/torch_compare_self.txt" 2>&1
+  say "torch: run to run (ours twice): $(tail -1 "$OUT/torch_compare_self.txt")"
+  rm -rf "$T.2"
   gzip -f "$OUT/kineto_trace.json" 2>/dev/null
   rm -rf "$T"
 else
