@@ -12,6 +12,13 @@
 //   launch_args   a kernel with 512 bytes of arguments (like PyTorch's TensorIterator kernels)
 //   launch_funcs  32 different kernels in turn
 //   launch_torch  what PyTorch does around a launch: cudaGetDevice, the launch, cudaGetLastError
+//   launch_ex     cudaLaunchKernelEx with a launch attribute (what cuBLAS uses)
+//   kernel_get_attr, kernel_set_attr
+//                 cuKernelGetAttribute / cuKernelSetAttribute on a kernel (cuBLAS calls them
+//                 around its launches; 226 and 32 a decode step in examples/hf_generate.py)
+//   stream_capturing  cudaStreamIsCapturing (PyTorch's caching allocator)
+//   launch_cold   one launch timed on its own after writing 1 MB (a cache line in every 64 bytes),
+//                 as when an interpreter's work runs between launches
 //   get_device, get_last_error, stream_query, event_record, ctx_current
 //                 single API calls that are not launches (cudaGetDevice, cudaGetLastError,
 //                 cudaStreamQuery on an idle stream, cudaEventRecord, cuCtxGetCurrent)
@@ -111,6 +118,9 @@ static void push(const char *name)
 static launch_fn funcs[32];
 static args512 big;
 static cudaEvent_t ev;
+static CUkernel kern;                // k_empty as a CUkernel (cudaGetKernel)
+static volatile unsigned char *junk; // launch_cold's 1 MB
+static double cold_ns;               // launch_cold: the launches' own time, summed per batch
 
 // one call of a section; returns nonzero on an error
 static int call(int section, cudaStream_t s, int i)
@@ -142,6 +152,37 @@ static int call(int section, cudaStream_t s, int i)
 		return cudaEventRecord(ev, s) != cudaSuccess;
 	case 8:
 		return cuCtxGetCurrent(&ctx) != CUDA_SUCCESS;
+	case 9: {
+		cudaLaunchConfig_t cfg;
+		cudaLaunchAttribute attr;
+		memset(&cfg, 0, sizeof(cfg));
+		attr.id = cudaLaunchAttributeProgrammaticStreamSerialization;
+		attr.val.programmaticStreamSerializationAllowed = 0;
+		cfg.gridDim = dim3(1);
+		cfg.blockDim = dim3(32);
+		cfg.stream = s;
+		cfg.attrs = &attr;
+		cfg.numAttrs = 1;
+		return cudaLaunchKernelEx(&cfg, k_empty, (int *)nullptr) != cudaSuccess;
+	}
+	case 11: {
+		int v;
+		return cuKernelGetAttribute(&v, CU_FUNC_ATTRIBUTE_MAX_THREADS_PER_BLOCK, kern, 0) != CUDA_SUCCESS;
+	}
+	case 12:
+		return cuKernelSetAttribute(CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES, 0, kern, 0) != CUDA_SUCCESS;
+	case 13: {
+		cudaStreamCaptureStatus st;
+		return cudaStreamIsCapturing(s, &st) != cudaSuccess;
+	}
+	case 10: {
+		for (int k = 0; k < (1 << 20); k += 64)
+			junk[k] = (unsigned char)(junk[k] + i);
+		double t0 = now_ns();
+		k_empty<<<1, 32, 0, s>>>(nullptr);
+		cold_ns += now_ns() - t0;
+		return 0;
+	}
 	}
 	return 1;
 }
@@ -150,10 +191,13 @@ static int measure(int section, cudaStream_t s, int batches, int m, std::vector<
 {
 	for (int b = 0; b < batches; b++) {
 		int bad = 0;
+		cold_ns = 0;
 		double t0 = now_ns();
 		for (int i = 0; i < m; i++)
 			bad |= call(section, s, i);
 		double t1 = now_ns();
+		if (section == 10) // only the launches count, not the writes between them
+			t1 = t0 + cold_ns;
 		if (bad) {
 			fprintf(stderr, "launch_cost: section %d: a call failed\n", section);
 			return 1;
@@ -197,10 +241,20 @@ int main(int argc, char **argv)
 	} plan[] = {
 		{ "launch", 0 }, { "launch_nvtx", 0 }, { "launch_args", 1 }, { "launch_funcs", 2 },
 		{ "launch_torch", 3 }, { "get_device", 4 }, { "get_last_error", 5 }, { "stream_query", 6 },
-		{ "event_record", 7 }, { "ctx_current", 8 },
+		{ "event_record", 7 }, { "ctx_current", 8 }, { "launch_ex", 9 }, { "launch_cold", 10 },
+		{ "kernel_get_attr", 11 }, { "kernel_set_attr", 12 }, { "stream_capturing", 13 },
 	};
+	{
+		cudaKernel_t k;
+		if (check(cudaGetKernel(&k, k_empty), "cudaGetKernel"))
+			return 1;
+		kern = (CUkernel)k;
+	}
+	junk = (volatile unsigned char *)calloc(1, 1 << 20);
+	if (!junk)
+		return 1;
 	std::vector<double> warm;
-	for (int sec = 0; sec <= 8; sec++) // module load, CUPTI's first buffers, lazy loading
+	for (int sec = 0; sec <= 13; sec++) // module load, CUPTI's first buffers, lazy loading
 		if (measure(sec, s, 2, 64, warm))
 			return 1;
 	printf("{\"batches\": %d, \"per_batch\": %d", batches, m);
