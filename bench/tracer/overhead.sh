@@ -5,8 +5,11 @@
 # ROUNDS rounds (default 5) alternating the order (plain first in odd rounds, last in even ones),
 # medians. Run on the GPU machine from the repo root with a built build/ (LP_BUILD to change it);
 # writes under $OUT (default /tmp/lp-overhead):
-#   llm_<mode>_<i>.txt, torch_<mode>_<i>.json  raw outputs (<mode>: plain, traced, nvtx, kineto)
-#   overhead.json                               medians, per-run values and ratios (printed last)
+#   llm_<mode>_<i>.txt, hf_<mode>_<i>.txt, launch_<mode>_<i>.json, torch_<mode>_<i>.json
+#                        raw outputs (<mode>: plain, traced, nvtx, kineto and the modes below)
+#   inject_<tag>.log     the tracer's own log of each traced run
+#   overhead.json        medians, per-run values and ratios (printed last)
+# (what an earlier run left in $OUT is removed first)
 # The reference workload: $LP_LLM_CMD (default: llmprof-llm --device cuda --model llama-3.2-1b
 # --prompt-len 512 --new-tokens 128 --iters 5 --warmup 1, as issue 4 asks). Its metric is its own
 # decode time per step: the median of "decode_ms_per_step" over its per-iteration JSON lines
@@ -30,6 +33,8 @@ case $B in /*) LIB=$B/lib/libllmprof_inject.so ;; *) LIB=$PWD/$B/lib/libllmprof_
 LLM_CMD=${LP_LLM_CMD:-$B/bin/llmprof-llm --device cuda --model llama-3.2-1b --prompt-len 512 --new-tokens 128 --iters 5 --warmup 1}
 mkdir -p "$OUT"
 [ -f "$LIB" ] || { echo "overhead: $LIB missing (build first)"; exit 2; }
+rm -rf "$OUT"/llm_*.txt "$OUT"/hf_*.txt "$OUT"/hf_*.json "$OUT"/launch_*.json "$OUT"/torch_*.json \
+  "$OUT"/torch_*.err "$OUT"/inject_*.log "$OUT"/overhead.json "$OUT"/trace_*
 
 modes="plain traced"
 [ "$SPLIT" = 1 ] && modes="plain traced nvtx"
