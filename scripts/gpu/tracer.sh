@@ -11,7 +11,10 @@
 #      re-rooted under the launch's ranges) and that their count is iters x new_tokens x graph
 #      kernel nodes from the workload's summary line
 #   3. bench/tracer/torch_compare.py under the tracer and under Kineto: kernel names, counts, times
-#   4. bench/tracer/overhead.sh (ROUNDS=${LP_OVERHEAD_ROUNDS:-5}) unless LP_SKIP_OVERHEAD=1
+#   4. bench/tracer/overhead.sh (ROUNDS=${LP_OVERHEAD_ROUNDS:-3}) unless LP_SKIP_OVERHEAD=1: the
+#      reference workload and the PyTorch example (plain, traced, NVTX only, Kineto), the cost per
+#      event in 5 modes, not the stress loop (LP_OVERHEAD_TORCH_LOOP=1 adds it): about 7 minutes,
+#      so give the area 600 s (scripts/gpu/run-all.sh tracer:600)
 set -u
 cd "$(dirname "$0")/../.."
 B=${LP_BUILD:-build}
@@ -163,7 +166,9 @@ fi
 
 # ---- 4. overhead ----
 if [ "${LP_SKIP_OVERHEAD:-0}" != 1 ]; then
-  OUT=$OUT/overhead bash bench/tracer/overhead.sh "${LP_OVERHEAD_ROUNDS:-5}" >"$OUT/overhead.txt" 2>&1
+  OUT=$OUT/overhead LP_OVERHEAD_TORCH_LOOP=${LP_OVERHEAD_TORCH_LOOP:-0} \
+    LP_OVERHEAD_LAUNCH_MODES=${LP_OVERHEAD_LAUNCH_MODES:-plain traced nvtx nocb noact} \
+    bash bench/tracer/overhead.sh "${LP_OVERHEAD_ROUNDS:-3}" >"$OUT/overhead.txt" 2>&1
   say "$(tail -1 "$OUT/overhead.txt")"
 fi
 rm -rf "$OUT/llm_trace"
