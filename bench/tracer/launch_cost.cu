@@ -238,11 +238,14 @@ int main(int argc, char **argv)
 	static const struct {
 		const char *name;
 		int section;
+		bool ranged; // inside three nested NVTX ranges
 	} plan[] = {
-		{ "launch", 0 }, { "launch_nvtx", 0 }, { "launch_args", 1 }, { "launch_funcs", 2 },
-		{ "launch_torch", 3 }, { "get_device", 4 }, { "get_last_error", 5 }, { "stream_query", 6 },
-		{ "event_record", 7 }, { "ctx_current", 8 }, { "launch_ex", 9 }, { "launch_cold", 10 },
-		{ "kernel_get_attr", 11 }, { "kernel_set_attr", 12 }, { "stream_capturing", 13 },
+		{ "launch", 0, false }, { "launch_nvtx", 0, true }, { "launch_args", 1, false },
+		{ "launch_funcs", 2, false }, { "launch_torch", 3, false }, { "get_device", 4, false },
+		{ "get_last_error", 5, false }, { "stream_query", 6, false }, { "event_record", 7, false },
+		{ "ctx_current", 8, false }, { "launch_ex", 9, false }, { "launch_cold", 10, false },
+		{ "kernel_get_attr", 11, false }, { "kernel_set_attr", 12, false },
+		{ "stream_capturing", 13, false },
 	};
 	{
 		cudaKernel_t k;
@@ -254,20 +257,19 @@ int main(int argc, char **argv)
 	if (!junk)
 		return 1;
 	std::vector<double> warm;
-	for (int sec = 0; sec <= 13; sec++) // module load, CUPTI's first buffers, lazy loading
-		if (measure(sec, s, 2, 64, warm))
+	for (const auto &p : plan) // module load, CUPTI's first buffers, lazy loading
+		if (measure(p.section, s, 2, 64, warm))
 			return 1;
 	printf("{\"batches\": %d, \"per_batch\": %d", batches, m);
 	for (const auto &p : plan) {
 		std::vector<double> v;
-		bool ranged = !strcmp(p.name, "launch_nvtx");
-		if (ranged) {
+		if (p.ranged) {
 			push("prefill");
 			push("layer");
 			push("attention");
 		}
 		int rc = measure(p.section, s, batches, m, v);
-		if (ranged)
+		if (p.ranged)
 			for (int k = 0; k < 3; k++)
 				nvtxDomainRangePop(dom);
 		if (rc)

@@ -207,9 +207,14 @@ def num(p):
     m = re.search(r"_(\d+)\.[a-z]+$", p)
     return int(m.group(1)) if m else 0
 
+# every mode any program may have run in; a mode without result files adds nothing
+MODES = ("plain", "traced", "nvtx", "nocb", "noact", "noclk", "noovh", "nocopy", "hw", "noflush",
+         "flush10s", "nsys", "kineto")
+OTHERS = MODES[1:]
+
 # the workload and the PyTorch example print the same per-iteration lines
 for prog in ("llm", "hf"):
-    for mode in ("plain", "traced", "nvtx", "nocb", "noact", "noflush", "flush10s", "nsys", "kineto"):
+    for mode in MODES:
         vals, unit = [], None
         for p in sorted(glob.glob(f"{out}/{prog}_{mode}_*.txt"), key=num):
             v, u = llm_metric(p)
@@ -220,7 +225,7 @@ for prog in ("llm", "hf"):
             res[f"{prog}_{mode}_median"] = statistics.median(vals)
             res[f"{prog}_{mode}_runs"] = vals
             res[f"{prog}_unit"] = unit
-    for mode in ("traced", "nvtx", "nocb", "noact", "noflush", "flush10s", "nsys", "kineto"):
+    for mode in OTHERS:
         if f"{prog}_{mode}_median" in res and f"{prog}_plain_median" in res:
             res[f"{prog}_{mode}_overhead_pct"] = 100 * (res[f"{prog}_{mode}_median"] / res[f"{prog}_plain_median"] - 1)
 
@@ -233,7 +238,7 @@ except (OSError, ValueError, KeyError, IndexError, ZeroDivisionError):
     pass
 
 # per-event costs: medians over the runs of each run's medians, and the differences to plain
-for mode in ("plain", "traced", "nvtx", "nocb", "noact", "noclk", "noovh", "nocopy", "hw", "noflush", "flush10s", "nsys"):
+for mode in MODES:
     runs = []
     for p in sorted(glob.glob(f"{out}/launch_{mode}_*.json"), key=num):
         lines = [l for l in open(p, errors="replace") if l.startswith("{")]
@@ -244,13 +249,13 @@ for mode in ("plain", "traced", "nvtx", "nocb", "noact", "noclk", "noovh", "noco
         if vals:
             res[f"cost_{mode}_{key}"] = statistics.median(vals)
 cost_keys = sorted({k[len("cost_plain_"):] for k in res if k.startswith("cost_plain_")})
-for mode in ("traced", "nvtx", "nocb", "noact", "noclk", "noovh", "nocopy", "hw", "noflush", "flush10s", "nsys"):
+for mode in OTHERS:
     for key in cost_keys:
         a, b = res.get(f"cost_{mode}_{key}"), res.get(f"cost_plain_{key}")
         if a is not None and b is not None:
             res[f"cost_{mode}_{key}_added"] = a - b
 
-for mode in ("plain", "traced", "nvtx", "nocb", "noact", "noclk", "noovh", "nocopy", "kineto"):
+for mode in MODES:
     vals = []
     for p in sorted(glob.glob(f"{out}/torch_{mode}_*.json"), key=num):
         lines = [l for l in open(p) if l.startswith("{")]
@@ -259,7 +264,7 @@ for mode in ("plain", "traced", "nvtx", "nocb", "noact", "noclk", "noovh", "noco
     if vals:
         res[f"torch_{mode}_step_ms_median"] = statistics.median(vals)
         res[f"torch_{mode}_runs"] = vals
-for mode in ("traced", "nvtx", "nocb", "noact", "noclk", "noovh", "nocopy", "kineto"):
+for mode in OTHERS:
     k = f"torch_{mode}_step_ms_median"
     if k in res and "torch_plain_step_ms_median" in res:
         res[f"torch_{mode}_overhead_pct"] = 100 * (res[k] / res["torch_plain_step_ms_median"] - 1)
