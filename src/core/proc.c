@@ -10,6 +10,7 @@
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/prctl.h>
 #include <sys/types.h>
 #include <sys/wait.h>
 #include <time.h>
@@ -17,12 +18,11 @@
 
 extern char **environ;
 
-static volatile sig_atomic_t interrupted;
+static volatile sig_atomic_t interrupted;  /* the signal that interrupted us, 0 none */
 
 static void on_signal(int sig)
 {
-	(void)sig;
-	interrupted = 1;
+	interrupted = sig;
 }
 
 void lp_proc_install_signal_handlers(void)
@@ -38,6 +38,11 @@ void lp_proc_install_signal_handlers(void)
 int lp_proc_interrupted(void)
 {
 	return interrupted != 0;
+}
+
+int lp_proc_interrupt_signal(void)
+{
+	return (int)interrupted;
 }
 
 void lp_proc_clear_interrupt(void)
@@ -135,11 +140,69 @@ static void kill_group(pid_t pid, int *status, double grace_s)
 		;
 }
 
+/* The guard: a small process outside the child's group that holds the read end of a pipe only
+ * llmprof writes to. llmprof says "done" (one byte) when the child has ended; EOF without it means
+ * llmprof died (even of SIGKILL, which runs no handler), and the guard kills the child's whole
+ * group, grandchildren included (the workload under ncu or nsys, a script's children), so that
+ * nothing keeps writing into a run folder nobody watches. PR_SET_PDEATHSIG on the child covers the
+ * moment before the guard exists. Returns the guard's pid (-1 when it could not start: the child
+ * then has PR_SET_PDEATHSIG alone) and the pipe's write end in *wfd. */
+static pid_t start_guard(pid_t child, int out_fd, int err_fd, int *wfd)
+{
+	int gp[2];
+	pid_t g;
+	*wfd = -1;
+	if (pipe2(gp, O_CLOEXEC) < 0)
+		return -1;
+	g = fork();
+	if (g < 0) {
+		close(gp[0]);
+		close(gp[1]);
+		return -1;
+	}
+	if (g == 0) {
+		char c;
+		ssize_t r;
+		/* Ctrl-C reaches llmprof's group, the guard included: llmprof handles it, not us */
+		signal(SIGINT, SIG_IGN);
+		signal(SIGTERM, SIG_IGN);
+		signal(SIGHUP, SIG_IGN);
+		signal(SIGPIPE, SIG_IGN);
+		close(gp[1]);
+		if (out_fd >= 0)
+			close(out_fd);
+		if (err_fd >= 0)
+			close(err_fd);
+		do
+			r = read(gp[0], &c, 1);
+		while (r < 0 && errno == EINTR);
+		if (r <= 0)
+			kill(-child, SIGKILL);
+		_exit(0);
+	}
+	close(gp[0]);
+	*wfd = gp[1];
+	return g;
+}
+
+static void stop_guard(pid_t g, int wfd)
+{
+	if (wfd >= 0) {
+		if (write(wfd, "x", 1) < 0) {
+			/* the guard is gone already: nothing to tell it */
+		}
+		close(wfd);
+	}
+	if (g > 0)
+		while (waitpid(g, NULL, 0) < 0 && errno == EINTR)
+			;
+}
+
 int lp_proc_run(const struct lp_proc_spec *s, struct lp_proc_result *res, struct lp_err *err)
 {
-	int out_fd = -1, err_fd = -1, pipefd[2] = { -1, -1 }, status = 0, child_errno = 0;
+	int out_fd = -1, err_fd = -1, pipefd[2] = { -1, -1 }, status = 0, child_errno = 0, guard_fd = -1;
 	char **envp = NULL;
-	pid_t pid;
+	pid_t pid, guard = -1, self = getpid();
 	double t0, last_tick, grace = s->grace_s > 0 ? s->grace_s : LP_PROC_GRACE_S;
 	ssize_t n;
 	memset(res, 0, sizeof(*res));
@@ -170,6 +233,10 @@ int lp_proc_run(const struct lp_proc_spec *s, struct lp_proc_result *res, struct
 	if (pid == 0) {
 		sigset_t none;
 		int e;
+		/* die with llmprof; a parent already gone before prctl ran leaves us to init */
+		prctl(PR_SET_PDEATHSIG, SIGKILL);
+		if (getppid() != self)
+			_exit(127);
 		setpgid(0, 0);
 		signal(SIGINT, SIG_DFL);
 		signal(SIGTERM, SIG_DFL);
@@ -203,6 +270,8 @@ int lp_proc_run(const struct lp_proc_spec *s, struct lp_proc_result *res, struct
 			strerror(child_errno));
 		goto fail;
 	}
+	res->pid = (long)pid;
+	guard = start_guard(pid, out_fd, err_fd, &guard_fd);
 	for (;;) {
 		pid_t w = waitpid(pid, &status, WNOHANG);
 		if (s->tick && now_s() - last_tick >= 1.0) {
@@ -213,6 +282,7 @@ int lp_proc_run(const struct lp_proc_spec *s, struct lp_proc_result *res, struct
 			break;
 		if (w < 0 && errno != EINTR) {
 			lp_err_set(err, LP_EOTHER, "waiting for '%s': %s", s->argv[0], strerror(errno));
+			stop_guard(guard, guard_fd);
 			goto fail;
 		}
 		if (interrupted) {
@@ -228,6 +298,7 @@ int lp_proc_run(const struct lp_proc_spec *s, struct lp_proc_result *res, struct
 		sleep_ms(now_s() - t0 < 0.5 ? 2 : 20);
 	}
 	res->wall_s = now_s() - t0;
+	stop_guard(guard, guard_fd);
 	if (WIFEXITED(status)) {
 		res->exited = 1;
 		res->exit_code = WEXITSTATUS(status);
@@ -307,8 +378,10 @@ void lp_proc_describe(const struct lp_proc_result *r, const struct lp_proc_spec 
 {
 	if (r->interrupted)
 		lp_buf_adds(out, "interrupted");
+	else if (r->timed_out && s && s->timeout_s > 0)
+		lp_buf_addf(out, "timed out after %.1f s (limit %g s)", r->wall_s, s->timeout_s);
 	else if (r->timed_out)
-		lp_buf_addf(out, "timed out after %g s", s ? s->timeout_s : 0.0);
+		lp_buf_addf(out, "timed out after %.1f s", r->wall_s);
 	else if (r->signaled)
 		lp_buf_addf(out, "killed by signal %d (%s)", r->signal, strsignal(r->signal));
 	else

@@ -8,6 +8,9 @@
  * - The child leads its own process group. A timeout, or SIGINT/SIGTERM delivered to llmprof
  *   once lp_proc_install_signal_handlers() ran, kills the whole group: SIGTERM, a grace period,
  *   then SIGKILL, so grandchildren (the workload under ncu) die too.
+ * - The child dies with llmprof, even when llmprof is SIGKILLed: PR_SET_PDEATHSIG on the child,
+ *   and a guard process (outside the group) that kills the group when llmprof goes away without
+ *   saying the child ended.
  * - lp_proc_render writes the same command as a shell-quoted, copy-paste runnable line for
  *   `cmd.txt` next to the phase's outputs.
  *
@@ -58,6 +61,7 @@ struct lp_proc_result {
 	int timed_out;               /* we killed it at the timeout */
 	int interrupted;             /* we killed it because llmprof got SIGINT/SIGTERM */
 	double wall_s;
+	long pid;                    /* the child's process id */
 };
 
 /* Runs the child to its end. -1 only when it could not be started (no such program: LP_EENV;
@@ -67,7 +71,8 @@ int lp_proc_run(const struct lp_proc_spec *spec, struct lp_proc_result *res, str
 /* One line: `[cd DIR &&] [env -u A] B=1 prog 'arg 1' ... [>out 2>err]` plus a newline. */
 int lp_proc_render(const struct lp_proc_spec *spec, struct lp_buf *out);
 
-/* "exit 3", "killed by signal 9", "timed out after 60 s", "interrupted". */
+/* "exit 3", "killed by signal 9", "timed out after 60.2 s (limit 60 s)" (the real elapsed
+ * time; spec may be NULL), "interrupted". */
 void lp_proc_describe(const struct lp_proc_result *r, const struct lp_proc_spec *spec, struct lp_buf *out);
 
 /* A growable, owned, always NULL-terminated argv (v[n] == NULL). */
@@ -88,6 +93,8 @@ const char *const *lp_argv_get(const struct lp_argv *a);
  * return with `interrupted` (the CLI calls this once). lp_proc_interrupted() reads the flag. */
 void lp_proc_install_signal_handlers(void);
 int lp_proc_interrupted(void);
+/* The signal that interrupted llmprof (SIGINT, SIGTERM), 0 when none: the CLI exits 128 + it. */
+int lp_proc_interrupt_signal(void);
 void lp_proc_clear_interrupt(void);
 
 #endif

@@ -6,6 +6,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include "core/proc.h"
@@ -126,6 +127,18 @@ static void test_timeout_kills_group(void **state)
 	assert_int_equal(lp_proc_run(&s, &r, &err), 0);
 	assert_true(r.timed_out);
 	assert_true(r.wall_s >= 0.5);
+	{
+		/* the real elapsed time, not the limit cast to whole seconds ("after 0 s") */
+		struct lp_buf b = LP_BUF_INIT;
+		char want[64];
+		lp_proc_describe(&r, &s, &b);
+		snprintf(want, sizeof(want), "timed out after %.1f s (limit 0.5 s)", r.wall_s);
+		assert_string_equal(b.data, want);
+		lp_buf_reset(&b);
+		lp_proc_describe(&r, NULL, &b);
+		assert_null(strstr(b.data, "after 0 s"));
+		lp_buf_release(&b);
+	}
 	gc = read_pid(pidfile);
 	assert_true(gc > 1);
 	for (i = 0; i < 100 && !gone(gc); i++)
@@ -152,13 +165,57 @@ static void test_interrupt_kills_group(void **state)
 	assert_false(r.timed_out);
 	assert_true(r.wall_s < 10);
 	assert_true(lp_proc_interrupted());
+	assert_int_equal(lp_proc_interrupt_signal(), SIGINT);  /* the CLI exits 130 */
 	lp_proc_clear_interrupt();
+	assert_int_equal(lp_proc_interrupt_signal(), 0);
 	gc = read_pid(pidfile);
 	for (i = 0; i < 100 && !gone(gc); i++)
 		usleep(10000);
 	assert_true(gone(gc));
 	signal(SIGINT, SIG_DFL);
 	signal(SIGTERM, SIG_DFL);
+}
+
+/* SIGKILL of llmprof runs no handler: the child and its grandchildren still die (the child's
+ * PR_SET_PDEATHSIG and the guard process) instead of writing on into the run folder. */
+static void test_child_dies_with_sigkilled_parent(void **state)
+{
+	char cmd[20480], cfile[4096], gfile[4096];
+	const char *dir = lp_test_tmpdir("proc_orphan");
+	long c = 0, gc = 0;
+	pid_t runner;
+	int i;
+	(void)state;
+	snprintf(cfile, sizeof(cfile), "%s/c.pid", dir);
+	snprintf(gfile, sizeof(gfile), "%s/gc.pid", dir);
+	unlink(cfile);
+	unlink(gfile);
+	snprintf(cmd, sizeof(cmd), "sleep 60 & echo $! > '%s'; echo $$ > '%s.tmp' && mv '%s.tmp' '%s'; wait",
+		gfile, cfile, cfile, cfile);
+	runner = fork();
+	assert_true(runner >= 0);
+	if (runner == 0) {
+		/* the "llmprof" that gets SIGKILLed */
+		const char *argv[] = { "/bin/sh", "-c", cmd, NULL };
+		struct lp_proc_spec s = { argv, NULL, 0, NULL, NULL, NULL, 60, 0.3, NULL, NULL };
+		struct lp_proc_result r;
+		struct lp_err err = LP_ERR_INIT;
+		lp_proc_run(&s, &r, &err);
+		_exit(0);
+	}
+	for (i = 0; i < 1000 && !access(cfile, F_OK) == 0; i++)
+		usleep(10000);
+	assert_true(access(cfile, F_OK) == 0);
+	c = read_pid(cfile);
+	gc = read_pid(gfile);
+	assert_true(c > 1 && gc > 1);
+	assert_false(gone(c));
+	kill(runner, SIGKILL);
+	waitpid(runner, NULL, 0);
+	for (i = 0; i < 300 && !(gone(c) && gone(gc)); i++)
+		usleep(10000);
+	assert_true(gone(c));
+	assert_true(gone(gc));
 }
 
 static void test_render(void **state)
@@ -204,6 +261,7 @@ int main(void)
 		cmocka_unit_test(test_env_changes),
 		cmocka_unit_test(test_timeout_kills_group),
 		cmocka_unit_test(test_interrupt_kills_group),
+		cmocka_unit_test(test_child_dies_with_sigkilled_parent),
 		cmocka_unit_test(test_render),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
