@@ -36,6 +36,10 @@ void lp_cfg_suggest(const json_t *root, const char *key, struct lp_err *err);
 /* Short display form of a value for messages: strings bare, the rest as compact JSON. */
 void lp_cfg_value_text(const json_t *v, char *out, size_t cap);
 
+/* 1 when the schema (schema.c) types `key` as a number that may have a fraction (run.timeout_s):
+ * an override may then give 1.5 although the preset wrote 1800. */
+int lp_cfg_schema_is_float(const char *key);
+
 /* Adds the keys later issues rely on when a preset lacks them (model.hf_config: null). */
 int lp_cfg_fill_defaults(json_t *root, struct lp_err *err);
 

@@ -70,15 +70,60 @@ static int parse_value(struct lp_cfg_override *o, struct lp_err *err)
 	return 0;
 }
 
+/* Offset of the first byte that is not part of well-formed UTF-8 (RFC 3629: no overlong forms,
+ * no surrogates, nothing above U+10FFFF), or -1 when the whole string is. */
+static long utf8_bad_at(const unsigned char *s)
+{
+	const unsigned char *p = s;
+	while (*p) {
+		unsigned c = *p;
+		size_t n, k;
+		unsigned min, cp;
+		if (c < 0x80) {
+			p++;
+			continue;
+		}
+		if (c >= 0xC2 && c <= 0xDF) {
+			n = 1;
+			min = 0x80;
+			cp = c & 0x1F;
+		} else if (c >= 0xE0 && c <= 0xEF) {
+			n = 2;
+			min = 0x800;
+			cp = c & 0x0F;
+		} else if (c >= 0xF0 && c <= 0xF4) {
+			n = 3;
+			min = 0x10000;
+			cp = c & 0x07;
+		} else {
+			return (long)(p - s);
+		}
+		for (k = 1; k <= n; k++) {
+			if ((p[k] & 0xC0) != 0x80)
+				return (long)(p - s);
+			cp = (cp << 6) | (p[k] & 0x3F);
+		}
+		if (cp < min || cp > 0x10FFFF || (cp >= 0xD800 && cp <= 0xDFFF))
+			return (long)(p - s);
+		p += n + 1;
+	}
+	return -1;
+}
+
 int lp_cfg_override_parse(const char *text, struct lp_cfg_override *o, struct lp_err *err)
 {
 	const char *p = text, *eq;
 	char *raw;
+	long bad;
 	memset(o, 0, sizeof(*o));
 	o->text = text;
 	if (strlen(text) > LP_CONFIG_MAX_OVERRIDE_LEN)
 		return lp_err_set(err, LP_EUSAGE, "invalid override '%.60s...': longer than %d bytes", text,
 			LP_CONFIG_MAX_OVERRIDE_LEN);
+	if ((bad = utf8_bad_at((const unsigned char *)text)) >= 0)
+		/* the text itself is not printed: its bytes would garble the terminal */
+		return lp_err_set(err, LP_EUSAGE, "invalid override '%.*s...': byte %ld (0x%02x) is not valid UTF-8",
+			(int)(bad > 40 ? 40 : bad), text, bad + 1, (unsigned)(unsigned char)text[bad]);
 	if (p[0] == '+' && p[1] == '+') {
 		o->op = LP_CFG_FORCE;
 		p += 2;
@@ -140,7 +185,8 @@ static int is_scalar(const json_t *v)
 
 static int type_error(const char *key, const char *shown, const json_t *old, struct lp_err *err)
 {
-	lp_err_set(err, LP_EUSAGE, "invalid value '%s' for '%s': expected %s", shown, key, type_name(old));
+	lp_err_set(err, LP_EUSAGE, "invalid value '%s' for '%s': expected %s", shown, key,
+		json_is_number(old) && lp_cfg_schema_is_float(key) ? "a number" : type_name(old));
 	if (json_is_array(old) && !strchr(shown, '['))
 		lp_err_hint(err, "write a list: %s=[%s]", key, shown);
 	return -1;
@@ -162,6 +208,8 @@ static json_t *fit(const char *key, const json_t *old, json_t *val, const char *
 	case JSON_INTEGER:
 		if (json_is_integer(val))
 			return json_incref(val);
+		if (json_is_real(val) && lp_cfg_schema_is_float(key))
+			return json_incref(val);  /* a number key whose preset happens to be whole */
 		break;
 	case JSON_REAL:
 		if (json_is_real(val))

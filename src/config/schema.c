@@ -193,6 +193,15 @@ static int check_entry(const struct schema_entry *e, const json_t *v, struct lp_
 	}
 }
 
+int lp_cfg_schema_is_float(const char *key)
+{
+	size_t i;
+	for (i = 0; i < sizeof(schema) / sizeof(schema[0]); i++)
+		if (!strcmp(schema[i].key, key))
+			return schema[i].type == T_FLOAT;
+	return 0;
+}
+
 int lp_config_validate(const struct lp_config *cfg, struct lp_err *err)
 {
 	size_t i;

@@ -64,7 +64,31 @@ static const struct bad_case cases[] = {
 	{ "run.id=..", "invalid run id '..': '..' is not allowed", NULL },
 	{ "run.id=.hidden", "invalid run id '.hidden': it must not start with '.'", NULL },
 	{ "~run.mode", "missing key 'run.mode'", "*" },
+	{ "run.timeout_s=abc", "invalid value 'abc' for 'run.timeout_s': expected a number", NULL },
+	/* invalid UTF-8 is a usage error naming the byte (was "out of memory", exit 1) */
+	{ "run.id=a\xff", "invalid override 'run.id=a...': byte 9 (0xff) is not valid UTF-8", NULL },
+	{ "+x=\xc0\xaf", "invalid override '+x=...': byte 4 (0xc0) is not valid UTF-8", NULL },
+	{ "model=\xe2\x82", "invalid override 'model=...': byte 7 (0xe2) is not valid UTF-8", NULL },
+	{ "+x=\xed\xa0\x80", "invalid override '+x=...': byte 4 (0xed) is not valid UTF-8", NULL },
+	{ "\xff=1", "invalid override '...': byte 1 (0xff) is not valid UTF-8", NULL },
 };
+
+/* run.timeout_s is a number (docs/config.md): a fraction is accepted although the preset's
+ * default is whole, and valid UTF-8 beyond ASCII passes. */
+static void test_numbers_and_utf8_accepted(void **state)
+{
+	static const char *const good[] = { "run.timeout_s=1.5", "+note=caf\xc3\xa9 \xe2\x82\xac \xf0\x9f\x98\x80" };
+	struct lp_config cfg;
+	struct lp_err err = LP_ERR_INIT;
+	const json_t *v;
+	(void)state;
+	if (lp_config_load(&cfg, LP_CONF_DIR, good, 2, &err) < 0)
+		fail_msg("refused: %s", err.msg);
+	v = lp_config_get(&cfg, "run.timeout_s");
+	assert_true(json_is_real(v));
+	assert_true(json_real_value(v) == 1.5);
+	lp_config_release(&cfg);
+}
 
 static void test_each_bad_override_is_one_usage_error(void **state)
 {
@@ -134,6 +158,7 @@ int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_each_bad_override_is_one_usage_error),
+		cmocka_unit_test(test_numbers_and_utf8_accepted),
 		cmocka_unit_test(test_yaml_errors_name_file_line_col),
 		cmocka_unit_test(test_wrong_types_in_files_are_caught),
 		cmocka_unit_test(test_missing_conf_dir),
