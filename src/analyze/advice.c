@@ -60,19 +60,59 @@ static void stage_dominance(struct ctx *c)
 	double p, d, tot;
 	if (!pf || !dec || !pf->n_iters || !dec->n_iters)
 		return;
-	p = pf->host_ms.mean;
-	d = dec->host_ms.mean;
+	p = pf->lat_ms.mean;
+	d = dec->lat_ms.mean;
 	tot = p + d;
 	if (tot <= 0)
 		return;
 	if (d / tot > LP_ADVICE_DOMINANT)
 		add(c, LP_ADVICE_TAKEAWAY, "stage-dominates",
-			"Decode dominates: %.1f%% of the measured time per iteration (decode %.3f ms vs prefill %.3f ms; "
+			"Decode dominates: %.1f%% of the latency per iteration (decode %.3f ms vs prefill %.3f ms; "
 			"threshold > %.0f%%).", pct(d / tot), d, p, pct(LP_ADVICE_DOMINANT));
 	else if (p / tot > LP_ADVICE_DOMINANT)
 		add(c, LP_ADVICE_TAKEAWAY, "stage-dominates",
-			"Prefill dominates: %.1f%% of the measured time per iteration (prefill %.3f ms vs decode %.3f ms; "
+			"Prefill dominates: %.1f%% of the latency per iteration (prefill %.3f ms vs decode %.3f ms; "
 			"threshold > %.0f%%).", pct(p / tot), p, d, pct(LP_ADVICE_DOMINANT));
+}
+
+/* The three clocks of each stage: GPU-bound or waiting on the host (stages.h), and kernel overlap. */
+static void clocks(struct ctx *c)
+{
+	size_t i;
+	for (i = 0; i < c->a->stages.n_stages; i++) {
+		const struct lp_stage *st = &c->a->stages.stages[i];
+		char rule[48];
+		if (st->kind == LP_STAGE_OTHER || !st->n_iters || isnan(st->idle_frac))
+			continue;
+		snprintf(rule, sizeof(rule), "clocks-%s", st->kind == LP_STAGE_PREFILL ? "prefill" : "decode");
+		add(c, LP_ADVICE_TAKEAWAY, rule,
+			"%s is %s: latency %.3f ms per iteration, GPU busy %.3f ms (idle %.1f%% of the latency), host "
+			"launch/CPU time %.3f ms (GPU-bound at idle <= %.0f%%; launch-bound at idle >= %.0f%% with the host "
+			"busy >= %.0f%% of the latency).", st->kind == LP_STAGE_PREFILL ? "Prefill" : "Decode", st->bound,
+			st->lat_ms.mean, st->gpu_ms.mean, pct(st->idle_frac), st->host_ms.mean, pct(LP_STAGE_GPU_BOUND_IDLE),
+			pct(LP_STAGE_LAUNCH_BOUND_IDLE), pct(LP_STAGE_HOST_BUSY));
+		if (st->overlap > LP_ADVICE_OVERLAP) {
+			snprintf(rule, sizeof(rule), "overlap-%s", st->kind == LP_STAGE_PREFILL ? "prefill" : "decode");
+			add(c, LP_ADVICE_TAKEAWAY, rule,
+				"Kernels overlap in %s: their summed durations (%.3f ms) are %.2fx the GPU busy time (%.3f ms) "
+				"per iteration (concurrent streams or programmatic dependent launch; a kernel's duration then "
+				"includes waiting). Kernel shares use each kernel's share of busy time (busy_ms), which adds up "
+				"to 100%%.", st->name, st->kernel_ms.mean, st->overlap, st->gpu_ms.mean);
+		}
+	}
+}
+
+static void self_check(struct ctx *c)
+{
+	size_t i;
+	for (i = 0; i < c->a->n_checks; i++) {
+		const struct lp_self_check *k = &c->a->checks[i];
+		if (fabs(k->diff) > LP_SELF_CHECK_TOL)
+			add(c, LP_ADVICE_TAKEAWAY, "self-check",
+				"Self-check: llmprof's %s is %.3f, the workload's own measurement %.3f (%+.1f%%, tolerance "
+				"%.0f%%): read the stage numbers with care and see docs/metrics.md.", k->what, k->ours, k->theirs,
+				pct(k->diff), pct(LP_SELF_CHECK_TOL));
+	}
 }
 
 static void boundness(struct ctx *c)
@@ -136,16 +176,23 @@ static void decode_gaps(struct ctx *c)
 {
 	const struct lp_stage *dec = lp_stages_find(&c->a->stages, LP_STAGE_DECODE);
 	double idle, per_step, mean_us;
-	if (!dec || !dec->n_iters || !c->a->stages.have_gpu || dec->host_ms.mean <= 0 || dec->kernels.mean <= 0)
+	if (!dec || !dec->n_iters || !c->a->stages.have_gpu || dec->lat_ms.mean <= 0 || dec->kernels.mean <= 0)
 		return;
-	idle = 1.0 - dec->gpu_ms.mean / dec->host_ms.mean;
+	idle = 1.0 - dec->gpu_ms.mean / dec->lat_ms.mean;
 	if (idle > LP_ADVICE_IDLE) {
 		add(c, LP_ADVICE_TAKEAWAY, "decode-idle",
-			"The GPU is idle %.1f%% of decode time: busy %.3f ms of %.3f ms host time per iteration "
-			"(threshold %.0f%%).", pct(idle), dec->gpu_ms.mean, dec->host_ms.mean, pct(LP_ADVICE_IDLE));
-		add(c, LP_ADVICE_RECOMMENDATION, "decode-idle",
-			"Capture the decode step in a CUDA graph (or otherwise cut per-launch host overhead): the GPU waits "
-			"on the host for %.1f%% of decode.", pct(idle));
+			"The GPU is idle %.1f%% of the decode latency: busy %.3f ms of %.3f ms per iteration "
+			"(threshold %.0f%%).", pct(idle), dec->gpu_ms.mean, dec->lat_ms.mean, pct(LP_ADVICE_IDLE));
+		if (dec->host_ms.mean >= LP_STAGE_HOST_BUSY * dec->lat_ms.mean)
+			add(c, LP_ADVICE_RECOMMENDATION, "decode-idle",
+				"Capture the decode step in a CUDA graph (or otherwise cut per-launch host overhead): the GPU "
+				"waits on the host for %.1f%% of decode while the host spends %.3f of %.3f ms launching.",
+				pct(idle), dec->host_ms.mean, dec->lat_ms.mean);
+		else
+			add(c, LP_ADVICE_RECOMMENDATION, "decode-idle",
+				"Remove the host synchronizations and host work between decode launches (e.g. per-step .item() "
+				"or stopping checks, sampling on the CPU): the GPU is idle %.1f%% of decode while the host is "
+				"launching only %.3f of %.3f ms.", pct(idle), dec->host_ms.mean, dec->lat_ms.mean);
 	}
 	per_step = c->a->steps > 0 ? dec->kernels.mean / (double)c->a->steps : dec->kernels.mean;
 	mean_us = dec->kernel_ms.mean / dec->kernels.mean * 1e3;
@@ -261,7 +308,9 @@ int lp_advice_compute(struct lp_analysis *a, struct lp_err *err)
 	if (a->dropped_records)
 		add(&c, LP_ADVICE_TAKEAWAY, "dropped",
 			"The tracer dropped %llu records: GPU times may be under-counted.", (unsigned long long)a->dropped_records);
+	self_check(&c);
 	stage_dominance(&c);
+	clocks(&c);
 	boundness(&c);
 	roofline(&c);
 	decode_gaps(&c);

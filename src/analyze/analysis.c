@@ -101,22 +101,53 @@ static void resolve_tokens(const struct lp_analysis_input *in, struct lp_analysi
 		lp_num_na(&a->decode_tokens_per_s, "%s", a->decode_tokens.why);
 		lp_num_na(&a->decode_step_ms, "%s", a->decode_tokens.why);
 	} else {
-		lp_num_set(&a->decode_step_ms, dec->host_ms.mean / (double)a->steps);
+		lp_num_set(&a->decode_step_ms, dec->lat_ms.mean / (double)a->steps);
 		if (!a->batch) {
 			lp_num_na(&a->decode_tokens, "batch unknown: set inputs.batch");
 			lp_num_na(&a->decode_tokens_per_s, "batch unknown: set inputs.batch");
 		} else {
 			lp_num_set(&a->decode_tokens, (double)(a->batch * a->steps));
-			if (dec->host_ms.mean > 0)
-				lp_num_set(&a->decode_tokens_per_s, a->decode_tokens.value / (dec->host_ms.mean / 1e3));
+			if (dec->lat_ms.mean > 0)
+				lp_num_set(&a->decode_tokens_per_s, a->decode_tokens.value / (dec->lat_ms.mean / 1e3));
 			else
-				lp_num_na(&a->decode_tokens_per_s, "decode host time is 0");
+				lp_num_na(&a->decode_tokens_per_s, "decode latency is 0");
 		}
 	}
 	if (pf && pf->n_iters)
-		lp_num_set(&a->ttft_ms, pf->host_ms.mean);
+		lp_num_set(&a->ttft_ms, pf->lat_ms.mean);
 	else
 		lp_num_na(&a->ttft_ms, "no measured prefill range");
+}
+
+static void check(struct lp_analysis *a, const char *what, const struct lp_num *ours, double theirs)
+{
+	struct lp_self_check *c;
+	if (!ours->valid || theirs <= 0 || a->n_checks >= sizeof(a->checks) / sizeof(a->checks[0]))
+		return;
+	c = &a->checks[a->n_checks++];
+	c->what = what;
+	c->ours = ours->value;
+	c->theirs = theirs;
+	c->diff = (ours->value - theirs) / theirs;
+	if (fabs(c->diff) > LP_SELF_CHECK_TOL)
+		a->check_failed = 1;
+}
+
+/* llmprof's headline numbers against the workload's own (analysis.h). */
+static void self_check(struct lp_analysis *a)
+{
+	const struct lp_stage *dec = lp_stages_find(&a->stages, LP_STAGE_DECODE);
+	struct lp_num dec_ms;
+	if (!a->own.valid)
+		return;
+	if (dec && dec->n_iters)
+		lp_num_set(&dec_ms, dec->lat_ms.mean);
+	else
+		lp_num_na(&dec_ms, "no decode stage");
+	check(a, "time to first token (ms)", &a->ttft_ms, a->own.prefill_ms);
+	check(a, "decode latency per iteration (ms)", &dec_ms, a->own.decode_ms);
+	check(a, "decode ms per step", &a->decode_step_ms, a->own.decode_ms_per_step);
+	check(a, "decode tokens/s", &a->decode_tokens_per_s, a->own.tokens_per_s);
 }
 
 static void perf_na_all(struct lp_perf *p, const char *why)
@@ -127,7 +158,8 @@ static void perf_na_all(struct lp_perf *p, const char *why)
 	lp_num_na(&p->gbs, "%s", why);
 	lp_num_na(&p->mfu, "%s", why);
 	lp_num_na(&p->mbu, "%s", why);
-	lp_num_na(&p->mfu_host, "%s", why);
+	lp_num_na(&p->mfu_lat, "%s", why);
+	lp_num_na(&p->mbu_lat, "%s", why);
 }
 
 /* Fills the ratios of a perf row whose flops/bytes/gpu_s/host_s are set or n/a. */
@@ -153,10 +185,16 @@ static void perf_ratios(struct lp_analysis *a, struct lp_perf *p)
 		else
 			lp_num_na(&p->mbu, "%s", a->peak.bw_source);
 	}
-	if (p->flops.valid && p->host_s.valid && p->host_s.value > 0 && a->peak.flops_valid)
-		lp_num_set(&p->mfu_host, p->flops.value / p->host_s.value / a->peak.flops_per_s);
+	if (p->flops.valid && p->lat_s.valid && p->lat_s.value > 0 && a->peak.flops_valid)
+		lp_num_set(&p->mfu_lat, p->flops.value / p->lat_s.value / a->peak.flops_per_s);
 	else
-		lp_num_na(&p->mfu_host, "%s", !p->flops.valid ? p->flops.why : !a->peak.flops_valid ? a->peak.flops_source : "no host time");
+		lp_num_na(&p->mfu_lat, "%s", !p->flops.valid ? p->flops.why : !a->peak.flops_valid ? a->peak.flops_source
+			: p->lat_s.valid ? "latency is 0" : p->lat_s.why);
+	if (p->bytes.valid && p->lat_s.valid && p->lat_s.value > 0 && a->peak.bw_valid)
+		lp_num_set(&p->mbu_lat, p->bytes.value / p->lat_s.value / a->peak.bytes_per_s);
+	else
+		lp_num_na(&p->mbu_lat, "%s", !p->bytes.valid ? p->bytes.why : !a->peak.bw_valid ? a->peak.bw_source
+			: p->lat_s.valid ? "latency is 0" : p->lat_s.why);
 }
 
 /* FLOPs ncu counted for one stage kind, per iteration, and the kernel time they cover. */
@@ -194,7 +232,7 @@ static void compute_perf(struct lp_analysis *a)
 	const struct lp_stage *dec = lp_stages_find(&a->stages, LP_STAGE_DECODE);
 	const struct lp_stage *st[2] = { pf, dec };
 	static const char *const labels[3] = { "prefill", "decode", "model" };
-	double sum_f = 0, sum_b = 0, sum_g = 0, sum_h = 0;
+	double sum_f = 0, sum_b = 0, sum_g = 0, sum_h = 0, sum_l = 0;
 	int k, all_ok = 1;
 	size_t i;
 	for (k = 0; k < 3; k++) {
@@ -208,12 +246,14 @@ static void compute_perf(struct lp_analysis *a)
 			perf_na_all(p, k == 0 ? "no measured prefill range" : "no measured decode_all range");
 			lp_num_na(&p->gpu_s, "%s", p->flops.why);
 			lp_num_na(&p->host_s, "%s", p->flops.why);
+			lp_num_na(&p->lat_s, "%s", p->flops.why);
 			lp_num_na(&p->ncu_flops, "%s", p->flops.why);
 			lp_num_na(&p->ncu_coverage, "%s", p->flops.why);
 			all_ok = 0;
 			continue;
 		}
 		lp_num_set(&p->host_s, s->host_ms.mean / 1e3);
+		lp_num_set(&p->lat_s, s->lat_ms.mean / 1e3);
 		if (!a->stages.have_gpu)
 			lp_num_na(&p->gpu_s, "CPU run: no GPU kernels recorded");
 		else if (s->gpu_ms.mean <= 0)
@@ -252,6 +292,7 @@ static void compute_perf(struct lp_analysis *a)
 			sum_b += p->bytes.value;
 			sum_g += p->gpu_s.value;
 			sum_h += p->host_s.value;
+			sum_l += p->lat_s.value;
 		} else {
 			all_ok = 0;
 		}
@@ -263,6 +304,7 @@ static void compute_perf(struct lp_analysis *a)
 			lp_num_set(&m->bytes, sum_b);
 			lp_num_set(&m->gpu_s, sum_g);
 			lp_num_set(&m->host_s, sum_h);
+			lp_num_set(&m->lat_s, sum_l);
 			perf_ratios(a, m);
 		} else {
 			const struct lp_perf *bad = a->perf[0].mfu.valid || a->perf[0].gpu_s.valid ? &a->perf[1] : &a->perf[0];
@@ -270,6 +312,7 @@ static void compute_perf(struct lp_analysis *a)
 			perf_na_all(m, why[0] ? why : "a stage is missing");
 			lp_num_na(&m->gpu_s, "%s", m->flops.why);
 			lp_num_na(&m->host_s, "%s", m->flops.why);
+			lp_num_na(&m->lat_s, "%s", m->flops.why);
 		}
 		ncu_crosscheck(a, -1, pf && pf->n_iters ? pf->n_iters : dec ? dec->n_iters : 0, m);
 	}
@@ -328,6 +371,8 @@ int lp_analyze(const struct lp_analysis_input *in, struct lp_analysis *out, stru
 		out->dropped_records += p->processes[i].dropped_records;
 	}
 	out->n_processes = p->n_processes;
+	out->own = in->own;
+	self_check(out);
 	out->traced_s = in->traced_s;
 	out->untraced_s = in->untraced_s;
 	if (in->n_phases) {

@@ -34,6 +34,7 @@
 #include "analyze/operators.h"
 #include "analyze/peaks.h"
 #include "analyze/stages.h"
+#include "parse/workload_timings.h"
 
 #define LP_ANALYSIS_SCHEMA_VERSION 1
 
@@ -64,6 +65,7 @@ struct lp_analysis_input {
 	const char *run_id;                    /* NULL: "" */
 	const char *mode;                      /* "light" / "deep"; NULL: "" */
 	double traced_s, untraced_s;           /* run.measure_overhead: workload seconds; <= 0 unknown */
+	struct lp_own_timings own;             /* valid 0: the workload printed none */
 };
 
 /* MFU/MBU of one stage (per iteration) or of the whole measured run. */
@@ -72,14 +74,23 @@ struct lp_perf {
 	struct lp_num flops;         /* model FLOPs per iteration */
 	struct lp_num bytes;         /* minimum DRAM bytes per iteration */
 	struct lp_num gpu_s;         /* measured GPU busy seconds per iteration */
-	struct lp_num host_s;
+	struct lp_num host_s;        /* host (launch/CPU) seconds per iteration: shown, never divided by */
+	struct lp_num lat_s;         /* latency seconds per iteration (stages.h) */
 	struct lp_num tflops_per_s;  /* achieved, over GPU time */
 	struct lp_num gbs;           /* achieved minimum-bytes rate, over GPU time */
-	struct lp_num mfu, mbu;      /* fractions (0..1) over GPU time */
-	struct lp_num mfu_host;      /* over host (wall) time */
+	struct lp_num mfu, mbu;      /* fractions (0..1) over GPU busy time: how well the kernels use the GPU */
+	struct lp_num mfu_lat, mbu_lat;   /* over the latency: what the user gets end to end */
 	struct lp_num ncu_flops;     /* FLOPs ncu counted in the joined kernels (per iteration) */
 	struct lp_num ncu_coverage;  /* share of the stage's kernel time those kernels cover */
 };
+
+/* llmprof's number beside the workload's own measurement of it (the self-check). */
+struct lp_self_check {
+	const char *what;            /* "time to first token (ms)", ... */
+	double ours, theirs;
+	double diff;                 /* (ours - theirs) / theirs */
+};
+#define LP_SELF_CHECK_TOL 0.05     /* a difference above this is warned about */
 
 enum lp_advice_kind { LP_ADVICE_TAKEAWAY = 0, LP_ADVICE_RECOMMENDATION = 1 };
 
@@ -107,9 +118,13 @@ struct lp_analysis {
 	char tokens_why[200];
 	struct lp_num prefill_tokens;          /* per iteration (batch x prompt) */
 	struct lp_num decode_tokens;           /* per iteration (batch x steps) */
-	struct lp_num decode_tokens_per_s;     /* over decode host time */
-	struct lp_num decode_step_ms;          /* host time per step */
-	struct lp_num ttft_ms;                 /* prefill host time */
+	struct lp_num decode_tokens_per_s;     /* decode tokens / decode latency */
+	struct lp_num decode_step_ms;          /* decode latency / steps */
+	struct lp_num ttft_ms;                 /* prefill latency */
+	struct lp_own_timings own;             /* the workload's own report, if it printed one */
+	struct lp_self_check checks[4];        /* own vs ours, where both are known */
+	size_t n_checks;
+	int check_failed;                      /* some |diff| > LP_SELF_CHECK_TOL */
 	struct lp_perf perf[3];                /* prefill, decode, model */
 	uint64_t tracer_overhead_ns, dropped_records;
 	size_t n_processes;

@@ -226,6 +226,74 @@ static size_t row_hash(const char *name, int32_t device)
 	return (size_t)(((uintptr_t)name >> 4) * 31u + (uint32_t)device);
 }
 
+struct edge {
+	int32_t device;
+	uint64_t t;
+	int start;                   /* 0 end, 1 start: ends sort first at equal times */
+	size_t k;
+};
+
+static int cmp_edge(const void *a, const void *b)
+{
+	const struct edge *x = a, *y = b;
+	if (x->device != y->device)
+		return x->device < y->device ? -1 : 1;
+	if (x->t != y->t)
+		return x->t < y->t ? -1 : 1;
+	if (x->start != y->start)
+		return x->start - y->start;
+	return (x->k > y->k) - (x->k < y->k);
+}
+
+/* Each measured kernel's share of busy time in ms (see kernels.h), into credit[] (per profile
+ * kernel); the busy union into *busy_ms. -1 on out of memory. */
+static int busy_shares(const struct lp_profile *p, const struct lp_stage_set *stages, double *credit, double *busy_ms)
+{
+	struct edge *e = malloc((2 * p->n_kernels + 1) * sizeof(*e));
+	size_t *active = malloc((p->n_kernels + 1) * sizeof(*active));
+	size_t *pos = malloc((p->n_kernels + 1) * sizeof(*pos));
+	size_t n_e = 0, n_act = 0, i, j;
+	uint64_t busy = 0;
+	if (!e || !active || !pos) {
+		free(e);
+		free(active);
+		free(pos);
+		return -1;
+	}
+	for (i = 0; i < p->n_kernels; i++) {
+		const struct lp_kernel *k = &p->kernels[i];
+		credit[i] = 0;
+		if (k->end_ns <= k->start_ns || (stages->kernel_stage && i < stages->n_kernels && stages->kernel_stage[i] == -2))
+			continue;
+		e[n_e++] = (struct edge){ k->device, k->start_ns, 1, i };
+		e[n_e++] = (struct edge){ k->device, k->end_ns, 0, i };
+	}
+	qsort(e, n_e, sizeof(*e), cmp_edge);
+	for (i = 0; i < n_e; i++) {
+		if (i > 0 && n_act && e[i].device == e[i - 1].device && e[i].t > e[i - 1].t) {
+			double dt = (double)(e[i].t - e[i - 1].t) / 1e6;
+			busy += e[i].t - e[i - 1].t;
+			for (j = 0; j < n_act; j++)
+				credit[active[j]] += dt / (double)n_act;
+		}
+		if (i > 0 && e[i].device != e[i - 1].device)
+			n_act = 0;   /* a device's last edge closed everything; defensive */
+		if (e[i].start) {
+			pos[e[i].k] = n_act;
+			active[n_act++] = e[i].k;
+		} else if (n_act) {
+			size_t at = pos[e[i].k];
+			active[at] = active[--n_act];
+			pos[active[at]] = at;
+		}
+	}
+	*busy_ms = (double)busy / 1e6;
+	free(e);
+	free(active);
+	free(pos);
+	return 0;
+}
+
 static int cmp_rows(const void *a, const void *b)
 {
 	const struct lp_kernel_row *x = a, *y = b;
@@ -244,11 +312,13 @@ int lp_kernels_compute(const struct lp_profile *p, const struct lp_stage_set *st
 	struct lp_kernel_filter f = { NULL, -1, 1 };
 	struct lp_buf nb = LP_BUF_INIT, nr = LP_BUF_INIT;
 	size_t i, j, hcap, *slots = NULL;
+	double *credit = NULL;
 	memset(out, 0, sizeof(*out));
 	if (lp_kernel_table_build(p, &f, &t, err) < 0)
 		return -1;
 	out->rows = calloc(t.n_rows + 1, sizeof(*out->rows));
-	if (!out->rows)
+	credit = malloc((p->n_kernels + 1) * sizeof(*credit));
+	if (!out->rows || !credit || busy_shares(p, stages, credit, &out->busy_ms) < 0)
 		goto oom;
 	out->n_ncu_records = n_ncu;
 	if (peak && peak->flops_valid && peak->bw_valid && peak->bytes_per_s > 0)
@@ -266,7 +336,6 @@ int lp_kernels_compute(const struct lp_profile *p, const struct lp_stage_set *st
 		r->mean_ms = k->mean_ms;
 		r->min_ms = k->min_ms;
 		r->max_ms = k->max_ms;
-		r->share = t.total_ms > 0 ? k->total_ms / t.total_ms : 0;
 		r->family = lp_kernel_classify(r->name);
 		r->ncu.duration_ns = r->ncu.sm_pct = r->ncu.dram_pct = r->ncu.occupancy_pct = NAN;
 		r->ncu.dram_bytes = r->ncu.tensor_flops = r->ncu.fp32_flops = r->ncu.flops = NAN;
@@ -306,13 +375,17 @@ int lp_kernels_compute(const struct lp_profile *p, const struct lp_stage_set *st
 			size_t rj = slots[j];
 			if (t.rows[rj].kernel_name == k->name && t.rows[rj].device == k->device) {
 				out->rows[rj].stage_ms[kind] += ms;
+				out->rows[rj].busy_ms += credit[i];
 				out->rows[rj].stage_calls[kind]++;
 				out->family_ms[kind][out->rows[rj].family] += ms;
 				break;
 			}
 		}
 	}
+	for (j = 0; j < out->n_rows; j++)
+		out->rows[j].share = out->busy_ms > 0 ? out->rows[j].busy_ms / out->busy_ms : 0;
 	free(slots);
+	free(credit);
 	lp_kernel_table_release(&t);
 	lp_buf_release(&nb);
 	lp_buf_release(&nr);
@@ -320,6 +393,7 @@ int lp_kernels_compute(const struct lp_profile *p, const struct lp_stage_set *st
 		qsort(out->rows, out->n_rows, sizeof(*out->rows), cmp_rows);
 	return 0;
 oom:
+	free(credit);
 	lp_kernel_table_release(&t);
 	lp_buf_release(&nb);
 	lp_buf_release(&nr);

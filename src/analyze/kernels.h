@@ -9,6 +9,11 @@
  * metrics are per launch (a record standing for several launches holds their mean); several
  * matching records are averaged weighted by their calls.
  *
+ * Overlap: with concurrent streams or programmatic dependent launch kernels overlap and summed
+ * durations exceed the busy time. Each row's busy_ms splits every instant of busy time equally among
+ * the kernels running then (a sweep over the measured launches, per device), so the shares add up to
+ * 100% of busy time; total_ms keeps the plain durations. Warm-up launches are left out of both.
+ *
  * Roofline: intensity I = FLOP / DRAM byte against the ridge R = peak FLOP/s / peak B/s:
  * I < R/2 memory-bound, I > 2R compute-bound, otherwise balanced (docs/metrics.md).
  *
@@ -65,7 +70,10 @@ struct lp_kernel_row {
 	int32_t device;
 	double total_ms, mean_ms, min_ms, max_ms;
 	uint64_t calls;
-	double share;                /* of measured GPU kernel time */
+	double busy_ms;              /* its share of GPU busy time: time it ran alone on its device, plus
+	                              * an equal split of time shared with concurrent kernels; equals
+	                              * total_ms when nothing overlaps */
+	double share;                /* busy_ms / the set's busy_ms: shares add up to 100% of busy time */
 	double stage_ms[3];          /* prefill, decode, other */
 	uint64_t stage_calls[3];
 	enum lp_kernel_family family;
@@ -75,7 +83,8 @@ struct lp_kernel_row {
 struct lp_kernel_set {
 	struct lp_kernel_row *rows;  /* total_ms descending, then name */
 	size_t n_rows;
-	double total_ms;
+	double total_ms;             /* summed durations */
+	double busy_ms;              /* union of the measured kernels' intervals, per device, summed */
 	double family_ms[3][LP_FAM_COUNT];   /* per stage kind (prefill, decode, other) */
 	size_t n_ncu_records, n_joined_rows;
 	double ridge_flop_per_byte;  /* 0 when the peaks are unknown */

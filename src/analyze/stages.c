@@ -61,6 +61,7 @@ void lp_stage_set_release(struct lp_stage_set *s)
 	for (i = 0; i < s->n_stages; i++) {
 		free(s->stages[i].iters);
 		free(s->stages[i].notes);
+		free(s->stages[i].step_lat_ms);
 	}
 	free(s->stages);
 	free(s->kernel_stage);
@@ -428,6 +429,9 @@ int lp_stages_compute(const struct lp_profile *p, struct lp_stage_set *out, stru
 		lp_stat_compute(vals, n, &st->steps);
 	}
 	free(vals);
+	vals = NULL;
+	if (lp_stage_latency_compute(p, out) < 0)
+		goto oom;
 	free(occ_of);
 	free(occs);
 	free(iv);
@@ -435,6 +439,7 @@ int lp_stages_compute(const struct lp_profile *p, struct lp_stage_set *out, stru
 	free(range_kn);
 	return 0;
 oom:
+	free(vals);
 	free(occ_of);
 	free(occs);
 	free(iv);

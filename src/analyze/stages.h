@@ -8,6 +8,19 @@
  * `decode_step` ranges inside; for prefill the payload (prompt tokens x batch). Statistics across
  * iterations use the sample standard deviation (n - 1).
  *
+ * Latency (latency.c), the clock the user sees: from the later of the push and the end of the GPU
+ * work still queued on the stream of the occurrence's first launch (launched before the push: what a
+ * CUDA event recorded at the push waits for) to the later of the pop and the end of the last GPU
+ * work launched inside (kernels, copies, memsets; graph replays included). TTFT, tokens/s and ms/step
+ * come from it. Each outermost `decode_step` inside a decode occurrence gets the same rule; their
+ * latencies are pooled per stage with nearest-rank percentiles. Kernels and copies with an unknown
+ * launch time (launch_ns 0) never count as queued work. The bound verdict compares the three clocks:
+ * GPU idle share of the latency (1 - busy / latency) <= LP_STAGE_GPU_BOUND_IDLE is GPU-bound; >=
+ * LP_STAGE_LAUNCH_BOUND_IDLE with the host busy >= LP_STAGE_HOST_BUSY of the latency is
+ * CPU/launch-bound (the GPU waits for launches); idle that high with the host mostly waiting too is
+ * "GPU idle (waits)" (synchronizations, host work outside the range); anything between is mixed.
+ * overlap = summed kernel durations / GPU busy time (> 1 when kernels run concurrently: streams, PDL).
+ *
  * Workloads without those names: the top-level ranges (depth 0, not `warmup`, not op ranges) are
  * the stages, grouped by name; repeats are their repeated occurrences.
  *
@@ -54,6 +67,9 @@ void lp_stat_compute(const double *x, size_t n, struct lp_stat *out);
 struct lp_stage_iter {
 	int32_t range;               /* index in the profile */
 	uint64_t start_ns, host_ns;
+	uint64_t latency_ns;          /* the user's clock (see above) */
+	uint64_t wait_ns;             /* of it: from the push until earlier queued GPU work ended (not counted) */
+	uint64_t gpu_end_ns;          /* end of the last GPU work launched inside; 0 none */
 	uint64_t gpu_busy_ns;        /* union of attributed kernel intervals */
 	uint64_t gpu_span_ns;        /* first attributed kernel start to last end (what CUDA events
 	                              * around the stage measure; busy time leaves out idle gaps) */
@@ -79,6 +95,14 @@ struct lp_stage {
 	struct lp_stage_iter *iters;
 	size_t n_iters;
 	struct lp_stat host_ms, gpu_ms, gpu_span_ms, kernel_ms, kernels, steps;
+	struct lp_stat lat_ms;       /* latency per iteration */
+	double *step_lat_ms;         /* decode: every measured decode_step's latency, in trace order */
+	size_t n_step_lat;
+	struct lp_stat step_ms;      /* over step_lat_ms */
+	double step_p50, step_p90, step_p99;   /* nearest rank; NAN without steps */
+	double overlap;              /* kernel_ms.mean / gpu_ms.mean; 0 without GPU time */
+	double idle_frac;            /* 1 - gpu busy / latency; NAN when not applicable */
+	const char *bound;           /* "GPU-bound", "CPU/launch-bound", "GPU idle (waits)", "mixed", "no GPU work", "n/a" */
 	struct lp_stage_note *notes;
 	size_t n_notes;
 	uint64_t excluded_warmup;    /* occurrences under `warmup`, left out */
@@ -86,6 +110,9 @@ struct lp_stage {
 };
 
 #define LP_STAGES_MAX 32
+#define LP_STAGE_GPU_BOUND_IDLE 0.10
+#define LP_STAGE_LAUNCH_BOUND_IDLE 0.30
+#define LP_STAGE_HOST_BUSY 0.80
 
 struct lp_stage_set {
 	struct lp_stage *stages;
@@ -103,6 +130,11 @@ int lp_stages_compute(const struct lp_profile *p, struct lp_stage_set *out, stru
 void lp_stage_set_release(struct lp_stage_set *s);
 /* The stage of a kind (first one), NULL when absent. */
 const struct lp_stage *lp_stages_find(const struct lp_stage_set *s, enum lp_stage_kind kind);
+/* Latencies, step percentiles, overlap and verdicts of a computed set (latency.c; called by
+ * lp_stages_compute). -1 on out of memory. */
+int lp_stage_latency_compute(const struct lp_profile *p, struct lp_stage_set *s);
+/* Nearest-rank percentile p (0..100) of n ascending values; NAN when n is 0. */
+double lp_percentile_sorted(const double *x, size_t n, double p);
 /* 1 for structural range names that are neither stages nor notes (decode_step, warmup, ...). */
 int lp_stage_is_structural(const char *name);
 

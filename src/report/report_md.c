@@ -3,6 +3,7 @@
  * docs/reports.md). Both are rendered from the analysis; report.md also lists what exists in the
  * run folder (names, file counts and sizes: deterministic for identical artifacts). */
 #include <dirent.h>
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -99,6 +100,40 @@ static void overhead(const struct lp_analysis *a, struct lp_buf *out)
 		lp_buf_adds(out, "- workload time with vs without tracing: not measured (set run.measure_overhead=true)\n");
 }
 
+/* llmprof's headline numbers beside the workload's own (analysis.h, docs/metrics.md "Self-check"). */
+static void self_check(const struct lp_analysis *a, struct lp_buf *out)
+{
+	static const char *const cols[] = { "number", "llmprof", "workload's own", "difference" };
+	size_t i;
+	if (!a->own.valid) {
+		lp_buf_adds(out, "The workload printed no timings of its own (a JSON line with `\"summary\": true` and "
+				 "`prefill_ms` / `decode_ms` / `decode_ms_per_step` / `tokens_per_s`, docs/metrics.md): nothing to "
+				 "compare with.\n");
+		return;
+	}
+	if (!a->n_checks) {
+		lp_buf_adds(out, "The workload printed timings, but none of them has a llmprof counterpart in this run.\n");
+		return;
+	}
+	lp_md_header(out, 4, cols, "lrrr");
+	for (i = 0; i < a->n_checks; i++) {
+		const struct lp_self_check *c = &a->checks[i];
+		char b[3][64];
+		const char *cells[4];
+		snprintf(b[0], sizeof(b[0]), "%.3f", c->ours);
+		snprintf(b[1], sizeof(b[1]), "%.3f", c->theirs);
+		snprintf(b[2], sizeof(b[2]), "%+.2f%%%s", 100.0 * c->diff, fabs(c->diff) > LP_SELF_CHECK_TOL ? " (over tolerance)" : "");
+		cells[0] = c->what;
+		cells[1] = b[0];
+		cells[2] = b[1];
+		cells[3] = b[2];
+		lp_md_row(out, 4, cells, 0);
+	}
+	lp_buf_addf(out, "\nThe workload's numbers are its own measurements of the same run (trace/workload.stdout). "
+			 "%s (tolerance %.0f%%).\n", a->check_failed ? "At least one differs by more than the tolerance: read "
+			 "the stage numbers with care" : "All agree", 100.0 * LP_SELF_CHECK_TOL);
+}
+
 int lp_report_report_md(const struct lp_analysis *a, const char *run_dir, struct lp_buf *out)
 {
 	lp_buf_adds(out, "# llmprof report");
@@ -123,6 +158,8 @@ int lp_report_report_md(const struct lp_analysis *a, const char *run_dir, struct
 	phases(a, out);
 	lp_buf_adds(out, "\n## Per-stage timings\n\n");
 	lp_section_stages(a, out);
+	lp_buf_adds(out, "\n## Self-check against the workload's own timings\n\n");
+	self_check(a, out);
 	lp_buf_adds(out, "\n## MFU and MBU\n\n");
 	lp_section_mfu(a, out);
 	lp_buf_addf(out, "\n## Top kernels\n\n");
@@ -174,14 +211,30 @@ static void aggregates(const struct lp_analysis *a, struct lp_buf *out)
 			a->kernels.n_rows);
 	else
 		lp_buf_adds(out, "- GPU kernel time: n/a (no GPU kernels were recorded: CPU run)\n");
-	lp_buf_adds(out, "- time to first token (prefill): ");
+	lp_buf_adds(out, "- time to first token (prefill latency): ");
 	lp_num_format(&a->ttft_ms, 3, 1, " ms", &t);
 	lp_md_text(out, t.data);
 	lp_buf_reset(&t);
 	lp_buf_adds(out, "\n- decode throughput: ");
 	lp_num_format(&a->decode_tokens_per_s, 1, 1, " tokens/s", &t);
+	if (a->decode_step_ms.valid)
+		lp_buf_addf(&t, " (%.3f ms per step)", a->decode_step_ms.value);
 	lp_md_text(out, t.data);
 	lp_buf_reset(&t);
+	{
+		const struct lp_stage *dec = lp_stages_find(&a->stages, LP_STAGE_DECODE);
+		if (dec && dec->n_step_lat)
+			lp_buf_addf(out, "\n- decode step latency: p50 %.3f ms, p90 %.3f ms, p99 %.3f ms, max %.3f ms over %zu steps",
+				dec->step_p50, dec->step_p90, dec->step_p99, dec->step_ms.max, dec->n_step_lat);
+	}
+	if (a->n_checks) {
+		double worst = 0;
+		for (i = 0; i < a->n_checks; i++)
+			if (fabs(a->checks[i].diff) > fabs(worst))
+				worst = a->checks[i].diff;
+		lp_buf_addf(out, "\n- self-check against the workload's own timings: %s (largest difference %+.1f%%, "
+				 "tolerance %.0f%%)", a->check_failed ? "DIFFERS" : "agrees", 100.0 * worst, 100.0 * LP_SELF_CHECK_TOL);
+	}
 	lp_buf_adds(out, "\n- model MFU / MBU: ");
 	lp_num_format(&a->perf[2].mfu, 2, 100, "%", &t);
 	lp_buf_adds(&t, " / ");

@@ -6,6 +6,7 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "analyze/advice.h"
 #include "report/md.h"
 
 const char *lp_fmt_num(char *buf, size_t cap, double v, int decimals)
@@ -25,42 +26,40 @@ static void num(struct lp_buf *b, const struct lp_num *n, int decimals, double s
 
 int lp_section_stages(const struct lp_analysis *a, struct lp_buf *out)
 {
-	static const char *const cols[] = { "stage", "iterations", "host_ms mean", "host_ms std", "gpu_busy_ms mean",
-					    "gpu_busy_ms std", "gpu_span_ms mean", "kernels / iter", "tokens / iter",
-					    "throughput" };
+	enum { NC = 11 };
+	static const char *const cols[NC] = { "stage", "iterations", "latency_ms mean", "latency_ms std",
+					      "host_ms mean (launch/CPU)", "gpu_busy_ms mean", "gpu_span_ms mean",
+					      "kernels / iter", "tokens / iter", "throughput", "bound" };
 	const struct lp_stage_set *s = &a->stages;
-	struct lp_buf c[10];
+	struct lp_buf c[NC];
 	size_t i, j;
 	int gpu = s->have_gpu;
 	if (!s->n_stages) {
 		return lp_buf_adds(out, "No measured stage ranges were found (no `prefill` / `decode_all` ranges and no "
 					"top-level NVTX ranges outside warm-up).\n");
 	}
-	for (j = 0; j < 10; j++)
+	for (j = 0; j < NC; j++)
 		lp_buf_init(&c[j], 0);
-	lp_md_header(out, 10, cols, "lrrrrrrrrl");
+	lp_md_header(out, NC, cols, "lrrrrrrrrll");
 	for (i = 0; i < s->n_stages; i++) {
 		const struct lp_stage *st = &s->stages[i];
-		const char *cells[10];
-		for (j = 0; j < 10; j++)
+		const char *cells[NC];
+		for (j = 0; j < NC; j++)
 			lp_buf_reset(&c[j]);
 		lp_buf_adds(&c[0], st->name);
 		lp_buf_addf(&c[1], "%zu", st->n_iters);
-		lp_buf_addf(&c[2], "%.3f", st->host_ms.mean);
+		lp_buf_addf(&c[2], "%.3f", st->lat_ms.mean);
 		if (st->n_iters > 1)
-			lp_buf_addf(&c[3], "%.3f", st->host_ms.std);
+			lp_buf_addf(&c[3], "%.3f", st->lat_ms.std);
 		else
 			lp_buf_adds(&c[3], "n/a (1 iteration)");
+		lp_buf_addf(&c[4], "%.3f", st->host_ms.mean);
 		if (gpu) {
-			lp_buf_addf(&c[4], "%.3f", st->gpu_ms.mean);
-			if (st->n_iters > 1)
-				lp_buf_addf(&c[5], "%.3f", st->gpu_ms.std);
-			else
-				lp_buf_adds(&c[5], "n/a (1 iteration)");
+			lp_buf_addf(&c[5], "%.3f", st->gpu_ms.mean);
 			lp_buf_addf(&c[6], "%.3f", st->gpu_span_ms.mean);
 			lp_buf_addf(&c[7], "%.1f", st->kernels.mean);
 		} else {
-			for (j = 4; j <= 7; j++)
+			for (j = 5; j <= 7; j++)
 				lp_buf_adds(&c[j], "n/a (CPU run)");
 		}
 		if (st->kind == LP_STAGE_PREFILL) {
@@ -76,14 +75,43 @@ int lp_section_stages(const struct lp_analysis *a, struct lp_buf *out)
 			lp_buf_adds(&c[8], "n/a (not an LLM stage)");
 			lp_buf_adds(&c[9], "n/a");
 		}
-		for (j = 0; j < 10; j++)
+		if (gpu && !isnan(st->idle_frac))
+			lp_buf_addf(&c[10], "%s (GPU idle %.0f%%)", st->bound, 100.0 * st->idle_frac);
+		else
+			lp_buf_adds(&c[10], gpu ? st->bound : "n/a (CPU run)");
+		for (j = 0; j < NC; j++)
 			cells[j] = c[j].data;
-		lp_md_row(out, 10, cells, 0);
+		lp_md_row(out, NC, cells, 0);
 	}
-	lp_buf_adds(out, "\nstd is the sample standard deviation (n - 1) across measured iterations; ");
-	lp_buf_adds(out, "host time is push to pop of the stage range, GPU busy time the union of the intervals of the kernels "
-			 "launched inside it, GPU span from its first kernel's start to its last kernel's end (what CUDA "
-			 "events around the stage measure).");
+	for (i = 0; i < s->n_stages; i++) {
+		const struct lp_stage *st = &s->stages[i];
+		if (!st->n_step_lat)
+			continue;
+		lp_buf_adds(out, "\n");
+		lp_md_text(out, st->name);
+		lp_buf_addf(out, " steps: %zu measured `decode_step` ranges, latency per step mean %.3f ms, p50 %.3f, p90 %.3f, "
+				 "p99 %.3f, max %.3f ms (min %.3f).\n", st->n_step_lat, st->step_ms.mean, st->step_p50,
+			st->step_p90, st->step_p99, st->step_ms.max, st->step_ms.min);
+	}
+	for (i = 0; i < s->n_stages; i++) {
+		const struct lp_stage *st = &s->stages[i];
+		if (!gpu || st->overlap <= LP_ADVICE_OVERLAP)
+			continue;
+		lp_buf_adds(out, "\nOverlap (");
+		lp_md_text(out, st->name);
+		lp_buf_addf(out, "): kernels run concurrently (streams or programmatic dependent launch): their summed "
+				 "durations, %.3f ms per iteration, are %.2fx the GPU busy time. Kernel shares in this report use "
+				 "each kernel's share of busy time (busy_ms), so they add up to 100%%.\n",
+			st->kernel_ms.mean, st->overlap);
+	}
+	lp_buf_adds(out, "\nstd is the sample standard deviation (n - 1) across measured iterations. ");
+	lp_buf_adds(out, "Latency is what a user timing the stage sees (CUDA events, a synchronize): from the push of the stage "
+			 "range (or the end of GPU work still queued before it) to the later of its pop and the end of the "
+			 "last GPU work launched inside; TTFT, tokens/s and ms/step come from it. Host time is push to pop on "
+			 "the CPU (for asynchronous launching only the launch time); GPU busy time the union of the kernels "
+			 "launched inside; GPU span from the first kernel's start to the last kernel's end. Bound: GPU-bound "
+			 "when the GPU is idle at most 10% of the latency, CPU/launch-bound when idle at least 30% with the "
+			 "host busy launching (docs/metrics.md).");
 	{
 		uint64_t warm = 0;
 		for (i = 0; i < s->n_stages; i++)
@@ -115,7 +143,7 @@ int lp_section_stages(const struct lp_analysis *a, struct lp_buf *out)
 		}
 		lp_buf_adds(out, ".\n");
 	}
-	for (j = 0; j < 10; j++)
+	for (j = 0; j < NC; j++)
 		lp_buf_release(&c[j]);
 	return out->oom ? -1 : 0;
 }
@@ -123,7 +151,7 @@ int lp_section_stages(const struct lp_analysis *a, struct lp_buf *out)
 int lp_section_mfu(const struct lp_analysis *a, struct lp_buf *out)
 {
 	static const char *const cols[] = { "stage", "model GFLOP / iter", "min MB / iter", "gpu_s / iter",
-					    "TFLOP/s", "MFU", "GB/s", "MBU", "MFU over host time", "ncu GFLOP / iter (coverage)" };
+					    "TFLOP/s", "MFU", "GB/s", "MBU", "MFU / MBU over latency", "ncu GFLOP / iter (coverage)" };
 	struct lp_buf c[10];
 	size_t j;
 	int k;
@@ -142,7 +170,9 @@ int lp_section_mfu(const struct lp_analysis *a, struct lp_buf *out)
 		num(&c[5], &p->mfu, 2, 100, "%");
 		num(&c[6], &p->gbs, 1, 1, "");
 		num(&c[7], &p->mbu, 2, 100, "%");
-		num(&c[8], &p->mfu_host, 2, 100, "%");
+		num(&c[8], &p->mfu_lat, 2, 100, "%");
+		lp_buf_adds(&c[8], " / ");
+		lp_num_format(&p->mbu_lat, 2, 100, "%", &c[8]);
 		num(&c[9], &p->ncu_flops, 3, 1e-9, "");
 		if (p->ncu_flops.valid)
 			lp_buf_addf(&c[9], " (%.1f%% of kernel time)", 100.0 * p->ncu_coverage.value);
@@ -165,36 +195,41 @@ int lp_section_mfu(const struct lp_analysis *a, struct lp_buf *out)
 		lp_buf_adds(out, "n/a (");
 	lp_md_text(out, a->peak.bw_source);
 	lp_buf_adds(out, ").\nMFU = model FLOPs / (GPU busy time x dense peak); MBU = minimum bytes (weights once per "
-			 "step, KV cache read and written) / (GPU busy time x peak bandwidth). Formulas: docs/metrics.md.\n");
+			 "step, KV cache read and written) / (GPU busy time x peak bandwidth): how well the kernels use the GPU. "
+			 "Over latency: the same over the stage latency, what the user gets end to end. Formulas: docs/metrics.md.\n");
 	return out->oom ? -1 : 0;
 }
 
 int lp_section_top_kernels(const struct lp_analysis *a, size_t n, struct lp_buf *out)
 {
-	static const char *const cols[] = { "kernel_name", "device", "total_ms", "calls", "mean_ms", "share", "family" };
+	static const char *const cols[] = { "kernel_name", "device", "total_ms", "busy_ms", "calls", "mean_ms", "share",
+					    "family" };
 	const struct lp_kernel_set *k = &a->kernels;
-	char b[7][64];
-	size_t i;
+	char b[8][64];
+	size_t i, j;
 	if (!k->n_rows)
 		return lp_buf_adds(out, "No GPU kernels were recorded in this run.\n");
-	lp_md_header(out, 7, cols, "lrrrrrl");
+	lp_md_header(out, 8, cols, "lrrrrrrl");
 	for (i = 0; i < k->n_rows && i < n; i++) {
 		const struct lp_kernel_row *r = &k->rows[i];
-		const char *cells[7];
+		const char *cells[8];
 		cells[0] = r->name;
 		snprintf(b[1], sizeof(b[1]), "%d", r->device);
 		snprintf(b[2], sizeof(b[2]), "%.3f", r->total_ms);
-		snprintf(b[3], sizeof(b[3]), "%llu", (unsigned long long)r->calls);
-		snprintf(b[4], sizeof(b[4]), "%.4f", r->mean_ms);
-		snprintf(b[5], sizeof(b[5]), "%.1f%%", 100.0 * r->share);
-		cells[1] = b[1];
-		cells[2] = b[2];
-		cells[3] = b[3];
-		cells[4] = b[4];
-		cells[5] = b[5];
-		cells[6] = lp_kernel_family_name(r->family);
-		lp_md_row(out, 7, cells, LP_MD_NAME_MAX);
+		snprintf(b[3], sizeof(b[3]), "%.3f", r->busy_ms);
+		snprintf(b[4], sizeof(b[4]), "%llu", (unsigned long long)r->calls);
+		snprintf(b[5], sizeof(b[5]), "%.4f", r->mean_ms);
+		snprintf(b[6], sizeof(b[6]), "%.1f%%", 100.0 * r->share);
+		for (j = 1; j < 7; j++)
+			cells[j] = b[j];
+		cells[7] = lp_kernel_family_name(r->family);
+		lp_md_row(out, 8, cells, LP_MD_NAME_MAX);
 	}
+	lp_buf_addf(out, "\nMeasured iterations, warm-up excluded. share = busy_ms (the kernel's share of GPU busy time) / "
+			 "busy time %.3f ms", k->busy_ms);
+	if (k->busy_ms > 0 && k->total_ms > k->busy_ms * 1.02)
+		lp_buf_addf(out, "; kernels overlap, summed durations %.3f ms = %.2fx busy", k->total_ms, k->total_ms / k->busy_ms);
+	lp_buf_adds(out, ".\n");
 	if (k->n_rows > n)
 		lp_buf_addf(out, "\n%zu more kernels in kernels.md.\n", k->n_rows - n);
 	return out->oom ? -1 : 0;

@@ -58,7 +58,20 @@ static json_t *stages(const struct lp_analysis *a)
 		put(o, "iterations", json_integer((json_int_t)s->n_iters));
 		put(o, "excluded_warmup", json_integer((json_int_t)s->excluded_warmup));
 		put(o, "unclosed", json_integer((json_int_t)s->unclosed));
+		put(o, "latency_ms", stat(&s->lat_ms));
 		put(o, "host_ms", stat(&s->host_ms));
+		put(o, "bound", json_string(s->bound ? s->bound : "n/a"));
+		put(o, "gpu_idle_frac", real(s->idle_frac));
+		put(o, "overlap", a->stages.have_gpu && s->overlap > 0 ? real(s->overlap) : json_null());
+		if (s->n_step_lat) {
+			json_t *so = stat(&s->step_ms);
+			put(so, "p50", real(s->step_p50));
+			put(so, "p90", real(s->step_p90));
+			put(so, "p99", real(s->step_p99));
+			put(o, "step_latency_ms", so);
+		} else {
+			put(o, "step_latency_ms", json_null());
+		}
 		if (a->stages.have_gpu) {
 			put(o, "gpu_busy_ms", stat(&s->gpu_ms));
 			put(o, "gpu_span_ms", stat(&s->gpu_span_ms));
@@ -75,6 +88,8 @@ static json_t *stages(const struct lp_analysis *a)
 		for (j = 0; j < s->n_iters; j++) {
 			const struct lp_stage_iter *x = &s->iters[j];
 			json_t *io = json_object();
+			put(io, "latency_ms", real((double)x->latency_ns / 1e6));
+			put(io, "queue_wait_ms", real((double)x->wait_ns / 1e6));
 			put(io, "host_ms", real((double)x->host_ns / 1e6));
 			put(io, "gpu_busy_ms", a->stages.have_gpu ? real((double)x->gpu_busy_ns / 1e6) : json_null());
 			put(io, "gpu_span_ms", a->stages.have_gpu ? real((double)x->gpu_span_ns / 1e6) : json_null());
@@ -109,11 +124,13 @@ static json_t *perf(const struct lp_perf *p)
 	put_num(o, "bytes", &p->bytes);
 	put_num(o, "gpu_s", &p->gpu_s);
 	put_num(o, "host_s", &p->host_s);
+	put_num(o, "latency_s", &p->lat_s);
 	put_num(o, "tflops_per_s", &p->tflops_per_s);
 	put_num(o, "gb_per_s", &p->gbs);
 	put_num(o, "mfu", &p->mfu);
 	put_num(o, "mbu", &p->mbu);
-	put_num(o, "mfu_host", &p->mfu_host);
+	put_num(o, "mfu_latency", &p->mfu_lat);
+	put_num(o, "mbu_latency", &p->mbu_lat);
 	put_num(o, "ncu_flops", &p->ncu_flops);
 	put_num(o, "ncu_coverage", &p->ncu_coverage);
 	return o;
@@ -134,6 +151,7 @@ static json_t *kernels(const struct lp_analysis *a)
 		put(o, "mean_ms", real(r->mean_ms));
 		put(o, "min_ms", real(r->min_ms));
 		put(o, "max_ms", real(r->max_ms));
+		put(o, "busy_ms", real(r->busy_ms));
 		put(o, "share", real(r->share));
 		put(o, "family", json_string(lp_kernel_family_name(r->family)));
 		put(st, "prefill_ms", real(r->stage_ms[0]));
@@ -280,6 +298,21 @@ int lp_report_summary_json(const struct lp_analysis *a, struct lp_buf *out, stru
 	put_num(o, "decode_step_ms", &a->decode_step_ms);
 	put_num(o, "ttft_ms", &a->ttft_ms);
 	put(root, "tokens", o);
+	o = json_object();
+	put(o, "workload_reported", json_boolean(a->own.valid));
+	put(o, "tolerance", real(LP_SELF_CHECK_TOL));
+	put(o, "failed", json_boolean(a->check_failed));
+	arr = json_array();
+	for (i = 0; i < a->n_checks; i++) {
+		json_t *c = json_object();
+		put(c, "what", json_string(a->checks[i].what));
+		put(c, "llmprof", real(a->checks[i].ours));
+		put(c, "workload", real(a->checks[i].theirs));
+		put(c, "diff", real(a->checks[i].diff));
+		json_array_append_new(arr, c);
+	}
+	put(o, "checks", arr);
+	put(root, "self_check", o);
 	put(root, "std", json_string("sample (n - 1)"));
 	put(root, "have_gpu", json_boolean(a->stages.have_gpu));
 	put(root, "top_level_fallback", json_boolean(a->stages.top_level_fallback));
@@ -289,7 +322,9 @@ int lp_report_summary_json(const struct lp_analysis *a, struct lp_buf *out, stru
 		json_array_append_new(arr, perf(&a->perf[k]));
 	put(root, "perf", arr);
 	o = json_object();
+	put(o, "scope", json_string("measured iterations, warm-up excluded"));
 	put(o, "total_ms", real(a->kernels.total_ms));
+	put(o, "busy_ms", real(a->kernels.busy_ms));
 	put(o, "warmup_ms", real((double)a->stages.warmup_kernel_ns / 1e6));
 	put(o, "ncu_records", json_integer((json_int_t)a->kernels.n_ncu_records));
 	put(o, "ncu_joined_kernels", json_integer((json_int_t)a->kernels.n_joined_rows));

@@ -11,10 +11,10 @@
 
 int lp_report_kernels_md(const struct lp_analysis *a, struct lp_buf *out)
 {
-	static const char *const cols[] = { "kernel_name", "device", "total_ms", "calls", "mean_ms", "share",
+	static const char *const cols[] = { "kernel_name", "device", "total_ms", "calls", "mean_ms", "busy_ms", "share",
 					    "prefill_ms", "decode_ms", "other_ms", "family" };
 	const struct lp_kernel_set *k = &a->kernels;
-	char b[10][64];
+	char b[11][64];
 	size_t i;
 	lp_buf_adds(out, "# Kernels\n\n");
 	if (!k->n_rows) {
@@ -23,27 +23,35 @@ int lp_report_kernels_md(const struct lp_analysis *a, struct lp_buf *out)
 										  "Host timings are in report.md.\n");
 		return out->oom ? -1 : 0;
 	}
-	lp_buf_addf(out, "%zu kernels, %.3f ms of GPU kernel time over the measured iterations (warm-up excluded), "
-			 "sorted by total time. share = share of that time; names longer than %d characters are shortened "
-			 "(full names in summary.json).\n\n", k->n_rows, k->total_ms, LP_MD_NAME_MAX);
-	lp_md_header(out, 10, cols, "lrrrrrrrrl");
+	lp_buf_addf(out, "%zu kernels, %.3f ms of summed kernel durations and %.3f ms of GPU busy time over the measured "
+			 "iterations (warm-up excluded), sorted by total time. busy_ms = the kernel's share of busy time (time "
+			 "it ran alone plus an equal split of time shared with concurrent kernels); share = busy_ms / busy "
+			 "time, adding up to 100%%; names longer than %d characters are shortened (full names in "
+			 "summary.json).\n", k->n_rows, k->total_ms, k->busy_ms, LP_MD_NAME_MAX);
+	if (k->busy_ms > 0 && k->total_ms > k->busy_ms * 1.02)
+		lp_buf_addf(out, "\nKernels overlap: summed durations are %.2fx the busy time (concurrent streams or "
+				 "programmatic dependent launch), so total_ms columns add up to more than the GPU time.\n",
+			k->total_ms / k->busy_ms);
+	lp_buf_adds(out, "\n");
+	lp_md_header(out, 11, cols, "lrrrrrrrrrl");
 	for (i = 0; i < k->n_rows; i++) {
 		const struct lp_kernel_row *r = &k->rows[i];
-		const char *cells[10];
+		const char *cells[11];
 		size_t j;
 		snprintf(b[1], sizeof(b[1]), "%d", r->device);
 		snprintf(b[2], sizeof(b[2]), "%.3f", r->total_ms);
 		snprintf(b[3], sizeof(b[3]), "%llu", (unsigned long long)r->calls);
 		snprintf(b[4], sizeof(b[4]), "%.4f", r->mean_ms);
-		snprintf(b[5], sizeof(b[5]), "%.1f%%", 100.0 * r->share);
-		snprintf(b[6], sizeof(b[6]), "%.3f", r->stage_ms[0]);
-		snprintf(b[7], sizeof(b[7]), "%.3f", r->stage_ms[1]);
-		snprintf(b[8], sizeof(b[8]), "%.3f", r->stage_ms[2]);
+		snprintf(b[5], sizeof(b[5]), "%.3f", r->busy_ms);
+		snprintf(b[6], sizeof(b[6]), "%.1f%%", 100.0 * r->share);
+		snprintf(b[7], sizeof(b[7]), "%.3f", r->stage_ms[0]);
+		snprintf(b[8], sizeof(b[8]), "%.3f", r->stage_ms[1]);
+		snprintf(b[9], sizeof(b[9]), "%.3f", r->stage_ms[2]);
 		cells[0] = r->name;
-		for (j = 1; j < 9; j++)
+		for (j = 1; j < 10; j++)
 			cells[j] = b[j];
-		cells[9] = lp_kernel_family_name(r->family);
-		lp_md_row(out, 10, cells, LP_MD_NAME_MAX);
+		cells[10] = lp_kernel_family_name(r->family);
+		lp_md_row(out, 11, cells, LP_MD_NAME_MAX);
 	}
 	if (k->n_ncu_records) {
 		static const char *const ncols[] = { "kernel_name", "ncu launches", "duration_us", "SM %", "DRAM %",

@@ -83,7 +83,7 @@ static void test_idle_gap_triggers_cuda_graph_advice(void **state)
 	analyze(&p, &a);
 	ad = rule(&a, "decode-idle", LP_ADVICE_TAKEAWAY);
 	assert_non_null(ad);
-	assert_non_null(strstr(advice_text(ad), "idle 60.0% of decode time"));
+	assert_non_null(strstr(advice_text(ad), "idle 60.0% of the decode latency"));
 	assert_non_null(strstr(advice_text(ad), "busy 1.600 ms of 4.000 ms"));
 	assert_non_null(rule(&a, "decode-idle", LP_ADVICE_RECOMMENDATION));
 	assert_null(rule(&a, "decode-fusion", LP_ADVICE_TAKEAWAY));   /* 2 kernels per step */

@@ -165,7 +165,7 @@ static void test_gpu_run_reports(void **state)
 
 	assert_int_equal(lp_report_write_all(dir, &a, &err), 0);
 	read_file(dir, "kernels.md", &b);
-	assert_non_null(strstr(b.data, "| kernel_name | device | total_ms | calls | mean_ms | share |"));
+	assert_non_null(strstr(b.data, "| kernel_name | device | total_ms | calls | mean_ms | busy_ms | share |"));
 	/* the weird name stays in one cell: escaped pipe, entities, shortened */
 	line = strstr(b.data, "| void ns::k&lt;a\\|b, \\`c\\`&gt;");
 	assert_non_null(line);

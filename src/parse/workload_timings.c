@@ -1,0 +1,97 @@
+/* workload_timings.c: trace/workload.stdout -> struct lp_own_timings (see workload_timings.h).
+ * Read by the report rebuild; the analysis sets llmprof's numbers beside these for the self-check. */
+#include "parse/workload_timings.h"
+
+#include <jansson.h>
+#include <math.h>
+#include <string.h>
+
+#include "core/buf.h"
+#include "core/fs.h"
+
+#define MAX_BYTES ((size_t)64 << 20)
+
+enum { PF, DEC, STEP, TPS, N_KEYS };
+static const char *const keys[N_KEYS] = { "prefill_ms", "decode_ms", "decode_ms_per_step", "tokens_per_s" };
+
+static double value(const json_t *o, const char *key)
+{
+	const json_t *v = json_object_get(o, key);
+	double x;
+	if (!json_is_number(v))
+		return -1;
+	x = json_number_value(v);
+	return isfinite(x) && x >= 0 ? x : -1;
+}
+
+void lp_workload_timings_parse(const char *text, size_t len, struct lp_own_timings *out)
+{
+	double sum[N_KEYS] = { 0 }, summary[N_KEYS];
+	size_t n[N_KEYS] = { 0 }, pos = 0, k;
+	int have_summary = 0;
+	int64_t iters = 0, summary_iters = 0;
+	memset(out, 0, sizeof(*out));
+	while (pos < len) {
+		const char *line = text + pos, *nl = memchr(line, '\n', len - pos);
+		size_t n_line = nl ? (size_t)(nl - line) : len - pos;
+		json_t *o;
+		pos += n_line + 1;
+		while (n_line && (line[0] == ' ' || line[0] == '\t')) {
+			line++;
+			n_line--;
+		}
+		if (!n_line || line[0] != '{')
+			continue;
+		o = json_loadb(line, n_line, JSON_DECODE_ANY, NULL);
+		if (!json_is_object(o)) {
+			json_decref(o);
+			continue;
+		}
+		if (json_is_true(json_object_get(o, "summary"))) {
+			have_summary = 1;
+			for (k = 0; k < N_KEYS; k++)
+				summary[k] = value(o, keys[k]);
+			summary_iters = json_is_integer(json_object_get(o, "iters")) ? json_integer_value(json_object_get(o, "iters")) : 0;
+		} else if (json_is_integer(json_object_get(o, "iter"))) {
+			iters++;
+			for (k = 0; k < N_KEYS; k++) {
+				double x = value(o, keys[k]);
+				if (x >= 0) {
+					sum[k] += x;
+					n[k]++;
+				}
+			}
+		}
+		json_decref(o);
+	}
+	for (k = 0; k < N_KEYS; k++) {
+		double x = have_summary ? summary[k] : n[k] ? sum[k] / (double)n[k] : -1;
+		if (x >= 0)
+			out->valid = 1;
+		if (k == PF)
+			out->prefill_ms = x;
+		else if (k == DEC)
+			out->decode_ms = x;
+		else if (k == STEP)
+			out->decode_ms_per_step = x;
+		else
+			out->tokens_per_s = x;
+	}
+	out->iters = have_summary && summary_iters > 0 ? summary_iters : iters;
+}
+
+int lp_workload_timings_read(const char *path, struct lp_own_timings *out, struct lp_err *err)
+{
+	struct lp_buf b = LP_BUF_INIT;
+	memset(out, 0, sizeof(*out));
+	out->prefill_ms = out->decode_ms = out->decode_ms_per_step = out->tokens_per_s = -1;
+	if (!lp_fs_is_file(path))
+		return 0;
+	if (lp_fs_read_file(path, &b, MAX_BYTES, err) < 0) {
+		lp_buf_release(&b);
+		return -1;
+	}
+	lp_workload_timings_parse(b.data, b.len, out);
+	lp_buf_release(&b);
+	return 0;
+}

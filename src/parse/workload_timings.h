@@ -1,0 +1,38 @@
+/* workload_timings.h: the timings a workload measured itself, read from the JSON lines it printed
+ * on stdout (trace/workload.stdout), for the self-check beside llmprof's own numbers.
+ *
+ * The convention (docs/metrics.md "Self-check"): any stdout line that is a JSON object with
+ * `"summary": true` carries the means over the program's measured iterations, in milliseconds and
+ * tokens per second: `prefill_ms` (time to first token), `decode_ms` (all decode steps of one
+ * iteration), `decode_ms_per_step`, `tokens_per_s` (decode), optionally `iters`. Lines with an
+ * integer `"iter"` key are per-iteration values with the same keys; without a summary line their
+ * mean is used. Every other line is ignored, so programs may print anything else. The last summary
+ * line wins. llmprof-llm and examples/hf_generate.py follow it.
+ *
+ * A key that is missing, not a number, not finite or negative leaves the value unknown (< 0).
+ * Ownership: plain values, nothing to release. Not thread-safe (only for the struct filled).
+ *
+ *   struct lp_own_timings own;
+ *   if (lp_workload_timings_read("run/trace/workload.stdout", &own, err) < 0) ...   // I/O error
+ *   if (own.valid) printf("%.3f ms\n", own.prefill_ms);
+ */
+#ifndef LP_PARSE_WORKLOAD_TIMINGS_H
+#define LP_PARSE_WORKLOAD_TIMINGS_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "core/err.h"
+
+struct lp_own_timings {
+	int valid;                   /* at least one value is known */
+	double prefill_ms, decode_ms, decode_ms_per_step, tokens_per_s;   /* < 0 unknown */
+	int64_t iters;               /* iterations the values cover; 0 unknown */
+};
+
+/* Reads the lines of `text` (len bytes, need not be NUL-terminated). Never fails. */
+void lp_workload_timings_parse(const char *text, size_t len, struct lp_own_timings *out);
+/* Reads a file (at most 64 MiB); a missing file gives valid 0 and returns 0; -1 on a read error. */
+int lp_workload_timings_read(const char *path, struct lp_own_timings *out, struct lp_err *err);
+
+#endif

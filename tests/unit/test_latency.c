@@ -1,0 +1,323 @@
+/* test_latency.c: the clock the user sees (src/analyze/latency.c, stages.h): stage latency when
+ * the GPU work ends after the range pops (CUDA graph replay, asynchronous launching), the wait for
+ * work queued before the push, copies that end last, per-step latencies and percentiles, the bound
+ * verdict; kernel overlap and busy shares (kernels.c); the workload's own timings and the
+ * self-check (parse/workload_timings.c, analysis.c). Traces are built in memory with known times. */
+#include "testutil.h"
+
+#include <math.h>
+#include <string.h>
+
+#include "analyze/analysis.h"
+#include "analyze/stages.h"
+#include "parse/workload_timings.h"
+
+#define US 1000ull
+#define MS 1000000ull
+
+static int32_t R(struct lp_profile *p, int32_t parent, const char *name, uint64_t s, uint64_t e)
+{
+	struct lp_range *r = lp_profile_add_range(p);
+	assert_non_null(r);
+	r->domain = lp_profile_intern(p, "LLM");
+	r->name = lp_profile_intern(p, name);
+	r->pid = 1;
+	r->tid = 1;
+	r->start_ns = s;
+	r->end_ns = e;
+	r->parent = parent;
+	r->depth = parent >= 0 ? (uint16_t)(p->ranges[parent].depth + 1) : 0;
+	return (int32_t)(p->n_ranges - 1);
+}
+
+/* A kernel launched at `launch` inside `range`, running [s, e] on stream 7 of device 0. */
+static void K(struct lp_profile *p, int32_t range, const char *name, uint64_t launch, uint64_t s, uint64_t e)
+{
+	struct lp_kernel *k = lp_profile_add_kernel(p);
+	assert_non_null(k);
+	k->name = lp_profile_intern(p, name);
+	k->short_name = k->name;
+	k->pid = 1;
+	k->stream = 7;
+	k->launch_ns = launch;
+	k->start_ns = s;
+	k->end_ns = e;
+	k->range = range;
+}
+
+static int near(double a, double b)
+{
+	return fabs(a - b) < 1e-9 * (fabs(b) + 1);
+}
+
+/* Asynchronous launching, as a CUDA-graph decode does: every range pops long before its GPU work
+ * ends. Iteration at t: prefill host [t, t+1 ms], its kernel launched at t+0.5 runs [t+1, t+12].
+ * decode_all host [t+1.1, t+1.5] with two steps, launched at t+1.2 / t+1.4 (the graph), running
+ * [t+12, t+17] and [t+17, t+22] (queued behind prefill). A CUDA event at the decode push would fire
+ * at t+12: decode latency 10 ms, steps 5 ms each; prefill latency 12 ms. */
+static void build_async(struct lp_profile *p, int iters)
+{
+	int i;
+	for (i = 0; i < iters; i++) {
+		uint64_t t = (uint64_t)(100 * i) * MS;
+		int32_t pf = R(p, -1, "prefill", t, t + 1 * MS), dec, s0, s1;
+		K(p, pf, "gemm", t + 500 * US, t + 1 * MS, t + 12 * MS);
+		dec = R(p, -1, "decode_all", t + 1100 * US, t + 1500 * US);
+		s0 = R(p, dec, "decode_step", t + 1150 * US, t + 1250 * US);
+		s1 = R(p, dec, "decode_step", t + 1350 * US, t + 1450 * US);
+		K(p, s0, "gemv", t + 1200 * US, t + 12 * MS, t + 17 * MS);
+		K(p, s1, "gemv", t + 1400 * US, t + 17 * MS, t + 22 * MS);
+	}
+}
+
+static void test_latency_outlasts_the_range(void **state)
+{
+	struct lp_profile p;
+	struct lp_stage_set st;
+	struct lp_err err = LP_ERR_INIT;
+	const struct lp_stage *pf, *dec;
+	(void)state;
+	lp_profile_init(&p, "async");
+	build_async(&p, 3);
+	assert_int_equal(lp_stages_compute(&p, &st, &err), 0);
+	pf = lp_stages_find(&st, LP_STAGE_PREFILL);
+	dec = lp_stages_find(&st, LP_STAGE_DECODE);
+	assert_non_null(pf);
+	assert_non_null(dec);
+	assert_int_equal(pf->n_iters, 3);
+	/* host time is only the launch time; latency runs to the end of the GPU work */
+	assert_true(near(pf->host_ms.mean, 1.0));
+	assert_true(near(pf->lat_ms.mean, 12.0));
+	assert_true(near(dec->host_ms.mean, 0.4));
+	assert_true(near(dec->lat_ms.mean, 10.0));
+	assert_int_equal(dec->iters[0].wait_ns, 12 * MS - 1100 * US);
+	assert_int_equal(dec->iters[0].gpu_end_ns, 22 * MS);
+	/* per-step latencies: start at the previous step's end (queued work), 5 ms each */
+	assert_int_equal(dec->n_step_lat, 6);
+	assert_true(near(dec->step_ms.mean, 5.0) && near(dec->step_p50, 5.0) && near(dec->step_p99, 5.0));
+	/* the GPU is busy the whole latency: GPU-bound, even though the host range is tiny */
+	assert_string_equal(dec->bound, "GPU-bound");
+	assert_true(near(dec->idle_frac, 0.0));
+	lp_stage_set_release(&st);
+	lp_profile_release(&p);
+}
+
+/* Without launch times (launch_ns 0: unknown) nothing counts as queued: latency from the push. */
+static void test_unknown_launch_times_start_at_the_push(void **state)
+{
+	struct lp_profile p;
+	struct lp_stage_set st;
+	struct lp_err err = LP_ERR_INIT;
+	size_t i;
+	(void)state;
+	lp_profile_init(&p, "nolaunch");
+	build_async(&p, 1);
+	for (i = 0; i < p.n_kernels; i++)
+		p.kernels[i].launch_ns = 0;
+	assert_int_equal(lp_stages_compute(&p, &st, &err), 0);
+	assert_true(near(lp_stages_find(&st, LP_STAGE_DECODE)->lat_ms.mean, 22.0 - 1.1));
+	assert_int_equal(lp_stages_find(&st, LP_STAGE_DECODE)->iters[0].wait_ns, 0);
+	lp_stage_set_release(&st);
+	lp_profile_release(&p);
+}
+
+/* A device-to-host copy (the sampled token) that ends after the last kernel extends the latency;
+ * a range whose GPU work ends before its pop keeps its host time. */
+static void test_copies_and_synchronous_ranges(void **state)
+{
+	struct lp_profile p;
+	struct lp_stage_set st;
+	struct lp_err err = LP_ERR_INIT;
+	struct lp_copy *c;
+	int32_t pf, dec;
+	(void)state;
+	lp_profile_init(&p, "copies");
+	pf = R(&p, -1, "prefill", 0, 10 * MS);
+	K(&p, pf, "gemm", 1 * MS, 2 * MS, 8 * MS);        /* synchronous: done before the pop */
+	dec = R(&p, -1, "decode_all", 20 * MS, 21 * MS);
+	K(&p, dec, "gemv", 20 * MS + 100 * US, 21 * MS, 24 * MS);
+	c = lp_profile_add_copy(&p);
+	assert_non_null(c);
+	c->kind = LP_COPY_DTOH;
+	c->pid = 1;
+	c->stream = 7;
+	c->launch_ns = 20 * MS + 200 * US;
+	c->start_ns = 24 * MS;
+	c->end_ns = 25 * MS;
+	c->range = dec;
+	assert_int_equal(lp_stages_compute(&p, &st, &err), 0);
+	assert_true(near(lp_stages_find(&st, LP_STAGE_PREFILL)->lat_ms.mean, 10.0));
+	assert_true(near(lp_stages_find(&st, LP_STAGE_DECODE)->lat_ms.mean, 5.0));
+	/* decode: GPU busy 3 ms of 5 (idle 40%), host 1 ms: the GPU waits, but not on launches */
+	assert_string_equal(lp_stages_find(&st, LP_STAGE_DECODE)->bound, "GPU idle (waits)");
+	lp_stage_set_release(&st);
+	lp_profile_release(&p);
+}
+
+/* 100 decode steps with latencies 1..100 ms: nearest-rank p50 = 50, p90 = 90, p99 = 99, max 100;
+ * and a launch-bound decode: host busy all the latency, GPU busy a little of each step. */
+static void test_step_percentiles_and_launch_bound(void **state)
+{
+	struct lp_profile p;
+	struct lp_stage_set st;
+	struct lp_err err = LP_ERR_INIT;
+	const struct lp_stage *dec;
+	uint64_t t = 0;
+	int32_t d;
+	int i;
+	(void)state;
+	lp_profile_init(&p, "steps");
+	d = R(&p, -1, "decode_all", 0, 5050 * MS);
+	for (i = 1; i <= 100; i++) {
+		/* step i: host [t, t + i ms]; a 10 us kernel launched at its start, running at its end */
+		int32_t s = R(&p, d, "decode_step", t, t + (uint64_t)i * MS);
+		K(&p, s, "gemv", t + 1 * US, t + (uint64_t)i * MS - 10 * US, t + (uint64_t)i * MS);
+		t += (uint64_t)i * MS;
+	}
+	assert_int_equal(lp_stages_compute(&p, &st, &err), 0);
+	dec = lp_stages_find(&st, LP_STAGE_DECODE);
+	assert_int_equal(dec->n_step_lat, 100);
+	assert_true(near(dec->step_p50, 50.0));
+	assert_true(near(dec->step_p90, 90.0));
+	assert_true(near(dec->step_p99, 99.0));
+	assert_true(near(dec->step_ms.max, 100.0) && near(dec->step_ms.min, 1.0));
+	assert_true(near(dec->step_ms.mean, 50.5));
+	assert_string_equal(dec->bound, "CPU/launch-bound");
+	assert_true(dec->idle_frac > 0.99);
+	lp_stage_set_release(&st);
+	lp_profile_release(&p);
+	{
+		double x[1] = { 7 };
+		assert_true(near(lp_percentile_sorted(x, 1, 99), 7));
+		assert_true(isnan(lp_percentile_sorted(x, 0, 50)));
+	}
+}
+
+/* Two kernels overlapping (PDL / streams): [0, 4] and [2, 6] ms, plus a lone one [10, 11]. Summed
+ * durations 9 ms, busy 7 ms; busy shares: a = 2 + 1, b = 1 + 2, c = 1; overlap 9/7. */
+static void test_overlap_and_busy_shares(void **state)
+{
+	struct lp_profile p;
+	struct lp_analysis a;
+	struct lp_analysis_input in;
+	struct lp_err err = LP_ERR_INIT;
+	const struct lp_stage *dec;
+	double sum = 0;
+	size_t i;
+	int32_t d;
+	(void)state;
+	lp_profile_init(&p, "overlap");
+	d = R(&p, -1, "decode_all", 0, 12 * MS);
+	K(&p, d, "ka", 1, 0, 4 * MS);
+	K(&p, d, "kb", 2, 2 * MS, 6 * MS);
+	K(&p, d, "kc", 3, 10 * MS, 11 * MS);
+	memset(&in, 0, sizeof(in));
+	in.profile = &p;
+	assert_int_equal(lp_analyze(&in, &a, &err), 0);
+	dec = lp_stages_find(&a.stages, LP_STAGE_DECODE);
+	assert_true(near(dec->kernel_ms.mean, 9.0));
+	assert_true(near(dec->gpu_ms.mean, 7.0));
+	assert_true(near(dec->overlap, 9.0 / 7.0));
+	assert_true(near(a.kernels.total_ms, 9.0));
+	assert_true(near(a.kernels.busy_ms, 7.0));
+	for (i = 0; i < a.kernels.n_rows; i++) {
+		const struct lp_kernel_row *r = &a.kernels.rows[i];
+		double want = !strcmp(r->name, "kc") ? 1.0 : 3.0;
+		assert_true(near(r->busy_ms, want));
+		assert_true(near(r->share, want / 7.0));
+		sum += r->share;
+	}
+	assert_true(near(sum, 1.0));
+	for (i = 0; i < a.n_advice; i++)
+		if (!strcmp(a.advice[i].rule, "overlap-decode"))
+			break;
+	assert_true(i < a.n_advice);
+	assert_non_null(strstr(a.advice[i].text, "1.29x the GPU busy time"));
+	lp_analysis_release(&a);
+	lp_profile_release(&p);
+}
+
+static void test_workload_timings(void **state)
+{
+	static const char text[] =
+		"loading model\n"
+		"{\"iter\": 0, \"prefill_ms\": 10.0, \"decode_ms\": 100.0, \"tokens_per_s\": 80}\n"
+		"{\"iter\": 1, \"prefill_ms\": 12.0, \"decode_ms\": 120.0, \"tokens_per_s\": \"fast\"}\n"
+		"{not json}\n";
+	static const char with_summary[] =
+		"{\"iter\": 0, \"prefill_ms\": 10.0}\n"
+		"  {\"summary\": true, \"prefill_ms\": 11.5, \"decode_ms\": -3, \"decode_ms_per_step\": 1.25, \"iters\": 3}";
+	struct lp_own_timings t;
+	struct lp_err err = LP_ERR_INIT;
+	(void)state;
+	lp_workload_timings_parse(text, sizeof(text) - 1, &t);
+	assert_true(t.valid);
+	assert_true(near(t.prefill_ms, 11.0) && near(t.decode_ms, 110.0));
+	assert_true(near(t.tokens_per_s, 80.0));     /* the string value is ignored, not averaged */
+	assert_true(t.decode_ms_per_step < 0);
+	assert_int_equal(t.iters, 2);
+	lp_workload_timings_parse(with_summary, sizeof(with_summary) - 1, &t);
+	assert_true(near(t.prefill_ms, 11.5) && near(t.decode_ms_per_step, 1.25));
+	assert_true(t.decode_ms < 0);                /* negative: unknown */
+	assert_int_equal(t.iters, 3);
+	lp_workload_timings_parse("hello\n", 6, &t);
+	assert_false(t.valid);
+	assert_int_equal(lp_workload_timings_read("/nonexistent/workload.stdout", &t, &err), 0);
+	assert_false(t.valid);
+}
+
+/* The self-check: llmprof's TTFT / decode numbers beside the workload's own, flagged past 5%. */
+static void test_self_check(void **state)
+{
+	struct lp_profile p;
+	struct lp_analysis a;
+	struct lp_analysis_input in;
+	struct lp_err err = LP_ERR_INIT;
+	size_t i;
+	int found = 0;
+	(void)state;
+	lp_profile_init(&p, "async");
+	build_async(&p, 2);
+	memset(&in, 0, sizeof(in));
+	in.profile = &p;
+	in.batch = 1;
+	in.prompt_len = 8;
+	in.own.valid = 1;
+	in.own.prefill_ms = 12.1;           /* llmprof: 12.0, -0.8% */
+	in.own.decode_ms = 10.0;
+	in.own.decode_ms_per_step = 5.0;
+	in.own.tokens_per_s = 150.0;        /* llmprof: 2 tokens / 10 ms = 200, +33% */
+	assert_int_equal(lp_analyze(&in, &a, &err), 0);
+	assert_true(near(a.ttft_ms.value, 12.0));
+	assert_true(near(a.decode_step_ms.value, 5.0));
+	assert_true(near(a.decode_tokens_per_s.value, 200.0));
+	assert_int_equal(a.n_checks, 4);
+	assert_true(near(a.checks[0].diff, (12.0 - 12.1) / 12.1));
+	assert_true(a.check_failed);
+	for (i = 0; i < a.n_advice; i++)
+		if (!strcmp(a.advice[i].rule, "self-check")) {
+			assert_non_null(strstr(a.advice[i].text, "decode tokens/s is 200.000"));
+			found++;
+		}
+	assert_int_equal(found, 1);
+	lp_analysis_release(&a);
+	in.own.tokens_per_s = 199.0;
+	assert_int_equal(lp_analyze(&in, &a, &err), 0);
+	assert_false(a.check_failed);
+	lp_analysis_release(&a);
+	lp_profile_release(&p);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_latency_outlasts_the_range),
+		cmocka_unit_test(test_unknown_launch_times_start_at_the_push),
+		cmocka_unit_test(test_copies_and_synchronous_ranges),
+		cmocka_unit_test(test_step_percentiles_and_launch_bound),
+		cmocka_unit_test(test_overlap_and_busy_shares),
+		cmocka_unit_test(test_workload_timings),
+		cmocka_unit_test(test_self_check),
+	};
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}
