@@ -72,6 +72,7 @@ int cmd_check(int argc, const char **argv, struct lp_ctx *ctx)
 	memset(&o, 0, sizeof(o));
 	o.nsys_path = json_string_value(lp_config_get(&cfg, "tools.nsys"));
 	o.ncu_path = json_string_value(lp_config_get(&cfg, "tools.ncu"));
+	o.nsys_lib_dir = json_string_value(lp_config_get(&cfg, "tools.nsys_lib_dir"));
 	o.exe_dir = ctx ? ctx->exe_dir : NULL;
 	o.probe_versions = 1;
 	lp_tools_detect(&o, &t);
@@ -111,8 +112,15 @@ int cmd_check(int argc, const char **argv, struct lp_ctx *ctx)
 			lp_buf_adds(&d, x->problem);
 		row(&b, x->name, x->found && !x->problem[0] ? "ok" : x->found ? "broken" : "missing", d.data);
 	}
-	row(&b, "nsys importer", t.nsys_importer_ok ? "ok" : "missing",
-		t.nsys_importer_ok ? "libdw.so.1 and libelf.so.1 loadable" : t.importer_problem);
+	lp_buf_reset(&d);
+	if (!t.nsys_importer_ok)
+		lp_buf_adds(&d, t.importer_problem);
+	else if (t.importer_where[0])
+		lp_buf_addf(&d, "libdw.so.1 and libelf.so.1 loadable from %s%s", t.importer_where,
+			o.nsys_lib_dir && !strcmp(o.nsys_lib_dir, t.importer_where) ? " (tools.nsys_lib_dir)" : "");
+	else
+		lp_buf_adds(&d, "libdw.so.1 and libelf.so.1 loadable");
+	row(&b, "nsys importer", t.nsys_importer_ok ? "ok" : "missing", d.data);
 	lp_buf_reset(&d);
 	if (t.counters_admin_only < 0)
 		lp_buf_adds(&d, "unknown (/proc/driver/nvidia/params unreadable)");

@@ -334,13 +334,67 @@ static void find_cupti(struct lp_tools *t, const struct lp_tools_opts *o)
 	}
 }
 
-static int loadable(const char *lib)
+int lp_tools_nsys_ld_path(const char *lib_dir, struct lp_buf *out)
 {
-	void *h = dlopen(lib, RTLD_LAZY | RTLD_LOCAL);
-	if (!h)
-		return 0;
-	dlclose(h);
-	return 1;
+	const char *old = getenv("LD_LIBRARY_PATH");
+	lp_buf_reset(out);
+	if (lib_dir && *lib_dir)
+		lp_buf_addf(out, "%s%s", lib_dir, old && *old ? ":" : "");
+	if (old && *old)
+		lp_buf_adds(out, old);
+	return out->oom ? -1 : 0;
+}
+
+/* Loads `name` the way the dynamic loader resolves it for nsys: from the folders of `ld_path`
+ * in order (the LD_LIBRARY_PATH nsys gets), else from the default paths. Keeps it loaded in *h
+ * (libdw.so.1 needs libelf.so.1 by soname: loading libelf first lets libdw find that copy).
+ * `where` gets the folder it came from ("" for the default paths). */
+static int load_like_nsys(const char *ld_path, const char *name, void **h, char *where, size_t cap)
+{
+	const char *p = ld_path;
+	struct lp_buf cand = LP_BUF_INIT;
+	*h = NULL;
+	where[0] = '\0';
+	while (p && *p && !*h) {
+		const char *e = strchr(p, ':');
+		size_t n = e ? (size_t)(e - p) : strlen(p);
+		if (n) {
+			lp_buf_reset(&cand);
+			lp_buf_addf(&cand, "%.*s/%s", (int)n, p, name);
+			if (lp_fs_is_file(cand.data) && (*h = dlopen(cand.data, RTLD_LAZY | RTLD_LOCAL)) != NULL)
+				snprintf(where, cap, "%.*s", (int)n, p);
+		}
+		p = e ? e + 1 : NULL;
+	}
+	lp_buf_release(&cand);
+	if (!*h)
+		*h = dlopen(name, RTLD_LAZY | RTLD_LOCAL);
+	return *h != NULL;
+}
+
+void lp_tools_check_importer(struct lp_tools *t, const char *lib_dir)
+{
+	struct lp_buf ld = LP_BUF_INIT;
+	char elf_at[LP_PATH_CAP], dw_at[LP_PATH_CAP];
+	void *elf = NULL, *dw = NULL;
+	int elf_ok, dw_ok;
+	lp_tools_nsys_ld_path(lib_dir, &ld);
+	elf_ok = load_like_nsys(ld.data, "libelf.so.1", &elf, elf_at, sizeof(elf_at));
+	dw_ok = load_like_nsys(ld.data, "libdw.so.1", &dw, dw_at, sizeof(dw_at));
+	t->nsys_importer_ok = elf_ok && dw_ok;
+	if (t->nsys_importer_ok && (dw_at[0] || elf_at[0]))
+		snprintf(t->importer_where, sizeof(t->importer_where), "%s", dw_at[0] ? dw_at : elf_at);
+	if (!t->nsys_importer_ok)
+		snprintf(t->importer_problem, sizeof(t->importer_problem),
+			"%s not loadable%s%s%s: nsys would leave only a .qdstrm; install libdw1 and libelf1, or set "
+			"tools.nsys_lib_dir to a folder holding libdw.so.1 and libelf.so.1",
+			dw_ok ? "libelf.so.1" : "libdw.so.1", lib_dir ? " (looked in tools.nsys_lib_dir '" : "",
+			lib_dir ? lib_dir : "", lib_dir ? "' first)" : "");
+	if (dw)
+		dlclose(dw);
+	if (elf)
+		dlclose(elf);
+	lp_buf_release(&ld);
 }
 
 void lp_tools_detect(const struct lp_tools_opts *o, struct lp_tools *t)
@@ -360,12 +414,7 @@ void lp_tools_detect(const struct lp_tools_opts *o, struct lp_tools *t)
 		if (t->ncu.found)
 			lp_tools_probe_version(&t->ncu, timeout, NULL);
 	}
-	t->nsys_importer_ok = loadable("libdw.so.1") && loadable("libelf.so.1");
-	if (!t->nsys_importer_ok)
-		snprintf(t->importer_problem, sizeof(t->importer_problem),
-			"%s not loadable: nsys would leave only a .qdstrm; install libdw1 and libelf1, or point "
-			"LD_LIBRARY_PATH at a folder holding libdw.so.1 and libelf.so.1",
-			loadable("libdw.so.1") ? "libelf.so.1" : "libdw.so.1");
+	lp_tools_check_importer(t, o ? o->nsys_lib_dir : NULL);
 	check_counters(t);
 	find_cupti(t, o);
 	if (o && o->exe_dir) {
@@ -416,6 +465,8 @@ json_t *lp_tools_to_json(const struct lp_tools *t)
 	json_object_set_new(o, "nsys", tool_json(&t->nsys));
 	json_object_set_new(o, "ncu", tool_json(&t->ncu));
 	json_object_set_new(o, "nsys_importer_ok", json_boolean(t->nsys_importer_ok));
+	if (t->importer_where[0])
+		json_object_set_new(o, "nsys_importer_dir", json_string(t->importer_where));
 	json_object_set_new(o, "rm_profiling_admin_only",
 		t->counters_admin_only < 0 ? json_null() : json_integer(t->counters_admin_only));
 	json_object_set_new(o, "is_root", json_boolean(t->is_root));

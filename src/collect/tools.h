@@ -56,6 +56,7 @@ struct lp_tools {
 
 	int nsys_importer_ok;             /* libdw.so.1 and libelf.so.1 loadable */
 	char importer_problem[256];
+	char importer_where[LP_PATH_CAP]; /* where they were found: tools.nsys_lib_dir or the loader path */
 
 	int counters_admin_only;          /* RmProfilingAdminOnly: 1, 0, or -1 unknown */
 	int is_root;
@@ -75,6 +76,8 @@ struct lp_tools_opts {
 	int probe_versions;               /* run --version (0: only locate) */
 	double timeout_s;                 /* per probe; 0: 30 */
 	int skip_gpu;                     /* tests: do not touch NVML / nvidia-smi */
+	const char *nsys_lib_dir;         /* config tools.nsys_lib_dir: the importer's libraries are
+					     looked for there first, as `run` gives nsys (NULL: none) */
 };
 
 /* Never fails: every missing piece is recorded with its reason. */
@@ -89,6 +92,14 @@ int lp_tools_parse_version(const char *text, char *out, size_t cap);
 
 /* Can `mode` ("light" or "deep") run here? `with_nsys`: the nsys phase is enabled. When not,
  * `why` gets "; "-separated reasons. Returns 1 or 0. */
+/* Sets nsys_importer_ok, importer_where and importer_problem: libelf.so.1 and libdw.so.1
+ * loadable the way nsys will load them (lp_tools_nsys_ld_path(lib_dir) first). lp_tools_detect
+ * calls it with opts->nsys_lib_dir. */
+void lp_tools_check_importer(struct lp_tools *t, const char *lib_dir);
+/* The LD_LIBRARY_PATH nsys runs with: tools.nsys_lib_dir (lib_dir) before ours; "" when neither.
+ * `run` and `check` both use it, so check looks where run looks. */
+int lp_tools_nsys_ld_path(const char *lib_dir, struct lp_buf *out);
+
 int lp_tools_mode_ok(const struct lp_tools *t, const char *mode, int with_nsys, struct lp_buf *why);
 
 /* For env.json: {"gpus": [...], "driver": ..., "nsys": {...}, "ncu": {...}, ...}. */

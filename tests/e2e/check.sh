@@ -28,4 +28,15 @@ grep -q "^error: unknown key 'frobnicate'" "$LP_TMP/stderr" || fail "check does 
 # the composed config: run.mode picks the mode like --mode does
 "$LLMPROF" check --format json run.mode=light >out2.json 2>/dev/null
 grep -q '"mode": "light"' out2.json || fail "run.mode=light not used: $(head -c 300 out2.json)"
+
+# tools.nsys_lib_dir: check looks for the importer's libraries where `run` points nsys
+# (LD_LIBRARY_PATH=DIR first), so a folder holding them is where they are found
+mkdir -p libs
+libc=$(ldd "$(command -v ls)" | awk '/libc.so/ {print $3}')
+for l in libdw.so.1 libelf.so.1; do cp "$(dirname "$libc")/libdl.so.2" "libs/$l"; done  # loadable stand-ins
+"$LLMPROF" check --nsys tools.nsys_lib_dir="$LP_TMP/libs" >out3.txt 2>/dev/null
+grep -q "^nsys importer  *ok  *libdw.so.1 and libelf.so.1 loadable from $LP_TMP/libs (tools.nsys_lib_dir)$" out3.txt ||
+  fail "check did not look in tools.nsys_lib_dir: $(grep importer out3.txt)"
+"$LLMPROF" check --nsys --format json tools.nsys_lib_dir="$LP_TMP/libs" >out3.json 2>/dev/null
+grep -q "\"nsys_importer_dir\": \"$LP_TMP/libs\"" out3.json || fail "json: $(grep importer out3.json)"
 pass

@@ -2,7 +2,11 @@
  * parsing --version texts, probing a fake tool, and the mode requirements. */
 #include "testutil.h"
 
+#include <dlfcn.h>
+#include <gnu/libc-version.h>
+#include <stdint.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
 
@@ -111,12 +115,61 @@ static void test_modes(void **state)
 	lp_buf_release(&why);
 }
 
+/* tools.nsys_lib_dir: the importer's libraries are looked for where `run` points nsys
+ * (LD_LIBRARY_PATH = the folder, then ours), so `check` and `run` agree. The "libraries" here are
+ * copies of libdl: loadable, which is all the probe asks. */
+static void test_importer_lib_dir(void **state)
+{
+	const char *dir = lp_test_tmpdir("tools_libdir");
+	static const char *const libs[] = { "libdw.so.1", "libelf.so.1" };
+	struct lp_buf src = LP_BUF_INIT, dst = LP_BUF_INIT, ld = LP_BUF_INIT;
+	struct lp_tools *t = calloc(1, sizeof(*t));
+	size_t i;
+	(void)state;
+	assert_non_null(t);
+	{
+		/* libdl.so.2 beside the libc we run on (a function no sanitizer intercepts finds it): a
+		 * small library with no state of its own, loadable anywhere glibc is */
+		Dl_info info;
+		struct lp_err err = LP_ERR_INIT;
+		const char *slash;
+		assert_true(dladdr((void *)(uintptr_t)gnu_get_libc_version, &info) && info.dli_fname);
+		slash = strrchr(info.dli_fname, '/');
+		assert_non_null(slash);
+		lp_buf_reset(&ld);
+		lp_buf_addf(&ld, "%.*s/libdl.so.2", (int)(slash - info.dli_fname), info.dli_fname);
+		lp_test_read(ld.data, &src);
+		assert_true(src.len > 0);
+		for (i = 0; i < 2; i++) {
+			lp_buf_reset(&dst);
+			lp_buf_addf(&dst, "%s/%s", dir, libs[i]);
+			assert_int_equal(lp_fs_write_atomic(dst.data, src.data, src.len, &err), 0);
+		}
+	}
+	lp_tools_check_importer(t, dir);   /* what lp_tools_detect does with opts.nsys_lib_dir */
+	assert_true(t->nsys_importer_ok);
+	assert_string_equal(t->importer_where, dir);
+
+	/* the LD_LIBRARY_PATH nsys gets: the folder first, then ours */
+	setenv("LD_LIBRARY_PATH", "/a:/b", 1);
+	assert_int_equal(lp_tools_nsys_ld_path("/x", &ld), 0);
+	assert_string_equal(ld.data, "/x:/a:/b");
+	unsetenv("LD_LIBRARY_PATH");
+	assert_int_equal(lp_tools_nsys_ld_path("/x", &ld), 0);
+	assert_string_equal(ld.data, "/x");
+	free(t);
+	lp_buf_release(&src);
+	lp_buf_release(&dst);
+	lp_buf_release(&ld);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_parse_version),
 		cmocka_unit_test(test_find_in_opt),
 		cmocka_unit_test(test_modes),
+		cmocka_unit_test(test_importer_lib_dir),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
