@@ -14,7 +14,8 @@
 static const char usage_line[] = "llmprof runs [overrides...]";
 static const char description[] =
 	"List the runs under artifacts.stage2_dir, newest first, with their status\n"
-	"(running, ok, partial, failed; interrupted: a run whose process is gone).";
+	"(running, ok, partial, failed; interrupted: a run whose process is gone; damaged: a\n"
+	"folder whose manifest.json is missing or corrupt, listed last with the reason).";
 
 static void human_size(int64_t n, char *out, size_t cap)
 {
@@ -60,9 +61,15 @@ int cmd_runs(int argc, const char **argv, struct lp_ctx *ctx)
 		for (i = 0; i < n; i++) {
 			char size[32];
 			human_size(runs[i].total_bytes, size, sizeof(size));
-			printf("%-28s  %-11s  %-24s  %9zu  %8s\n", runs[i].id, runs[i].status,
-				runs[i].created_at[0] ? runs[i].created_at : "-", runs[i].n_artifacts, size);
+			if (runs[i].damaged)
+				printf("%-28s  %-11s  %-24s  %9s  %8s\n", runs[i].id, runs[i].status, "-", "-", "-");
+			else
+				printf("%-28s  %-11s  %-24s  %9zu  %8s\n", runs[i].id, runs[i].status,
+					runs[i].created_at[0] ? runs[i].created_at : "-", runs[i].n_artifacts, size);
 		}
+		for (i = 0; i < n; i++)
+			if (runs[i].damaged)
+				lp_log_warn("run folder '%s' is damaged: %s", runs[i].path, runs[i].problem);
 	}
 	lp_rundir_list_free(runs, n);
 	lp_config_release(&cfg);

@@ -356,6 +356,7 @@ const char *lp_run_status_name(enum lp_run_status status)
 	case LP_RUN_OK: return "ok";
 	case LP_RUN_PARTIAL: return "partial";
 	case LP_RUN_FAILED: return "failed";
+	case LP_RUN_INTERRUPTED: return "interrupted";
 	default: return "running";
 	}
 }

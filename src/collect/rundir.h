@@ -7,7 +7,7 @@
  * for files another program wrote into the folder, lp_rundir_record; both add the file to
  * manifest.json (path relative to the run folder, size, sha256, phase) and rewrite the manifest
  * atomically, so the manifest on disk always describes complete files. The run status (running,
- * ok, partial, failed) lives in the manifest too.
+ * ok, partial, failed, interrupted) lives in the manifest too.
  *
  * Ownership: struct lp_rundir owns its strings and manifest; release with lp_rundir_release.
  * Not thread-safe: one writer per run folder (the pipeline's thread).
@@ -31,7 +31,7 @@
 #define LP_RUNDIR_ID_MAX 128
 #define LP_RUNDIR_MANIFEST "manifest.json"
 
-enum lp_run_status { LP_RUN_RUNNING, LP_RUN_OK, LP_RUN_PARTIAL, LP_RUN_FAILED };
+enum lp_run_status { LP_RUN_RUNNING, LP_RUN_OK, LP_RUN_PARTIAL, LP_RUN_FAILED, LP_RUN_INTERRUPTED };
 
 struct lp_rundir {
 	char *path;                          /* "<root>/<run_id>" */
@@ -73,10 +73,13 @@ struct lp_run_info {
 	size_t n_artifacts;
 	int64_t total_bytes; /* of the recorded artifacts */
 	int id_matches;      /* the manifest's run_id is the folder name (pruning requires it) */
+	int damaged;         /* manifest.json missing or unreadable: status "damaged", `problem` says why */
+	char *problem;       /* NULL unless damaged */
 };
 
-/* Run folders (a valid id and a readable manifest.json) under root, newest first. A missing
- * root is an empty list. Free with lp_rundir_list_free. */
+/* Folders with a valid run id under root, newest first: runs (a readable manifest.json), then
+ * damaged ones (status "damaged"; never pruned). A missing root is an empty list. Free with
+ * lp_rundir_list_free. */
 int lp_rundir_list(const char *root, struct lp_run_info **out, size_t *n_out, struct lp_err *err);
 void lp_rundir_list_free(struct lp_run_info *runs, size_t n);
 

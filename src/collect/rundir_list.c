@@ -23,10 +23,37 @@ static int process_gone(const json_t *m)
 	return kill((pid_t)pid, 0) < 0 && errno == ESRCH;
 }
 
+/* A folder under the root whose manifest.json is missing or unreadable: listed as "damaged" with
+ * the reason, never silently left out (nor pruned). */
+static int damaged_info(const char *name, struct lp_buf *path, const struct lp_err *why, struct lp_run_info *info)
+{
+	struct lp_buf m = LP_BUF_INIT;
+	lp_fs_join(&m, path->data, LP_RUNDIR_MANIFEST);
+	if (!lp_fs_exists(m.data)) {
+		lp_buf_reset(&m);
+		lp_buf_adds(&m, "no " LP_RUNDIR_MANIFEST);
+	} else {
+		lp_buf_reset(&m);
+		lp_buf_addf(&m, "corrupt %s: %s", LP_RUNDIR_MANIFEST, why->msg);
+	}
+	info->damaged = 1;
+	info->id = strdup(name);
+	info->path = lp_buf_detach(path, NULL);
+	info->status = strdup("damaged");
+	info->created_at = strdup("");
+	info->problem = lp_buf_detach(&m, NULL);
+	if (!info->id || !info->path || !info->status || !info->created_at || !info->problem) {
+		lp_rundir_list_free(info, 1);
+		return -1;
+	}
+	return 0;
+}
+
 static int read_info(const char *root, const char *name, struct lp_run_info *info)
 {
 	struct lp_rundir rd;
 	struct lp_buf path = LP_BUF_INIT;
+	struct lp_err why = LP_ERR_INIT;
 	json_t *item;
 	const char *status, *created;
 	size_t i;
@@ -34,10 +61,12 @@ static int read_info(const char *root, const char *name, struct lp_run_info *inf
 	if (lp_rundir_validate_id(name, NULL) < 0)
 		return -1;
 	lp_fs_join(&path, root, name);
-	if (!lp_fs_is_dir(path.data) || lp_rundir_open(&rd, path.data, NULL) < 0) {
+	if (!lp_fs_is_dir(path.data)) {
 		lp_buf_release(&path);
 		return -1;
 	}
+	if (lp_rundir_open(&rd, path.data, &why) < 0)
+		return damaged_info(name, &path, &why, info);
 	status = json_string_value(json_object_get(rd.manifest, "status"));
 	if (!status)
 		status = "unknown";
@@ -116,6 +145,7 @@ void lp_rundir_list_free(struct lp_run_info *runs, size_t n)
 		free(runs[i].path);
 		free(runs[i].status);
 		free(runs[i].created_at);
+		free(runs[i].problem);
 	}
 	free(runs);
 }
@@ -139,6 +169,8 @@ int lp_rundir_prune(const char *root, int64_t keep_last, const char *keep_id, si
 	for (i = 0; i < n && rc == 0; i++) {
 		if (keep_id && !strcmp(runs[i].id, keep_id))
 			continue;
+		if (runs[i].damaged)
+			continue;  /* not a run we can vouch for: neither counted nor removed */
 		if (kept < keep_last) {
 			kept++;
 			continue;

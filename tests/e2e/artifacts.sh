@@ -17,6 +17,14 @@ expect_exit 0 "$LLMPROF" runs
 [ "$(grep -c ' ok ' "$LP_TMP/stdout")" -eq 2 ] || fail "runs does not list two ok runs: $(cat "$LP_TMP/stdout")"
 sed -n 2p "$LP_TMP/stdout" | grep -q "^second " || fail "newest run not first: $(cat "$LP_TMP/stdout")"
 sed -n 3p "$LP_TMP/stdout" | grep -q "^$(basename "$first") " || fail "older run not second: $(cat "$LP_TMP/stdout")"
+# folders whose manifest is missing or corrupt are listed as damaged, with the reason, not left out
+mkdir -p tmp/stage2/lost tmp/stage2/garbled && printf '{"run_id": ' > tmp/stage2/garbled/manifest.json
+expect_exit 0 "$LLMPROF" runs
+grep -q "^lost  *damaged  *- " "$LP_TMP/stdout" || fail "runs omits a folder without manifest: $(cat "$LP_TMP/stdout")"
+grep -q "^garbled  *damaged  *- " "$LP_TMP/stdout" || fail "runs omits a corrupt manifest: $(cat "$LP_TMP/stdout")"
+grep -q "^warning: run folder 'tmp/stage2/lost' is damaged: no manifest.json$" "$LP_TMP/stderr" || fail "$(cat "$LP_TMP/stderr")"
+grep -q "^warning: run folder 'tmp/stage2/garbled' is damaged: corrupt manifest.json: " "$LP_TMP/stderr" || fail "$(cat "$LP_TMP/stderr")"
+rm -rf tmp/stage2/lost tmp/stage2/garbled
 
 # by folder path: every file with its size and phase
 expect_exit 0 "$LLMPROF" artifacts "$first"

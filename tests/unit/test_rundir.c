@@ -231,22 +231,37 @@ static void test_list_and_prune_keep_last(void **state)
 	fake_run(root, "r4", "2025-01-01T00:00:04.000Z", LP_RUN_RUNNING, dead_pid());     /* gone */
 	fake_run(root, "r5", "2025-01-01T00:00:05.000Z", LP_RUN_PARTIAL, 1);
 	fake_run(root, "r6", "2025-01-01T00:00:06.000Z", LP_RUN_OK, 1);
-	/* not runs: no manifest, an invalid name; a copied run whose manifest names another id */
+	/* damaged: no manifest, a corrupt one (listed last as such, never pruned); a copied run whose
+	 * manifest names another id */
 	lp_fs_join(&p, root, "notes");
 	assert_int_equal(lp_fs_mkdir_p(p.data, &err), 0);
+	lp_fs_join(&p, root, "broken");
+	assert_int_equal(lp_fs_mkdir_p(p.data, &err), 0);
+	lp_fs_join(&p, root, "broken/manifest.json");
+	lp_test_write(p.data, "{\"run_id\": \"broken\", \"status\": ");
 	lp_fs_join(&p, root, "copy");
 	assert_int_equal(lp_fs_mkdir_p(p.data, &err), 0);
 	lp_fs_join(&p, root, "copy/manifest.json");
 	lp_test_write(p.data, "{\"run_id\": \"r0\", \"status\": \"ok\", \"created_at\": \"2024-01-01T00:00:00.000Z\"}");
 
 	assert_int_equal(lp_rundir_list(root, &runs, &n, &err), 0);
-	assert_int_equal(n, 7);
+	assert_int_equal(n, 9);
 	assert_string_equal(runs[0].id, "r6");
+	assert_false(runs[0].damaged);
+	assert_null(runs[0].problem);
 	assert_string_equal(runs[2].id, "r4");
 	assert_string_equal(runs[2].status, "interrupted");
 	assert_string_equal(runs[3].id, "r3");
 	assert_string_equal(runs[3].status, "running");
 	assert_string_equal(runs[6].id, "copy");
+	assert_string_equal(runs[7].id, "notes");
+	assert_string_equal(runs[7].status, "damaged");
+	assert_true(runs[7].damaged);
+	assert_string_equal(runs[7].problem, "no manifest.json");
+	assert_string_equal(runs[8].id, "broken");
+	assert_string_equal(runs[8].status, "damaged");
+	assert_non_null(strstr(runs[8].problem, "corrupt manifest.json: "));
+	assert_non_null(strstr(runs[8].problem, "broken/manifest.json:1:"));
 	lp_rundir_list_free(runs, n);
 
 	/* keep 2 counting the current run r1 (the oldest): r6 stays, r5 and r4 and r2 go,
@@ -254,11 +269,13 @@ static void test_list_and_prune_keep_last(void **state)
 	assert_int_equal(lp_rundir_prune(root, 2, "r1", &removed, &err), 0);
 	assert_int_equal(removed, 3);
 	assert_int_equal(lp_rundir_list(root, &runs, &n, &err), 0);
-	assert_int_equal(n, 4);
+	assert_int_equal(n, 6);
 	assert_string_equal(runs[0].id, "r6");
 	assert_string_equal(runs[1].id, "r3");
 	assert_string_equal(runs[2].id, "r1");
 	assert_string_equal(runs[3].id, "copy");
+	assert_string_equal(runs[4].id, "notes");
+	assert_string_equal(runs[5].id, "broken");
 	lp_rundir_list_free(runs, n);
 	lp_fs_join(&p, root, "notes");
 	assert_true(lp_fs_is_dir(p.data));
