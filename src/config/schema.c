@@ -42,6 +42,7 @@ static const struct schema_entry schema[] = {
 	{ "artifacts.keep_last", T_INT, F_NULLABLE | F_MIN, 1, NULL },
 	{ "tools.nsys", T_STRING, F_NULLABLE, 0, NULL },
 	{ "tools.ncu", T_STRING, F_NULLABLE, 0, NULL },
+	{ "tools.nsys_lib_dir", T_STRING, F_NULLABLE | F_NONEMPTY, 0, NULL },
 	{ "device.peak_tflops", T_FLOAT, F_NULLABLE | F_MIN_EXCL, 0, NULL },
 	{ "device.peak_bw_gbs", T_FLOAT, F_NULLABLE | F_MIN_EXCL, 0, NULL },
 	{ "inputs.batch", T_INT, F_NULLABLE | F_MIN, 1, NULL },
