@@ -2,6 +2,7 @@
  * SOURCE: ncu raw/details CSV, nsys stats CSV, nsys SQLite export, trace folder, run folder.
  * Parsing lives in src/parse/ (source.h picks the parser); this file only formats. */
 #include <jansson.h>
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -11,16 +12,26 @@
 #include "core/err.h"
 #include "core/log.h"
 #include "core/opt.h"
+#include "core/utf8.h"
 #include "parse/source.h"
 
 #define MD_NAME_MAX 96
 
 static const char usage_line[] = "llmprof kernels [--format md|json|csv] [--top N] [--stage NAME] [--exclude-warmup] SOURCE...";
 
-/* Markdown cell: shortened (the full name is in JSON), then | < > ` escaped. */
-static void md_name(struct lp_buf *b, const char *name)
+/* Markdown cell: shortened (the full name is in JSON), then | < > ` escaped; bytes that are not
+ * UTF-8 become U+FFFD (never cut inside a character). */
+static void md_name(struct lp_buf *b, const char *raw)
 {
-	size_t n = strlen(name), i, lim = n > MD_NAME_MAX ? MD_NAME_MAX - 3 : n;
+	struct lp_buf clean = LP_BUF_INIT;
+	const char *name;
+	size_t n, i, lim;
+	lp_utf8_sanitize(&clean, raw);
+	name = clean.data;
+	n = strlen(name);
+	lim = n > MD_NAME_MAX ? MD_NAME_MAX - 3 : n;
+	while (lim < n && ((unsigned char)name[lim] & 0xC0) == 0x80)
+		lim--;
 	for (i = 0; i < lim; i++) {
 		char c = name[i];
 		if (c == '|')
@@ -38,12 +49,18 @@ static void md_name(struct lp_buf *b, const char *name)
 	}
 	if (lim < n)
 		lp_buf_adds(b, "...");
+	lp_buf_release(&clean);
 }
 
-static void csv_cell(struct lp_buf *b, const char *s)
+static void csv_cell(struct lp_buf *b, const char *raw)
 {
+	struct lp_buf clean = LP_BUF_INIT;
+	const char *s;
+	lp_utf8_sanitize(&clean, raw);
+	s = clean.data;
 	if (!strpbrk(s, ",\"\r\n")) {
 		lp_buf_adds(b, s);
+		lp_buf_release(&clean);
 		return;
 	}
 	lp_buf_addc(b, '"');
@@ -53,6 +70,7 @@ static void csv_cell(struct lp_buf *b, const char *s)
 		lp_buf_addc(b, *s);
 	}
 	lp_buf_addc(b, '"');
+	lp_buf_release(&clean);
 }
 
 static size_t shown(const struct lp_kernel_table *t, int top)
@@ -114,22 +132,23 @@ static json_t *to_json(const char *source, const char *kind, const struct lp_ker
 {
 	json_t *o = json_object(), *arr = json_array();
 	size_t i, m, n = shown(t, top);
-	json_object_set_new(o, "source", json_string(source));
+	/* names come from foreign files: lp_json_string keeps a key whose text is not UTF-8 */
+	json_object_set_new(o, "source", lp_json_string(source));
 	json_object_set_new(o, "source_kind", json_string(kind));
-	json_object_set_new(o, "total_ms", json_real(t->total_ms));
+	json_object_set_new(o, "total_ms", lp_json_real(t->total_ms));
 	json_object_set_new(o, "n_kernels", json_integer((json_int_t)t->n_rows));
 	for (i = 0; i < n; i++) {
 		const struct lp_kernel_record *r = &t->rows[i];
 		json_t *k = json_object();
-		json_object_set_new(k, "kernel_name", json_string(r->kernel_name));
-		json_object_set_new(k, "short_name", json_string(r->short_name));
+		json_object_set_new(k, "kernel_name", lp_json_string(r->kernel_name));
+		json_object_set_new(k, "short_name", lp_json_string(r->short_name));
 		json_object_set_new(k, "device", r->device >= 0 ? json_integer(r->device) : json_null());
 		json_object_set_new(k, "calls", json_integer((json_int_t)r->calls));
-		json_object_set_new(k, "total_ms", json_real(r->total_ms));
-		json_object_set_new(k, "mean_ms", json_real(r->mean_ms));
-		json_object_set_new(k, "min_ms", json_real(r->min_ms));
-		json_object_set_new(k, "max_ms", json_real(r->max_ms));
-		json_object_set_new(k, "share", json_real(t->total_ms > 0 ? r->total_ms / t->total_ms : 0.0));
+		json_object_set_new(k, "total_ms", lp_json_real(r->total_ms));
+		json_object_set_new(k, "mean_ms", lp_json_real(r->mean_ms));
+		json_object_set_new(k, "min_ms", lp_json_real(r->min_ms));
+		json_object_set_new(k, "max_ms", lp_json_real(r->max_ms));
+		json_object_set_new(k, "share", lp_json_real(t->total_ms > 0 ? r->total_ms / t->total_ms : 0.0));
 		if (r->grid[0]) {
 			json_object_set_new(k, "grid", dim3(r->grid));
 			json_object_set_new(k, "block", dim3(r->block));
@@ -140,8 +159,16 @@ static json_t *to_json(const char *source, const char *kind, const struct lp_ker
 			json_t *ms = json_object();
 			for (m = 0; m < r->n_metrics; m++) {
 				const struct lp_metric *x = &r->metrics[m];
-				json_object_set_new(ms, x->name, x->valid ?
-					json_pack("{s:f,s:s}", "value", x->value, "unit", x->unit ? x->unit : "") : json_null());
+				struct lp_buf key = LP_BUF_INIT;
+				json_t *v = json_null();
+				if (x->valid && isfinite(x->value)) {
+					v = json_object();
+					json_object_set_new(v, "value", json_real(x->value));
+					json_object_set_new(v, "unit", lp_json_string(x->unit ? x->unit : ""));
+				}
+				lp_utf8_sanitize(&key, x->name);
+				json_object_set_new(ms, key.data, v);
+				lp_buf_release(&key);
 			}
 			json_object_set_new(k, "metrics", ms);
 		}
@@ -149,6 +176,36 @@ static json_t *to_json(const char *source, const char *kind, const struct lp_ker
 	}
 	json_object_set_new(o, "kernels", arr);
 	return o;
+}
+
+/* --stage named no range of the source: say so and list the ranges that exist (exit 3, an empty
+ * table is not an answer; docs/kernels.md). */
+static int unknown_stage(const char *stage, const char *source, const struct lp_buf *seen)
+{
+	struct lp_buf list = LP_BUF_INIT;
+	const char *p = seen->data;
+	size_t n = 0;
+	while (*p) {
+		const char *nl = strchr(p, '\n');
+		size_t len = nl ? (size_t)(nl - p) : strlen(p);
+		if (n < 40)
+			lp_buf_addf(&list, "%s%.*s", n ? ", " : "", (int)len, p);
+		n++;
+		p += len + (nl ? 1 : 0);
+	}
+	if (n > 40)
+		lp_buf_addf(&list, ", ... (%zu in all)", n);
+	lp_log_warn("stage '%s' matches no NVTX range in '%s'", stage, source);
+	if (n) {
+		struct lp_buf clean = LP_BUF_INIT;
+		lp_utf8_sanitize(&clean, list.data);
+		lp_log_hint("ranges seen: %s", clean.data);
+		lp_buf_release(&clean);
+	} else {
+		lp_log_hint("the source has no NVTX ranges (ncu needs --nvtx; nsys and the tracer record them when the program marks any)");
+	}
+	lp_buf_release(&list);
+	return LP_EPARTIAL;
 }
 
 int cmd_kernels(int argc, const char **argv, struct lp_ctx *ctx)
@@ -173,7 +230,8 @@ int cmd_kernels(int argc, const char **argv, struct lp_ctx *ctx)
 			"Prints the kernel table of SOURCE: an ncu raw or details CSV, an nsys stats\n"
 			"cuda_gpu_kern_sum CSV, an nsys SQLite export, a trace folder or a run folder.\n"
 			"Sorted by total time; JSON and CSV carry numbers at full precision.\n"
-			"Exit status 3 when a SOURCE cannot be read.", opts);
+			"Exit status 3 when a SOURCE cannot be read, is damaged (a truncated trace:\n"
+			"what could be read is printed), or has no NVTX range matching --stage.", opts);
 		lp_args_release(&args);
 		return 0;
 	}
@@ -195,7 +253,9 @@ int cmd_kernels(int argc, const char **argv, struct lp_ctx *ctx)
 		struct lp_kernel_table t;
 		struct lp_buf resolved = LP_BUF_INIT;
 		enum lp_source_kind kind;
-		struct lp_source_opts so = { stage, exclude_warmup };
+		struct lp_buf seen = LP_BUF_INIT, damage = LP_BUF_INIT;
+		int stage_seen = 0;
+		struct lp_source_opts so = { stage, exclude_warmup, &seen, &stage_seen, &damage };
 		const char *kn;
 		lp_err_clear(&err);
 		if (lp_source_kernel_table(args.rest[i], &so, &t, &kind, &resolved, &err) < 0) {
@@ -203,8 +263,25 @@ int cmd_kernels(int argc, const char **argv, struct lp_ctx *ctx)
 			if (!rc || st == LP_EPARTIAL)
 				rc = st;
 			lp_buf_release(&resolved);
+			lp_buf_release(&seen);
+			lp_buf_release(&damage);
 			continue;
 		}
+		if (damage.len) {
+			/* print what could be read, but never as a clean result */
+			char *line, *nl;
+			for (line = damage.data; *line; line = nl + 1) {
+				nl = strchr(line, '\n');
+				if (!nl)
+					nl = line + strlen(line) - 1;
+				lp_log_warn("%.*s", (int)(nl - line), line);
+			}
+			rc = LP_EPARTIAL;
+		}
+		if (stage && !stage_seen)
+			rc = unknown_stage(stage, resolved.data, &seen);
+		lp_buf_release(&seen);
+		lp_buf_release(&damage);
 		kn = lp_source_kind_name(kind);
 		if (!strcmp(format, "md")) {
 			if (i)

@@ -190,18 +190,59 @@ static int finish_record(struct lp_csv *c, struct lp_err *err)
 
 enum { S_START, S_PLAIN, S_QUOTED, S_QUOTE_SEEN };
 
+/* Skips whole lines that start with "==" at the start of input (ncu's log lines). */
+static int skip_preamble(struct lp_csv *c, struct lp_err *err)
+{
+	int at_line_start = 1, in_log_line = 0;
+	for (;;) {
+		const char *nl;
+		if (c->in == c->in_end) {
+			int r = c->fd >= 0 ? refill(c, err) : 0;
+			if (r <= 0)
+				return r;
+		}
+		if (at_line_start) {
+			/* need two bytes to decide; a line split after its first '=' is rare: refill once */
+			if (c->in_end - c->in < 2 && c->in[0] == '=' && !c->eof && c->fd >= 0) {
+				/* the chunk ends after one '=': it cannot be a header line start worth keeping
+				 * apart, since every CSV we read starts with '"' or a letter */
+				in_log_line = 1;
+			} else {
+				in_log_line = c->in_end - c->in >= 2 && c->in[0] == '=' && c->in[1] == '=';
+			}
+			if (!in_log_line)
+				return 0;
+			at_line_start = 0;
+		}
+		nl = memchr(c->in, '\n', (size_t)(c->in_end - c->in));
+		if (!nl) {
+			c->in = c->in_end;
+			continue;
+		}
+		c->in = nl + 1;
+		c->next_line++;
+		c->preamble_lines++;
+		at_line_start = 1;
+	}
+}
+
 int lp_csv_next(struct lp_csv *c, struct lp_err *err)
 {
 	int state = S_START, started = 0, skip_lf = 0;
 	lp_buf_reset(&c->rec);
 	c->n_fields = 0;
-	c->line = c->next_line;
 	if (c->fd < 0 && c->bytes_read == 0) {
 		/* memory input: skip a BOM once */
 		if (c->in_end - c->in >= 3 && memcmp(c->in, "\xEF\xBB\xBF", 3) == 0)
 			c->in += 3;
 		c->bytes_read = 1;
 	}
+	if (!c->past_preamble) {
+		c->past_preamble = 1;
+		if (skip_preamble(c, err) < 0)
+			return -1;
+	}
+	c->line = c->next_line;
 	for (;;) {
 		const char *p, *e;
 		if (c->in == c->in_end) {
@@ -370,6 +411,34 @@ static int strip_thousands(const char *s, char *out, size_t cap)
 	return 0;
 }
 
+/* [+-]digits[.digits][(e|E)[+-]digits], or with the digits only after the point; trailing
+ * spaces allowed. */
+static int is_decimal(const char *s)
+{
+	int digits = 0;
+	if (*s == '+' || *s == '-')
+		s++;
+	for (; *s >= '0' && *s <= '9'; s++)
+		digits++;
+	if (*s == '.')
+		for (s++; *s >= '0' && *s <= '9'; s++)
+			digits++;
+	if (!digits)
+		return 0;
+	if (*s == 'e' || *s == 'E') {
+		s++;
+		if (*s == '+' || *s == '-')
+			s++;
+		if (!(*s >= '0' && *s <= '9'))
+			return 0;
+		while (*s >= '0' && *s <= '9')
+			s++;
+	}
+	while (*s == ' ')
+		s++;
+	return *s == '\0';
+}
+
 int lp_csv_number(const char *s, double *out)
 {
 	char tmp[128];
@@ -384,16 +453,58 @@ int lp_csv_number(const char *s, double *out)
 			return -1;
 		s = tmp;
 	}
+	/* decimal syntax only: strtod would also take "inf", "infinity" and hex ("0x10" as 16) */
+	if (!is_decimal(s))
+		return -1;
 	errno = 0;
 	v = strtod(s, &end);
 	if (end == s)
 		return -1;
 	while (*end == ' ')
 		end++;
-	if (*end || (errno == ERANGE && isinf(v)))
+	if (*end || !isfinite(v))
 		return -1;
 	if (isnan(v))
 		return 0;
 	*out = v;
 	return 1;
+}
+
+int lp_csv_cell_number(const char *file, uint64_t line, size_t col, const char *column, const char *s,
+	double *out, struct lp_err *err)
+{
+	int k = lp_csv_number(s, out);
+	if (k >= 0)
+		return k;
+	return lp_err_set(err, LP_EPARTIAL, "%s:%llu:%zu: '%s' value '%.40s' is not a finite decimal number", file,
+		(unsigned long long)line, col + 1, column, s);
+}
+
+int lp_csv_cell_count(const char *file, uint64_t line, size_t col, const char *column, const char *s,
+	uint64_t max, uint64_t *out, struct lp_err *err)
+{
+	double v;
+	int k = lp_csv_cell_number(file, line, col, column, s, &v, err);
+	if (k <= 0)
+		return k;
+	/* 2^64 is exactly representable; any double below it converts without overflow */
+	if (v < 0 || v != floor(v) || v >= 18446744073709551616.0 || (uint64_t)v > max)
+		return lp_err_set(err, LP_EPARTIAL, "%s:%llu:%zu: '%s' value '%.40s' is not a count (negative, "
+			"fractional or overflowing)", file, (unsigned long long)line, col + 1, column, s);
+	*out = (uint64_t)v;
+	return 1;
+}
+
+int lp_csv_numberish(const char *s)
+{
+	while (*s == ' ')
+		s++;
+	if ((*s >= '0' && *s <= '9') || *s == '.')
+		return 1;
+	if (*s == '+' || *s == '-') {
+		if (s[1] == '\0')
+			return 0;   /* "-" is ncu's "no value" */
+		s++;
+	}
+	return (*s >= '0' && *s <= '9') || *s == '.' || !strncasecmp(s, "inf", 3);
 }

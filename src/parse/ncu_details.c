@@ -60,11 +60,12 @@ static int new_result(struct lp_ncu_details *d, size_t *cap, const struct lp_csv
 	memset(r, 0, sizeof(*r));
 	r->device = -1;
 	r->duration_ns = -1;
-	if (lp_csv_number(cell(c, col, D_ID), &v) == 1 && v >= 0)
+	/* a value that does not fit the field is left unset (converting it is undefined behaviour) */
+	if (lp_csv_number(cell(c, col, D_ID), &v) == 1 && v >= 0 && v < 0x1p64)
 		r->id = (uint64_t)v;
-	if (lp_csv_number(cell(c, col, D_PID), &v) == 1 && v >= 0)
+	if (lp_csv_number(cell(c, col, D_PID), &v) == 1 && v >= 0 && v <= UINT32_MAX)
 		r->pid = (uint32_t)v;
-	if (lp_csv_number(cell(c, col, D_DEVICE), &v) == 1)
+	if (lp_csv_number(cell(c, col, D_DEVICE), &v) == 1 && v >= 0 && v <= INT32_MAX)
 		r->device = (int32_t)v;
 	r->kernel_name = dup(d, cell(c, col, D_KERNEL));
 	if (lp_ncu_function_name(r->kernel_name ? r->kernel_name : "", tmp) < 0)
@@ -136,6 +137,7 @@ int lp_ncu_details_load(const char *path, struct lp_ncu_details *out, struct lp_
 	while ((rc = lp_csv_next(&c, err)) > 0) {
 		struct lp_ncu_details_result *r;
 		double v, id = -1;
+		uint64_t row_id;
 		int is_rule;
 		if (c.n_fields == 1 && c.lens[0] == 0)
 			continue;
@@ -145,13 +147,15 @@ int lp_ncu_details_load(const char *path, struct lp_ncu_details *out, struct lp_
 			goto out;
 		}
 		lp_csv_number(cell(&c, col, D_ID), &id);
-		if (out->n_results == 0 || (uint64_t)id != cur_id) {
+		/* rows without a usable ID (absent, negative, too large) group under UINT64_MAX */
+		row_id = id >= 0 && id < 0x1p64 ? (uint64_t)id : UINT64_MAX;
+		if (out->n_results == 0 || row_id != cur_id) {
 			if (new_result(out, &cap_results, &c, col, st, &tmp, path, err) < 0) {
 				if (!err || !err->msg[0])
 					lp_err_set(err, LP_EOTHER, "out of memory reading '%s'", path);
 				goto out;
 			}
-			cur_id = (uint64_t)id;
+			cur_id = row_id;
 			cap_m = cap_r = 0;
 		}
 		r = &out->results[out->n_results - 1];
@@ -240,11 +244,12 @@ int lp_ncu_details_kernel_table(const char *path, const struct lp_ncu_select *se
 		int keep = !sel || !sel->stage;
 		if (!r->has_launch && !strcmp(r->kernel_name, "range") && !(sel && sel->include_ranges))
 			continue;
-		for (j = 0; !keep && j < r->n_nvtx; j++) {
+		for (j = 0; sel && sel->stage && j < r->n_nvtx; j++) {
 			struct lp_ncu_nvtx_stack one;
 			one.n = 1;
 			one.levels[0] = r->nvtx[j];
-			keep = lp_ncu_stack_matches(&one, sel->stage);
+			if (lp_ncu_select_stack(sel, &one))   /* notes every level for ranges_seen */
+				keep = 1;
 		}
 		if (!keep)
 			continue;

@@ -202,6 +202,41 @@ int lp_ncu_stack_matches(const struct lp_ncu_nvtx_stack *st, const char *expr)
 	return 0;
 }
 
+int lp_ncu_note_range(struct lp_buf *set, const char *domain, const char *name)
+{
+	struct lp_buf e = LP_BUF_INIT;
+	const char *p;
+	size_t n;
+	int rc = 0;
+	if (domain && *domain)
+		lp_buf_addf(&e, "%s@", domain);
+	lp_buf_adds(&e, name);
+	lp_buf_addc(&e, '\n');
+	n = e.len;
+	for (p = set->data; (p = strstr(p, e.data)) != NULL; p++)
+		if (p == set->data || p[-1] == '\n')
+			goto out;
+	rc = lp_buf_add(set, e.data, n);
+out:
+	lp_buf_release(&e);
+	return rc;
+}
+
+int lp_ncu_select_stack(const struct lp_ncu_select *sel, const struct lp_ncu_nvtx_stack *st)
+{
+	size_t i;
+	int hit = 0;
+	for (i = 0; i < st->n; i++) {
+		if (level_matches(&st->levels[i], sel->stage))
+			hit = 1;
+		if (sel->ranges_seen)
+			lp_ncu_note_range(sel->ranges_seen, st->levels[i].domain, st->levels[i].name);
+	}
+	if (hit && sel->stage_seen)
+		*sel->stage_seen = 1;
+	return hit;
+}
+
 /* A fast path for plain decimals ("123", "45.25"); everything else goes to lp_csv_number. */
 static const double pow10_neg[] = { 1, 1e1, 1e2, 1e3, 1e4, 1e5, 1e6, 1e7, 1e8, 1e9, 1e10, 1e11,
 	1e12, 1e13, 1e14, 1e15 };
@@ -354,17 +389,34 @@ int lp_ncu_raw_stream_ex(const char *path, int flags, lp_ncu_result_fn fn, void 
 				path, (unsigned long long)c.line, c.n_fields, ncols);
 			goto out;
 		}
+		for (i = 0; i < ncols; i++)
+			if (cols[i].kind == COL_ID)
+				break;
+		if (!strcmp(c.fields[i], "ID")) {
+			/* the header again: read as units it would scale every time 1000x wrong */
+			lp_err_set(err, LP_EPARTIAL, "%s:%llu: second header line (two exports concatenated, or the header written twice?)",
+				path, (unsigned long long)c.line);
+			goto out;
+		}
 		if (!units_checked) {
 			units_checked = 1;
-			for (i = 0; i < ncols; i++)
-				if (cols[i].kind == COL_ID)
-					break;
 			if (!*c.fields[i]) {  /* the units row: the ID column has no unit */
 				for (i = 0; i < ncols; i++) {
 					char base[64];
 					struct lp_metric *m;
+					double v;
+					if (cols[i].kind == COL_KERNEL && *c.fields[i]) {
+						lp_err_set(err, LP_EPARTIAL, "%s:%llu:%zu: units row does not look like units: kernel name '%.40s'",
+							path, (unsigned long long)c.line, i + 1, c.fields[i]);
+						goto out;
+					}
 					if (cols[i].kind != COL_METRIC)
 						continue;
+					if (lp_csv_number(c.fields[i], &v) == 1) {
+						lp_err_set(err, LP_EPARTIAL, "%s:%llu:%zu: units row does not look like units: '%.40s' in column '%s'",
+							path, (unsigned long long)c.line, i + 1, c.fields[i], metrics[cols[i].metric].name);
+						goto out;
+					}
 					m = &metrics[cols[i].metric];
 					lp_ncu_unit_to_base(c.fields[i], &cols[i].scale, base, sizeof(base));
 					m->unit = lp_arena_strdup(&names, base);
@@ -392,13 +444,17 @@ int lp_ncu_raw_stream_ex(const char *path, int flags, lp_ncu_result_fn fn, void 
 			case COL_METRIC: {
 				struct lp_metric *m = &metrics[cols[i].metric];
 				int k = number(f, c.lens[i], &v);
+				if (k < 0 && lp_csv_numberish(f)) {
+					lp_csv_cell_number(path, c.line, i, m->name, f, &v, err);
+					goto out;
+				}
 				m->valid = k == 1;
 				m->value = k == 1 ? v * cols[i].scale : 0;
 				break;
 			}
 			case COL_ID:
-				if (number(f, c.lens[i], &v) == 1 && v >= 0)
-					r.id = (uint64_t)v;
+				if (lp_csv_cell_count(path, c.line, i, "ID", f, UINT64_MAX, &r.id, err) < 0)
+					goto out;
 				break;
 			case COL_PID:
 				parse_u32(f, &r.pid);
@@ -409,10 +465,15 @@ int lp_ncu_raw_stream_ex(const char *path, int flags, lp_ncu_result_fn fn, void 
 			case COL_CONTEXT: r.context = f; break;
 			case COL_STREAM: r.stream = f; break;
 			case COL_CC: r.cc = f; break;
-			case COL_DEVICE:
-				if (number(f, c.lens[i], &v) == 1)
-					r.device = (int32_t)v;
+			case COL_DEVICE: {
+				uint64_t dev;
+				int k = lp_csv_cell_count(path, c.line, i, "Device", f, INT32_MAX, &dev, err);
+				if (k < 0)
+					goto out;
+				if (k == 1)
+					r.device = (int32_t)dev;
 				break;
+			}
 			case COL_BLOCK:
 				have_block = lp_ncu_parse_dim3(f, r.block) == 0;
 				break;
@@ -435,7 +496,8 @@ int lp_ncu_raw_stream_ex(const char *path, int flags, lp_ncu_result_fn fn, void 
 		r.is_range = !r.has_launch && !strcmp(r.kernel_name, "range");
 		if (dur_idx >= 0 && metrics[dur_idx].valid)
 			r.duration_ns = metrics[dur_idx].value;
-		if (reg_idx >= 0 && metrics[reg_idx].valid)
+		if (reg_idx >= 0 && metrics[reg_idx].valid && metrics[reg_idx].value >= 0 &&
+				metrics[reg_idx].value <= UINT32_MAX)
 			r.registers_per_thread = (uint32_t)metrics[reg_idx].value;
 		if (lp_ncu_function_name(r.kernel_name, &fname) < 0) {
 			lp_err_set(err, LP_EOTHER, "out of memory reading '%s'", path);
@@ -726,8 +788,12 @@ static int table_cb(const struct lp_ncu_result *r, void *vctx, struct lp_err *er
 	struct table_ctx *t = vctx;
 	if (r->is_range && !(t->sel && t->sel->include_ranges))
 		return 0;
-	if (t->sel && t->sel->stage && !lp_ncu_stack_matches(r->pushpop, t->sel->stage))
-		return 0;
+	if (t->sel && t->sel->stage) {
+		/* both: a push/pop level, or a start/end range open at the launch */
+		int pp = lp_ncu_select_stack(t->sel, r->pushpop), se = lp_ncu_select_stack(t->sel, r->startend);
+		if (!pp && !se)
+			return 0;
+	}
 	return lp_ncu_agg_add(t->agg, r, err);
 }
 

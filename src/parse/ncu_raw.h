@@ -63,8 +63,12 @@ typedef int (*lp_ncu_result_fn)(const struct lp_ncu_result *r, void *ctx, struct
 
 /* Streams the raw page; the callback returns 0 to go on, -1 to stop with its error.
  * Errors: missing identity columns (named, e.g. "column 'Kernel Name' missing"), a row with
- * fewer or more cells than the header (truncated file), malformed NVTX cells: all as
- * "<path>:<line>: ..." with status LP_EPARTIAL. */
+ * fewer or more cells than the header (truncated file), malformed NVTX cells, a second header
+ * line (two exports concatenated, a header written twice), a units row that does not look like
+ * units (a number in a metric column, a kernel name), and a damaged number: a metric cell that
+ * starts like a number but is not a finite decimal ("inf", "1e999", "0x10", "12x"), an ID or
+ * Device that is not a count. All as "<path>:<line>[:<col>]: ..." with status LP_EPARTIAL.
+ * Text-valued metric columns (ncu has some) and n/a stay valid = 0, explicitly. */
 int lp_ncu_raw_stream(const char *path, lp_ncu_result_fn fn, void *ctx, struct lp_err *err);
 /* The same, with flags: LP_NCU_RAW_SKIP_NVTX leaves the NVTX cells undecoded (stacks empty),
  * for callers that do not look at them (a few % of the parse time). */
@@ -72,10 +76,20 @@ int lp_ncu_raw_stream(const char *path, lp_ncu_result_fn fn, void *ctx, struct l
 int lp_ncu_raw_stream_ex(const char *path, int flags, lp_ncu_result_fn fn, void *ctx, struct lp_err *err);
 
 struct lp_ncu_select {
-	const char *stage;           /* keep results whose push/pop stack has a range matching this
-	                              * ("name", "domain@name", "@name" = default domain); NULL: all */
+	const char *stage;           /* keep results whose push/pop stack or start/end ranges (open at
+	                              * the launch) have a range matching this ("name", "domain@name",
+	                              * "@name" = default domain); NULL: all */
 	int include_ranges;          /* keep app-range results (Kernel Name "range"); default 0 */
+	/* outputs, optional, filled when a stage is given: */
+	struct lp_buf *ranges_seen;  /* every distinct range seen, one "domain@name" (or "name") a line */
+	int *stage_seen;             /* set to 1 when some range matched the stage */
 };
+
+/* Adds "domain@name" ("name" for the default domain) to a newline-separated set (no duplicates). */
+int lp_ncu_note_range(struct lp_buf *set, const char *domain, const char *name);
+/* For a selection with a stage: notes the levels of `st` in sel->ranges_seen and sets
+ * *sel->stage_seen when one matches; returns whether one matches. */
+int lp_ncu_select_stack(const struct lp_ncu_select *sel, const struct lp_ncu_nvtx_stack *st);
 
 int lp_ncu_raw_kernel_table(const char *path, const struct lp_ncu_select *sel,
 	struct lp_kernel_table *out, struct lp_err *err);

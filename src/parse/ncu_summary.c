@@ -36,7 +36,8 @@ struct reader {
 	size_t *off;
 	uint64_t *line;                /* physical line of each cell */
 	size_t n, cap, head;
-	size_t lines_queued;
+	size_t lines_queued;           /* lines read since the last record was cut */
+	int eof;                       /* the input ended: no more cells will come */
 	/* the current group */
 	struct lp_buf ident_prev, tmp, short_name, nvtx_cell, kernel, process;   /* the group's own copies */
 	struct lp_ncu_nvtx_stack st;
@@ -165,7 +166,7 @@ static int new_group(struct reader *R, const char *const *cells, uint64_t line, 
 	memset(w->grid, 0, sizeof(w->grid));
 	R->st.n = 0;
 	w->nvtx = &R->st;
-	if ((k = R->col[C_PID]) >= 0 && lp_csv_number(cells[k], &v) == 1 && v >= 0)
+	if ((k = R->col[C_PID]) >= 0 && lp_csv_number(cells[k], &v) == 1 && v >= 0 && v <= UINT32_MAX)
 		w->pid = (uint32_t)v;
 	/* the cells live in the queue, which the next lines move: keep copies */
 	lp_buf_reset(&R->process);
@@ -180,14 +181,27 @@ static int new_group(struct reader *R, const char *const *cells, uint64_t line, 
 	if (R->col[C_BLOCK] >= 0 && R->col[C_GRID] >= 0 && lp_ncu_parse_dim3(cells[R->col[C_BLOCK]], w->block) == 0 &&
 			lp_ncu_parse_dim3(cells[R->col[C_GRID]], w->grid) == 0)
 		w->has_launch = 1;
-	if (lp_csv_number(cells[R->col[C_DEVICE]], &v) == 1 && v >= 0)
+	if (lp_csv_number(cells[R->col[C_DEVICE]], &v) == 1 && v >= 0 && v <= INT32_MAX)
 		w->device = (int32_t)v;
-	if (lp_csv_number(cells[R->col[C_INVOC]], &v) == 1 && v >= 0)
-		w->invocations = (uint64_t)v;
+	if (lp_csv_cell_count(R->path, line, (size_t)R->col[C_INVOC], "Invocations", cells[R->col[C_INVOC]], INT64_MAX,
+			&w->invocations, err) < 0)
+		return -1;
 	if (R->kind == LP_NCU_SUMMARY_PER_NVTX &&
 			parse_nvtx(R, cells[R->col[C_DOMAIN]], cells[R->col[C_RANGE]], line, err) < 0)
 		return -1;
 	return 0;
+}
+
+/* A Minimum/Maximum/Average cell: 1 a value, 0 n/a or a text value, -1 a damaged number
+ * ("inf", "1e999", "12x": the rule for every number) with err naming file:line:col. */
+static int value_cell(struct reader *R, const char *const *cells, int k, uint64_t line, double *out,
+	struct lp_err *err)
+{
+	const char *s = cells[R->col[k]];
+	int rc = lp_csv_number(s, out);
+	if (rc >= 0 || !lp_csv_numberish(s))
+		return rc < 0 ? 0 : rc;
+	return lp_csv_cell_number(R->path, line, (size_t)R->col[k], col_names[k], s, out, err);
 }
 
 /* One complete record (`cells` has R->width entries). */
@@ -196,6 +210,7 @@ static int emit(struct reader *R, const char *const *cells, uint64_t line, struc
 	struct lp_ncu_summary_row *w = &R->row;
 	char base[64];
 	double scale, mn, mx, av;
+	int kmin, kmax, kavg;
 	size_t i;
 	/* the group's identity: every cell before Section Name */
 	lp_buf_reset(&R->tmp);
@@ -214,8 +229,11 @@ static int emit(struct reader *R, const char *const *cells, uint64_t line, struc
 	w->metric = cells[R->col[C_METRIC]];
 	lp_ncu_unit_to_base(cells[R->col[C_UNIT]], &scale, base, sizeof(base));
 	w->unit = base;
-	w->valid = lp_csv_number(cells[R->col[C_MIN]], &mn) == 1 && lp_csv_number(cells[R->col[C_MAX]], &mx) == 1 &&
-		lp_csv_number(cells[R->col[C_AVG]], &av) == 1;
+	if ((kmin = value_cell(R, cells, C_MIN, line, &mn, err)) < 0 ||
+			(kmax = value_cell(R, cells, C_MAX, line, &mx, err)) < 0 ||
+			(kavg = value_cell(R, cells, C_AVG, line, &av, err)) < 0)
+		return -1;
+	w->valid = kmin == 1 && kmax == 1 && kavg == 1;
 	w->min = w->valid ? mn * scale : 0;
 	w->max = w->valid ? mx * scale : 0;
 	w->avg = w->valid ? av * scale : 0;
@@ -240,8 +258,14 @@ static int carve(struct reader *R, struct lp_err *err)
 		if (b >= 0 && !is_dim3(cell_at(R, R->head + (size_t)b)))
 			return lp_err_set(err, LP_EPARTIAL, "%s:%llu: row out of step: '%.40s' where the Block Size belongs",
 				R->path, (unsigned long long)R->line[R->head], cell_at(R, R->head + (size_t)b));
-		/* a metric's five cells, or the start of the next record (its Block Size at its place)? */
-		probe = b >= 0 ? cell_at(R, R->head + R->ident + (size_t)b) : NULL;
+		/* a metric's five cells, or the start of the next record (its Block Size at its place)?
+		 * The probe may lie past the queued cells (a Block Size column after the fifth): wait
+		 * for the next line then, and at the end of input there is no next record. */
+		probe = NULL;
+		if (b >= 0 && R->head + R->ident + (size_t)b < R->n)
+			probe = cell_at(R, R->head + R->ident + (size_t)b);
+		else if (b >= 0 && !R->eof)
+			break;
 		if (probe && is_dim3(probe)) {
 			R->head += R->ident;    /* identity and section only: a metric without data */
 			continue;
@@ -251,11 +275,23 @@ static int carve(struct reader *R, struct lp_err *err)
 		if (emit(R, cells, R->line[R->head], err) < 0)
 			return -1;
 		R->head += R->width;
+		R->lines_queued = 0;
 	}
 	if (R->head == R->n) {
 		R->head = R->n = 0;
-		R->lines_queued = 0;
 		lp_buf_reset(&R->cells);
+	} else if (R->head > 0) {
+		/* keep the unread cells only: move them to the front */
+		size_t base = R->off[R->head];
+		memmove(R->cells.data, R->cells.data + base, R->cells.len - base);
+		R->cells.len -= base;
+		R->cells.data[R->cells.len] = '\0';
+		for (i = R->head; i < R->n; i++) {
+			R->off[i - R->head] = R->off[i] - base;
+			R->line[i - R->head] = R->line[i];
+		}
+		R->n -= R->head;
+		R->head = 0;
 	}
 	return 0;
 }
@@ -295,8 +331,8 @@ int lp_ncu_summary_stream(const char *path, int *kind, lp_ncu_summary_fn fn, voi
 	if (kind)
 		*kind = R.kind;
 	while ((rc = lp_csv_next(&c, err)) > 0) {
-		if (c.n_fields == 1 && !c.lens[0] && R.n == R.head)
-			continue;                     /* a blank line */
+		if (c.n_fields == 1 && !c.lens[0] && (R.n == R.head || R.n - R.head == R.width))
+			continue;                     /* a blank line (maybe after a record waiting for its probe) */
 		if (R.col[C_BLOCK] < 0 && c.n_fields != R.width) {
 			lp_err_set(err, LP_EPARTIAL, "%s:%llu: %zu cells, the header has %zu", path,
 				(unsigned long long)c.line, c.n_fields, R.width);
@@ -316,6 +352,9 @@ int lp_ncu_summary_stream(const char *path, int *kind, lp_ncu_summary_fn fn, voi
 			goto out;
 	}
 	if (rc < 0)
+		goto out;
+	R.eof = 1;
+	if (carve(&R, err) < 0)
 		goto out;
 	/* at the end, only a record without metric (identity and section) may be left */
 	if (R.n - R.head != 0 && R.n - R.head != R.ident) {
@@ -415,7 +454,7 @@ static int table_row(const struct lp_ncu_summary_row *w, void *ctx, struct lp_er
 			return -1;
 		t->open = 1;
 		t->group = w->group;
-		t->keep = !(t->sel && t->sel->stage) || lp_ncu_stack_matches(w->nvtx, t->sel->stage);
+		t->keep = !(t->sel && t->sel->stage) || lp_ncu_select_stack(t->sel, w->nvtx);
 		lp_buf_reset(&t->kernel);
 		lp_buf_adds(&t->kernel, w->kernel_name);
 		lp_buf_reset(&t->short_name);

@@ -2,6 +2,7 @@
  * (collect/nsys.c) and read by `llmprof kernels` and the run report. */
 #include "parse/nsys_csv.h"
 
+#include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -105,24 +106,48 @@ int lp_nsys_kern_sum_load(const char *path, struct lp_kernel_table *out, struct 
 		return lp_err_set(err, LP_EOTHER, "out of memory");
 	}
 	while ((rc = lp_csv_next(&c, err)) > 0) {
-		double total, inst, v, mn, mx;
+		double total, v, mn, mx;
+		uint64_t inst;
+		int k;
 		if (c.n_fields == 1 && c.lens[0] == 0)
 			continue;
 		if (row_width(&c, path, ncols, err) < 0)
 			goto fail;
-		if (lp_csv_number(c.fields[total_col], &total) != 1 || lp_csv_number(c.fields[inst_col], &inst) != 1 || inst < 0) {
-			lp_err_set(err, LP_EPARTIAL, "%s:%llu: 'Total Time' or 'Instances' is not a number", path,
-				(unsigned long long)c.line);
+		/* the rule for every number: not finite, overflowing or not a number is an error here;
+		 * a kernel row needs both its total and its count */
+		k = lp_csv_cell_number(path, c.line, (size_t)total_col, "Total Time", c.fields[total_col], &total, err);
+		if (k == 0)
+			lp_err_set(err, LP_EPARTIAL, "%s:%llu:%d: 'Total Time' has no value", path,
+				(unsigned long long)c.line, total_col + 1);
+		if (k <= 0)
+			goto fail;
+		k = lp_csv_cell_count(path, c.line, (size_t)inst_col, "Instances", c.fields[inst_col], INT64_MAX, &inst, err);
+		if (k == 0)
+			lp_err_set(err, LP_EPARTIAL, "%s:%llu:%d: 'Instances' has no value", path,
+				(unsigned long long)c.line, inst_col + 1);
+		if (k <= 0)
+			goto fail;
+		if (total < 0) {
+			lp_err_set(err, LP_EPARTIAL, "%s:%llu:%d: 'Total Time' is negative", path,
+				(unsigned long long)c.line, total_col + 1);
 			goto fail;
 		}
 		if (lp_ncu_function_name(c.fields[name_col], &fname) < 0)
 			goto oom;
 		mn = mx = -1;
-		if (min_col >= 0 && min_ns > 0 && lp_csv_number(c.fields[min_col], &v) == 1)
+		if (min_col >= 0 && min_ns > 0 &&
+				(k = lp_csv_cell_number(path, c.line, (size_t)min_col, "Min", c.fields[min_col], &v, err)) != 0) {
+			if (k < 0)
+				goto fail;
 			mn = v * min_ns / 1e6;
-		if (max_col >= 0 && max_ns > 0 && lp_csv_number(c.fields[max_col], &v) == 1)
+		}
+		if (max_col >= 0 && max_ns > 0 &&
+				(k = lp_csv_cell_number(path, c.line, (size_t)max_col, "Max", c.fields[max_col], &v, err)) != 0) {
+			if (k < 0)
+				goto fail;
 			mx = v * max_ns / 1e6;
-		if (lp_ncu_agg_add_summary(agg, c.fields[name_col], fname.data, -1, (uint64_t)inst,
+		}
+		if (lp_ncu_agg_add_summary(agg, c.fields[name_col], fname.data, -1, inst,
 				total * total_ns / 1e6, mn, mx, err) < 0)
 			goto fail;
 	}
@@ -192,6 +217,7 @@ int lp_nsys_range_sum_load(const char *path, struct lp_nsys_range_table *out, st
 	while ((rc = lp_csv_next(&c, err)) > 0) {
 		struct lp_nsys_range_row *r;
 		double v;
+		int k;
 		if (c.n_fields == 1 && c.lens[0] == 0)
 			continue;
 		if (row_width(&c, path, ncols, err) < 0)
@@ -211,17 +237,26 @@ int lp_nsys_range_sum_load(const char *path, struct lp_nsys_range_table *out, st
 		r->style = style_col >= 0 ? lp_arena_strdup(&out->arena, c.fields[style_col]) : "";
 		if (!r->style)
 			goto oom;
-		if (lp_csv_number(c.fields[total_col], &v) != 1) {
-			lp_err_set(err, LP_EPARTIAL, "%s:%llu: total time '%s' is not a number", path,
-				(unsigned long long)c.line, c.fields[total_col]);
+		k = lp_csv_cell_number(path, c.line, (size_t)total_col, "Total Time", c.fields[total_col],
+			&v, err);
+		if (k == 0)
+			lp_err_set(err, LP_EPARTIAL, "%s:%llu:%d: total time has no value", path,
+				(unsigned long long)c.line, total_col + 1);
+		if (k <= 0)
 			goto fail;
-		}
 		r->total_ns = v * total_ns;
 		r->range_total_ns = r->total_ns;
-		if (range_total_col >= 0 && range_ns > 0 && lp_csv_number(c.fields[range_total_col], &v) == 1)
-			r->range_total_ns = v * range_ns;
-		if (inst_col >= 0 && lp_csv_number(c.fields[inst_col], &v) == 1 && v >= 0)
-			r->instances = (uint64_t)v;
+		if (range_total_col >= 0 && range_ns > 0) {
+			k = lp_csv_cell_number(path, c.line, (size_t)range_total_col, "Total Range Time",
+				c.fields[range_total_col], &v, err);
+			if (k < 0)
+				goto fail;
+			if (k == 1)
+				r->range_total_ns = v * range_ns;
+		}
+		if (inst_col >= 0 && lp_csv_cell_count(path, c.line, (size_t)inst_col, "Instances", c.fields[inst_col],
+				INT64_MAX, &r->instances, err) < 0)
+			goto fail;
 		out->n_rows++;
 	}
 	if (rc < 0)

@@ -10,6 +10,7 @@
 
 #include "core/buf.h"
 #include "parse/ncu_raw.h"
+#include "parse/trace_read.h"
 
 #define TID_MASK 0xFFFFFFull
 
@@ -23,6 +24,10 @@ struct db {
 	size_t cap, n;
 	struct lp_profile *p;
 };
+
+/* What db_string caches and returns for an id that StringIds does not hold: prints as "", and
+ * callers that need the name (kernels) tell it apart by its address. */
+static const char missing_string[1] = "";
 
 static int db_fail(struct db *d, const char *what, struct lp_err *err)
 {
@@ -90,6 +95,39 @@ static void add_col(struct lp_buf *q, const struct lp_buf *cols, const char *ali
 		lp_buf_addf(q, "%s, ", fallback);
 }
 
+/* A file shorter than the size its SQLite header gives (bytes 16-17 page size, 28-31 page count,
+ * valid when 92-95 equal the change counter at 24-27) was cut: say so before SQLite reports a
+ * missing table or a malformed image. 1 truncated (err set), 0 not (or cannot tell). */
+static int truncated(struct db *d, const char *path, struct lp_err *err)
+{
+	unsigned char h[100];
+	FILE *f = fopen(path, "rb");
+	long long size, want;
+	uint32_t pages, page_bytes;
+	(void)d;
+	if (!f)
+		return 0;
+	if (fread(h, 1, sizeof(h), f) != sizeof(h) || fseek(f, 0, SEEK_END) != 0 || (size = ftell(f)) < 0) {
+		fclose(f);
+		lp_err_set(err, LP_EPARTIAL, "'%s' is truncated (shorter than an SQLite header): corrupt or an incomplete nsys export",
+			path);
+		return 1;
+	}
+	fclose(f);
+	page_bytes = (uint32_t)h[16] << 8 | h[17];
+	if (page_bytes == 1)
+		page_bytes = 65536;
+	pages = (uint32_t)h[28] << 24 | (uint32_t)h[29] << 16 | (uint32_t)h[30] << 8 | h[31];
+	if (memcmp(h + 24, h + 92, 4) != 0 || pages == 0)
+		return 0;
+	want = (long long)pages * page_bytes;
+	if (size >= want)
+		return 0;
+	lp_err_set(err, LP_EPARTIAL, "'%s' is truncated: %lld bytes, its SQLite header says %lld (a corrupt or incomplete nsys export)",
+		path, size, want);
+	return 1;
+}
+
 static int db_open(struct db *d, const char *path, struct lp_profile *p, struct lp_err *err)
 {
 	memset(d, 0, sizeof(*d));
@@ -108,8 +146,10 @@ static int db_open(struct db *d, const char *path, struct lp_profile *p, struct 
 		d->h = NULL;
 		return -1;
 	}
+	if (truncated(d, path, err))
+		return -1;
 	if (!has_table(d, "StringIds"))
-		return lp_err_set(err, LP_EPARTIAL, "'%s' is not an nsys export: table 'StringIds' missing", path);
+		return lp_err_set(err, LP_EPARTIAL, "'%s' is corrupt or not an nsys export: table 'StringIds' missing", path);
 	if (sqlite3_prepare_v2(d->h, "SELECT value FROM StringIds WHERE id = ?", -1, &d->str_stmt, NULL) != SQLITE_OK)
 		return db_fail(d, "table 'StringIds'", err);
 	return 0;
@@ -171,7 +211,7 @@ static const char *db_string(struct db *d, int64_t id)
 		const char *s = (const char *)sqlite3_column_text(d->str_stmt, 0);
 		v = lp_profile_intern(d->p, s ? s : "");
 	} else {
-		v = lp_profile_intern(d->p, "");
+		v = missing_string;
 	}
 	if (!v)
 		return NULL;
@@ -575,6 +615,37 @@ static int cmp_kernel_start(const void *a, const void *b)
 	return (x->correlation_id > y->correlation_id) - (x->correlation_id < y->correlation_id);
 }
 
+/* A kernel's names: demangled when nsys left them mangled ("_ZN7cutlass13device_kernel..."),
+ * the short name derived from the demangled one then. An id missing from StringIds is an error
+ * (a kernel without a name would print as an empty row). */
+static int kernel_names(struct db *d, int64_t name_id, int64_t short_id, const char **name, const char **short_name,
+	struct lp_err *err)
+{
+	const char *n = db_string(d, name_id), *sn = db_string(d, short_id);
+	if (!n || !sn)
+		return lp_err_set(err, LP_EOTHER, "out of memory reading '%s'", d->path);
+	if (n == missing_string)
+		return lp_err_set(err, LP_EPARTIAL, "'%s': kernel name id %lld is not in table 'StringIds' (a corrupt or edited export)",
+			d->path, (long long)name_id);
+	if (!strncmp(n, "_Z", 2)) {
+		const char *dm = lp_trace_demangle(d->p, n);
+		if (!dm)
+			return lp_err_set(err, LP_EOTHER, "out of memory reading '%s'", d->path);
+		if (dm != n && strcmp(dm, n) != 0) {
+			n = dm;
+			if (sn == missing_string || !*sn || !strncmp(sn, "_Z", 2) || !strcmp(sn, db_string(d, name_id)))
+				sn = lp_trace_short_name(d->p, dm);
+		}
+	}
+	if (sn == missing_string || !*sn)
+		sn = n;
+	if (!sn)
+		return lp_err_set(err, LP_EOTHER, "out of memory reading '%s'", d->path);
+	*name = n;
+	*short_name = sn;
+	return 0;
+}
+
 static int load_kernels(struct db *d, const struct range_side *side, struct lp_err *err)
 {
 	struct lp_buf cols = LP_BUF_INIT, rcols = LP_BUF_INIT, q = LP_BUF_INIT;
@@ -634,10 +705,11 @@ static int load_kernels(struct db *d, const struct range_side *side, struct lp_e
 			goto oom;
 		k->start_ns = (uint64_t)sqlite3_column_int64(st, 0);
 		k->end_ns = (uint64_t)sqlite3_column_int64(st, 1);
-		k->name = db_string(d, sqlite3_column_int64(st, 2));
-		k->short_name = db_string(d, sqlite3_column_int64(st, 3));
-		if (!k->name || !k->short_name)
-			goto oom;
+		if (kernel_names(d, sqlite3_column_int64(st, 2), sqlite3_column_int64(st, 3), &k->name, &k->short_name,
+				err) < 0) {
+			rc = -1;
+			goto out;
+		}
 		k->device = sqlite3_column_int(st, 4);
 		k->context = (uint32_t)sqlite3_column_int64(st, 5);
 		k->stream = (uint32_t)sqlite3_column_int64(st, 6);
@@ -810,6 +882,12 @@ struct agg_key {
 	double total_ms, min_ms, max_ms;
 };
 
+/* (name id, device) as one hash input; unsigned, as ids are any 64-bit value in a damaged file */
+static int64_t agg_hash(int64_t name_id, int32_t dev)
+{
+	return (int64_t)((uint64_t)name_id * 31u + (uint32_t)dev);
+}
+
 int lp_nsys_sqlite_kernel_table(const char *path, struct lp_kernel_table *out, struct lp_err *err)
 {
 	struct lp_profile strings;
@@ -858,7 +936,7 @@ int lp_nsys_sqlite_kernel_table(const char *path, struct lp_kernel_table *out, s
 			for (i = 0; i < cap; i++) {
 				if (!keys[i].used)
 					continue;
-				j = id_hash(keys[i].name_id * 31 + keys[i].device, ncap);
+				j = id_hash(agg_hash(keys[i].name_id, keys[i].device), ncap);
 				while (nk[j].used)
 					j = (j + 1) & (ncap - 1);
 				nk[j] = keys[i];
@@ -867,7 +945,7 @@ int lp_nsys_sqlite_kernel_table(const char *path, struct lp_kernel_table *out, s
 			keys = nk;
 			cap = ncap;
 		}
-		j = id_hash(nid * 31 + dev, cap);
+		j = id_hash(agg_hash(nid, dev), cap);
 		while (keys[j].used && !(keys[j].name_id == nid && keys[j].device == dev))
 			j = (j + 1) & (cap - 1);
 		if (!keys[j].used) {
@@ -896,10 +974,8 @@ int lp_nsys_sqlite_kernel_table(const char *path, struct lp_kernel_table *out, s
 		const char *name, *short_name;
 		if (!keys[i].used)
 			continue;
-		name = db_string(&d, keys[i].name_id);
-		short_name = db_string(&d, keys[i].short_id);
-		if (!name || !short_name)
-			goto oom;
+		if (kernel_names(&d, keys[i].name_id, keys[i].short_id, &name, &short_name, err) < 0)
+			goto out;
 		if (lp_ncu_agg_add_summary(agg, name, short_name, keys[i].device, keys[i].calls,
 				keys[i].total_ms, keys[i].min_ms, keys[i].max_ms, err) < 0)
 			goto out;

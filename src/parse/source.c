@@ -153,16 +153,84 @@ int lp_source_detect(const char *path, enum lp_source_kind *kind, struct lp_buf 
 	return detect_csv(path, kind, err);
 }
 
+/* "name" (any domain), "domain@name", "@name" (default domain), as lp_profile_range_find_ancestor. */
+static int range_is(const struct lp_range *r, const char *expr)
+{
+	const char *at = strchr(expr, '@');
+	const char *dom = r->domain ? r->domain : "";
+	if (!at)
+		return strcmp(r->name, expr) == 0;
+	return strcmp(r->name, at + 1) == 0 && strlen(dom) == (size_t)(at - expr) &&
+		strncmp(dom, expr, (size_t)(at - expr)) == 0;
+}
+
+/* The kernels under the stage: a push/pop ancestor matches, or a matching start/end range of the
+ * same process was open at the launch (its CPU time; the kernel's start when that is unknown). */
+static int stage_kernels(const struct lp_profile *p, const struct lp_source_opts *o, struct lp_kernel **sel,
+	size_t *n_sel, struct lp_err *err)
+{
+	size_t i, j, n = 0;
+	struct lp_kernel *v = malloc((p->n_kernels ? p->n_kernels : 1) * sizeof(*v));
+	int32_t *se = malloc((p->n_ranges ? p->n_ranges : 1) * sizeof(*se));
+	size_t n_se = 0;
+	if (!v || !se) {
+		free(v);
+		free(se);
+		return lp_err_set(err, LP_EOTHER, "out of memory");
+	}
+	for (i = 0; i < p->n_ranges; i++) {
+		const struct lp_range *r = &p->ranges[i];
+		if (r->kind == LP_RANGE_MARK)
+			continue;
+		if (o->ranges_seen)
+			lp_ncu_note_range(o->ranges_seen, r->domain, r->name);
+		if (range_is(r, o->stage)) {
+			if (o->stage_seen)
+				*o->stage_seen = 1;
+			if (r->kind == LP_RANGE_STARTEND)
+				se[n_se++] = (int32_t)i;
+		}
+	}
+	for (i = 0; i < p->n_kernels; i++) {
+		const struct lp_kernel *k = &p->kernels[i];
+		uint64_t t = k->launch_ns ? k->launch_ns : k->start_ns;
+		int in = lp_profile_range_find_ancestor(p, k->range, o->stage) >= 0;
+		for (j = 0; !in && j < n_se; j++) {
+			const struct lp_range *r = &p->ranges[se[j]];
+			in = r->pid == k->pid && r->start_ns <= t && (r->end_ns == 0 || t <= r->end_ns);
+		}
+		if (in)
+			v[n++] = *k;
+	}
+	free(se);
+	*sel = v;
+	*n_sel = n;
+	return 0;
+}
+
 static int from_profile(struct lp_profile *p, const struct lp_source_opts *o, struct lp_kernel_table *out,
 	struct lp_err *err)
 {
 	struct lp_kernel_filter f;
-	size_t i;
+	struct lp_profile view = *p;
+	struct lp_kernel *sel = NULL;
+	size_t i, n_sel = 0;
+	int rc;
 	memset(&f, 0, sizeof(f));
-	f.stage = o ? o->stage : NULL;
 	f.device = -1;
 	f.exclude_warmup = o ? o->exclude_warmup : 0;
-	if (lp_kernel_table_build(p, &f, out, err) < 0)
+	if (o && o->stage) {
+		/* the table builder knows push/pop ancestry only: give it a view of the kernels under
+		 * the stage, start/end ranges included */
+		if (stage_kernels(p, o, &sel, &n_sel, err) < 0)
+			return -1;
+		view.kernels = sel;
+		view.n_kernels = n_sel;
+		view.cap_kernels = n_sel;
+	}
+	rc = lp_kernel_table_build(&view, &f, out, err);
+	free(sel);
+	if (rc < 0)
 		return -1;
 	/* the rows point into the profile, which the caller releases: copy the names */
 	for (i = 0; i < out->n_rows; i++) {
@@ -190,6 +258,8 @@ int lp_source_kernel_table(const char *path, const struct lp_source_opts *o, str
 	file = resolved->data;
 	memset(&sel, 0, sizeof(sel));
 	sel.stage = o ? o->stage : NULL;
+	sel.ranges_seen = o ? o->ranges_seen : NULL;
+	sel.stage_seen = o ? o->stage_seen : NULL;
 	switch (*kind) {
 	case LP_SOURCE_NCU_RAW:
 		return lp_ncu_raw_kernel_table(file, &sel, out, err);
@@ -215,7 +285,7 @@ int lp_source_kernel_table(const char *path, const struct lp_source_opts *o, str
 		return rc;
 	case LP_SOURCE_TRACE_DIR:
 		lp_profile_init(&p, file);
-		rc = lp_trace_load(file, &p, err);
+		rc = lp_trace_load_damage(file, &p, o ? o->damage : NULL, err);
 		if (rc == 0)
 			rc = from_profile(&p, o, out, err);
 		lp_profile_release(&p);

@@ -41,8 +41,18 @@ const char *lp_source_kind_name(enum lp_source_kind k);
 int lp_source_detect(const char *path, enum lp_source_kind *kind, struct lp_buf *resolved, struct lp_err *err);
 
 struct lp_source_opts {
-	const char *stage;           /* NVTX range expression ("decode_all", "LLM@decode_all"); NULL all */
+	const char *stage;           /* NVTX range expression ("decode_all", "LLM@decode_all"); NULL all.
+	                              * A kernel is under it when a push/pop range matching it was open
+	                              * on the launching thread, or a start/end range matching it (same
+	                              * process, any thread) was open at the launch. */
 	int exclude_warmup;
+	/* outputs, optional: */
+	struct lp_buf *ranges_seen;  /* with a stage: every distinct range of the source, one
+	                              * "domain@name" ("name" for the default domain) a line */
+	int *stage_seen;             /* with a stage: 1 when some range matched it (0: unknown name) */
+	struct lp_buf *damage;       /* what was damaged but read around, one line each (a truncated
+	                              * trace file: "'f.lptrace' is truncated at byte N of M ..."); the
+	                              * table then holds what could be read, and `kernels` exits 3 */
 };
 
 /* Loads the kernel table of any SOURCE, sorted by total time. *kind names what was read. */

@@ -1123,6 +1123,24 @@ int lp_trace_load_mem(const char *name, const void *data, size_t size, struct lp
 
 int lp_trace_load(const char *path, struct lp_profile *out, struct lp_err *err)
 {
+	return lp_trace_load_damage(path, out, NULL, err);
+}
+
+/* Does the file hold the END record a clean exit writes? */
+static int has_end_record(struct lp_trace_file *f)
+{
+	struct lp_trace_record rec;
+	int found = 0;
+	lp_trace_file_rewind(f);
+	while (lp_trace_file_next(f, &rec))
+		if (rec.type == LP_TREC_END)
+			found = 1;
+	lp_trace_file_rewind(f);
+	return found;
+}
+
+int lp_trace_load_damage(const char *path, struct lp_profile *out, struct lp_buf *damage, struct lp_err *err)
+{
 	char **files;
 	size_t n, i;
 	int rc = 0;
@@ -1134,6 +1152,15 @@ int lp_trace_load(const char *path, struct lp_profile *out, struct lp_err *err)
 		if (lp_trace_file_open(&f, files[i], err) < 0) {
 			rc = -1;
 			break;
+		}
+		if (f.truncated) {
+			if (damage)
+				lp_buf_addf(damage, "'%s' is truncated at byte %zu of %zu: read up to the last complete record\n",
+					f.path, f.truncated_at, f.size);
+		} else if (damage && f.version_major && !has_end_record(&f)) {
+			if (damage)
+				lp_buf_addf(damage, "'%s' has no END record: the process was killed or the file was cut\n",
+					f.path);
 		}
 		rc = replay_file(&f, out, err);
 		lp_trace_file_close(&f);

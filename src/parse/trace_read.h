@@ -13,7 +13,7 @@
  *
  * Errors: a corrupt file fails with a message naming the file and the byte offset; a truncated
  * tail (a killed process) is read up to the last complete record and counts one warning in
- * profile->warnings. Limits: LP_TRACE_MAX_RECORD_BYTES per record, LP_TRACE_MAX_STRING_BYTES per
+ * profile->warnings; lp_trace_load_damage names it, and files without their END record too. Limits: LP_TRACE_MAX_RECORD_BYTES per record, LP_TRACE_MAX_STRING_BYTES per
  * string, LP_TRACE_MAX_DEPTH open push/pop ranges per thread, 2^31 ranges/kernels per profile.
  *
  * The lower-level file API (open, iterate records, look up strings) serves `llmprof trace dump`.
@@ -30,10 +30,19 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "core/buf.h"
 #include "core/err.h"
 #include "profile/profile.h"
 
 int lp_trace_load(const char *path, struct lp_profile *out, struct lp_err *err);
+/* The same, and says what was damaged but read around, one line per file appended to `damage`
+ * (may be NULL): a file cut inside a record or its preamble ("'<f>' is truncated at byte N of M:
+ * read up to the last complete record"), or a file without the END record that a clean exit
+ * writes ("'<f>' has no END record: the process was killed or the file was cut"). Such a load
+ * still succeeds with what could be read; a truncated file also counts one in out->warnings
+ * (a missing END alone does not: a killed host's flushed records are whole).
+ * Callers that replace reports or exit 0 must look at `damage` (`llmprof kernels` exits 3). */
+int lp_trace_load_damage(const char *path, struct lp_profile *out, struct lp_buf *damage, struct lp_err *err);
 /* The same for one file already in memory (`name` is used in messages); for tests and fuzzing. */
 int lp_trace_load_mem(const char *name, const void *data, size_t size, struct lp_profile *out,
 	struct lp_err *err);

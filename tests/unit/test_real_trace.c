@@ -4,9 +4,11 @@
  * each NVTX path (graph kernels under the ranges open when their nodes were captured), copies. */
 #include "testutil.h"
 
+#include <stdio.h>
 #include <string.h>
 
 #include "core/buf.h"
+#include "core/fs.h"
 #include "parse/trace_read.h"
 
 static uint64_t kernels_named(const struct lp_profile *p, const char *name, const char *path)
@@ -107,11 +109,63 @@ static void test_demo_kernel_table(void **state)
 	lp_profile_release(&p);
 }
 
+/* CUPTI gives some names mangled (a CUTLASS kernel of a PyTorch MoE program): the profile has
+ * them demangled, with the bare function name beside them. */
+static void test_demangle_cutlass(void **state)
+{
+	struct lp_profile p;
+	const char *d;
+	(void)state;
+	lp_profile_init(&p, "names");
+	d = lp_trace_demangle(&p, "_ZN7cutlass13device_kernelINS_4gemm6kernel13GemmUniversalIiEEEEvNT_6ParamsE");
+	assert_string_equal(d, "void cutlass::device_kernel<cutlass::gemm::kernel::GemmUniversal<int> >"
+		"(cutlass::gemm::kernel::GemmUniversal<int>::Params)");
+	assert_string_equal(lp_trace_short_name(&p, d), "device_kernel");
+	lp_profile_release(&p);
+}
+
+/* A trace cut inside a record: read up to the last whole record, the damage named. */
+static void test_truncated_damage(void **state)
+{
+	struct lp_profile p;
+	struct lp_buf damage = LP_BUF_INIT, data = LP_BUF_INIT;
+	struct lp_err err = LP_ERR_INIT;
+	struct lp_buf cut = LP_BUF_INIT, want = LP_BUF_INIT;
+	FILE *f;
+	(void)state;
+	assert_int_equal(lp_fs_read_file(lp_test_fixture("trace/h200_cuda_demo/vm.1513.lptrace"), &data, 0, &err), 0);
+	lp_fs_join(&cut, lp_test_tmpdir("cut_trace"), "vm.1.lptrace");
+	f = fopen(cut.data, "wb");
+	assert_non_null(f);
+	assert_int_equal(fwrite(data.data, 1, 5000, f), 5000);
+	fclose(f);
+	lp_profile_init(&p, cut.data);
+	assert_int_equal(lp_trace_load_damage(cut.data, &p, &damage, &err), 0);
+	assert_int_equal(p.warnings, 1);
+	lp_buf_addf(&want, "'%s' is truncated at byte 4954 of 5000: read up to the last complete record\n", cut.data);
+	assert_string_equal(damage.data, want.data);
+	assert_true(p.n_kernels > 0);
+	lp_profile_release(&p);
+	/* the whole file: no damage */
+	lp_buf_reset(&damage);
+	lp_profile_init(&p, "whole");
+	assert_int_equal(lp_trace_load_damage(lp_test_fixture("trace/h200_cuda_demo/vm.1513.lptrace"), &p, &damage, &err), 0);
+	assert_int_equal(damage.len, 0);
+	assert_int_equal(p.warnings, 0);
+	lp_profile_release(&p);
+	lp_buf_release(&damage);
+	lp_buf_release(&data);
+	lp_buf_release(&cut);
+	lp_buf_release(&want);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_demo_expectations),
 		cmocka_unit_test(test_demo_kernel_table),
+		cmocka_unit_test(test_demangle_cutlass),
+		cmocka_unit_test(test_truncated_damage),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
