@@ -13,6 +13,7 @@
 #include "collect/regions_args.h"
 #include "core/buf.h"
 #include "core/fs.h"
+#include "core/utf8.h"
 #include "parse/csv.h"
 #include "report/md.h"
 
@@ -166,6 +167,55 @@ static json_t *scope_json(const struct ctx *c, const struct lp_region_scope *s)
 	return o;
 }
 
+/* A seen range as an expression that can be pasted back into profiling.ncu.regions.include:
+ * the analysis escapes '@' (default domain), '/' and backslash; the expression grammar
+ * (analyze/regions.c lp_region_pattern_parse) also splits levels at "::" and reads a leading
+ * '[' / trailing ']' as anchors and a lone '*' as a gap, so those are escaped too:
+ * `aten::to, op_id = 21/` -> `aten\:\:to, op_id = 21/`. The parser's unescape is the inverse. */
+int lp_regions_pasteable(const char *seen, struct lp_buf *out)
+{
+	const char *p, *name = seen, *end = seen + strlen(seen);
+	lp_buf_reset(out);
+	for (p = seen; *p; p++) {
+		if (*p == '\\' && p[1]) {
+			p++;
+			continue;
+		}
+		if (*p == '@') {
+			name = p + 1;
+			break;
+		}
+	}
+	if (end > name && end[-1] == '/' && (end - 1 == name || end[-2] != '\\'))
+		end--;
+	lp_buf_add(out, seen, (size_t)(name - seen));
+	if (end - name == 1 && *name == '*')
+		lp_buf_addc(out, '\\');
+	for (p = name; p < end; p++) {
+		int colons = *p == ':' && ((p + 1 < end && p[1] == ':') || (p > name && p[-1] == ':'));
+		if (*p == '\\' && p + 1 < end) {
+			lp_buf_add(out, p, 2);
+			p++;
+			continue;
+		}
+		if (colons || (p == name && *p == '[') || (p + 1 == end && *p == ']'))
+			lp_buf_addc(out, '\\');
+		lp_buf_addc(out, *p);
+	}
+	lp_buf_adds(out, end);
+	return out->oom ? -1 : 0;
+}
+
+static json_t *seen_json(const char *seen)
+{
+	struct lp_buf e = LP_BUF_INIT;
+	json_t *j;
+	lp_regions_pasteable(seen, &e);
+	j = lp_json_string(e.data);
+	lp_buf_release(&e);
+	return j;
+}
+
 static int build_json(const struct ctx *c, struct lp_buf *out, struct lp_err *err)
 {
 	json_t *root = json_object(), *src, *cfg, *kern, *un, *seen, *scopes, *warn, *miss;
@@ -217,7 +267,7 @@ static int build_json(const struct ctx *c, struct lp_buf *out, struct lp_err *er
 	{
 		json_t *a = json_array();
 		for (i = 0; i < c->n_seen && i < LP_REGIONS_SEEN_MAX; i++)
-			json_array_append_new(a, json_string(c->seen[i]));
+			json_array_append_new(a, seen_json(c->seen[i]));
 		json_object_set_new(seen, "ranges", a);
 		json_object_set_new(seen, "more", json_integer((json_int_t)(c->n_seen > LP_REGIONS_SEEN_MAX ?
 			c->n_seen - LP_REGIONS_SEEN_MAX : 0)));
@@ -508,8 +558,12 @@ static int build_md(const struct ctx *c, struct lp_buf *b)
 			"in the capture phase" : "on the ncu results");
 		if (!c->n_seen)
 			lp_buf_adds(b, "none");
-		for (i = 0; i < c->n_seen && i < LP_REGIONS_SEEN_MAX; i++)
-			lp_buf_addf(b, "%s`%s`", i ? ", " : "", c->seen[i]);
+		for (i = 0; i < c->n_seen && i < LP_REGIONS_SEEN_MAX; i++) {
+			struct lp_buf e = LP_BUF_INIT;
+			lp_regions_pasteable(c->seen[i], &e);
+			lp_buf_addf(b, "%s`%s`", i ? ", " : "", e.data);
+			lp_buf_release(&e);
+		}
 		if (c->n_seen > LP_REGIONS_SEEN_MAX)
 			lp_buf_addf(b, " and %zu more", c->n_seen - LP_REGIONS_SEEN_MAX);
 		lp_buf_adds(b, ".\n\n");

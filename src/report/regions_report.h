@@ -56,4 +56,11 @@ struct lp_regions_outcome {
 int lp_regions_run_report(const struct lp_regions_run *run, struct lp_regions_outcome *out,
 	struct lp_err *err);
 
+/* A "ranges seen" entry (analyze/regions.h) as an expression that can be pasted back into
+ * profiling.ncu.regions.include: "::", a leading '[', a trailing ']' and a lone '*' of the range
+ * name escaped with '\' (`aten\:\:to, op_id = 21/`), so lp_region_pattern_parse reads it back as
+ * one level named as seen. Replaces `out`'s contents. */
+struct lp_buf;
+int lp_regions_pasteable(const char *seen, struct lp_buf *out);
+
 #endif

@@ -434,6 +434,55 @@ static void test_report_scopes_and_apprange(void **state)
 	json_decref(j);
 }
 
+/* "Ranges seen" entries paste back: each printed expression parses as one level named exactly as
+ * the range (PyTorch emit_nvtx names hold "::"), in its domain, of its kind. */
+static void test_seen_pasteable_roundtrip(void **state)
+{
+	static const struct { const char *domain, *name; int startend; const char *want; } cases[] = {
+		{ "", "aten::to, op_id = 21", 0, "aten\\:\\:to, op_id = 21/" },
+		{ "LLM", "aten::copy_", 0, "LLM@aten\\:\\:copy_/" },
+		{ "", "LLM@decode_all", 0, "LLM\\@decode_all/" },
+		{ "", "a::b:::c", 0, "a\\:\\:b\\:\\:\\:c/" },
+		{ "", "x:y", 0, "x:y/" },
+		{ "", "[first]", 0, "\\[first\\]/" },
+		{ "", "*", 0, "\\*/" },
+		{ "", "a/b", 0, "a\\/b/" },
+		{ "", "io::wait", 1, "io\\:\\:wait" },
+	};
+	struct lp_profile p;
+	struct lp_arena a = LP_ARENA_INIT;
+	struct lp_err err = LP_ERR_INIT;
+	const char **seen;
+	size_t n, i, j;
+	(void)state;
+	for (i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		struct lp_range *rg;
+		struct lp_buf e = LP_BUF_INIT;
+		struct lp_region_pattern pat;
+		lp_profile_init(&p, "capture");
+		rg = lp_profile_add_range(&p);
+		rg->domain = lp_profile_intern(&p, cases[i].domain);
+		rg->name = lp_profile_intern(&p, cases[i].name);
+		rg->kind = cases[i].startend ? LP_RANGE_STARTEND : LP_RANGE_PUSHPOP;
+		assert_int_equal(lp_regions_profile_ranges(&p, &a, &seen, &n, &err), 0);
+		assert_int_equal(n, 1);
+		assert_int_equal(lp_regions_pasteable(seen[0], &e), 0);
+		assert_string_equal(e.data, cases[i].want);
+		if (lp_region_pattern_parse(e.data, &a, &pat, &err) < 0)
+			fail_msg("'%s': %s", e.data, err.msg);
+		assert_int_equal(pat.n_parts, 1);
+		assert_string_equal(pat.parts[0], cases[i].name);
+		assert_string_equal(pat.domain, cases[i].domain);
+		assert_int_equal(pat.kind, cases[i].startend ? LP_REGION_STARTEND : LP_REGION_PUSHPOP);
+		assert_false(pat.anchor_bottom || pat.anchor_top);
+		for (j = 0; j < pat.n_parts; j++)
+			assert_false(pat.gap_before[j]);
+		lp_buf_release(&e);
+		lp_profile_release(&p);
+	}
+	lp_arena_release(&a);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -446,6 +495,7 @@ int main(void)
 		cmocka_unit_test(test_report_deterministic),
 		cmocka_unit_test(test_report_no_match),
 		cmocka_unit_test(test_report_scopes_and_apprange),
+		cmocka_unit_test(test_seen_pasteable_roundtrip),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
