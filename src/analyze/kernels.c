@@ -298,6 +298,8 @@ static int cmp_rows(const void *a, const void *b)
 {
 	const struct lp_kernel_row *x = a, *y = b;
 	int c;
+	if (x->busy_ms != y->busy_ms)
+		return x->busy_ms < y->busy_ms ? 1 : -1;
 	if (x->total_ms != y->total_ms)
 		return x->total_ms < y->total_ms ? 1 : -1;
 	c = strcmp(x->name, y->name);

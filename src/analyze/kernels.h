@@ -81,7 +81,8 @@ struct lp_kernel_row {
 };
 
 struct lp_kernel_set {
-	struct lp_kernel_row *rows;  /* total_ms descending, then name */
+	struct lp_kernel_row *rows;  /* busy_ms descending (the GPU time each stands for; total_ms when
+	                              * nothing overlaps), then total_ms, then name */
 	size_t n_rows;
 	double total_ms;             /* summed durations */
 	double busy_ms;              /* union of the measured kernels' intervals, per device, summed */
