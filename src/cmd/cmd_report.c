@@ -1,6 +1,7 @@
 /* cmd_report.c: `llmprof report RUN_DIR`: recompute the analysis from a run folder's artifacts
  * alone and rewrite every report (report/rebuild.h). Identical artifacts give identical reports.
- * Exit codes: 0 ok, 2 not a run folder (or its artifacts cannot be read), 1 other failures. */
+ * Exit codes: 0 ok, 2 not a run folder (or its artifacts cannot be read), 3 damaged artifacts (a
+ * truncated trace, a missing export: reports already there are kept), 1 other failures. */
 #include <stdio.h>
 #include <string.h>
 
@@ -9,6 +10,7 @@
 #include "core/log.h"
 #include "core/opt.h"
 #include "report/rebuild.h"
+#include "report/reports.h"
 
 static const char *usage_line = "llmprof report RUN_DIR";
 static const char *description =
@@ -22,9 +24,9 @@ int cmd_report(int argc, const char **argv, struct lp_ctx *ctx)
 	struct lp_args args;
 	struct lp_err err = LP_ERR_INIT;
 	const char *run_dir;
-	static const char *const files[] = { "kernels.md", "operators.md", "report.md", "stakeholder_summary.md",
-					     "summary.json", NULL };
+	struct lp_rebuild_outcome oc;
 	size_t i;
+	int rc = 0;
 	(void)ctx;
 	if (lp_opt_parse(argc, argv, opts, &args, &err) < 0)
 		return lp_err_print(&err);
@@ -40,12 +42,24 @@ int cmd_report(int argc, const char **argv, struct lp_ctx *ctx)
 		return LP_EUSAGE;
 	}
 	run_dir = args.rest[0];
-	if (lp_report_rebuild(run_dir, &err) < 0) {
+	if (lp_report_rebuild_ex(run_dir, &oc, &err) < 0) {
+		lp_rebuild_outcome_release(&oc);
 		lp_args_release(&args);
 		return lp_err_print(&err);
 	}
-	for (i = 0; files[i]; i++)
-		printf("%s/%s\n", run_dir, files[i]);
+	if (oc.damaged) {
+		lp_log_warn("damaged artifacts in '%s': %s", run_dir, oc.damage.data);
+		if (oc.kept_existing)
+			lp_log_hint("the reports already in '%s' were kept: they were not replaced by reports "
+				"from damaged artifacts", run_dir);
+		else
+			lp_log_hint("the reports below come from what could be read");
+		rc = LP_EPARTIAL;
+	}
+	if (oc.wrote)
+		for (i = 0; i < LP_REPORT_N_FILES; i++)
+			printf("%s/%s\n", run_dir, lp_report_files[i]);
+	lp_rebuild_outcome_release(&oc);
 	lp_args_release(&args);
-	return 0;
+	return rc;
 }

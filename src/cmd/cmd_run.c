@@ -12,6 +12,8 @@
 #include "core/buf.h"
 #include "core/log.h"
 #include "core/opt.h"
+#include "core/proc.h"
+#include "report/reports.h"
 
 static const char usage_line[] =
 	"llmprof run [--mode light|deep] [--cfg] [--dry-run] [overrides...] [-- workload argv...]";
@@ -45,6 +47,34 @@ static void print_pct(const char *label, const json_t *perf, const char *key)
 		printf("  %s %.1f%%", label, 100 * v);
 	else
 		printf("  %s n/a", label);
+}
+
+/* 1 when <run_dir>/<name> exists. */
+static int exists_in(const char *run_dir, const char *name)
+{
+	struct lp_buf p = LP_BUF_INIT;
+	int ok;
+	lp_fs_join(&p, run_dir, name);
+	ok = lp_fs_is_file(p.data);
+	lp_buf_release(&p);
+	return ok;
+}
+
+/* "reports: DIR/{a,b}" for the reports that exist (a failed or interrupted run has none). */
+static void announce_reports(const char *run_dir)
+{
+	size_t i, n = 0;
+	struct lp_buf list = LP_BUF_INIT;
+	for (i = 0; i < LP_REPORT_N_FILES; i++)
+		if (exists_in(run_dir, lp_report_files[i]))
+			lp_buf_addf(&list, "%s%s", n++ ? "," : "", lp_report_files[i]);
+	if (n == 1)
+		printf("reports: %s/%s\n", run_dir, list.data);
+	else if (n > 1)
+		printf("reports: %s/{%s}\n", run_dir, list.data);
+	else
+		printf("reports: none written\n");
+	lp_buf_release(&list);
 }
 
 /* The short terminal summary, read back from summary.json (the reports hold the rest). */
@@ -95,7 +125,7 @@ static void print_summary(const char *run_dir, int status)
 		}
 		json_decref(sum);
 	}
-	printf("reports: %s/{report.md,stakeholder_summary.md,kernels.md,operators.md,summary.json}\n", run_dir);
+	announce_reports(run_dir);
 	lp_buf_release(&path);
 }
 
@@ -163,13 +193,21 @@ int cmd_run(int argc, const char **argv, struct lp_ctx *ctx)
 			rc = lp_err_print(&err);
 		} else {
 			rc = pl.exit_status;
+			/* interrupted: the shell's convention, 128 + the signal (130 SIGINT, 143 SIGTERM) */
+			if (lp_proc_interrupt_signal())
+				rc = 128 + lp_proc_interrupt_signal();
 			print_summary(run.dir.path, rc);
 			if (run.n_pruned)
 				lp_log_info("removed %zu older run(s) (artifacts.keep_last)", run.n_pruned);
+			if (rc > 128)
+				lp_log_warn("interrupted (%s): the phases after it did not run",
+					strsignal(rc - 128));
 			if (rc == LP_EENV)
 				lp_log_hint("'llmprof check' says what this machine lacks for the phases that did not run");
-			else if (rc == LP_EPARTIAL)
+			else if (rc != 0 && exists_in(run.dir.path, "report.md"))
 				lp_log_hint("see the phase statuses in %s/report.md and the logs in %s/logs", run.dir.path, run.dir.path);
+			else if (rc != 0)
+				lp_log_hint("see the phase statuses in %s/phases.json and the logs in %s/logs", run.dir.path, run.dir.path);
 		}
 		lp_pipeline_release(&pl);
 	}

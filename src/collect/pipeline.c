@@ -10,6 +10,7 @@
 #include <string.h>
 #include <sys/stat.h>
 #include <time.h>
+#include <unistd.h>
 
 #include "analyze/analysis.h"
 #include "analyze/topn.h"
@@ -20,6 +21,7 @@
 #include "core/fs.h"
 #include "core/log.h"
 #include "core/str.h"
+#include "llmprof/trace_format.h"
 #include "parse/trace_read.h"
 #include "report/rebuild.h"
 #include "report/regions_report.h"
@@ -53,6 +55,12 @@ static int64_t cfg_int(const struct lp_run *run, const char *key, int64_t dflt)
 {
 	const json_t *v = lp_config_get(&run->cfg, key);
 	return json_is_integer(v) ? (int64_t)json_integer_value(v) : dflt;
+}
+
+static double cfg_num(const struct lp_run *run, const char *key, double dflt)
+{
+	const json_t *v = lp_config_get(&run->cfg, key);
+	return json_is_number(v) ? json_number_value(v) : dflt;
 }
 
 static int cfg_bool(const struct lp_run *run, const char *key)
@@ -195,9 +203,53 @@ static int abs_path(const char *path, struct lp_buf *out)
 
 /* ---- resolving the workload ---- */
 
+/* Did an override change a model.* key (model.hidden_size=256), beyond choosing the model? */
+static int shape_overridden(const struct lp_run *run)
+{
+	const json_t *o;
+	size_t i;
+	json_array_foreach(run->cfg.overrides, i, o) {
+		const char *s = json_string_value(o);
+		if (!s)
+			continue;
+		while (*s == '+' || *s == '~')
+			s++;
+		if (!strncmp(s, "model.", 6) && strncmp(s, "model.hf_config", 15) != 0)
+			return 1;
+	}
+	return 0;
+}
+
+/* The reference workload runs the shape the analysis reads: with model.* overrides the
+ * composed model object is written to <run>/model.json and given as --model PATH (the workload
+ * reads model YAML/JSON files), instead of the unchanged preset's name. `arg` gets the path. */
+static int write_model_shape(struct lp_run *run, int dry_run, struct lp_buf *arg, struct lp_err *err)
+{
+	const json_t *m = lp_config_get(&run->cfg, "model");
+	struct lp_llm_config mc;
+	char *text;
+	int rc;
+	if (lp_llm_config_from_json(m, "model", &mc, err) < 0 || lp_llm_config_validate(&mc, "model", err) < 0) {
+		err->status = LP_EUSAGE;
+		return lp_err_prefix(err, "the model.* overrides do not give a shape the reference workload can run");
+	}
+	if (dry_run)
+		return lp_buf_adds(arg, "<run>/model.json");
+	text = json_dumps(m, JSON_INDENT(2) | JSON_SORT_KEYS | JSON_REAL_PRECISION(17));
+	if (!text)
+		return lp_err_set(err, LP_EOTHER, "out of memory");
+	rc = lp_rundir_write(&run->dir, "model.json", text, strlen(text), "provenance", err);
+	free(text);
+	if (rc < 0)
+		return -1;
+	lp_rundir_path(&run->dir, "model.json", arg);
+	abs_path(arg->data, arg);
+	return 0;
+}
+
 static int resolve_reference(struct lp_pipeline *pl, struct lp_run *run, struct lp_err *err)
 {
-	struct lp_buf exe = LP_BUF_INIT, ovr = LP_BUF_INIT;
+	struct lp_buf exe = LP_BUF_INIT, ovr = LP_BUF_INIT, shape = LP_BUF_INIT;
 	static const char *const token_keys[][2] = {
 		{ "inputs.batch", "1" }, { "inputs.prompt_len", "64" }, { "inputs.new_tokens", "32" },
 	};
@@ -240,6 +292,11 @@ static int resolve_reference(struct lp_pipeline *pl, struct lp_run *run, struct 
 	}
 	snprintf(pl->device, sizeof(pl->device), "%s", device);
 	pl->gpu_run = !strcmp(device, "cuda");
+	if (!hf && shape_overridden(run)) {
+		if (write_model_shape(run, pl->opts.dry_run, &shape, err) < 0)
+			goto out;
+		model = shape.data;
+	}
 	lp_argv_add(&pl->workload, exe.data);
 	lp_argv_add(&pl->workload, "--model");
 	lp_argv_add(&pl->workload, model);
@@ -255,6 +312,7 @@ static int resolve_reference(struct lp_pipeline *pl, struct lp_run *run, struct 
 out:
 	lp_buf_release(&exe);
 	lp_buf_release(&ovr);
+	lp_buf_release(&shape);
 	return rc;
 }
 
@@ -329,6 +387,7 @@ int lp_pipeline_init(struct lp_pipeline *pl, struct lp_run *run, const struct lp
 	memset(&to, 0, sizeof(to));
 	to.nsys_path = cfg_str(run, "tools.nsys");
 	to.ncu_path = cfg_str(run, "tools.ncu");
+	to.nsys_lib_dir = cfg_str(run, "tools.nsys_lib_dir");
 	to.exe_dir = o->exe_dir;
 	to.probe_versions = 1;
 	lp_tools_detect(&to, pl->tools);
@@ -399,7 +458,7 @@ static int run_workload(struct state *st, const char *trace_dir, const char *out
 	spec.n_env = n_env;
 	spec.stdout_path = out.data;
 	spec.stderr_path = errp.data;
-	spec.timeout_s = (double)cfg_int(st->run, "run.timeout_s", 1800);
+	spec.timeout_s = cfg_num(st->run, "run.timeout_s", 1800);
 	spec.tick = tick;
 	spec.tick_ctx = &(struct ticker){ trace_dir ? "capture" : "untraced run", NULL, 0, 0 };
 	rc = lp_proc_run(&spec, res, err);
@@ -414,6 +473,38 @@ static int run_workload(struct state *st, const char *trace_dir, const char *out
 	lp_buf_release(&out);
 	lp_buf_release(&errp);
 	return rc;
+}
+
+/* A workload stopped before its first NVTX or CUDA call never loaded the tracer, so it left no
+ * trace file. An empty trace (the preamble of docs/trace-format.md, no records: what the tracer
+ * writes first) stands for it, under the name the tracer would have used, so that the run folder
+ * stays readable (`llmprof report`, `llmprof kernels`) and says "nothing was recorded". */
+static void empty_trace_if_none(struct state *st, const char *trace_dir, long pid)
+{
+	struct lp_trace_preamble pre;
+	struct lp_buf name = LP_BUF_INIT;
+	struct lp_err err = LP_ERR_INIT;
+	char host[256] = "unknown", **files = NULL;
+	size_t n = 0, i;
+	if (lp_trace_list_files(trace_dir, &files, &n, &err) == 0)
+		lp_trace_list_free(files, n);
+	if (n)
+		return;
+	if (gethostname(host, sizeof(host) - 1) < 0)
+		snprintf(host, sizeof(host), "unknown");
+	for (i = 0; host[i]; i++)
+		if (host[i] == '/')
+			host[i] = '_';
+	memset(&pre, 0, sizeof(pre));
+	memcpy(pre.magic, LP_TRACE_MAGIC, sizeof(pre.magic));
+	pre.version_major = LP_TRACE_VERSION_MAJOR;
+	pre.version_minor = LP_TRACE_VERSION_MINOR;
+	lp_buf_addf(&name, "trace/%s.%ld%s", host, pid, LP_TRACE_FILE_SUFFIX);
+	if (lp_rundir_write(&st->run->dir, name.data, &pre, sizeof(pre), "capture", &err) < 0)
+		lp_log_warn("%s", err.msg);
+	else
+		lp_log_info("the workload left no trace: wrote an empty one (%s)", name.data);
+	lp_buf_release(&name);
 }
 
 static void phase_capture(struct state *st)
@@ -438,11 +529,17 @@ static void phase_capture(struct state *st)
 		goto out;
 	}
 	st->traced_s = now_s() - t0;
+	if (!res.exited || res.exit_code != 0)
+		empty_trace_if_none(st, trace.data, res.pid);
 	record_tree(&st->run->dir, "trace", "capture");
 	record_tree(&st->run->dir, "logs", "capture");
 	if (!res.exited || res.exit_code != 0) {
-		lp_proc_describe(&res, NULL, &why);
-		set_phase(st, PH_CAPTURE, "failed", "the workload %s (see logs/capture.stderr)", why.data);
+		struct lp_proc_spec limit;
+		memset(&limit, 0, sizeof(limit));
+		limit.timeout_s = cfg_num(st->run, "run.timeout_s", 1800);
+		lp_proc_describe(&res, &limit, &why);
+		set_phase(st, PH_CAPTURE, "failed", "the workload %s%s%s (see logs/capture.stderr)",
+			res.interrupted ? "was " : "", why.data, res.timed_out ? ": run.timeout_s" : "");
 		st->pl->exit_status = LP_EPARTIAL;
 		goto out;
 	}
@@ -506,8 +603,7 @@ static void phase_nsys(struct state *st)
 	}
 	progress(PH_NSYS, pl->tools->nsys.path);
 	if (libdir) {
-		const char *old = getenv("LD_LIBRARY_PATH");
-		lp_buf_addf(&ldpath, "%s%s%s", libdir, old ? ":" : "", old ? old : "");
+		lp_tools_nsys_ld_path(libdir, &ldpath);  /* where `llmprof check` looked for the importer */
 		env[n_env++] = (struct lp_proc_env){ "LD_LIBRARY_PATH", ldpath.data };
 	}
 	memset(&plan, 0, sizeof(plan));
@@ -520,7 +616,7 @@ static void phase_nsys(struct state *st)
 	plan.workload = lp_argv_get(&pl->workload);
 	plan.env = env;
 	plan.n_env = n_env;
-	plan.timeout_s = (double)cfg_int(st->run, "run.timeout_s", 1800);
+	plan.timeout_s = cfg_num(st->run, "run.timeout_s", 1800);
 	plan.tick = tick;
 	plan.tick_ctx = &(struct ticker){ "nsys", NULL, 0, 0 };
 	memset(&oc, 0, sizeof(oc));
@@ -748,7 +844,7 @@ static void phase_ncu(struct state *st)
 		plan.kernel_filter = st->topn.regex;
 		plan.filter_mode = "per-launch-config";
 	}
-	plan.timeout_s = (double)cfg_int(st->run, "run.timeout_s", 1800);
+	plan.timeout_s = cfg_num(st->run, "run.timeout_s", 1800);
 	lp_fs_join(&ncu_log, logs.data, "ncu.log");
 	plan.tick = tick;
 	plan.tick_ctx = &(struct ticker){ "ncu", ncu_log.data, 0, 0 };
@@ -812,9 +908,8 @@ out:
 
 static void phase_analysis_reports(struct state *st)
 {
-	static const char *const reports[] = { "kernels.md", "operators.md", "report.md",
-					      "stakeholder_summary.md", "summary.json" };
 	struct lp_err err = LP_ERR_INIT;
+	struct lp_rebuild_outcome oc;
 	size_t i;
 
 	progress(PH_ANALYSIS, "stages, operators, kernels, MFU/MBU, reports");
@@ -829,15 +924,21 @@ static void phase_analysis_reports(struct state *st)
 	set_phase(st, PH_ANALYSIS, "ok", NULL);
 	set_phase(st, PH_REPORTS, "ok", NULL);
 	save_phases(st);
-	if (lp_report_rebuild(st->run->dir.path, &err) < 0) {
+	if (lp_report_rebuild_ex(st->run->dir.path, &oc, &err) < 0) {
 		set_phase(st, PH_ANALYSIS, "failed", "%s", err.msg);
 		set_phase(st, PH_REPORTS, "failed", "no analysis");
 		st->pl->exit_status = st->pl->exit_status ? st->pl->exit_status : LP_EPARTIAL;
 		save_phases(st);
+		lp_rebuild_outcome_release(&oc);
 		return;
 	}
-	for (i = 0; i < sizeof(reports) / sizeof(reports[0]); i++)
-		lp_rundir_record(&st->run->dir, reports[i], "reports", NULL);
+	if (oc.damaged) {
+		lp_log_warn("damaged artifacts: %s", oc.damage.data);
+		st->pl->exit_status = st->pl->exit_status ? st->pl->exit_status : LP_EPARTIAL;
+	}
+	for (i = 0; oc.wrote && i < LP_REPORT_N_FILES; i++)
+		lp_rundir_record(&st->run->dir, lp_report_files[i], "reports", NULL);
+	lp_rebuild_outcome_release(&oc);
 }
 
 int lp_pipeline_run(struct lp_pipeline *pl, struct lp_run *run, struct lp_err *err)
@@ -876,7 +977,7 @@ int lp_pipeline_run(struct lp_pipeline *pl, struct lp_run *run, struct lp_err *e
 	for (i = 0; i < PH_COUNT; i++)
 		if (!strcmp(st.ph[i].status, "failed") && !pl->exit_status)
 			pl->exit_status = LP_EPARTIAL;
-	lp_rundir_set_status(&run->dir, pl->exit_status == 0 ? LP_RUN_OK :
+	lp_rundir_set_status(&run->dir, lp_proc_interrupted() ? LP_RUN_INTERRUPTED : pl->exit_status == 0 ? LP_RUN_OK :
 		(st.have_prof ? LP_RUN_PARTIAL : LP_RUN_FAILED), NULL);
 	if (st.have_topn)
 		lp_topn_release(&st.topn);
@@ -903,6 +1004,8 @@ int lp_pipeline_print_plan(struct lp_pipeline *pl, struct lp_run *run, struct lp
 	const char *id = cfg_str(run, "run.id");
 	const char *nsys_why = NULL, *ncu_why = NULL;
 	int deep = !strcmp(run->mode, "deep");
+	struct lp_buf ldpath = LP_BUF_INIT;
+	size_t k;
 
 	printf("run folder: %s/%s\n", root ? root : "tmp/stage2", id ? id : "<YYYYmmdd-HHMMSS-xxxx>");
 	printf("mode: %s\n", run->mode);
@@ -943,11 +1046,16 @@ int lp_pipeline_print_plan(struct lp_pipeline *pl, struct lp_run *run, struct lp
 		}
 		spec.argv = lp_argv_get(&av);
 		spec.n_env = tool_env(env);
+		if (cfg_str(run, "tools.nsys_lib_dir")) {
+			lp_tools_nsys_ld_path(cfg_str(run, "tools.nsys_lib_dir"), &ldpath);
+			env[spec.n_env++] = (struct lp_proc_env){ "LD_LIBRARY_PATH", ldpath.data };
+		}
 		if (reg)
 			env[spec.n_env++] = (struct lp_proc_env){ "NSYS_NVTX_PROFILER_REGISTER_ONLY", "0" };
 		spec.stdout_path = spec.stderr_path = "<run>/logs/nsys.log";
 		print_cmd("3 nsys", &spec);
 		lp_argv_release(&av);
+		lp_buf_release(&ldpath);
 	}
 	printf("  4 select: the top %lld kernels of stage '%s' from the capture\n",
 		(long long)cfg_int(run, "run.top_n_kernels", 5), cfg_str(run, "run.stage") ? cfg_str(run, "run.stage") : "decode_all");
@@ -980,6 +1088,10 @@ int lp_pipeline_print_plan(struct lp_pipeline *pl, struct lp_run *run, struct lp
 		print_cmd("5 ncu", &spec);
 		lp_argv_release(&av);
 	}
-	printf("  6 analysis + 7 reports: kernels.md, operators.md, report.md, stakeholder_summary.md, summary.json\n");
+	printf("  6 analysis + 7 reports:");
+	for (k = 0; k < LP_REPORT_N_FILES; k++)
+		printf("%s %s", k ? "," : "", lp_report_files[k]);
+	printf("\n");
+	lp_buf_release(&ldpath);
 	return 0;
 }

@@ -1,6 +1,7 @@
 /* pipeline.h: the phases of `llmprof run`, in order, on a prepared run (collect/prepare.h):
  *
- *   1 provenance  env.json (with the tools found), config.yaml, inputs.yaml
+ *   1 provenance  env.json (with the tools found), config.yaml, inputs.yaml (model.json: the
+ *                 shape given to the reference model when model.* overrides change it)
  *   2 capture     the workload under our tracer (CUDA_INJECTION64_PATH + NVTX_INJECTION64_PATH)
  *                 -> trace/<host>.<pid>.lptrace, trace/workload.stdout, trace/cmd.txt
  *   3 nsys        when profiling.nsys.enable and nsys is usable -> nsys/
@@ -13,8 +14,12 @@
  *
  * Each phase ends ok, skipped (reason) or failed (reason); statuses go to phases.json as soon as
  * they are known, so a failure never loses what earlier phases wrote (every file they wrote is in
- * manifest.json). The run's exit status: 0 when every requested phase ran, 3 when one failed,
- * 4 when the environment could not run what was asked (a tool or GPU missing; `llmprof check`).
+ * manifest.json). The run's exit status: 0 when every requested phase ran, 3 when one failed (or
+ * the analysis read damaged artifacts), 4 when the environment could not run what was asked (a
+ * tool or GPU missing; `llmprof check`). Interrupted (lp_proc_interrupted): the running phase is
+ * stopped, later ones are not started, the run's status is "interrupted" (the CLI exits 128 +
+ * the signal). A workload that left no trace file because it failed or was stopped before
+ * loading the tracer gets an empty one (the trace preamble), so the folder stays readable.
  *
  * The workload: without `--`, the reference model build/bin/llmprof-llm (model = the `model`
  * choice or model.hf_config; device from run.device, auto = cuda when a GPU is usable and the

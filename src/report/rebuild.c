@@ -3,10 +3,12 @@
 #include "report/rebuild.h"
 
 #include <dirent.h>
+#include <stdarg.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "analyze/analysis.h"
+#include "collect/rundir.h"
 #include "config/yaml.h"
 #include "core/fs.h"
 #include "core/str.h"
@@ -99,6 +101,140 @@ int lp_rebuild_device_from_env(const json_t *env, struct lp_device *out)
 	return 0;
 }
 
+/* ---- damaged artifacts: reports are replaced only by equal-or-better ones ---- */
+
+static void damage(struct lp_rebuild_outcome *oc, const char *fmt, ...) LP_PRINTF(2, 3);
+
+static void damage(struct lp_rebuild_outcome *oc, const char *fmt, ...)
+{
+	va_list ap;
+	if (oc->damage.len)
+		lp_buf_adds(&oc->damage, "; ");
+	va_start(ap, fmt);
+	lp_buf_vaddf(&oc->damage, fmt, ap);
+	va_end(ap);
+	oc->damaged = 1;
+}
+
+/* A file the analysis reads: the trace files and the main ncu export. */
+static int analysis_input(const char *rel)
+{
+	if (!strncmp(rel, "trace/", 6))
+		return lp_str_ends_with(rel, ".lptrace");
+	return !strncmp(rel, "ncu/", 4) && !strchr(rel + 4, '/') && lp_str_ends_with(rel, "_raw.csv");
+}
+
+/* What the trace reader read around (lp_trace_load_damage: one line per file), then inputs that
+ * manifest.json lists but that are gone or no longer have the size it recorded (a file the
+ * reader named already is not named twice). */
+static void check_inputs(const char *run_dir, const struct lp_buf *trace_damage, struct lp_rebuild_outcome *oc)
+{
+	struct lp_buf path = LP_BUF_INIT;
+	const char *line = trace_damage->data;
+	size_t i;
+	json_t *man, *item;
+
+	while (*line) {
+		const char *nl = strchr(line, '\n');
+		size_t len = nl ? (size_t)(nl - line) : strlen(line);
+		if (len)
+			damage(oc, "%.*s", (int)len, line);
+		line += len + (nl ? 1 : 0);
+	}
+	lp_fs_join(&path, run_dir, LP_RUNDIR_MANIFEST);
+	man = json_load_file(path.data, 0, NULL);
+	json_array_foreach(json_object_get(man, "artifacts"), i, item) {
+		const char *p = json_string_value(json_object_get(item, "path"));
+		const json_t *sz = json_object_get(item, "size_bytes");
+		int64_t have;
+		if (!p || !analysis_input(p))
+			continue;
+		if (oc->damage.len && strstr(oc->damage.data, strrchr(p, '/') + 1))
+			continue;  /* said already */
+		lp_fs_join(&path, run_dir, p);
+		have = lp_fs_is_file(path.data) ? lp_fs_size(path.data) : -1;
+		if (have < 0)
+			damage(oc, "'%s' is missing (manifest.json lists it)", p);
+		else if (json_is_integer(sz) && have != (int64_t)json_integer_value(sz))
+			damage(oc, "'%s' has %lld bytes, manifest.json recorded %lld", p, (long long)have,
+				(long long)json_integer_value(sz));
+	}
+	json_decref(man);
+	lp_buf_release(&path);
+}
+
+/* A phase that says ncu ran, with no export left to read. */
+static void check_ncu_export(const char *run_dir, const struct lp_phase_status *ph, size_t n,
+	struct lp_rebuild_outcome *oc)
+{
+	struct lp_buf dir = LP_BUF_INIT;
+	struct dirent **names = NULL;
+	size_t i;
+	int k, m, found = 0, ran = 0;
+	for (i = 0; i < n; i++)
+		ran |= !strcmp(ph[i].name, "ncu") && !strcmp(ph[i].status, "ok");
+	if (!ran)
+		return;
+	lp_fs_join(&dir, run_dir, "ncu");
+	m = lp_fs_is_dir(dir.data) ? scandir(dir.data, &names, NULL, alphasort) : 0;
+	for (k = 0; k < m; k++) {
+		found |= lp_str_ends_with(names[k]->d_name, "_raw.csv");
+		free(names[k]);
+	}
+	free(names);
+	if (!found && !strstr(oc->damage.data, "_raw.csv'"))
+		damage(oc, "the ncu phase ran, but its export ncu/<name>_raw.csv is missing");
+	lp_buf_release(&dir);
+}
+
+/* 1 when the folder holds reports from an earlier analysis. */
+static int have_reports(const char *run_dir)
+{
+	struct lp_buf path = LP_BUF_INIT;
+	size_t i;
+	int any = 0;
+	for (i = 0; i < LP_REPORT_N_FILES && !any; i++) {
+		lp_fs_join(&path, run_dir, lp_report_files[i]);
+		any = lp_fs_is_file(path.data);
+	}
+	lp_buf_release(&path);
+	return any;
+}
+
+/* The run id as the artifacts state it (manifest.json, else config.yaml's run.id, else
+ * summary.json), so that a copied or moved folder gives the same reports; the folder's name only
+ * when none says. */
+static void run_id_of(const char *run_dir, const json_t *cfg, struct lp_buf *id)
+{
+	static const char *const files[] = { LP_RUNDIR_MANIFEST, "summary.json" };
+	struct lp_buf path = LP_BUF_INIT;
+	const json_t *v = json_object_get(json_object_get(cfg, "run"), "id");
+	const char *s, *e;
+	size_t i;
+	lp_buf_reset(id);
+	for (i = 0; i < 2 && !id->len; i++) {
+		json_t *doc;
+		lp_fs_join(&path, run_dir, files[i]);
+		doc = json_load_file(path.data, 0, NULL);
+		if (json_is_string(json_object_get(doc, "run_id")) && *json_string_value(json_object_get(doc, "run_id")))
+			lp_buf_adds(id, json_string_value(json_object_get(doc, "run_id")));
+		json_decref(doc);
+		if (!id->len && i == 0 && json_is_string(v) && *json_string_value(v))
+			lp_buf_adds(id, json_string_value(v));
+	}
+	lp_buf_release(&path);
+	if (id->len)
+		return;
+	s = run_dir;
+	e = run_dir + strlen(run_dir);
+	while (e > s && e[-1] == '/')
+		e--;
+	s = e;
+	while (s > run_dir && s[-1] != '/')
+		s--;
+	lp_buf_add(id, s, (size_t)(e - s));
+}
+
 static int64_t cfg_i64(const json_t *cfg, const char *a, const char *b)
 {
 	const json_t *v = json_object_get(json_object_get(cfg, a), b);
@@ -113,7 +249,20 @@ static double cfg_num(const json_t *cfg, const char *a, const char *b)
 
 int lp_report_rebuild(const char *run_dir, struct lp_err *err)
 {
-	struct lp_buf path = LP_BUF_INIT;
+	struct lp_rebuild_outcome oc;
+	int rc = lp_report_rebuild_ex(run_dir, &oc, err);
+	lp_rebuild_outcome_release(&oc);
+	return rc;
+}
+
+void lp_rebuild_outcome_release(struct lp_rebuild_outcome *oc)
+{
+	lp_buf_release(&oc->damage);
+}
+
+int lp_report_rebuild_ex(const char *run_dir, struct lp_rebuild_outcome *oc, struct lp_err *err)
+{
+	struct lp_buf path = LP_BUF_INIT, trace_damage = LP_BUF_INIT;
 	json_t *cfg = NULL, *env = NULL;
 	struct lp_profile prof;
 	struct lp_kernel_table ncu;
@@ -124,6 +273,8 @@ int lp_report_rebuild(const char *run_dir, struct lp_err *err)
 	int rc = -1, have_prof = 0, have_ncu = 0;
 
 	memset(&in, 0, sizeof(in));
+	memset(oc, 0, sizeof(*oc));
+	lp_buf_init(&oc->damage, 0);
 	if (!lp_fs_is_dir(run_dir))
 		return lp_err_set(err, LP_EUSAGE, "'%s' is not a run folder", run_dir);
 	lp_fs_join(&path, run_dir, "config.yaml");
@@ -147,17 +298,21 @@ int lp_report_rebuild(const char *run_dir, struct lp_err *err)
 	}
 	lp_profile_init(&prof, path.data);
 	have_prof = 1;
-	if (lp_trace_load(path.data, &prof, err) < 0) {
+	if (lp_trace_load_damage(path.data, &prof, &trace_damage, err) < 0) {
 		lp_err_prefix(err, "cannot analyze '%s'", run_dir);
 		goto done;
 	}
 	/* named relative to the run folder: the reports must not depend on how the folder was spelled */
 	prof.source = lp_profile_intern(&prof, "trace");
+	check_inputs(run_dir, &trace_damage, oc);
+	if (prof.warnings && !oc->damaged)
+		damage(oc, "the trace reader met %llu problem(s) in trace/", (unsigned long long)prof.warnings);
 	if (lp_rebuild_load_ncu(run_dir, &ncu, err) < 0)
 		goto done;
 	have_ncu = 1;
 	if (lp_phases_load(run_dir, &phases, &in.n_phases, &in.traced_s, &in.untraced_s, err) < 0)
 		goto done;
+	check_ncu_export(run_dir, phases, in.n_phases, oc);
 
 	in.profile = &prof;
 	in.model = json_object_get(cfg, "model");
@@ -175,18 +330,18 @@ int lp_report_rebuild(const char *run_dir, struct lp_err *err)
 	in.phases = phases;
 	in.env = env;
 	{
-		/* the run id: the folder's last path component */
 		struct lp_buf id = LP_BUF_INIT;
-		const char *s = run_dir, *e = run_dir + strlen(run_dir);
-		while (e > s && e[-1] == '/')
-			e--;
-		s = e;
-		while (s > run_dir && s[-1] != '/')
-			s--;
-		lp_buf_add(&id, s, (size_t)(e - s));
+		run_id_of(run_dir, cfg, &id);
 		in.run_id = id.data;
 		if (lp_analyze(&in, &a, err) == 0) {
-			rc = lp_report_write_all(run_dir, &a, err);
+			/* damaged inputs never replace reports made before: they stay as they are */
+			if (oc->damaged && have_reports(run_dir)) {
+				oc->kept_existing = 1;
+				rc = 0;
+			} else {
+				rc = lp_report_write_all(run_dir, &a, err);
+				oc->wrote = rc == 0;
+			}
 			lp_analysis_release(&a);
 		}
 		lp_buf_release(&id);
@@ -202,5 +357,6 @@ done:
 	if (env)
 		json_decref(env);
 	lp_buf_release(&path);
+	lp_buf_release(&trace_damage);
 	return rc;
 }

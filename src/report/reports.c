@@ -23,11 +23,13 @@ static int write_one(const char *run_dir, const char *name, const struct lp_buf 
 	return rc;
 }
 
+const char *const lp_report_files[LP_REPORT_N_FILES] = { "kernels.md", "operators.md", "report.md",
+							"stakeholder_summary.md", "summary.json" };
+
 int lp_report_write_all(const char *run_dir, const struct lp_analysis *a, struct lp_err *err)
 {
-	struct lp_buf b[5];
-	static const char *const names[5] = { "kernels.md", "operators.md", "report.md", "stakeholder_summary.md",
-					      "summary.json" };
+	struct lp_buf b[LP_REPORT_N_FILES];
+	const char *const *names = lp_report_files;
 	int i, rc = 0;
 	for (i = 0; i < 5; i++)
 		lp_buf_init(&b[i], 0);

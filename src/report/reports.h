@@ -23,6 +23,10 @@
 #define LP_REPORT_TOP_KERNELS 10
 #define LP_REPORT_TOP_OPS 10
 
+/* The reports, in the order they are listed to users: the one list every command derives from. */
+#define LP_REPORT_N_FILES 5
+extern const char *const lp_report_files[LP_REPORT_N_FILES];
+
 /* Writes the five reports into run_dir. */
 int lp_report_write_all(const char *run_dir, const struct lp_analysis *a, struct lp_err *err);
 
