@@ -227,6 +227,12 @@ out:
 int lp_ncu_details_kernel_table(const char *path, const struct lp_ncu_select *sel,
 	struct lp_kernel_table *out, struct lp_err *err)
 {
+	return lp_ncu_details_kernel_table_seen(path, sel, NULL, out, err);
+}
+
+int lp_ncu_details_kernel_table_seen(const char *path, const struct lp_ncu_select *sel, struct lp_ncu_seen *seen,
+	struct lp_kernel_table *out, struct lp_err *err)
+{
 	struct lp_ncu_details d;
 	struct lp_ncu_agg *agg;
 	struct lp_metric *ms = NULL;
@@ -248,7 +254,7 @@ int lp_ncu_details_kernel_table(const char *path, const struct lp_ncu_select *se
 			struct lp_ncu_nvtx_stack one;
 			one.n = 1;
 			one.levels[0] = r->nvtx[j];
-			if (lp_ncu_select_stack(sel, &one))   /* notes every level for ranges_seen */
+			if (lp_ncu_select_stack(sel, seen, &one))   /* notes every level in seen */
 				keep = 1;
 		}
 		if (!keep)

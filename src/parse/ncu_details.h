@@ -75,5 +75,8 @@ void lp_ncu_details_release(struct lp_ncu_details *d);
  * "<section display name>/<metric name>" (per-launch means). `stage` matches nvtx_path levels. */
 int lp_ncu_details_kernel_table(const char *path, const struct lp_ncu_select *sel,
 	struct lp_kernel_table *out, struct lp_err *err);
+/* The same, saying what the stage met in `seen` (may be NULL; ncu_raw.h). */
+int lp_ncu_details_kernel_table_seen(const char *path, const struct lp_ncu_select *sel, struct lp_ncu_seen *seen,
+	struct lp_kernel_table *out, struct lp_err *err);
 
 #endif

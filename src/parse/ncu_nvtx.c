@@ -115,6 +115,38 @@ static int parse_level(char *s, int startend, struct lp_ncu_nvtx_level *l, struc
 	return 0;
 }
 
+/* An operator range of PyTorch's emit_nvtx (or another framework's op annotation): default
+ * domain, a C++-qualified name ("aten::mm") or emit_nvtx's ", seq = N" / ", op_id = N" suffix. */
+static int is_op_range(const struct lp_ncu_nvtx_level *l)
+{
+	return !l->domain[0] && (strstr(l->name, "::") || strstr(l->name, ", seq = ") || strstr(l->name, ", op_id = "));
+}
+
+/* ncu lists a push/pop stack per domain, the default domain first, whatever the real nesting
+ * (tests/fixtures/regions/h100_cross_domain_raw.csv: `aten::copy_` pushed inside LLM@decode_step
+ * prints as `aten::copy_, LLM@decode_all, LLM@decode_step`). The interleaving is lost, so: the
+ * default domain's own ranges stay outermost (ncu's order), then the named domains in ncu's order,
+ * then the default domain's operator ranges innermost: frameworks push those around each
+ * operator call, inside the application's stage ranges. Each domain keeps its own order. */
+static void order_domains(struct lp_ncu_nvtx_stack *st)
+{
+	struct lp_ncu_nvtx_level tmp[LP_NCU_NVTX_MAX_DEPTH];
+	size_t i, n = 0, named = 0;
+	int pass;
+	for (i = 0; i < st->n; i++)
+		named += st->levels[i].domain[0] != '\0';
+	if (named == 0 || named == st->n)
+		return;
+	for (pass = 0; pass < 3; pass++)
+		for (i = 0; i < st->n; i++) {
+			const struct lp_ncu_nvtx_level *l = &st->levels[i];
+			int group = l->domain[0] ? 1 : is_op_range(l) ? 2 : 0;
+			if (group == pass)
+				tmp[n++] = *l;
+		}
+	memcpy(st->levels, tmp, n * sizeof(tmp[0]));
+}
+
 int lp_ncu_nvtx_parse(const char *cell, int startend, struct lp_ncu_nvtx_stack *out, struct lp_err *err)
 {
 	char *p;
@@ -156,6 +188,8 @@ int lp_ncu_nvtx_parse(const char *cell, int startend, struct lp_ncu_nvtx_stack *
 		out->n++;
 		p = close + 1;
 	}
+	if (!startend)
+		order_domains(out);
 	return 0;
 }
 

@@ -6,6 +6,11 @@
  *     `Domain:Range:PL_Type:PL_Value:CLR_Type:Color:Msg_Type:Msg`
  *   "Id:Domain:Start/Stop_Range:PL_Type:PL_Value:CLR_Type:Color:Msg_Type:Msg"
  *     cell: per open start/end range, a space and a quoted `<id>:Domain:Range:...`
+ * Push/pop levels of several domains: ncu prints the default domain's levels first, then each
+ * named domain's, whatever the real nesting; the parser orders them default-domain ranges,
+ * named-domain ranges, then default-domain operator ranges (PyTorch emit_nvtx: "aten::mm",
+ * "..., seq = 5") innermost, each domain in its own order (the rule and the capture that shows
+ * ncu's order: ncu_nvtx.c order_domains).
  * `<default domain>` becomes "". A range name may contain ':' (and the message repeats it), so the
  * domain is split off the front and the split between the name and the six trailing fields is
  * the one where the message equals the name, else the six fields are taken off the end.

@@ -222,18 +222,18 @@ out:
 	return rc;
 }
 
-int lp_ncu_select_stack(const struct lp_ncu_select *sel, const struct lp_ncu_nvtx_stack *st)
+int lp_ncu_select_stack(const struct lp_ncu_select *sel, struct lp_ncu_seen *seen, const struct lp_ncu_nvtx_stack *st)
 {
 	size_t i;
 	int hit = 0;
 	for (i = 0; i < st->n; i++) {
 		if (level_matches(&st->levels[i], sel->stage))
 			hit = 1;
-		if (sel->ranges_seen)
-			lp_ncu_note_range(sel->ranges_seen, st->levels[i].domain, st->levels[i].name);
+		if (seen && seen->ranges)
+			lp_ncu_note_range(seen->ranges, st->levels[i].domain, st->levels[i].name);
 	}
-	if (hit && sel->stage_seen)
-		*sel->stage_seen = 1;
+	if (hit && seen)
+		seen->stage_seen = 1;
 	return hit;
 }
 
@@ -781,6 +781,7 @@ int lp_ncu_agg_finish(struct lp_ncu_agg *a, struct lp_kernel_table *out, struct 
 struct table_ctx {
 	struct lp_ncu_agg *agg;
 	const struct lp_ncu_select *sel;
+	struct lp_ncu_seen *seen;
 };
 
 static int table_cb(const struct lp_ncu_result *r, void *vctx, struct lp_err *err)
@@ -790,7 +791,7 @@ static int table_cb(const struct lp_ncu_result *r, void *vctx, struct lp_err *er
 		return 0;
 	if (t->sel && t->sel->stage) {
 		/* both: a push/pop level, or a start/end range open at the launch */
-		int pp = lp_ncu_select_stack(t->sel, r->pushpop), se = lp_ncu_select_stack(t->sel, r->startend);
+		int pp = lp_ncu_select_stack(t->sel, t->seen, r->pushpop), se = lp_ncu_select_stack(t->sel, t->seen, r->startend);
 		if (!pp && !se)
 			return 0;
 	}
@@ -800,10 +801,17 @@ static int table_cb(const struct lp_ncu_result *r, void *vctx, struct lp_err *er
 int lp_ncu_raw_kernel_table(const char *path, const struct lp_ncu_select *sel,
 	struct lp_kernel_table *out, struct lp_err *err)
 {
+	return lp_ncu_raw_kernel_table_seen(path, sel, NULL, out, err);
+}
+
+int lp_ncu_raw_kernel_table_seen(const char *path, const struct lp_ncu_select *sel, struct lp_ncu_seen *seen,
+	struct lp_kernel_table *out, struct lp_err *err)
+{
 	struct table_ctx t;
 	memset(out, 0, sizeof(*out));
 	t.agg = lp_ncu_agg_new();
 	t.sel = sel;
+	t.seen = seen;
 	if (!t.agg)
 		return lp_err_set(err, LP_EOTHER, "out of memory");
 	if (lp_ncu_raw_stream_ex(path, sel && sel->stage ? 0 : LP_NCU_RAW_SKIP_NVTX, table_cb, &t, err) < 0) {

@@ -80,18 +80,24 @@ struct lp_ncu_select {
 	                              * the launch) have a range matching this ("name", "domain@name",
 	                              * "@name" = default domain); NULL: all */
 	int include_ranges;          /* keep app-range results (Kernel Name "range"); default 0 */
-	/* outputs, optional, filled when a stage is given: */
-	struct lp_buf *ranges_seen;  /* every distinct range seen, one "domain@name" (or "name") a line */
-	int *stage_seen;             /* set to 1 when some range matched the stage */
+};
+
+/* What a stage selection met (the *_seen variants of the kernel tables fill it): */
+struct lp_ncu_seen {
+	struct lp_buf *ranges;       /* optional: every distinct range, one "domain@name" ("name") a line */
+	int stage_seen;              /* 1 when some range matched the stage */
 };
 
 /* Adds "domain@name" ("name" for the default domain) to a newline-separated set (no duplicates). */
 int lp_ncu_note_range(struct lp_buf *set, const char *domain, const char *name);
-/* For a selection with a stage: notes the levels of `st` in sel->ranges_seen and sets
- * *sel->stage_seen when one matches; returns whether one matches. */
-int lp_ncu_select_stack(const struct lp_ncu_select *sel, const struct lp_ncu_nvtx_stack *st);
+/* Does a level of `st` match sel->stage? With `seen` (may be NULL), notes the levels in
+ * seen->ranges and sets seen->stage_seen on a match. */
+int lp_ncu_select_stack(const struct lp_ncu_select *sel, struct lp_ncu_seen *seen, const struct lp_ncu_nvtx_stack *st);
 
 int lp_ncu_raw_kernel_table(const char *path, const struct lp_ncu_select *sel,
+	struct lp_kernel_table *out, struct lp_err *err);
+/* The same, saying what the stage met in `seen` (may be NULL). */
+int lp_ncu_raw_kernel_table_seen(const char *path, const struct lp_ncu_select *sel, struct lp_ncu_seen *seen,
 	struct lp_kernel_table *out, struct lp_err *err);
 
 /* ---- helpers shared with the details page and the summaries ---- */

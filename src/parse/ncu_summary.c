@@ -385,6 +385,7 @@ out_noclose:
 
 struct table {
 	const struct lp_ncu_select *sel;
+	struct lp_ncu_seen *seen;
 	struct lp_ncu_agg *agg;
 	struct lp_arena names;         /* interned "<section>/<metric>" names */
 	const char **name_list;
@@ -454,7 +455,7 @@ static int table_row(const struct lp_ncu_summary_row *w, void *ctx, struct lp_er
 			return -1;
 		t->open = 1;
 		t->group = w->group;
-		t->keep = !(t->sel && t->sel->stage) || lp_ncu_select_stack(t->sel, w->nvtx);
+		t->keep = !(t->sel && t->sel->stage) || lp_ncu_select_stack(t->sel, t->seen, w->nvtx);
 		lp_buf_reset(&t->kernel);
 		lp_buf_adds(&t->kernel, w->kernel_name);
 		lp_buf_reset(&t->short_name);
@@ -503,6 +504,12 @@ static int table_row(const struct lp_ncu_summary_row *w, void *ctx, struct lp_er
 int lp_ncu_summary_kernel_table(const char *path, const struct lp_ncu_select *sel,
 	struct lp_kernel_table *out, struct lp_err *err)
 {
+	return lp_ncu_summary_kernel_table_seen(path, sel, NULL, out, err);
+}
+
+int lp_ncu_summary_kernel_table_seen(const char *path, const struct lp_ncu_select *sel, struct lp_ncu_seen *seen,
+	struct lp_kernel_table *out, struct lp_err *err)
+{
 	struct table t;
 	struct lp_csv c;
 	int kind = 0, rc;
@@ -526,6 +533,7 @@ int lp_ncu_summary_kernel_table(const char *path, const struct lp_ncu_select *se
 	}
 	memset(&t, 0, sizeof(t));
 	t.sel = sel;
+	t.seen = seen;
 	t.agg = lp_ncu_agg_new();
 	if (!t.agg)
 		return lp_err_set(err, LP_EOTHER, "out of memory");

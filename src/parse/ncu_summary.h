@@ -82,5 +82,8 @@ int lp_ncu_summary_stream(const char *path, int *kind, lp_ncu_summary_fn fn, voi
  * has no ranges to cut by stage (LP_EUSAGE). */
 int lp_ncu_summary_kernel_table(const char *path, const struct lp_ncu_select *sel,
 	struct lp_kernel_table *out, struct lp_err *err);
+/* The same, saying what the stage met in `seen` (may be NULL; ncu_raw.h). */
+int lp_ncu_summary_kernel_table_seen(const char *path, const struct lp_ncu_select *sel, struct lp_ncu_seen *seen,
+	struct lp_kernel_table *out, struct lp_err *err);
 
 #endif

@@ -249,6 +249,7 @@ int lp_source_kernel_table(const char *path, const struct lp_source_opts *o, str
 	enum lp_source_kind *kind, struct lp_buf *resolved, struct lp_err *err)
 {
 	struct lp_ncu_select sel;
+	struct lp_ncu_seen seen;
 	struct lp_profile p;
 	const char *file;
 	int rc;
@@ -258,15 +259,18 @@ int lp_source_kernel_table(const char *path, const struct lp_source_opts *o, str
 	file = resolved->data;
 	memset(&sel, 0, sizeof(sel));
 	sel.stage = o ? o->stage : NULL;
-	sel.ranges_seen = o ? o->ranges_seen : NULL;
-	sel.stage_seen = o ? o->stage_seen : NULL;
+	seen.ranges = o ? o->ranges_seen : NULL;
+	seen.stage_seen = 0;
 	switch (*kind) {
 	case LP_SOURCE_NCU_RAW:
-		return lp_ncu_raw_kernel_table(file, &sel, out, err);
+		rc = lp_ncu_raw_kernel_table_seen(file, &sel, &seen, out, err);
+		goto ncu_done;
 	case LP_SOURCE_NCU_DETAILS:
-		return lp_ncu_details_kernel_table(file, &sel, out, err);
+		rc = lp_ncu_details_kernel_table_seen(file, &sel, &seen, out, err);
+		goto ncu_done;
 	case LP_SOURCE_NCU_SUMMARY:
-		return lp_ncu_summary_kernel_table(file, &sel, out, err);
+		rc = lp_ncu_summary_kernel_table_seen(file, &sel, &seen, out, err);
+		goto ncu_done;
 	case LP_SOURCE_NSYS_KERN_SUM:
 		if (sel.stage)
 			return lp_err_set(err, LP_EUSAGE, "'%s' is a whole-run summary: it cannot be cut by stage '%s'",
@@ -295,4 +299,8 @@ int lp_source_kernel_table(const char *path, const struct lp_source_opts *o, str
 	default:
 		return lp_err_set(err, LP_EPARTIAL, "'%s': unknown kind of source", file);
 	}
+ncu_done:
+	if (o && o->stage_seen && seen.stage_seen)
+		*o->stage_seen = 1;
+	return rc;
 }

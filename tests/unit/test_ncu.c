@@ -62,6 +62,39 @@ static void test_nvtx_cells(void **state)
 	lp_buf_release(&path);
 }
 
+/* Cells from a real capture (regions/h100_cross_domain_raw.csv): ncu lists the default domain
+ * first; the parser puts operator ranges innermost, the LLM stage ranges outside them. */
+static void test_nvtx_cross_domain(void **state)
+{
+	static const struct { const char *cell; const char *path; } cases[] = {
+		{ "515  \"<default domain>:aten::copy_:none:none:none:none:none:none\"  \"LLM:decode_all:none:none:none:none:ASCII:decode_all\"  "
+		  "\"LLM:decode_step:none:none:none:none:ASCII:decode_step\" ",
+		  "LLM@decode_all/LLM@decode_step/aten::copy_" },
+		{ "515  \"<default domain>:aten::mm, seq = 5:none:none:none:none:none:none\"  \"LLM:decode_all:none:none:none:none:ASCII:decode_all\"  "
+		  "\"LLM:decode_step:none:none:none:none:ASCII:decode_step\"  \"LLM:attn:none:none:none:none:ASCII:attn\" ",
+		  "LLM@decode_all/LLM@decode_step/LLM@attn/aten::mm, seq = 5" },
+		/* a default-domain range that is no operator stays outermost, as ncu prints it */
+		{ "1  \"<default domain>:generate:none:none:none:none:none:none\"  \"<default domain>:aten::add, op_id = 3:none:none:none:none:none:none\"  "
+		  "\"LLM:decode_all:none:none:none:none:ASCII:decode_all\" ",
+		  "generate/LLM@decode_all/aten::add, op_id = 3" },
+		/* one domain only: untouched */
+		{ "1  \"<default domain>:aten::linear:none:none:none:none:none:none\"  \"<default domain>:aten::addmm:none:none:none:none:none:none\" ",
+		  "aten::linear/aten::addmm" },
+	};
+	struct lp_ncu_nvtx_stack st = LP_NCU_NVTX_STACK_INIT;
+	struct lp_err err = LP_ERR_INIT;
+	struct lp_buf path = LP_BUF_INIT;
+	size_t i;
+	(void)state;
+	for (i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		assert_int_equal(lp_ncu_nvtx_parse(cases[i].cell, 0, &st, &err), 0);
+		lp_ncu_nvtx_stack_path(&st, &path);
+		assert_string_equal(path.data, cases[i].path);
+	}
+	lp_ncu_nvtx_stack_release(&st);
+	lp_buf_release(&path);
+}
+
 static void test_units_and_names(void **state)
 {
 	static const struct { const char *unit; double scale; const char *base; } cases[] = {
@@ -160,7 +193,7 @@ static void test_raw_page(void **state)
 	struct seen s;
 	struct lp_err err = LP_ERR_INIT;
 	struct lp_kernel_table t;
-	struct lp_ncu_select sel = { "LLM@decode_step", 0 };
+	struct lp_ncu_select sel = { .stage = "LLM@decode_step" };
 	const struct lp_metric *m;
 	(void)state;
 	memset(&s, 0, sizeof(s));
@@ -204,7 +237,7 @@ static void test_raw_apprange_and_errors(void **state)
 	struct seen s;
 	struct lp_err err = LP_ERR_INIT;
 	struct lp_kernel_table t;
-	struct lp_ncu_select sel = { NULL, 1 };
+	struct lp_ncu_select sel = { .include_ranges = 1 };
 	(void)state;
 	memset(&s, 0, sizeof(s));
 	assert_int_equal(lp_ncu_raw_stream(lp_test_fixture("ncu/synthetic_apprange_raw.csv"), collect, &s, &err), 0);
@@ -272,6 +305,7 @@ int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_nvtx_cells),
+		cmocka_unit_test(test_nvtx_cross_domain),
 		cmocka_unit_test(test_units_and_names),
 		cmocka_unit_test(test_bracket_open),
 		cmocka_unit_test(test_raw_page),

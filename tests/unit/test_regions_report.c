@@ -434,6 +434,45 @@ static void test_report_scopes_and_apprange(void **state)
 	json_decref(j);
 }
 
+/* A real ncu capture of ranges of two domains nested into each other
+ * (tests/fixtures/regions/cross_domain_nvtx.cu): ncu prints the default domain first, the tree
+ * must come out with the LLM stage ranges outermost and the PyTorch-style op ranges inside. */
+static void test_report_cross_domain(void **state)
+{
+	char dir[512], path[600];
+	struct lp_regions_outcome o;
+	struct lp_buf md = LP_BUF_INIT;
+	json_t *j, *agg;
+	const json_t *r;
+	(void)state;
+	snprintf(dir, sizeof(dir), "%s", lp_test_tmpdir("regions_report_xdom"));
+	run_report(dir, "name: t\nregions: {include: [LLM@decode_all/, \"aten\\\\:\\\\:to, op_id = 21/\"]}\n", "regions/h100_cross_domain_raw.csv",
+		NULL, &o);
+	assert_int_equal(o.n_unmatched, 0);
+	snprintf(path, sizeof(path), "%s/ncu/regions/report.json", dir);
+	j = load_json(path);
+	agg = json_array_get(json_object_get(j, "scopes"), 0);
+	/* upside down before: `aten::copy_` at the bottom, LLM@decode_all nested in it */
+	r = region_in(agg, "LLM@decode_all::decode_step::@aten::copy_");
+	assert_string_equal(json_string_value(json_object_get(r, "parent")), "LLM@decode_all::decode_step");
+	assert_int_equal(json_integer_value(json_object_get(r, "depth")), 2);
+	assert_string_equal(json_string_value(json_object_get(json_array_get(json_object_get(r, "kernels"), 0), "kernel_name")),
+		"k_copy(float *)");
+	r = region_in(agg, "LLM@decode_all::decode_step");
+	assert_int_equal(json_integer_value(json_object_get(r, "kernel_count_exclusive")), 1);   /* k_step */
+	r = region_in(agg, "LLM@decode_all");
+	assert_int_equal(json_integer_value(json_object_get(r, "depth")), 0);
+	assert_int_equal(json_integer_value(json_object_get(r, "kernel_count")), 3);
+	/* the op range under the LLM range pushed inside it (ncu cannot tell): innermost */
+	assert_non_null(region_in(agg, "LLM@decode_all::decode_step::attn::@aten::mm, seq = 5"));
+	json_decref(j);
+	snprintf(path, sizeof(path), "%s/ncu/regions/report.md", dir);
+	lp_test_read(path, &md);
+	assert_tables_ok(md.data);
+	assert_non_null(strstr(md.data, "    - **LLM@decode\\_all::decode\\_step::@aten::copy\\_**: "));
+	lp_buf_release(&md);
+}
+
 /* "Ranges seen" entries paste back: each printed expression parses as one level named exactly as
  * the range (PyTorch emit_nvtx names hold "::"), in its domain, of its kind. */
 static void test_seen_pasteable_roundtrip(void **state)
@@ -496,6 +535,7 @@ int main(void)
 		cmocka_unit_test(test_report_no_match),
 		cmocka_unit_test(test_report_scopes_and_apprange),
 		cmocka_unit_test(test_seen_pasteable_roundtrip),
+		cmocka_unit_test(test_report_cross_domain),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
