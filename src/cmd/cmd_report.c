@@ -16,7 +16,9 @@ static const char *usage_line = "llmprof report RUN_DIR";
 static const char *description =
 	"Recompute stages, operators, kernels, MFU/MBU and advice from the artifacts of a run\n"
 	"(config.yaml, env.json, trace/, ncu/, phases.json) and rewrite kernels.md, operators.md,\n"
-	"report.md, stakeholder_summary.md and summary.json in it.";
+	"report.md, stakeholder_summary.md and summary.json in it. When an input is damaged (a\n"
+	"truncated trace, an export manifest.json lists but that is gone), the warning names it,\n"
+	"reports already there are kept, and the exit status is 3.";
 
 int cmd_report(int argc, const char **argv, struct lp_ctx *ctx)
 {
