@@ -269,12 +269,12 @@ int cmd_kernels(int argc, const char **argv, struct lp_ctx *ctx)
 		}
 		if (damage.len) {
 			/* print what could be read, but never as a clean result */
-			char *line, *nl;
-			for (line = damage.data; *line; line = nl + 1) {
-				nl = strchr(line, '\n');
-				if (!nl)
-					nl = line + strlen(line) - 1;
-				lp_log_warn("%.*s", (int)(nl - line), line);
+			const char *line = damage.data;
+			while (*line) {
+				const char *nl = strchr(line, '\n');
+				size_t len = nl ? (size_t)(nl - line) : strlen(line);
+				lp_log_warn("%.*s", (int)len, line);
+				line += len + (nl ? 1 : 0);
 			}
 			rc = LP_EPARTIAL;
 		}
