@@ -50,9 +50,11 @@ static json_t *jnum(double v)
 	return isfinite(v) ? json_real(v) : json_null();
 }
 
+/* Strings from the raw page (range and kernel names) may not be UTF-8: lp_json_string keeps the
+ * key with U+FFFD where json_string would return NULL and drop it. */
 static json_t *jstr_or_null(const char *s)
 {
-	return s ? json_string(s) : json_null();
+	return lp_json_string(s);
 }
 
 static json_t *jlist(const struct lp_regions_list *l)
@@ -73,12 +75,12 @@ static json_t *region_json(const struct ctx *c, const struct lp_region_scope *s,
 	size_t i, m;
 	if (!o || !ks)
 		goto fail;
-	json_object_set_new(o, "name", json_string(rg->name));
+	json_object_set_new(o, "name", lp_json_string(rg->name));
 	json_object_set_new(o, "expression", jstr_or_null(rg->expression));
 	json_object_set_new(o, "kind", json_string(rg->kind == LP_REGION_PUSHPOP ? "push/pop" : "start/end"));
-	json_object_set_new(o, "domain", json_string(rg->domain));
-	json_object_set_new(o, "range", json_string(rg->range));
-	json_object_set_new(o, "parent", rg->parent >= 0 ? json_string(c->r.nodes[rg->parent].name) : json_null());
+	json_object_set_new(o, "domain", lp_json_string(rg->domain));
+	json_object_set_new(o, "range", lp_json_string(rg->range));
+	json_object_set_new(o, "parent", rg->parent >= 0 ? lp_json_string(c->r.nodes[rg->parent].name) : json_null());
 	json_object_set_new(o, "depth", json_integer(rg->depth));
 	json_object_set_new(o, "process", st->pid >= 0 ? json_integer(st->pid) : json_null());
 	json_object_set_new(o, "device", st->device >= 0 ? json_integer(st->device) : json_null());
@@ -96,8 +98,8 @@ static json_t *region_json(const struct ctx *c, const struct lp_region_scope *s,
 			json_decref(mo);
 			goto fail;
 		}
-		json_object_set_new(ko, "kernel_name", json_string(k->rec.kernel_name));
-		json_object_set_new(ko, "short_name", json_string(k->rec.short_name));
+		json_object_set_new(ko, "kernel_name", lp_json_string(k->rec.kernel_name));
+		json_object_set_new(ko, "short_name", lp_json_string(k->rec.short_name));
 		json_object_set_new(ko, "device", json_integer(k->rec.device));
 		json_object_set_new(ko, "calls", json_integer((json_int_t)k->rec.calls));
 		json_object_set_new(ko, "total_ms", jnum(k->rec.total_ms));
@@ -119,13 +121,13 @@ static json_t *region_json(const struct ctx *c, const struct lp_region_scope *s,
 	if (s->kind == LP_REGION_SCOPE_AGGREGATE) {
 		struct lp_buf b = LP_BUF_INIT;
 		lp_buf_addf(&b, "ncu/regions/%s/raw.csv", rg->dir);
-		json_object_set_new(files, "csv", json_string(b.data));
+		json_object_set_new(files, "csv", lp_json_string(b.data));
 		lp_buf_reset(&b);
 		lp_buf_addf(&b, "ncu/regions/%s/region.md", rg->dir);
-		json_object_set_new(files, "md", json_string(b.data));
+		json_object_set_new(files, "md", lp_json_string(b.data));
 		lp_buf_release(&b);
 	}
-	json_object_set_new(o, "dir", json_string(rg->dir));
+	json_object_set_new(o, "dir", lp_json_string(rg->dir));
 	json_object_set_new(o, "files", files);
 	return o;
 fail:
@@ -260,7 +262,7 @@ static int build_json(const struct ctx *c, struct lp_buf *out, struct lp_err *er
 	un = json_array();
 	for (i = 0; i < c->r.n_inc; i++)
 		if (!c->r.inc_hits[i])
-			json_array_append_new(un, json_string(c->r.inc[i].text));
+			json_array_append_new(un, lp_json_string(c->r.inc[i].text));
 	json_object_set_new(root, "unmatched", un);
 	seen = json_object();
 	json_object_set_new(seen, "source", json_string(c->seen_source));

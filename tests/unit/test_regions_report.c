@@ -473,6 +473,49 @@ static void test_report_cross_domain(void **state)
 	lp_buf_release(&md);
 }
 
+/* A kernel and a range name that are not UTF-8 keep their keys in report.json, with U+FFFD. */
+static void test_report_bad_utf8(void **state)
+{
+	char dir[512], path[600];
+	struct lp_buf raw = LP_BUF_INIT, csv = LP_BUF_INIT;
+	struct lp_regions_run run;
+	struct lp_regions_outcome o;
+	struct lp_err err = LP_ERR_INIT;
+	json_t *p, *j, *agg;
+	const json_t *a1;
+	char *at;
+	(void)state;
+	snprintf(dir, sizeof(dir), "%s", lp_test_tmpdir("regions_report_utf8"));
+	lp_test_read(lp_test_fixture("regions/kernel_nested_raw.csv"), &raw);
+	while ((at = strstr(raw.data, "\"k_a1\"")) != NULL)
+		at[4] = '\xff';                       /* "k_a\xff" */
+	while ((at = strstr(raw.data, ":A1:")) != NULL)
+		at[2] = '\xfe';                       /* range A\xfe, its message too */
+	while ((at = strstr(raw.data, ":A1\"")) != NULL)
+		at[2] = '\xfe';
+	lp_fs_join(&csv, dir, "bad_raw.csv");
+	lp_test_write(csv.data, raw.data);
+	p = yaml("name: t\nregions: {include: [A/]}\n");
+	memset(&run, 0, sizeof(run));
+	run.run_dir = dir;
+	run.ncu_preset = p;
+	run.raw_csv = csv.data;
+	run.generated_at = "2025-01-01T00:00:00Z";
+	if (lp_regions_run_report(&run, &o, &err) < 0)
+		fail_msg("%s", err.msg);
+	json_decref(p);
+	snprintf(path, sizeof(path), "%s/ncu/regions/report.json", dir);
+	j = load_json(path);
+	agg = json_array_get(json_object_get(j, "scopes"), 0);
+	a1 = region_in(agg, "A::A\xef\xbf\xbd");
+	assert_string_equal(json_string_value(json_object_get(a1, "range")), "A\xef\xbf\xbd");
+	assert_string_equal(json_string_value(json_object_get(json_array_get(json_object_get(a1, "kernels"), 0), "kernel_name")),
+		"k_a\xef\xbf\xbd");
+	json_decref(j);
+	lp_buf_release(&raw);
+	lp_buf_release(&csv);
+}
+
 /* "Ranges seen" entries paste back: each printed expression parses as one level named exactly as
  * the range (PyTorch emit_nvtx names hold "::"), in its domain, of its kind. */
 static void test_seen_pasteable_roundtrip(void **state)
@@ -536,6 +579,7 @@ int main(void)
 		cmocka_unit_test(test_report_scopes_and_apprange),
 		cmocka_unit_test(test_seen_pasteable_roundtrip),
 		cmocka_unit_test(test_report_cross_domain),
+		cmocka_unit_test(test_report_bad_utf8),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
