@@ -106,15 +106,16 @@ double lp_percentile_sorted(const double *x, size_t n, double p)
 	return x[rank - 1];
 }
 
-/* The outermost non-synthetic decode_step at or above range r, below the occurrence; -1 none. */
-static int32_t step_of(const struct lp_profile *p, int32_t r, const int32_t *occ_of)
+/* The outermost non-synthetic decode step (the mapping's step role) at or above range r, below
+ * the occurrence; -1 none. */
+static int32_t step_of(const struct lp_profile *p, const struct lp_stage_set *s, int32_t r, const int32_t *occ_of)
 {
 	int32_t found = -1;
 	int guard = 0;
 	while (r >= 0 && (size_t)r < p->n_ranges && guard++ < MAX_WALK) {
 		if (occ_of[r] >= 0)
 			return found;
-		if (!p->ranges[r].synthetic && !strcmp(p->ranges[r].name, "decode_step"))
+		if (!p->ranges[r].synthetic && lp_stage_range_role(s, r) == LP_ROLE_STEP)
 			found = r;
 		r = p->ranges[r].parent;
 	}
@@ -217,7 +218,7 @@ int lp_stage_latency_compute(const struct lp_profile *p, struct lp_stage_set *s)
 		if (k < p->n_kernels && s->kernel_stage && s->kernel_stage[k] == -2)
 			continue;   /* under warm-up */
 		span_add(&occ_span[o], pid, stream, launch, end);
-		if ((st = step_of(p, range, occ_of)) >= 0)
+		if ((st = step_of(p, s, range, occ_of)) >= 0)
 			span_add(&step_span[st], pid, stream, launch, end);
 	}
 	if (n_w > 1)
@@ -240,10 +241,11 @@ int lp_stage_latency_compute(const struct lp_profile *p, struct lp_stage_set *s)
 		int32_t o;
 		uint64_t wait;
 		double *nv;
-		if (r->synthetic || r->kind == LP_RANGE_MARK || strcmp(r->name, "decode_step") || r->end_ns < r->start_ns ||
+		if (r->synthetic || r->kind == LP_RANGE_MARK || lp_stage_range_role(s, (int32_t)i) != LP_ROLE_STEP ||
+		    r->end_ns < r->start_ns ||
 		    !r->end_ns || r->parent < 0)
 			continue;
-		if ((o = occ_of_range(p, r->parent, occ_of)) < 0 || step_of(p, (int32_t)i, occ_of) != (int32_t)i)
+		if ((o = occ_of_range(p, r->parent, occ_of)) < 0 || step_of(p, s, (int32_t)i, occ_of) != (int32_t)i)
 			continue;
 		st = &s->stages[step_occ[2 * o]];
 		if ((st->n_step_lat & (st->n_step_lat - 1)) == 0) {

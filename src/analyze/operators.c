@@ -207,7 +207,7 @@ int lp_operators_compute(const struct lp_profile *p, const struct lp_stage_set *
 		if (!opname[i])
 			continue;
 		for (a = r->parent; a >= 0 && guard++ < MAX_WALK; a = p->ranges[a].parent) {
-			if (!strcmp(p->ranges[a].name, "warmup"))
+			if (lp_stage_range_excluded(stages, a))   /* warm-up, or a skipped first iteration */
 				warm = 1;
 			if (st < 0 && stage_of[a] >= 0)
 				st = stage_of[a];
@@ -238,7 +238,7 @@ int lp_operators_compute(const struct lp_profile *p, const struct lp_stage_set *
 		if (!opname[i] || !excl_ns[i])
 			continue;
 		for (a = p->ranges[i].parent; a >= 0 && guard++ < MAX_WALK; a = p->ranges[a].parent) {
-			if (!strcmp(p->ranges[a].name, "warmup"))
+			if (lp_stage_range_excluded(stages, a))   /* warm-up, or a skipped first iteration */
 				warm = 1;
 			if (st < 0 && stage_of[a] >= 0)
 				st = stage_of[a];

@@ -4,6 +4,8 @@
 #include "analyze/stages.h"
 
 #include <math.h>
+#include <regex.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -46,6 +48,156 @@ int lp_stage_is_structural(const char *name)
 	return 0;
 }
 
+static const char *const def_prefill[] = { "prefill", NULL };
+static const char *const def_decode[] = { "decode_all", "decode", NULL };
+static const char *const def_step[] = { "decode_step", "step", NULL };
+static const char *const def_warmup[] = { "warmup", NULL };
+
+const char *const *lp_stage_default_names(enum lp_stage_role role)
+{
+	switch (role) {
+	case LP_ROLE_PREFILL: return def_prefill;
+	case LP_ROLE_DECODE: return def_decode;
+	case LP_ROLE_STEP: return def_step;
+	case LP_ROLE_WARMUP: return def_warmup;
+	default: return NULL;
+	}
+}
+
+const char *lp_stage_role_name(enum lp_stage_role role)
+{
+	static const char *const names[LP_ROLE_COUNT] = { "", "prefill", "decode_all", "decode_step", "warmup" };
+	return role > LP_ROLE_NONE && role < LP_ROLE_COUNT ? names[role] : "";
+}
+
+enum lp_stage_role lp_stage_range_role(const struct lp_stage_set *s, int32_t r)
+{
+	if (!s->range_flags || r < 0 || (size_t)r >= s->n_ranges)
+		return LP_ROLE_NONE;
+	return (enum lp_stage_role)(s->range_flags[r] & LP_STAGE_RANGE_ROLE_MASK);
+}
+
+int lp_stage_range_excluded(const struct lp_stage_set *s, int32_t r)
+{
+	if (!s->range_flags || r < 0 || (size_t)r >= s->n_ranges)
+		return 0;
+	return (s->range_flags[r] & LP_STAGE_RANGE_EXCLUDED) != 0;
+}
+
+/* ---- the mapping: range names -> roles ---- */
+
+struct pattern {
+	enum lp_stage_role role;
+	const char *literal;         /* NULL: regex */
+	regex_t re;
+};
+
+struct matcher {
+	struct pattern pats[(LP_ROLE_COUNT - 1) * LP_STAGE_NAMES_MAX];
+	size_t n;
+	/* distinct interned names already classified (profile names are interned: pointer identity) */
+	const char *seen[256];
+	uint8_t seen_role[256];
+	size_t n_seen;
+};
+
+static void matcher_release(struct matcher *m)
+{
+	size_t i;
+	for (i = 0; i < m->n; i++)
+		if (!m->pats[i].literal)
+			regfree(&m->pats[i].re);
+	m->n = 0;
+}
+
+static int matcher_init(struct matcher *m, const struct lp_stage_rules *rules, int *all_default, struct lp_err *err)
+{
+	int role;
+	memset(m, 0, sizeof(*m));
+	*all_default = 1;
+	for (role = LP_ROLE_PREFILL; role < LP_ROLE_COUNT; role++) {
+		const char *const *list = rules && rules->names[role] ? rules->names[role] : lp_stage_default_names(role);
+		size_t k;
+		if (rules && rules->names[role])
+			*all_default = 0;
+		for (k = 0; list[k]; k++) {
+			struct pattern *pt = &m->pats[m->n];
+			if (k >= LP_STAGE_NAMES_MAX) {
+				matcher_release(m);
+				return lp_err_set(err, LP_EUSAGE, "'stages.%s' lists more than %d names", lp_stage_role_name(role),
+					LP_STAGE_NAMES_MAX);
+			}
+			pt->role = (enum lp_stage_role)role;
+			if (!strncmp(list[k], "regex:", 6)) {
+				int rc = regcomp(&pt->re, list[k] + 6, REG_EXTENDED);
+				if (rc != 0) {
+					char msg[128];
+					regerror(rc, &pt->re, msg, sizeof(msg));
+					matcher_release(m);
+					return lp_err_set(err, LP_EUSAGE, "invalid regex '%s' in 'stages.%s': %s", list[k] + 6,
+						lp_stage_role_name(role), msg);
+				}
+				pt->literal = NULL;
+			} else {
+				pt->literal = list[k];
+			}
+			m->n++;
+		}
+	}
+	return 0;
+}
+
+static int whole_match(const regex_t *re, const char *name)
+{
+	regmatch_t mt;
+	return regexec(re, name, 1, &mt, 0) == 0 && mt.rm_so == 0 && (size_t)mt.rm_eo == strlen(name);
+}
+
+static enum lp_stage_role classify(struct matcher *m, const char *name)
+{
+	size_t i;
+	enum lp_stage_role role = LP_ROLE_NONE;
+	for (i = 0; i < m->n_seen; i++)
+		if (m->seen[i] == name)
+			return (enum lp_stage_role)m->seen_role[i];
+	for (i = 0; i < m->n && role == LP_ROLE_NONE; i++)
+		if (m->pats[i].literal ? !strcmp(name, m->pats[i].literal) : whole_match(&m->pats[i].re, name))
+			role = m->pats[i].role;
+	if (m->n_seen < sizeof(m->seen) / sizeof(m->seen[0])) {
+		m->seen[m->n_seen] = name;
+		m->seen_role[m->n_seen++] = (uint8_t)role;
+	}
+	return role;
+}
+
+/* Counts range r under its (role, domain, name) entry. */
+static int map_count(struct lp_stage_set *s, enum lp_stage_role role, const struct lp_range *r, int ignored)
+{
+	size_t i;
+	struct lp_stage_map_entry *e;
+	for (i = 0; i < s->n_map; i++)
+		if (s->map[i].role == role && !strcmp(s->map[i].name, r->name) && !strcmp(s->map[i].domain, r->domain))
+			break;
+	if (i == s->n_map) {
+		if (s->n_map >= LP_STAGE_MAP_MAX) {
+			s->map_truncated = 1;
+			return 0;
+		}
+		e = &s->map[s->n_map];
+		e->role = role;
+		e->name = lp_arena_strdup(&s->arena, r->name);
+		e->domain = lp_arena_strdup(&s->arena, r->domain);
+		e->ranges = e->ignored = 0;
+		if (!e->name || !e->domain)
+			return -1;
+		s->n_map++;
+	}
+	s->map[i].ranges++;
+	if (ignored)
+		s->map[i].ignored++;
+	return 0;
+}
+
 const struct lp_stage *lp_stages_find(const struct lp_stage_set *s, enum lp_stage_kind kind)
 {
 	size_t i;
@@ -65,13 +217,34 @@ void lp_stage_set_release(struct lp_stage_set *s)
 	}
 	free(s->stages);
 	free(s->kernel_stage);
+	free(s->range_flags);
+	free(s->map);
 	lp_arena_release(&s->arena);
 	memset(s, 0, sizeof(*s));
 }
 
-static int is_warmup_below(const struct lp_profile *p, int32_t idx)
+static enum lp_stage_role role_of(const struct lp_stage_set *s, int32_t r)
 {
-	return lp_profile_range_find_ancestor(p, p->ranges[idx].parent, "warmup") >= 0;
+	return (enum lp_stage_role)(s->range_flags[r] & LP_STAGE_RANGE_ROLE_MASK);
+}
+
+/* The nearest proper ancestor of idx with this role; -1 none. */
+static int32_t ancestor_with_role(const struct lp_profile *p, const struct lp_stage_set *s, int32_t idx,
+	enum lp_stage_role role)
+{
+	int32_t r = p->ranges[idx].parent;
+	int guard = 0;
+	while (r >= 0 && (size_t)r < p->n_ranges && guard++ < MAX_WALK) {
+		if (role_of(s, r) == role)
+			return r;
+		r = p->ranges[r].parent;
+	}
+	return -1;
+}
+
+static int is_warmup_below(const struct lp_profile *p, const struct lp_stage_set *s, int32_t idx)
+{
+	return ancestor_with_role(p, s, idx, LP_ROLE_WARMUP) >= 0;
 }
 
 /* Index of the nearest ancestor-or-self range that is an occurrence (occ_of[r] >= 0); -1 none. */
@@ -158,56 +331,72 @@ static int cmp_iter_start(const void *a, const void *b)
 	return (x->start_ns > y->start_ns) - (x->start_ns < y->start_ns);
 }
 
-/* Which ranges are stage occurrences: the named stages, else the top-level ranges. */
+static int ranges_role_is_stage(enum lp_stage_role role)
+{
+	return role == LP_ROLE_PREFILL || role == LP_ROLE_DECODE;
+}
+
+/* Which ranges are stage occurrences: the prefill and decode ranges of the mapping, else the
+ * top-level ranges. Also fills the mapping's entries. */
 static int find_occurrences(const struct lp_profile *p, struct lp_stage_set *s, int *fallback)
 {
 	size_t i;
-	int have_llm = 0, pass;
+	int have_llm[LP_ROLE_COUNT] = { 0 }, pass;
 	for (i = 0; i < p->n_ranges; i++) {
 		const struct lp_range *r = &p->ranges[i];
-		if (r->kind != LP_RANGE_MARK && !r->synthetic && !strcmp(r->domain, "LLM") &&
-		    (!strcmp(r->name, "prefill") || !strcmp(r->name, "decode_all")))
-			have_llm = 1;
+		enum lp_stage_role role = role_of(s, (int32_t)i);
+		if (r->kind != LP_RANGE_MARK && !r->synthetic && !strcmp(r->domain, "LLM") && role != LP_ROLE_NONE)
+			have_llm[role] = 1;
+		if (r->kind != LP_RANGE_MARK && !r->synthetic && role == LP_ROLE_WARMUP)
+			s->have_warmup_range = 1;
+	}
+	for (i = 0; i < p->n_ranges; i++) {
+		const struct lp_range *r = &p->ranges[i];
+		enum lp_stage_role role = role_of(s, (int32_t)i);
+		if (role == LP_ROLE_NONE || r->kind == LP_RANGE_MARK || r->synthetic)
+			continue;
+		if (map_count(s, role, r, have_llm[role] && role != LP_ROLE_STEP && strcmp(r->domain, "LLM")) < 0)
+			return -1;
 	}
 	*fallback = 0;
 	for (pass = 0; pass < 2; pass++) {
 		for (i = 0; i < p->n_ranges; i++) {
 			const struct lp_range *r = &p->ranges[i];
 			enum lp_stage_kind kind = LP_STAGE_OTHER;
+			enum lp_stage_role role = role_of(s, (int32_t)i);
 			int si;
 			/* a synthetic range (graph-launch copy of a capture-time range) is GPU work of the
 			 * stage it was launched in, never an occurrence of its own */
 			if (r->kind == LP_RANGE_MARK || r->synthetic)
 				continue;
 			if (pass == 0) {
-				if (!strcmp(r->name, "prefill"))
-					kind = LP_STAGE_PREFILL;
-				else if (!strcmp(r->name, "decode_all"))
-					kind = LP_STAGE_DECODE;
-				else
+				if (!ranges_role_is_stage(role))
 					continue;
-				if (have_llm && strcmp(r->domain, "LLM"))
+				kind = role == LP_ROLE_PREFILL ? LP_STAGE_PREFILL : LP_STAGE_DECODE;
+				if (have_llm[role] && strcmp(r->domain, "LLM"))
 					continue;
-				/* nested in a range of the same name: part of the outer one */
-				if (lp_profile_range_find_ancestor(p, r->parent, r->name) >= 0)
+				/* nested in a range of the same role: part of the outer one */
+				if (ancestor_with_role(p, s, (int32_t)i, role) >= 0)
 					continue;
 			} else {
-				if (r->parent >= 0 || !strcmp(r->name, "warmup") || lp_op_is_known(r->name) ||
+				if (r->parent >= 0 || role == LP_ROLE_WARMUP || lp_op_is_known(r->name) ||
 				    lp_op_is_pytorch(r->name))
 					continue;
 			}
-			/* stage rows are created in a fixed order: prefill, decode, then first seen */
+			/* stage rows are created in a fixed order: prefill, decode, then first seen; the
+			 * mapped rows keep the canonical names whatever the ranges are called */
 			if (pass == 0 && s->n_stages == 0) {
-				if (stage_index(s, "prefill", have_llm ? "LLM" : r->domain, LP_STAGE_PREFILL) < 0 ||
-				    stage_index(s, "decode_all", have_llm ? "LLM" : r->domain, LP_STAGE_DECODE) < 0)
+				if (stage_index(s, "prefill", have_llm[LP_ROLE_PREFILL] ? "LLM" : r->domain, LP_STAGE_PREFILL) < 0 ||
+				    stage_index(s, "decode_all", have_llm[LP_ROLE_DECODE] ? "LLM" : r->domain, LP_STAGE_DECODE) < 0)
 					return -1;
 			}
-			si = stage_index(s, r->name, r->domain, kind);
+			si = pass == 0 ? stage_index(s, lp_stage_role_name(role), r->domain, kind)
+				       : stage_index(s, r->name, r->domain, kind);
 			if (si == -2)
 				return -1;
 			if (si < 0)
 				continue;   /* more than LP_STAGES_MAX distinct top-level names */
-			if (is_warmup_below(p, (int32_t)i)) {
+			if (is_warmup_below(p, s, (int32_t)i)) {
 				s->stages[si].excluded_warmup++;
 				continue;
 			}
@@ -241,6 +430,154 @@ static int find_occurrences(const struct lp_profile *p, struct lp_stage_set *s, 
 	return 0;
 }
 
+/* The skip-first rule (stages.h): the first N occurrences of each stage with more than N become
+ * warm-up. Their ranges get LP_STAGE_RANGE_EXCLUDED here; descendants inherit it below. */
+static void skip_first(struct lp_stage_set *s, int64_t rule)
+{
+	size_t i, j;
+	s->skip_auto = rule == LP_SKIP_FIRST_AUTO;
+	s->skip_first = rule >= 0 ? rule : s->have_warmup_range ? 0 : 1;
+	if (s->skip_first <= 0)
+		return;
+	for (i = 0; i < s->n_stages; i++) {
+		struct lp_stage *st = &s->stages[i];
+		size_t n = (size_t)s->skip_first;
+		if (st->n_iters <= n)
+			continue;
+		for (j = 0; j < n; j++)
+			s->range_flags[st->iters[j].range] |= LP_STAGE_RANGE_EXCLUDED;
+		memmove(st->iters, st->iters + n, (st->n_iters - n) * sizeof(*st->iters));
+		st->n_iters -= n;
+		st->skipped_first = n;
+	}
+}
+
+/* Warm-up ranges and skipped occurrences exclude everything under them: the flag is made
+ * inherited (self or an ancestor) for every range. */
+static void inherit_excluded(const struct lp_profile *p, struct lp_stage_set *s)
+{
+	uint8_t *state = s->range_flags;   /* bit 0x10: resolved */
+	size_t i;
+	for (i = 0; i < p->n_ranges; i++)
+		if ((state[i] & LP_STAGE_RANGE_ROLE_MASK) == LP_ROLE_WARMUP)
+			state[i] |= LP_STAGE_RANGE_EXCLUDED;
+	for (i = 0; i < p->n_ranges; i++) {
+		int32_t chain[MAX_WALK], r = (int32_t)i;
+		int n = 0, ex = 0, k;
+		while (r >= 0 && (size_t)r < p->n_ranges && n < MAX_WALK) {
+			if (state[r] & 0x10) {
+				ex = (state[r] & LP_STAGE_RANGE_EXCLUDED) != 0;
+				break;
+			}
+			chain[n++] = r;
+			if (state[r] & LP_STAGE_RANGE_EXCLUDED) {
+				ex = 1;
+				break;
+			}
+			r = p->ranges[r].parent;
+		}
+		for (k = n - 1; k >= 0; k--) {
+			if (state[chain[k]] & LP_STAGE_RANGE_EXCLUDED)
+				ex = 1;
+			state[chain[k]] |= 0x10 | (ex ? LP_STAGE_RANGE_EXCLUDED : 0);
+		}
+	}
+	for (i = 0; i < p->n_ranges; i++)
+		state[i] &= (uint8_t)~0x10;
+}
+
+static int cmp_dbl(const void *a, const void *b)
+{
+	double x = *(const double *)a, y = *(const double *)b;
+	return (x > y) - (x < y);
+}
+
+static double median_of(double *x, size_t n)
+{
+	qsort(x, n, sizeof(*x), cmp_dbl);
+	return n % 2 ? x[n / 2] : (x[n / 2 - 1] + x[n / 2]) / 2;
+}
+
+/* Outlier iterations by latency (stages.h). -1 on out of memory. */
+static int flag_outliers(struct lp_stage_set *s)
+{
+	size_t i, j;
+	for (i = 0; i < s->n_stages; i++) {
+		struct lp_stage *st = &s->stages[i];
+		double *x, med, mad, lim;
+		st->lat_median_ms = NAN;
+		st->n_outliers = 0;
+		if (!st->n_iters)
+			continue;
+		if (!(x = malloc(st->n_iters * sizeof(*x))))
+			return -1;
+		for (j = 0; j < st->n_iters; j++)
+			x[j] = (double)st->iters[j].latency_ns / 1e6;
+		med = st->lat_median_ms = median_of(x, st->n_iters);
+		if (st->n_iters >= 3) {
+			for (j = 0; j < st->n_iters; j++)
+				x[j] = fabs((double)st->iters[j].latency_ns / 1e6 - med);
+			mad = median_of(x, st->n_iters);
+			lim = 3.0 * 1.4826 * mad;
+			if (lim < 0.05 * med)
+				lim = 0.05 * med;
+			for (j = 0; j < st->n_iters; j++) {
+				st->iters[j].outlier = fabs((double)st->iters[j].latency_ns / 1e6 - med) > lim;
+				st->n_outliers += (size_t)st->iters[j].outlier;
+			}
+		}
+		free(x);
+	}
+	return 0;
+}
+
+/* Whole-run timeline: first start to last end, and the union of every kernel's interval. */
+static int whole_run(const struct lp_profile *p, struct lp_stage_set *s)
+{
+	uint64_t lo = UINT64_MAX, hi = 0, cs = 0, ce = 0, busy = 0;
+	struct ival *iv = malloc((p->n_kernels + 1) * sizeof(*iv));
+	size_t i, n = 0;
+	if (!iv)
+		return -1;
+	for (i = 0; i < p->n_ranges; i++) {
+		const struct lp_range *r = &p->ranges[i];
+		if (r->synthetic || !r->start_ns)
+			continue;
+		if (r->start_ns < lo)
+			lo = r->start_ns;
+		if (r->end_ns > hi)
+			hi = r->end_ns;
+	}
+	for (i = 0; i < p->n_kernels; i++) {
+		const struct lp_kernel *k = &p->kernels[i];
+		if (k->end_ns <= k->start_ns)
+			continue;
+		if (k->start_ns < lo)
+			lo = k->start_ns;
+		if (k->end_ns > hi)
+			hi = k->end_ns;
+		iv[n].occ = 0;
+		iv[n].s = k->start_ns;
+		iv[n].e = k->end_ns;
+		n++;
+	}
+	qsort(iv, n, sizeof(*iv), cmp_ival);
+	for (i = 0; i < n; i++) {
+		if (i == 0 || iv[i].s > ce) {
+			busy += ce - cs;
+			cs = iv[i].s;
+			ce = iv[i].e;
+		} else if (iv[i].e > ce) {
+			ce = iv[i].e;
+		}
+	}
+	busy += ce - cs;
+	s->run_busy_ns = busy;
+	s->run_span_ns = hi > lo ? hi - lo : 0;
+	free(iv);
+	return 0;
+}
+
 static int add_note(struct lp_stage_set *s, struct lp_stage *st, const char *name, uint64_t host_ns,
 	uint64_t kernel_ns, uint64_t kernels)
 {
@@ -266,19 +603,24 @@ static int add_note(struct lp_stage_set *s, struct lp_stage *st, const char *nam
 	return 0;
 }
 
+static int structural(const struct lp_stage_set *s, const struct lp_range *x, int32_t r)
+{
+	return role_of(s, r) != LP_ROLE_NONE || lp_stage_is_structural(x->name);
+}
+
 /* A range inside a stage that is neither an op nor structural, and not inside another such range. */
-static int is_note_range(const struct lp_profile *p, int32_t r, const int32_t *occ_of)
+static int is_note_range(const struct lp_profile *p, const struct lp_stage_set *s, int32_t r, const int32_t *occ_of)
 {
 	const struct lp_range *x = &p->ranges[r];
 	int guard = 0;
-	if (occ_of[r] >= 0 || lp_stage_is_structural(x->name) || lp_op_is_known(x->name) ||
+	if (occ_of[r] >= 0 || structural(s, x, r) || lp_op_is_known(x->name) ||
 	    lp_op_is_pytorch(x->name) || x->kind == LP_RANGE_MARK)
 		return 0;
 	for (r = x->parent; r >= 0 && guard++ < MAX_WALK; r = p->ranges[r].parent) {
 		const struct lp_range *a = &p->ranges[r];
 		if (occ_of[r] >= 0)
 			return 1;
-		if (!lp_stage_is_structural(a->name) && !lp_op_is_known(a->name) && !lp_op_is_pytorch(a->name))
+		if (!structural(s, a, r) && !lp_op_is_known(a->name) && !lp_op_is_pytorch(a->name))
 			return 0;   /* inside an outer note range */
 	}
 	return 0;
@@ -286,6 +628,14 @@ static int is_note_range(const struct lp_profile *p, int32_t r, const int32_t *o
 
 int lp_stages_compute(const struct lp_profile *p, struct lp_stage_set *out, struct lp_err *err)
 {
+	static const struct lp_stage_rules none = { { NULL }, 0, NULL };
+	return lp_stages_compute_ex(p, &none, out, err);
+}
+
+int lp_stages_compute_ex(const struct lp_profile *p, const struct lp_stage_rules *rules, struct lp_stage_set *out,
+	struct lp_err *err)
+{
+	struct matcher *m = NULL;
 	int32_t *occ_of = NULL;
 	struct occ *occs = NULL;
 	struct ival *iv = NULL;
@@ -294,17 +644,40 @@ int lp_stages_compute(const struct lp_profile *p, struct lp_stage_set *out, stru
 	double *vals = NULL;
 
 	memset(out, 0, sizeof(*out));
+	m = malloc(sizeof(*m));
+	if (!m)
+		return lp_err_set(err, LP_EOTHER, "out of memory computing stage timings");
+	if (matcher_init(m, rules, &out->names_default, err) < 0) {
+		free(m);
+		return -1;
+	}
 	out->stages = calloc(LP_STAGES_MAX, sizeof(*out->stages));
+	out->map = calloc(LP_STAGE_MAP_MAX, sizeof(*out->map));
+	out->range_flags = calloc(p->n_ranges + 1, 1);
+	out->n_ranges = p->n_ranges;
 	occ_of = malloc((p->n_ranges + 1) * sizeof(*occ_of));
 	out->kernel_stage = malloc((p->n_kernels + 1) * sizeof(*out->kernel_stage));
 	range_kns = calloc(p->n_ranges + 1, sizeof(*range_kns));
 	range_kn = calloc(p->n_ranges + 1, sizeof(*range_kn));
 	iv = malloc((p->n_kernels + 1) * sizeof(*iv));
-	if (!out->stages || !occ_of || !out->kernel_stage || !range_kns || !range_kn || !iv)
+	if (!out->stages || !out->map || !out->range_flags || !occ_of || !out->kernel_stage || !range_kns || !range_kn ||
+	    !iv)
 		goto oom;
+	out->names_source = lp_arena_strdup(&out->arena, rules && rules->source ? rules->source : "built-in defaults");
+	if (!out->names_source)
+		goto oom;
+	for (i = 0; i < p->n_ranges; i++)
+		out->range_flags[i] = (uint8_t)classify(m, p->ranges[i].name ? p->ranges[i].name : "");
+	matcher_release(m);
+	free(m);
+	m = NULL;
 	out->n_kernels = p->n_kernels;
 	out->have_gpu = p->n_kernels > 0;
 	if (find_occurrences(p, out, &out->top_level_fallback) < 0)
+		goto oom;
+	skip_first(out, rules ? rules->skip_first : LP_SKIP_FIRST_AUTO);
+	inherit_excluded(p, out);
+	if (whole_run(p, out) < 0)
 		goto oom;
 
 	for (i = 0; i < p->n_ranges; i++)
@@ -332,8 +705,7 @@ int lp_stages_compute(const struct lp_profile *p, struct lp_stage_set *out, stru
 		int32_t o, r;
 		int guard = 0;
 		out->kernel_stage[i] = -1;
-		if (k->range >= 0 && (size_t)k->range < p->n_ranges &&
-		    lp_profile_range_find_ancestor(p, k->range, "warmup") >= 0) {
+		if (lp_stage_range_excluded(out, k->range)) {
 			out->kernel_stage[i] = -2;
 			out->warmup_kernel_ns += d;
 			continue;
@@ -390,12 +762,12 @@ int lp_stages_compute(const struct lp_profile *p, struct lp_stage_set *out, stru
 		o = occ_above(p, occ_of, r->parent);
 		if (o < 0)
 			continue;
-		if (!strcmp(r->name, "decode_step")) {
-			if (!r->synthetic && lp_profile_range_find_ancestor(p, r->parent, "decode_step") < 0)
+		if (role_of(out, (int32_t)i) == LP_ROLE_STEP) {
+			if (!r->synthetic && ancestor_with_role(p, out, (int32_t)i, LP_ROLE_STEP) < 0)
 				out->stages[occs[o].stage].iters[occs[o].iter].steps++;
 			continue;
 		}
-		if (is_note_range(p, (int32_t)i, occ_of) &&
+		if (is_note_range(p, out, (int32_t)i, occ_of) &&
 		    add_note(out, &out->stages[occs[o].stage], r->name,
 			     !r->synthetic && r->end_ns > r->start_ns ? r->end_ns - r->start_ns : 0, range_kns[i],
 			     range_kn[i]) < 0)
@@ -430,7 +802,7 @@ int lp_stages_compute(const struct lp_profile *p, struct lp_stage_set *out, stru
 	}
 	free(vals);
 	vals = NULL;
-	if (lp_stage_latency_compute(p, out) < 0)
+	if (lp_stage_latency_compute(p, out) < 0 || flag_outliers(out) < 0)
 		goto oom;
 	free(occ_of);
 	free(occs);
@@ -439,6 +811,10 @@ int lp_stages_compute(const struct lp_profile *p, struct lp_stage_set *out, stru
 	free(range_kn);
 	return 0;
 oom:
+	if (m) {
+		matcher_release(m);
+		free(m);
+	}
 	free(vals);
 	free(occ_of);
 	free(occs);

@@ -1,12 +1,34 @@
 /* stages.h: per-iteration stage timings (prefill, decode) from a profile's NVTX ranges.
  *
- * A stage occurrence is a range named `prefill` or `decode_all` (any domain; when some are in the
- * `LLM` domain only those count) that is not under a `warmup` range and not nested in a range of
- * the same name. Each occurrence is one measured iteration: host time = push to pop; GPU busy time =
- * the union of the intervals of the kernels attributed to it or its descendants (launch-time
- * attribution, profile.h); kernel count and summed kernel time; for decode the number of
- * `decode_step` ranges inside; for prefill the payload (prompt tokens x batch). Statistics across
- * iterations use the sample standard deviation (n - 1).
+ * Which ranges are which stage (the stage mapping, struct lp_stage_rules): each range name is
+ * matched against four lists of names, one per role: prefill, decode (the range spanning the
+ * decode steps of one iteration), decode step and warm-up. Entries are exact names or `regex:`
+ * followed by a POSIX extended expression that must match the whole name; a name matching
+ * several roles takes the first in that order. Any domain matches; when some ranges of a role are
+ * in the `LLM` domain, only those count for that role (a default-domain `prefill` beside
+ * llmprof's own ranges is ignored). Defaults (rules NULL, or a NULL list): prefill = `prefill`;
+ * decode = `decode_all`, `decode`; step = `decode_step`, `step`; warm-up = `warmup`. The stage rows
+ * keep the canonical names `prefill` and `decode_all` whatever the ranges were called; the set
+ * records which (domain, name) pairs were taken as which role (lp_stage_set.map).
+ *
+ * A stage occurrence is a prefill or decode range that is not under a warm-up range and not
+ * nested in a range of the same role. Each occurrence is one measured iteration: host time = push
+ * to pop; GPU busy time = the union of the intervals of the kernels attributed to it or its
+ * descendants (launch-time attribution, profile.h); kernel count and summed kernel time; for
+ * decode the number of outermost decode-step ranges inside; for prefill the payload (prompt
+ * tokens x batch). Statistics across iterations use the sample standard deviation (n - 1).
+ *
+ * Warm-up for programs that do not mark it: rules->skip_first = N >= 0 leaves out the first N
+ * occurrences (by start time) of every stage that has more than N; LP_SKIP_FIRST_AUTO means 1 when
+ * the profile holds no warm-up range, else 0. Left-out occurrences count as warm-up: their
+ * kernels are -2 in kernel_stage and their ranges are excluded (lp_stage_range_excluded), so
+ * operators and kernel tables leave them out too. A stage with N or fewer occurrences keeps all.
+ * lp_stages_compute (no rules) skips nothing.
+ *
+ * Outliers: with 3 or more measured iterations, an iteration whose latency is further from the
+ * median than max(3 x 1.4826 x MAD, 5% of the median) (MAD: median absolute deviation; 1.4826
+ * scales it to a standard deviation for normal data) is flagged (lp_stage_iter.outlier). Flagged
+ * iterations stay in the statistics; the reports name them.
  *
  * Latency (latency.c), the clock the user sees: from the later of the push and the end of the GPU
  * work still queued on the stream of the occurrence's first launch (launched before the push: what a
@@ -21,8 +43,9 @@
  * "GPU idle (waits)" (synchronizations, host work outside the range); anything between is mixed.
  * overlap = summed kernel durations / GPU busy time (> 1 when kernels run concurrently: streams, PDL).
  *
- * Workloads without those names: the top-level ranges (depth 0, not `warmup`, not op ranges) are
- * the stages, grouped by name; repeats are their repeated occurrences.
+ * Workloads without prefill or decode ranges: the top-level ranges (depth 0, not warm-up, not op
+ * ranges) are the stages, grouped by name; repeats are their repeated occurrences. Profiles with
+ * no range at all still get the whole-run timeline (run_span_ns, run_busy_ns).
  *
  * Ranges nested in a stage that are neither op ranges (analyze/operators.h) nor the structural
  * names (`decode_step`, ...) - a vision encoder's `sam`, `clip`, `projector` - become notes of the
@@ -34,10 +57,13 @@
  *
  * Ownership: lp_stages_compute fills a caller-owned lp_stage_set; strings and arrays live in its
  * arena and malloc'd arrays; lp_stage_set_release frees them. The set does not point into the
- * profile. Not thread-safe.
+ * profile or the rules. Not thread-safe.
  *
+ *   static const char *const decode[] = { "generate_loop", "regex:decode.*", NULL };
+ *   struct lp_stage_rules rules = { .skip_first = LP_SKIP_FIRST_AUTO };
  *   struct lp_stage_set st;
- *   if (lp_stages_compute(profile, &st, err) < 0) return -1;
+ *   rules.names[LP_ROLE_DECODE] = decode;
+ *   if (lp_stages_compute_ex(profile, &rules, &st, err) < 0) return -1;
  *   for (i = 0; i < st.n_stages; i++) printf("%s %.3f\n", st.stages[i].name, st.stages[i].host_ms.mean);
  *   lp_stage_set_release(&st);
  */
@@ -55,6 +81,26 @@ enum lp_stage_kind {
 	LP_STAGE_PREFILL = 0,
 	LP_STAGE_DECODE = 1,
 	LP_STAGE_OTHER = 2,
+};
+
+/* The role of a range name in the stage mapping. */
+enum lp_stage_role {
+	LP_ROLE_NONE = 0,
+	LP_ROLE_PREFILL = 1,
+	LP_ROLE_DECODE = 2,
+	LP_ROLE_STEP = 3,
+	LP_ROLE_WARMUP = 4,
+	LP_ROLE_COUNT = 5,
+};
+
+#define LP_SKIP_FIRST_AUTO (-1)
+#define LP_STAGE_NAMES_MAX 16        /* names per role */
+
+struct lp_stage_rules {
+	/* per role (index 0 unused): NULL-terminated list of names / `regex:...`; NULL: the defaults */
+	const char *const *names[LP_ROLE_COUNT];
+	int64_t skip_first;          /* >= 0, or LP_SKIP_FIRST_AUTO */
+	const char *source;          /* where the names came from, for the reports; NULL: "built-in defaults" */
 };
 
 /* Mean, sample standard deviation (n - 1; 0 when n < 2), min and max of n values. */
@@ -78,6 +124,7 @@ struct lp_stage_iter {
 	uint64_t steps;              /* decode_step ranges inside */
 	int has_payload;
 	uint64_t payload;            /* prefill: prompt tokens x batch */
+	int outlier;                 /* latency far from the stage's median (see above) */
 };
 
 struct lp_stage_note {
@@ -107,7 +154,19 @@ struct lp_stage {
 	size_t n_notes;
 	uint64_t excluded_warmup;    /* occurrences under `warmup`, left out */
 	uint64_t unclosed;           /* occurrences never popped, left out */
+	uint64_t skipped_first;      /* first occurrences left out by the skip-first rule */
+	size_t n_outliers;
+	double lat_median_ms;        /* NAN without iterations */
 };
+
+/* One (role, domain, name) the mapping met: how many ranges it matched, how many of them were
+ * ignored because the role has ranges in the LLM domain. */
+struct lp_stage_map_entry {
+	enum lp_stage_role role;
+	const char *domain, *name;
+	uint64_t ranges, ignored;
+};
+#define LP_STAGE_MAP_MAX 32
 
 #define LP_STAGES_MAX 32
 #define LP_STAGE_GPU_BOUND_IDLE 0.10
@@ -123,10 +182,36 @@ struct lp_stage_set {
 	int32_t *kernel_stage;       /* per kernel: stage index, -1 outside stages, -2 under warmup */
 	uint64_t measured_kernel_ns; /* kernels not under warmup */
 	uint64_t warmup_kernel_ns;
+	struct lp_stage_map_entry *map;  /* LP_STAGE_MAP_MAX slots, n_map used, first met first */
+	size_t n_map;
+	int map_truncated;           /* more distinct names than slots */
+	int names_default;           /* every list was the built-in default */
+	const char *names_source;    /* rules->source, or "built-in defaults" */
+	int have_warmup_range;       /* a non-synthetic warm-up range exists */
+	int64_t skip_first;          /* the rule applied (resolved) */
+	int skip_auto;               /* ... chosen by LP_SKIP_FIRST_AUTO */
+	uint64_t run_span_ns;        /* first start to last end over ranges and kernels (whole run) */
+	uint64_t run_busy_ns;        /* union of every kernel's interval (whole run, warm-up included) */
+	size_t n_ranges;             /* profile ranges (size of range_flags) */
+	uint8_t *range_flags;        /* per range: its role | LP_STAGE_RANGE_EXCLUDED (warm-up or skipped) */
 	struct lp_arena arena;
 };
+#define LP_STAGE_RANGE_ROLE_MASK 0x7
+#define LP_STAGE_RANGE_EXCLUDED 0x8
 
+/* The default names, no skipping. */
 int lp_stages_compute(const struct lp_profile *p, struct lp_stage_set *out, struct lp_err *err);
+/* With rules (NULL: default names, LP_SKIP_FIRST_AUTO). A bad regex is a usage error naming it. */
+int lp_stages_compute_ex(const struct lp_profile *p, const struct lp_stage_rules *rules, struct lp_stage_set *out,
+	struct lp_err *err);
+/* The role of range r in a computed set (LP_ROLE_NONE when out of bounds). */
+enum lp_stage_role lp_stage_range_role(const struct lp_stage_set *s, int32_t r);
+/* 1 when range r or one of its ancestors is warm-up or a skipped occurrence. */
+int lp_stage_range_excluded(const struct lp_stage_set *s, int32_t r);
+/* The default names of a role, NULL-terminated. */
+const char *const *lp_stage_default_names(enum lp_stage_role role);
+/* "prefill", "decode_all", "decode_step", "warmup" ("" for NONE): the config key and canonical name. */
+const char *lp_stage_role_name(enum lp_stage_role role);
 void lp_stage_set_release(struct lp_stage_set *s);
 /* The stage of a kind (first one), NULL when absent. */
 const struct lp_stage *lp_stages_find(const struct lp_stage_set *s, enum lp_stage_kind kind);

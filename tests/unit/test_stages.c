@@ -1,7 +1,10 @@
 /* test_stages.c: stage statistics on a synthetic profile (src/analyze/stages.c): iterations with
  * known durations, warm-up excluded, the GPU busy time as a union of overlapping kernels, decode
  * steps counted, nested vision ranges reported as a note, the LLM domain preferred, the top-level
- * fallback and CPU-only profiles. */
+ * fallback and CPU-only profiles; the stage mapping (default names in the default domain,
+ * configured names and regexes, the LLM domain winning per role, bad regexes), the skip-first
+ * warm-up rule (automatic, explicit, with a warm-up range, with one iteration), outlier
+ * iterations and the whole-run numbers of a profile without stages. */
 #include "testutil.h"
 
 #include <math.h>
@@ -151,6 +154,262 @@ static void test_top_level_fallback_and_cpu(void **state)
 	lp_profile_release(&p);
 }
 
+
+/* A hand-written KV-cache loop as people write it: default-domain `prefill`, `decode` around the
+ * steps and `decode_step` per token, no warm-up range. Iteration i: prefill [t, t+pf_ms], decode
+ * [t+10, t+10+dec_ms] with `steps` steps, one kernel per range. */
+static void build_plain(struct lp_profile *p, int iters, const uint64_t *dec_ms, int steps, const char *dec_name,
+	const char *step_name)
+{
+	int i, s;
+	for (i = 0; i < iters; i++) {
+		uint64_t t = (uint64_t)(1000 * i) * MS;
+		int32_t pf = R(p, -1, "", "prefill", t, t + 8 * MS), dec;
+		K(p, pf, "gemm", t + 1 * MS, t + 8 * MS);
+		dec = R(p, -1, "", dec_name, t + 10 * MS, t + 10 * MS + dec_ms[i] * MS);
+		for (s = 0; s < steps; s++) {
+			uint64_t u = t + 10 * MS + (uint64_t)s * (dec_ms[i] * MS / (uint64_t)steps);
+			int32_t st = R(p, dec, "", step_name, u, u + dec_ms[i] * MS / (uint64_t)steps);
+			K(p, st, "gemv", u, u + MS / 2);
+		}
+	}
+}
+
+static const struct lp_stage_map_entry *map_find(const struct lp_stage_set *st, enum lp_stage_role role,
+	const char *name)
+{
+	size_t i;
+	for (i = 0; i < st->n_map; i++)
+		if (st->map[i].role == role && !strcmp(st->map[i].name, name))
+			return &st->map[i];
+	return NULL;
+}
+
+/* Default names cover `decode` / `step` in the default domain; the rows keep canonical names; the
+ * automatic rule drops the first (cold) iteration; the plain API drops nothing. */
+static void test_default_mapping_and_skip_first(void **state)
+{
+	static const uint64_t dec[4] = { 300, 40, 42, 44 };   /* the first one is cold */
+	struct lp_profile p;
+	struct lp_stage_set st;
+	struct lp_err err = LP_ERR_INIT;
+	struct lp_stage_rules rules;
+	const struct lp_stage *pf, *d;
+	const struct lp_stage_map_entry *e;
+	size_t i, under_skipped = 0;
+	(void)state;
+	lp_profile_init(&p, "plain");
+	build_plain(&p, 4, dec, 4, "decode", "step");
+	memset(&rules, 0, sizeof(rules));
+	rules.skip_first = LP_SKIP_FIRST_AUTO;
+	assert_int_equal(lp_stages_compute_ex(&p, &rules, &st, &err), 0);
+	assert_int_equal(st.n_stages, 2);
+	pf = lp_stages_find(&st, LP_STAGE_PREFILL);
+	d = lp_stages_find(&st, LP_STAGE_DECODE);
+	assert_non_null(pf);
+	assert_non_null(d);
+	assert_string_equal(d->name, "decode_all");      /* canonical row name */
+	assert_string_equal(d->domain, "");
+	assert_false(st.have_warmup_range);
+	assert_true(st.skip_auto);
+	assert_int_equal(st.skip_first, 1);
+	assert_int_equal(d->n_iters, 3);
+	assert_int_equal(d->skipped_first, 1);
+	assert_int_equal(pf->skipped_first, 1);
+	assert_true(fabs(d->host_ms.mean - 42.0) < 1e-9);   /* 40, 42, 44: the 300 ms cold one is out */
+	assert_true(d->steps.mean == 4.0);                 /* `step` counted as decode_step */
+	assert_int_equal(d->n_step_lat, 12);              /* steps of the skipped iteration left out */
+	/* kernels of the skipped iteration count as warm-up */
+	for (i = 0; i < p.n_kernels; i++)
+		if (p.kernels[i].start_ns < 1000 * MS) {
+			assert_int_equal(st.kernel_stage[i], -2);
+			under_skipped++;
+		}
+	assert_int_equal(under_skipped, 5);
+	assert_true(lp_stage_range_excluded(&st, 0));     /* the first prefill */
+	assert_false(lp_stage_range_excluded(&st, (int32_t)(p.n_ranges - 1)));
+	assert_int_equal(lp_stage_range_role(&st, 0), LP_ROLE_PREFILL);
+	/* the mapping says what was taken */
+	assert_true(st.names_default);
+	assert_string_equal(st.names_source, "built-in defaults");
+	e = map_find(&st, LP_ROLE_DECODE, "decode");
+	assert_non_null(e);
+	assert_int_equal(e->ranges, 4);
+	assert_int_equal(e->ignored, 0);
+	e = map_find(&st, LP_ROLE_STEP, "step");
+	assert_non_null(e);
+	assert_int_equal(e->ranges, 16);
+	lp_stage_set_release(&st);
+
+	/* the plain API keeps every iteration (callers that measure everything) */
+	assert_int_equal(lp_stages_compute(&p, &st, &err), 0);
+	d = lp_stages_find(&st, LP_STAGE_DECODE);
+	assert_int_equal(d->n_iters, 4);
+	assert_int_equal(d->skipped_first, 0);
+	lp_stage_set_release(&st);
+
+	/* run.skip_first=0 keeps the cold one; =2 drops two */
+	rules.skip_first = 0;
+	assert_int_equal(lp_stages_compute_ex(&p, &rules, &st, &err), 0);
+	assert_int_equal(lp_stages_find(&st, LP_STAGE_DECODE)->n_iters, 4);
+	assert_false(st.skip_auto);
+	lp_stage_set_release(&st);
+	rules.skip_first = 2;
+	assert_int_equal(lp_stages_compute_ex(&p, &rules, &st, &err), 0);
+	assert_int_equal(lp_stages_find(&st, LP_STAGE_DECODE)->n_iters, 2);
+	assert_int_equal(lp_stages_find(&st, LP_STAGE_DECODE)->skipped_first, 2);
+	lp_stage_set_release(&st);
+	/* more than there are: nothing skipped, every iteration kept */
+	rules.skip_first = 9;
+	assert_int_equal(lp_stages_compute_ex(&p, &rules, &st, &err), 0);
+	assert_int_equal(lp_stages_find(&st, LP_STAGE_DECODE)->n_iters, 4);
+	lp_stage_set_release(&st);
+	lp_profile_release(&p);
+}
+
+/* With a warm-up range the automatic rule skips nothing; with one iteration nothing either. */
+static void test_skip_first_with_warmup_or_one_iteration(void **state)
+{
+	static const uint64_t dec[1] = { 50 };
+	struct lp_profile p;
+	struct lp_stage_set st;
+	struct lp_err err = LP_ERR_INIT;
+	struct lp_stage_rules rules;
+	(void)state;
+	memset(&rules, 0, sizeof(rules));
+	rules.skip_first = LP_SKIP_FIRST_AUTO;
+	lp_profile_init(&p, "llm");
+	build(&p);   /* LLM-domain contract with a warmup range, 3 iterations */
+	assert_int_equal(lp_stages_compute_ex(&p, &rules, &st, &err), 0);
+	assert_true(st.have_warmup_range);
+	assert_int_equal(st.skip_first, 0);
+	assert_int_equal(lp_stages_find(&st, LP_STAGE_PREFILL)->n_iters, 3);
+	assert_int_equal(lp_stages_find(&st, LP_STAGE_PREFILL)->excluded_warmup, 1);
+	/* the default-domain decoy is counted in the mapping as ignored */
+	assert_int_equal(map_find(&st, LP_ROLE_PREFILL, "prefill")->ranges, 4);   /* 3 + the warm-up one, LLM */
+	{
+		size_t i, ignored = 0;
+		for (i = 0; i < st.n_map; i++)
+			ignored += st.map[i].ignored;
+		assert_int_equal(ignored, 1);
+	}
+	lp_stage_set_release(&st);
+	lp_profile_release(&p);
+
+	lp_profile_init(&p, "once");
+	build_plain(&p, 1, dec, 2, "decode_all", "decode_step");
+	assert_int_equal(lp_stages_compute_ex(&p, &rules, &st, &err), 0);
+	assert_int_equal(st.skip_first, 1);
+	assert_int_equal(lp_stages_find(&st, LP_STAGE_DECODE)->n_iters, 1);
+	assert_int_equal(lp_stages_find(&st, LP_STAGE_DECODE)->skipped_first, 0);
+	lp_stage_set_release(&st);
+	lp_profile_release(&p);
+}
+
+/* Configured names and regexes replace the defaults of their role only; a bad regex is a usage
+ * error naming the key; LLM-domain ranges win per role. */
+static void test_configured_mapping(void **state)
+{
+	static const uint64_t dec[3] = { 40, 40, 40 };
+	static const char *const decode[] = { "generate_tokens", NULL };
+	static const char *const step[] = { "regex:tok(en)?_[0-9]+", NULL };
+	static const char *const bad[] = { "regex:(", NULL };
+	struct lp_profile p;
+	struct lp_stage_set st;
+	struct lp_err err = LP_ERR_INIT;
+	struct lp_stage_rules rules;
+	const struct lp_stage *d;
+	int i;
+	(void)state;
+	lp_profile_init(&p, "custom");
+	build_plain(&p, 3, dec, 2, "generate_tokens", "token_7");
+	R(&p, -1, "", "decode", 5000 * MS, 5001 * MS);   /* a default name that is no longer mapped */
+	memset(&rules, 0, sizeof(rules));
+	rules.names[LP_ROLE_DECODE] = decode;
+	rules.names[LP_ROLE_STEP] = step;
+	rules.source = "stages.* in the config";
+	assert_int_equal(lp_stages_compute_ex(&p, &rules, &st, &err), 0);
+	assert_false(st.names_default);
+	assert_string_equal(st.names_source, "stages.* in the config");
+	d = lp_stages_find(&st, LP_STAGE_DECODE);
+	assert_non_null(d);
+	assert_int_equal(d->n_iters, 3);
+	assert_true(d->steps.mean == 2.0);
+	assert_null(map_find(&st, LP_ROLE_DECODE, "decode"));
+	assert_non_null(map_find(&st, LP_ROLE_STEP, "token_7"));
+	/* `decode` is a top-level range of no role now, but prefill/decode stages exist: no extra row */
+	assert_int_equal(st.n_stages, 2);
+	lp_stage_set_release(&st);
+
+	rules.names[LP_ROLE_STEP] = bad;
+	assert_int_equal(lp_stages_compute_ex(&p, &rules, &st, &err), -1);
+	assert_int_equal(err.status, LP_EUSAGE);
+	assert_non_null(strstr(err.msg, "stages.decode_step"));
+	lp_profile_release(&p);
+
+	/* LLM-domain decode ranges win over default-domain ones, per role: prefill stays default-domain */
+	lp_profile_init(&p, "mixed");
+	for (i = 0; i < 2; i++) {
+		uint64_t t = (uint64_t)(100 * i) * MS;
+		R(&p, -1, "", "prefill", t, t + 5 * MS);
+		R(&p, -1, "LLM", "decode_all", t + 10 * MS, t + 30 * MS);
+		R(&p, -1, "", "decode", t + 10 * MS, t + 31 * MS);
+	}
+	assert_int_equal(lp_stages_compute(&p, &st, &err), 0);
+	assert_int_equal(lp_stages_find(&st, LP_STAGE_PREFILL)->n_iters, 2);
+	d = lp_stages_find(&st, LP_STAGE_DECODE);
+	assert_int_equal(d->n_iters, 2);
+	assert_string_equal(d->domain, "LLM");
+	assert_true(fabs(d->host_ms.mean - 20.0) < 1e-9);
+	assert_int_equal(map_find(&st, LP_ROLE_DECODE, "decode")->ignored, 2);
+	lp_stage_set_release(&st);
+	lp_profile_release(&p);
+}
+
+/* A slow iteration among steady ones is flagged; jitter under 5% of the median is not. */
+static void test_outliers(void **state)
+{
+	static const uint64_t dec[6] = { 40, 41, 40, 90, 42, 40 };
+	struct lp_profile p;
+	struct lp_stage_set st;
+	struct lp_err err = LP_ERR_INIT;
+	const struct lp_stage *d, *pf;
+	size_t i;
+	(void)state;
+	lp_profile_init(&p, "outliers");
+	build_plain(&p, 6, dec, 2, "decode_all", "decode_step");
+	assert_int_equal(lp_stages_compute(&p, &st, &err), 0);
+	d = lp_stages_find(&st, LP_STAGE_DECODE);
+	pf = lp_stages_find(&st, LP_STAGE_PREFILL);
+	assert_int_equal(d->n_outliers, 1);
+	assert_true(fabs(d->lat_median_ms - 40.5) < 1e-9);
+	for (i = 0; i < d->n_iters; i++)
+		assert_int_equal(d->iters[i].outlier, i == 3);
+	assert_int_equal(pf->n_outliers, 0);   /* identical prefills */
+	lp_stage_set_release(&st);
+	lp_profile_release(&p);
+}
+
+/* No range at all: no stage, and the whole-run timeline still comes out. */
+static void test_no_ranges_whole_run(void **state)
+{
+	struct lp_profile p;
+	struct lp_stage_set st;
+	struct lp_err err = LP_ERR_INIT;
+	(void)state;
+	lp_profile_init(&p, "bare");
+	K(&p, -1, "a", 10 * MS, 20 * MS);
+	K(&p, -1, "b", 15 * MS, 25 * MS);   /* overlaps a: busy 15 ms */
+	K(&p, -1, "c", 100 * MS, 110 * MS);
+	assert_int_equal(lp_stages_compute(&p, &st, &err), 0);
+	assert_int_equal(st.n_stages, 0);
+	assert_int_equal(st.run_span_ns, 100 * MS);
+	assert_int_equal(st.run_busy_ns, 25 * MS);
+	assert_int_equal(st.kernel_stage[0], -1);
+	lp_stage_set_release(&st);
+	lp_profile_release(&p);
+}
+
 static void test_stat_single_value(void **state)
 {
 	struct lp_stat s;
@@ -166,6 +425,11 @@ int main(void)
 		cmocka_unit_test(test_iterations_and_stats),
 		cmocka_unit_test(test_top_level_fallback_and_cpu),
 		cmocka_unit_test(test_stat_single_value),
+		cmocka_unit_test(test_default_mapping_and_skip_first),
+		cmocka_unit_test(test_skip_first_with_warmup_or_one_iteration),
+		cmocka_unit_test(test_configured_mapping),
+		cmocka_unit_test(test_outliers),
+		cmocka_unit_test(test_no_ranges_whole_run),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
