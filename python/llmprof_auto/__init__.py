@@ -1,0 +1,467 @@
+"""llmprof_auto: prefill / decode stage ranges and the model's shape for unmodified Python programs.
+
+`llmprof run -- python prog.py` starts it through site/sitecustomize.py (run.auto_stages, on by
+default; docs/nvtx.md "Programs you did not write for llmprof"). Standard library only, and it
+imports nothing heavy itself: an import hook waits until the program imports transformers, then
+
+- wraps ``GenerationMixin.generate`` and hooks the forward of every causal-LM model built
+  (``PreTrainedModel.post_init``), so that each top-level forward becomes a ``prefill`` or
+  ``decode_step`` range inside ``decode_all`` (tracker.py has the rules), pushed in the NVTX
+  domain ``LLM`` through python/llmprof_nvtx.py, where llmprof's tracer and ncu's
+  ``LLM@decode_all/`` filter see them;
+- with LLMPROF_AUTO_OPS=1 (run.auto_ops) pushes ``layer`` (payload: index), ``attention``,
+  ``mlp`` / ``moe`` ranges from module hooks, named like the reference workload's;
+- writes the program's account to $LLMPROF_AUTO_DIR/program.<pid>.json: the model's class, HF
+  config, dtype and parameter count, and the batch / prompt / decode-step counts seen
+  (llmprof's MFU/MBU use them when model= and inputs.* are not set).
+
+It watches torch.cuda.nvtx.range_push and llmprof_nvtx.push: once the program pushes a stage
+range of its own (prefill, decode, decode_all, decode_step, step), it stops pushing stage ranges.
+Nothing here may break the program: hooks swallow their own errors (LLMPROF_AUTO_VERBOSE=1
+prints them once on stderr).
+"""
+
+import atexit
+import functools
+import json
+import os
+import sys
+import threading
+import time
+
+from .tracker import StageTracker, STAGE_NAMES  # noqa: F401
+
+__all__ = ["install", "installed", "tracker", "account", "attach", "detach"]
+
+_state = {"installed": False, "tracker": None, "nvtx": None, "push": None, "pop": None,
+          "models": {}, "model": None, "last_write": 0.0, "warned": set()}
+_lock = threading.Lock()
+
+
+def _say(what, err=None):
+    if os.environ.get("LLMPROF_AUTO_VERBOSE") == "1" and what not in _state["warned"]:
+        _state["warned"].add(what)
+        sys.stderr.write("llmprof_auto: %s%s\n" % (what, ": %r" % (err,) if err is not None else ""))
+
+
+# ---- NVTX ranges (python/llmprof_nvtx.py, domain LLM) ----
+
+class _Ranges(object):
+    """push/pop through llmprof_nvtx's original functions (the wrapped ones watch the program)."""
+
+    def push(self, name, payload=None):
+        if _state["push"] is None:
+            _load_nvtx()
+        try:
+            _state["push"](name, payload)
+        except Exception as e:  # pragma: no cover - ctypes failures
+            _say("push failed", e)
+
+    def pop(self):
+        try:
+            _state["pop"]()
+        except Exception as e:  # pragma: no cover
+            _say("pop failed", e)
+
+
+def _load_nvtx():
+    try:
+        import llmprof_nvtx
+    except Exception as e:
+        _say("llmprof_nvtx not importable", e)
+        _state["push"], _state["pop"] = (lambda name, payload=None: None), (lambda: None)
+        return
+    _watch_llmprof_nvtx(llmprof_nvtx)
+
+
+def _watch_llmprof_nvtx(mod):
+    """Keeps the module's own push/pop for us and wraps the module's push to see the program's."""
+    push = getattr(mod, "push", None)
+    if push is None:
+        return
+    orig = getattr(push, "_llmprof_auto_orig", push)
+    if _state["push"] is None:
+        _state["push"], _state["pop"] = orig, mod.pop
+    if getattr(push, "_llmprof_auto_orig", None) is None:
+        @functools.wraps(orig)
+        def watched_push(name, payload=None):
+            tr = _state["tracker"]
+            if tr is not None:
+                tr.saw_range(name)
+            return orig(name, payload)
+        watched_push._llmprof_auto_orig = orig
+        mod.push = watched_push
+
+
+def _watch_torch_nvtx(mod):
+    orig = getattr(mod, "range_push", None)
+    if orig is None or getattr(orig, "_llmprof_auto_orig", None) is not None:
+        return
+
+    @functools.wraps(orig)
+    def range_push(msg, *a, **k):
+        tr = _state["tracker"]
+        if tr is not None:
+            tr.saw_range(msg)
+        return orig(msg, *a, **k)
+    range_push._llmprof_auto_orig = orig
+    mod.range_push = range_push
+
+
+# ---- reading a forward call's inputs (duck-typed: tensors are anything with .shape) ----
+
+def _shape(x):
+    s = getattr(x, "shape", None)
+    try:
+        return tuple(int(d) for d in s) if s is not None else None
+    except Exception:
+        return None
+
+
+def forward_inputs(args, kwargs):
+    """(batch, input tokens per sequence, tokens in the cache or None when unknown) of a
+    causal LM's forward(input_ids, ..., past_key_values=...)."""
+    ids = kwargs.get("input_ids")
+    if ids is None and args:
+        ids = args[0]
+    shape = _shape(ids)
+    if shape is None:
+        shape = _shape(kwargs.get("inputs_embeds"))  # (batch, tokens, hidden)
+    batch = tokens = None
+    if shape:
+        batch = shape[0]
+        tokens = shape[1] if len(shape) >= 2 else 1
+    return batch, tokens, cache_length(kwargs.get("past_key_values", kwargs.get("past_key_value")))
+
+
+def cache_length(pkv):
+    """Tokens held by a KV cache: 0 for none; None when it cannot be read without a GPU sync."""
+    if pkv is None:
+        return 0
+    get = getattr(pkv, "get_seq_length", None)
+    if get is not None:
+        try:
+            n = get()
+        except Exception:
+            return None
+        return n if isinstance(n, int) else None  # a tensor (StaticCache) would sync: unknown
+    try:  # legacy tuple of (key, value) per layer: key is (batch, heads, tokens, head_dim)
+        if len(pkv) == 0:
+            return 0
+        s = _shape(pkv[0][0])
+        return s[-2] if s and len(s) >= 2 else None
+    except Exception:
+        return None
+
+
+# ---- the program's account ----
+
+_DTYPES = {"torch.bfloat16": "bf16", "torch.float16": "fp16", "torch.float32": "fp32",
+           "torch.float8_e4m3fn": "fp8", "torch.float8_e5m2": "fp8"}
+
+
+def describe_model(model):
+    """{"class", "hf_config", "dtype", "parameters"} of a Hugging Face model (duck-typed)."""
+    out = {"class": type(model).__name__}
+    cfg = getattr(model, "config", None)
+    try:
+        d = cfg.to_dict() if hasattr(cfg, "to_dict") else dict(vars(cfg)) if cfg is not None else None
+        out["hf_config"] = json.loads(json.dumps(d, default=str)) if d is not None else None
+    except Exception as e:
+        _say("cannot read the model config", e)
+        out["hf_config"] = None
+    dtype = getattr(model, "dtype", None)
+    out["dtype"] = _DTYPES.get(str(dtype), str(dtype) if dtype is not None else None)
+    try:
+        out["parameters"] = int(sum(p.numel() for p in model.parameters()))
+    except Exception:
+        out["parameters"] = None
+    return out
+
+
+def account():
+    """What the program ran, as written to program.<pid>.json."""
+    tr = _state["tracker"]
+    doc = {"schema_version": 1, "writer": "llmprof_auto", "pid": os.getpid(),
+           "argv": [str(a) for a in sys.argv[:16]],
+           "stage_ranges": ("the program's own" if tr is not None and tr.user_ranges else "pushed by llmprof_auto"),
+           "tokens": tr.counts.as_dict() if tr is not None else None,
+           "models": sorted(set(m["class"] for m in _state["models"].values()))}
+    if _state["model"] is not None:
+        doc["model"] = _state["model"]
+    return doc
+
+
+def write_account(force=False):
+    out = os.environ.get("LLMPROF_AUTO_DIR")
+    if not out:
+        return
+    now = time.monotonic()
+    if not force and now - _state["last_write"] < 1.0:
+        return
+    _state["last_write"] = now
+    try:
+        os.makedirs(out, exist_ok=True)
+        path = os.path.join(out, "program.%d.json" % os.getpid())
+        tmp = path + ".tmp.%d" % threading.get_ident()
+        with open(tmp, "w") as f:
+            json.dump(account(), f, indent=1, sort_keys=True, default=str)
+        os.replace(tmp, path)
+    except Exception as e:
+        _say("cannot write the account", e)
+
+
+# ---- hooks on transformers models ----
+
+def _is_generator(model):
+    gm = sys.modules.get("transformers.generation.utils")
+    cls = getattr(gm, "GenerationMixin", None) if gm is not None else None
+    if cls is not None and isinstance(model, cls):
+        return True
+    name = type(model).__name__
+    return name.endswith(("ForCausalLM", "ForConditionalGeneration", "LMHeadModel"))
+
+
+def _register(module, pre, post):
+    """Forward pre/post hooks with kwargs (torch >= 2.0), always_call when available; their
+    handles, or None when this torch has no kwargs hooks."""
+    try:
+        h1 = module.register_forward_pre_hook(pre, with_kwargs=True)
+    except TypeError:
+        return None
+    try:
+        h2 = module.register_forward_hook(post, with_kwargs=True, always_call=True)
+    except TypeError:
+        h2 = module.register_forward_hook(post, with_kwargs=True)
+    return [h1, h2]
+
+
+def attach(model):
+    """Hooks a causal LM's forward (and, with LLMPROF_AUTO_OPS=1, its layers). Idempotent."""
+    if getattr(model, "_llmprof_auto", False) or not _is_generator(model):
+        return False
+    tr = _state["tracker"]
+    kinds = threading.local()
+
+    def pre(module, args, kwargs):
+        try:
+            if id(module) not in _state["models"]:
+                _note_model(module)
+            b, n, c = forward_inputs(args, kwargs)
+            stack = getattr(kinds, "stack", None)
+            if stack is None:
+                stack = kinds.stack = []
+            stack.append(tr.forward_enter(b, n, c))
+        except Exception as e:
+            _say("forward pre-hook failed", e)
+
+    def post(module, args, kwargs, output):
+        try:
+            stack = getattr(kinds, "stack", None)
+            if stack:
+                tr.forward_exit(stack.pop())
+        except Exception as e:
+            _say("forward hook failed", e)
+
+    try:
+        model._llmprof_auto = True
+    except Exception:
+        return False
+    handles = _register(model, pre, post)
+    if handles is None:
+        return False
+    model._llmprof_auto_handles = handles
+    if os.environ.get("LLMPROF_AUTO_OPS") == "1":
+        add_op_ranges(model)
+    return True
+
+
+def detach(model):
+    """Removes what attach() hooked on a model (not the op ranges); attach() can hook it again."""
+    for h in getattr(model, "_llmprof_auto_handles", None) or []:
+        if h is not None and hasattr(h, "remove"):
+            h.remove()
+    model._llmprof_auto_handles = None
+    model._llmprof_auto = False
+
+
+def _note_model(model):
+    with _lock:
+        if id(model) in _state["models"]:
+            return
+        d = describe_model(model)
+        _state["models"][id(model)] = d
+        if _state["model"] is None:
+            _state["model"] = d
+    write_account(force=True)
+
+
+def add_op_ranges(model, ranges=None):
+    """layer (payload: index) > attention, mlp / moe ranges from module hooks."""
+    r = ranges or _Ranges()
+    base = getattr(model, "model", None) or getattr(model, "transformer", None) or model
+    base = getattr(base, "language_model", None) or base
+    layers = getattr(base, "layers", None) or getattr(base, "h", None) or []
+
+    def ranged(module, name, payload=None):
+        def pre(*_a, **_k):
+            r.push(name, payload)
+
+        def post(*_a, **_k):
+            r.pop()
+        module.register_forward_pre_hook(pre)
+        try:
+            module.register_forward_hook(post, always_call=True)
+        except TypeError:
+            module.register_forward_hook(post)
+
+    n = 0
+    for i, layer in enumerate(layers):
+        ranged(layer, "layer", i)
+        n += 1
+        for attr in ("self_attn", "attn", "attention"):
+            if getattr(layer, attr, None) is not None:
+                ranged(getattr(layer, attr), "attention")
+                break
+        for attr in ("mlp", "block_sparse_moe", "feed_forward"):
+            m = getattr(layer, attr, None)
+            if m is not None:
+                moe = "moe" in type(m).__name__.lower() or hasattr(m, "experts")
+                ranged(m, "moe" if moe else "mlp")
+                break
+    return n
+
+
+# ---- patches, applied when the modules are imported ----
+
+def _patch_modeling_utils(mod):
+    cls = getattr(mod, "PreTrainedModel", None)
+    orig = getattr(cls, "post_init", None) if cls is not None else None
+    if orig is None or getattr(orig, "_llmprof_auto_orig", None) is not None:
+        return
+
+    @functools.wraps(orig)
+    def post_init(self, *a, **k):
+        r = orig(self, *a, **k)
+        try:
+            attach(self)
+        except Exception as e:
+            _say("cannot hook the model", e)
+        return r
+    post_init._llmprof_auto_orig = orig
+    cls.post_init = post_init
+
+
+def _patch_generation_utils(mod):
+    cls = getattr(mod, "GenerationMixin", None)
+    orig = getattr(cls, "generate", None) if cls is not None else None
+    if orig is None or getattr(orig, "_llmprof_auto_orig", None) is not None:
+        return
+    tr = _state["tracker"]
+
+    @functools.wraps(orig)
+    def generate(self, *a, **k):
+        try:
+            attach(self)  # a model built before the hooks (unpickled, from another library)
+        except Exception:
+            pass
+        tr.generate_enter()
+        try:
+            return orig(self, *a, **k)
+        finally:
+            tr.generate_exit()
+    generate._llmprof_auto_orig = orig
+    cls.generate = generate
+
+
+_PATCHES = {
+    "transformers.modeling_utils": _patch_modeling_utils,
+    "transformers.generation.utils": _patch_generation_utils,
+    "torch.cuda.nvtx": _watch_torch_nvtx,
+    "llmprof_nvtx": _watch_llmprof_nvtx,
+}
+
+
+class _PostImport(object):
+    """A meta path finder that runs a patch right after a watched module is executed. It finds
+    the module with the other finders and wraps only that spec's loader.exec_module (an instance
+    attribute, removed again once the module ran): the module's loader keeps its type."""
+
+    def __init__(self, patches):
+        self.patches = patches
+        self.busy = set()
+
+    def find_spec(self, fullname, path=None, target=None):
+        patch = self.patches.get(fullname)
+        if patch is None or fullname in self.busy:
+            return None
+        self.busy.add(fullname)
+        try:
+            spec = None
+            for finder in sys.meta_path:
+                if finder is self or not hasattr(finder, "find_spec"):
+                    continue
+                spec = finder.find_spec(fullname, path, target)
+                if spec is not None:
+                    break
+        finally:
+            self.busy.discard(fullname)
+        loader = getattr(spec, "loader", None)
+        if spec is None or loader is None or not hasattr(loader, "exec_module"):
+            return None
+        orig = loader.exec_module
+
+        def exec_module(module):
+            try:
+                orig(module)
+            finally:
+                try:
+                    del loader.exec_module
+                except AttributeError:
+                    pass
+            try:
+                patch(module)
+            except Exception as e:
+                _say("cannot patch %s" % fullname, e)
+        try:
+            loader.exec_module = exec_module
+        except Exception:
+            return None  # a loader without instance attributes: imported unpatched
+        return spec
+
+
+def _at_exit():
+    tr = _state["tracker"]
+    if tr is not None:
+        try:
+            tr.close()
+        except Exception:
+            pass
+    write_account(force=True)
+
+
+def install():
+    """Starts the shim (once): the import hook, patches for modules already imported, the
+    exit handler. Returns the tracker."""
+    with _lock:
+        if _state["installed"]:
+            return _state["tracker"]
+        _state["installed"] = True
+        _state["tracker"] = StageTracker(_Ranges(), on_change=write_account)
+    sys.meta_path.insert(0, _PostImport(_PATCHES))
+    for name, patch in _PATCHES.items():
+        if name in sys.modules:
+            try:
+                patch(sys.modules[name])
+            except Exception as e:
+                _say("cannot patch %s" % name, e)
+    atexit.register(_at_exit)
+    return _state["tracker"]
+
+
+def installed():
+    return _state["installed"]
+
+
+def tracker():
+    return _state["tracker"]

@@ -1,0 +1,177 @@
+"""tracker.py: which NVTX stage range a forward call is, from its shape and cache (no torch here).
+
+The rules (docs/nvtx.md, "Programs you did not write for llmprof"):
+
+- Inside ``generate()`` (the outermost call on this thread): the first top-level forward is
+  ``prefill`` (payload: batch x prompt tokens), every later one a ``decode_step`` (payload: the
+  step index, from 0), and ``decode_all`` opens before the first step and closes when
+  ``generate()`` returns.
+- A forward called directly (a loop you wrote): an empty cache (no ``past_key_values``, or one
+  holding 0 tokens) is ``prefill``; one new token per sequence on a non-empty cache is a
+  ``decode_step``; anything else (a second prefill chunk, several draft tokens) gets no range.
+  When the cache length cannot be read without a GPU sync, more than one input token is
+  ``prefill`` and one token a ``decode_step`` after a prefill. ``decode_all`` opens at the first
+  step after a prefill and closes at the next prefill, the next ``generate()`` or at exit: the
+  host work after the last step counts as decode (push your own ranges for exact boundaries).
+- Only top-level forwards count (a causal LM called inside another one's forward is part of it).
+- Once the program pushes stage ranges of its own (``prefill``, ``decode``, ``decode_all``,
+  ``decode_step``, ``step``, seen through torch.cuda.nvtx or llmprof_nvtx), the tracker pushes
+  nothing more: the program's ranges are the truth. It still counts what it sees.
+
+Ranges are pushed through ``ranges`` (an object with ``push(name, payload=None)`` and ``pop()``),
+per thread, properly nested. The tracker also counts what it saw (batch, prompt length, decode
+steps per generation) for llmprof's MFU/MBU. Thread-safe: per-thread state, counters updated
+under the GIL.
+"""
+
+import threading
+
+STAGE_NAMES = frozenset(("prefill", "decode", "decode_all", "decode_step", "step"))
+
+PREFILL = "prefill"
+DECODE_STEP = "decode_step"
+
+
+class Counts(object):
+    """What the program ran, as llmprof needs it."""
+
+    def __init__(self):
+        self.batch = None          # of the last prefill
+        self.prompt_len = None     # input tokens per sequence of the last prefill
+        self.decode_steps = None   # decode steps of the last finished generation / loop iteration
+        self.consistent = True     # batch and prompt length never changed between prefills
+        self.prefills = 0
+        self.generate_calls = 0
+        self.decode_steps_total = 0
+
+    def as_dict(self):
+        return {
+            "batch": self.batch, "prompt_len": self.prompt_len,
+            "decode_steps": self.decode_steps,
+            "new_tokens": None if self.decode_steps is None else self.decode_steps + 1,
+            "consistent": self.consistent, "prefills": self.prefills,
+            "generate_calls": self.generate_calls, "decode_steps_total": self.decode_steps_total,
+        }
+
+
+class _ThreadState(threading.local):
+    def __init__(self):
+        self.gen_depth = 0          # nested generate() calls
+        self.gen_prefilled = False  # the current generate() ran its prefill
+        self.fwd_depth = 0          # nested top-level forwards
+        self.decode_open = False    # this tracker's decode_all is open
+        self.steps = 0              # decode steps since the last prefill
+        self.prefilled = False      # a prefill ran on this thread (for direct calls)
+
+
+class StageTracker(object):
+    def __init__(self, ranges, on_change=None):
+        self.ranges = ranges
+        self.counts = Counts()
+        self.user_ranges = False    # the program pushes stage ranges itself
+        self.on_change = on_change  # called after a prefill and after generate() returns
+        self._t = _ThreadState()
+
+    # -- the program's own ranges --
+
+    def saw_range(self, name):
+        """A range the program pushed itself (torch.cuda.nvtx.range_push, llmprof_nvtx.push)."""
+        if not self.user_ranges and isinstance(name, str) and name in STAGE_NAMES:
+            self.user_ranges = True
+
+    # -- generate() --
+
+    def generate_enter(self):
+        t = self._t
+        t.gen_depth += 1
+        if t.gen_depth == 1:
+            self._close_decode(t)
+            t.gen_prefilled = False
+            t.steps = 0
+            self.counts.generate_calls += 1
+
+    def generate_exit(self):
+        t = self._t
+        if t.gen_depth <= 0:
+            return
+        t.gen_depth -= 1
+        if t.gen_depth == 0:
+            if t.gen_prefilled:
+                self.counts.decode_steps = t.steps
+            self._close_decode(t)
+            if self.on_change:
+                self.on_change()
+
+    # -- forward --
+
+    def forward_enter(self, batch, input_len, cache_len):
+        """Before a causal LM's forward. batch / input_len: from the input shape (None unknown);
+        cache_len: tokens already in the cache (0 empty, None unknown). Returns the range kind
+        pushed (PREFILL, DECODE_STEP) or None; pass it to forward_exit. Once the program pushes
+        its own stage ranges nothing is pushed, but the counts go on."""
+        t = self._t
+        t.fwd_depth += 1
+        if t.fwd_depth > 1:
+            return None
+        push = not self.user_ranges
+        kind = self.classify(batch, input_len, cache_len)
+        if kind == PREFILL:
+            self._close_decode(t)
+            t.steps = 0
+            t.prefilled = True
+            if t.gen_depth:
+                t.gen_prefilled = True
+            self._count_prefill(batch, input_len)
+            if push:
+                self.ranges.push("prefill", batch * input_len if batch and input_len else None)
+            if self.on_change:
+                self.on_change()
+        elif kind == DECODE_STEP:
+            if push:
+                if not t.decode_open:
+                    self.ranges.push("decode_all", None)
+                    t.decode_open = True
+                self.ranges.push("decode_step", t.steps)
+            t.steps += 1
+            self.counts.decode_steps_total += 1
+            if not t.gen_depth:
+                self.counts.decode_steps = t.steps  # a loop: the steps since its prefill
+        return kind if push else None
+
+    def forward_exit(self, kind):
+        t = self._t
+        if t.fwd_depth > 0:
+            t.fwd_depth -= 1
+        if kind is not None:
+            self.ranges.pop()
+
+    def classify(self, batch, input_len, cache_len):
+        """The rules above, for this thread's state; no side effects."""
+        t = self._t
+        if t.gen_depth:
+            return DECODE_STEP if t.gen_prefilled else PREFILL
+        if cache_len == 0:
+            return PREFILL
+        if cache_len is None:
+            if input_len is not None and input_len > 1:
+                return PREFILL
+            return DECODE_STEP if t.prefilled and input_len == 1 else PREFILL
+        return DECODE_STEP if input_len == 1 else None
+
+    def close(self):
+        """At exit: closes this thread's open decode_all."""
+        self._close_decode(self._t)
+
+    # -- helpers --
+
+    def _close_decode(self, t):
+        if t.decode_open:
+            self.ranges.pop()
+            t.decode_open = False
+
+    def _count_prefill(self, batch, input_len):
+        c = self.counts
+        if c.prefills and (c.batch != batch or c.prompt_len != input_len):
+            c.consistent = False
+        c.batch, c.prompt_len = batch, input_len
+        c.prefills += 1

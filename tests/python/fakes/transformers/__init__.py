@@ -1,0 +1,1 @@
+"""A fake transformers for llmprof_auto's tests (tests/python/fakes/README.md)."""
