@@ -1,0 +1,57 @@
+#!/usr/bin/env python3
+"""hf_generate_plain.py: a Hugging Face program as people write it, with nothing for llmprof: no
+NVTX range, no warm-up marked. It builds a random-weight model from a config (no download) and
+calls model.generate() --iters times; it times itself with CUDA events from forward hooks
+(plain_common.py) and prints the self-check JSON lines of docs/metrics.md.
+
+    llmprof run --mode light -- python3 examples/hf_generate_plain.py --model llama-3.2-1b
+    llmprof run --mode light -- python3 examples/hf_generate_plain.py --model qwen1.5-moe-a2.7b
+
+Under `llmprof run` (run.auto_stages, the default) python/llmprof_auto turns each generate() into
+prefill / decode_all / decode_step ranges and reports the model's shape and token counts, so the
+report has TTFT, tokens/s and MFU/MBU with no model= or inputs.* (docs/nvtx.md).
+"""
+
+import argparse
+import os
+import sys
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import plain_common  # noqa: E402
+
+
+def main():
+    p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    plain_common.add_args(p)
+    args = p.parse_args()
+    plain_common.check_args(p, args)
+    import torch
+    import transformers
+    plain_common.need_cuda(torch)
+    model, cfg = plain_common.build_model(args, torch, transformers)
+    clock = plain_common.ForwardClock(torch, model)
+    gen = torch.Generator(device="cpu").manual_seed(args.seed)
+    prompt = torch.randint(0, cfg.vocab_size, (args.batch, args.prompt_len), generator=gen).to("cuda")
+    mask = torch.ones_like(prompt)
+    results = []
+    with torch.inference_mode():
+        for _ in range(args.iters):
+            clock.start()
+            model.generate(input_ids=prompt, attention_mask=mask, do_sample=False,
+                           max_new_tokens=args.new_tokens, min_new_tokens=args.new_tokens,
+                           pad_token_id=0)
+            r = clock.finish()
+            if r is None:
+                sys.stderr.write("error: generate() ran fewer than two forwards\n")
+                return 1
+            results.append(r)
+    plain_common.report(results, args.batch, {
+        "model": args.model_config or args.model, "batch": args.batch,
+        "prompt_len": args.prompt_len, "new_tokens": args.new_tokens,
+        "params": sum(x.numel() for x in model.parameters()),
+        "torch": torch.__version__, "transformers": transformers.__version__})
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,66 @@
+#!/usr/bin/env python3
+"""kv_loop_plain.py: a hand-written KV-cache generation loop as people write it: greedy argmax on
+the GPU, no host sync per step, and default-domain NVTX ranges named the usual way
+(torch.cuda.nvtx: "prefill", "decode" around the steps, "decode_step" per token), no warm-up
+marked. llmprof's default stage mapping takes them as prefill / decode_all / decode_step and
+leaves the first (cold) iteration out (docs/nvtx.md); llmprof_auto sees the ranges and pushes
+none of its own, but still reports the model's shape and token counts. Random weights from a
+config (plain_common.py); CUDA-event timing at the range boundaries; the self-check JSON lines of
+docs/metrics.md.
+
+    llmprof run --mode light -- python3 examples/kv_loop_plain.py --model llama-3.2-1b
+"""
+
+import argparse
+import os
+import sys
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import plain_common  # noqa: E402
+
+
+def iteration(model, prompt, new_tokens, torch):
+    nvtx = torch.cuda.nvtx
+    ev = [torch.cuda.Event(enable_timing=True) for _ in range(3)]
+    ev[0].record()
+    nvtx.range_push("prefill")
+    out = model(input_ids=prompt, use_cache=True)
+    nxt = out.logits[:, -1, :].argmax(dim=-1, keepdim=True)
+    nvtx.range_pop()
+    ev[1].record()
+    past = out.past_key_values
+    nvtx.range_push("decode")
+    for s in range(new_tokens - 1):
+        nvtx.range_push("decode_step")
+        out = model(input_ids=nxt, past_key_values=past, use_cache=True)
+        past = out.past_key_values
+        nxt = out.logits[:, -1, :].argmax(dim=-1, keepdim=True)
+        nvtx.range_pop()
+    nvtx.range_pop()
+    ev[2].record()
+    ev[2].synchronize()
+    return ev[0].elapsed_time(ev[1]), ev[1].elapsed_time(ev[2]), new_tokens - 1
+
+
+def main():
+    p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    plain_common.add_args(p)
+    args = p.parse_args()
+    plain_common.check_args(p, args)
+    import torch
+    import transformers
+    plain_common.need_cuda(torch)
+    model, cfg = plain_common.build_model(args, torch, transformers)
+    gen = torch.Generator(device="cpu").manual_seed(args.seed)
+    prompt = torch.randint(0, cfg.vocab_size, (args.batch, args.prompt_len), generator=gen).to("cuda")
+    with torch.inference_mode():
+        results = [iteration(model, prompt, args.new_tokens, torch) for _ in range(args.iters)]
+    plain_common.report(results, args.batch, {
+        "model": args.model_config or args.model, "batch": args.batch,
+        "prompt_len": args.prompt_len, "new_tokens": args.new_tokens,
+        "torch": torch.__version__, "transformers": transformers.__version__})
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,144 @@
+"""plain_common.py: what examples/*_plain.py share: model shapes, building a random-weight model
+from a config (no download), and timing a program's prefill and decode with CUDA events the way a
+careful user would. Nothing here knows llmprof: these programs are what llmprof must handle
+without help (docs/nvtx.md, "Programs you did not write for llmprof").
+
+The timing: CUDA events recorded when each top-level forward of the model starts and returns (its
+kernels queued), and one when the generation returns. Prefill = the first forward's two events;
+decode = the second forward's start to the generation's end: the same boundaries as the prefill
+and decode_all ranges llmprof_auto pushes (docs/metrics.md "Self-check").
+"""
+
+import json
+import sys
+
+# Shapes (Hugging Face config fields). The MoE ones are Qwen2-MoE-style (routed experts of
+# moe_intermediate_size plus one shared expert of shared_expert_intermediate_size).
+PRESETS = {
+    "tiny": dict(model_type="llama", vocab_size=512, hidden_size=128, intermediate_size=384,
+                 num_hidden_layers=2, num_attention_heads=4, num_key_value_heads=2, head_dim=32,
+                 max_position_embeddings=4096, rope_theta=10000.0, rms_norm_eps=1e-5,
+                 tie_word_embeddings=True),
+    "llama-3.2-1b": dict(model_type="llama", vocab_size=128256, hidden_size=2048,
+                         intermediate_size=8192, num_hidden_layers=16, num_attention_heads=32,
+                         num_key_value_heads=8, head_dim=64, max_position_embeddings=131072,
+                         rope_theta=500000.0, rms_norm_eps=1e-5, tie_word_embeddings=True),
+    "qwen2.5-1.5b": dict(model_type="qwen2", vocab_size=151936, hidden_size=1536,
+                         intermediate_size=8960, num_hidden_layers=28, num_attention_heads=12,
+                         num_key_value_heads=2, max_position_embeddings=32768,
+                         rope_theta=1000000.0, rms_norm_eps=1e-6, tie_word_embeddings=True),
+    "qwen2-moe-tiny": dict(model_type="qwen2_moe", vocab_size=1024, hidden_size=256,
+                           intermediate_size=1024, moe_intermediate_size=128,
+                           shared_expert_intermediate_size=512, num_experts=8,
+                           num_experts_per_tok=2, num_hidden_layers=4, num_attention_heads=8,
+                           num_key_value_heads=4, max_position_embeddings=4096,
+                           decoder_sparse_step=1, mlp_only_layers=[], norm_topk_prob=False,
+                           rope_theta=10000.0, rms_norm_eps=1e-6, tie_word_embeddings=False),
+    "qwen1.5-moe-a2.7b": dict(model_type="qwen2_moe", vocab_size=151936, hidden_size=2048,
+                              intermediate_size=5632, moe_intermediate_size=1408,
+                              shared_expert_intermediate_size=5632, num_experts=60,
+                              num_experts_per_tok=4, num_hidden_layers=24,
+                              num_attention_heads=16, num_key_value_heads=16,
+                              max_position_embeddings=8192, decoder_sparse_step=1,
+                              mlp_only_layers=[], norm_topk_prob=False, rope_theta=1000000.0,
+                              rms_norm_eps=1e-6, tie_word_embeddings=False),
+}
+
+
+def add_args(p):
+    p.add_argument("--model", default="tiny", choices=sorted(PRESETS), help="preset shape")
+    p.add_argument("--model-config", help="a config.json (overrides --model)")
+    p.add_argument("--dtype", default="bf16", choices=["bf16", "fp16", "fp32"])
+    p.add_argument("--batch", type=int, default=1)
+    p.add_argument("--prompt-len", type=int, default=128)
+    p.add_argument("--new-tokens", type=int, default=32, help="tokens generated per sequence")
+    p.add_argument("--iters", type=int, default=4,
+                   help="generations; the first is cold and left out of the summary (no warm-up "
+                        "is marked: llmprof leaves out the first iteration too)")
+    p.add_argument("--seed", type=int, default=1234)
+
+
+def check_args(p, a):
+    if a.batch < 1 or a.prompt_len < 1 or a.iters < 2 or a.new_tokens < 2:
+        p.error("--batch, --prompt-len >= 1, --iters >= 2, --new-tokens >= 2")
+
+
+def build_model(args, torch, transformers):
+    """A random-weight causal LM on the GPU from a preset or a config.json."""
+    if args.model_config:
+        cfg = transformers.AutoConfig.from_pretrained(args.model_config)
+    else:
+        fields = dict(PRESETS[args.model])
+        cfg = transformers.AutoConfig.for_model(fields.pop("model_type"), **fields)
+    dtype = {"bf16": torch.bfloat16, "fp16": torch.float16, "fp32": torch.float32}[args.dtype]
+    torch.manual_seed(args.seed)
+    with torch.device("cuda"):
+        try:
+            model = transformers.AutoModelForCausalLM.from_config(cfg, dtype=dtype)
+        except TypeError:  # transformers 4.x
+            model = transformers.AutoModelForCausalLM.from_config(cfg, torch_dtype=dtype)
+    return model.to(dtype).eval(), cfg
+
+
+class ForwardClock(object):
+    """CUDA events at the start and end of each top-level forward of `model` (forward hooks)."""
+
+    def __init__(self, torch, model):
+        self.torch = torch
+        self.events = []   # (start, end) per forward of the current generation
+        self.depth = 0
+        model.register_forward_pre_hook(self._pre)
+        model.register_forward_hook(self._post)
+
+    def _event(self):
+        e = self.torch.cuda.Event(enable_timing=True)
+        e.record()
+        return e
+
+    def _pre(self, *_):
+        self.depth += 1
+        if self.depth == 1:
+            self.events.append([self._event(), None])
+
+    def _post(self, *_):
+        self.depth -= 1
+        if self.depth == 0:
+            self.events[-1][1] = self._event()
+
+    def start(self):
+        self.events = []
+
+    def finish(self):
+        """(prefill_ms, decode_ms, steps) of the generation just run."""
+        end = self._event()
+        end.synchronize()
+        ev = self.events
+        if len(ev) < 2:
+            return None
+        prefill = ev[0][0].elapsed_time(ev[0][1])
+        decode = ev[1][0].elapsed_time(end)
+        return prefill, decode, len(ev) - 1
+
+
+def report(results, batch, extra=None):
+    """One JSON line per measured generation, then the summary line (docs/metrics.md)."""
+    measured = results[1:]  # the first generation is cold
+    for i, (pm, dm, steps) in enumerate(measured):
+        print(json.dumps({"iter": i, "prefill_ms": pm, "decode_ms": dm,
+                          "decode_ms_per_step": dm / steps,
+                          "tokens_per_s": batch * steps / dm * 1e3}), flush=True)
+    n = len(measured)
+    pm = sum(r[0] for r in measured) / n
+    dm = sum(r[1] for r in measured) / n
+    steps = sum(r[2] for r in measured) / n
+    out = {"summary": True, "iters": n, "prefill_ms": pm, "decode_ms": dm,
+           "decode_ms_per_step": dm / steps, "tokens_per_s": batch * steps / dm * 1e3,
+           "decode_steps": steps}
+    out.update(extra or {})
+    print(json.dumps(out), flush=True)
+
+
+def need_cuda(torch):
+    if not torch.cuda.is_available():
+        sys.stderr.write("error: these examples need a CUDA GPU\n")
+        sys.exit(4)
