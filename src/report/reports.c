@@ -9,6 +9,8 @@
 
 #include "config/yaml.h"
 #include "core/fs.h"
+#include "report/figures.h"
+#include "report/html.h"
 
 static int write_one(const char *run_dir, const char *name, const struct lp_buf *b, struct lp_err *err)
 {
@@ -24,24 +26,28 @@ static int write_one(const char *run_dir, const char *name, const struct lp_buf 
 }
 
 const char *const lp_report_files[LP_REPORT_N_FILES] = { "kernels.md", "operators.md", "report.md",
-							"stakeholder_summary.md", "summary.json" };
+							"stakeholder_summary.md", "summary.json", "report.html" };
 
 int lp_report_write_all(const char *run_dir, const struct lp_analysis *a, struct lp_err *err)
 {
 	struct lp_buf b[LP_REPORT_N_FILES];
 	const char *const *names = lp_report_files;
 	int i, rc = 0;
-	for (i = 0; i < 5; i++)
+	for (i = 0; i < LP_REPORT_N_FILES; i++)
 		lp_buf_init(&b[i], 0);
 	if (lp_report_kernels_md(a, &b[0]) < 0 || lp_report_operators_md(a, &b[1]) < 0 ||
-	    lp_report_report_md(a, run_dir, &b[2]) < 0 || lp_report_stakeholder_md(a, &b[3]) < 0) {
+	    lp_report_report_md(a, run_dir, &b[2]) < 0 || lp_report_stakeholder_md(a, &b[3]) < 0 ||
+	    lp_report_html(a, run_dir, &b[5]) < 0) {
 		rc = lp_err_set(err, LP_EOTHER, "out of memory rendering the reports");
 	} else if (lp_report_summary_json(a, &b[4], err) < 0) {
 		rc = -1;
 	}
-	for (i = 0; i < 5 && rc == 0; i++)
+	/* the figures first: report.html and the Markdown reports link them */
+	if (rc == 0)
+		rc = lp_figures_write(run_dir, a, err);
+	for (i = 0; i < LP_REPORT_N_FILES && rc == 0; i++)
 		rc = write_one(run_dir, names[i], &b[i], err);
-	for (i = 0; i < 5; i++)
+	for (i = 0; i < LP_REPORT_N_FILES; i++)
 		lp_buf_release(&b[i]);
 	return rc;
 }

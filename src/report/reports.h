@@ -1,7 +1,8 @@
 /* reports.h: the reports of a run, rendered from an analysis (analyze/analysis.h).
  *
  * Files written into the run folder (docs/reports.md describes each, docs/summary-schema.md the
- * JSON): kernels.md, operators.md, report.md, stakeholder_summary.md, summary.json. Output is
+ * JSON): kernels.md, operators.md, report.md, stakeholder_summary.md, summary.json, report.html
+ * (report/html.h, with the SVG figures of report/figures.h in figures/). Output is
  * deterministic: identical analysis -> identical bytes (no clock is read; the only times are the
  * ones measured in the input). Every file goes through lp_fs_write_atomic.
  *
@@ -24,10 +25,10 @@
 #define LP_REPORT_TOP_OPS 10
 
 /* The reports, in the order they are listed to users: the one list every command derives from. */
-#define LP_REPORT_N_FILES 5
+#define LP_REPORT_N_FILES 6
 extern const char *const lp_report_files[LP_REPORT_N_FILES];
 
-/* Writes the five reports into run_dir. */
+/* Writes the reports into run_dir, and the figures of report/figures.h into run_dir/figures/. */
 int lp_report_write_all(const char *run_dir, const struct lp_analysis *a, struct lp_err *err);
 
 /* The renderers behind it (run_dir: for the artifact list of report.md; may be NULL). */
