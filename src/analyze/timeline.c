@@ -36,6 +36,8 @@ struct collect {
 	const struct lp_stage_set *s;
 	int32_t occ[2];
 	uint64_t occ_gpu_end[2];     /* end of the GPU work launched inside (lp_stage_iter.gpu_end_ns) */
+	uint64_t zoom_from, zoom_to; /* absolute; 0 0: no zoom (timeline.h) */
+	uint64_t zoom_steps;
 	size_t n_occ;
 	int whole_run;
 	struct member *m;
@@ -271,6 +273,18 @@ static void lane_name(uint32_t key, struct lp_tl_lane *l)
 	}
 }
 
+/* The zoom window of a decode occurrence: LP_TIMELINE_ZOOM_STEPS steps' worth of its latency. */
+static void zoom_window(struct collect *c, const struct lp_stage_iter *it)
+{
+	uint64_t lat = it->latency_ns ? it->latency_ns : it->host_ns;
+	if (it->steps < LP_TIMELINE_ZOOM_STEPS + 1 || !lat)
+		return;
+	/* the latency starts when GPU work queued before the push has ended (stages.h) */
+	c->zoom_steps = it->steps;
+	c->zoom_from = it->start_ns + it->wait_ns;
+	c->zoom_to = c->zoom_from + lat / it->steps * LP_TIMELINE_ZOOM_STEPS;
+}
+
 /* The occurrences shown (timeline.h "Which iteration"). */
 static void choose(const struct lp_stage_set *s, struct collect *c, struct lp_timeline *out)
 {
@@ -281,6 +295,7 @@ static void choose(const struct lp_stage_set *s, struct collect *c, struct lp_ti
 		c->occ[c->n_occ++] = pf->iters[0].range;
 		for (j = 0; dec && j < dec->n_iters; j++) {
 			if (dec->iters[j].start_ns >= pf->iters[0].start_ns) {
+				zoom_window(c, &dec->iters[j]);
 				c->occ_gpu_end[c->n_occ] = dec->iters[j].gpu_end_ns;
 				c->occ[c->n_occ++] = dec->iters[j].range;
 				break;
@@ -289,6 +304,7 @@ static void choose(const struct lp_stage_set *s, struct collect *c, struct lp_ti
 		snprintf(out->what, sizeof(out->what), "measured iteration 1: %s%s%s", pf->name, c->n_occ > 1 ? " + " : "",
 			c->n_occ > 1 ? dec->name : "");
 	} else if (dec && dec->n_iters) {
+		zoom_window(c, &dec->iters[0]);
 		c->occ_gpu_end[c->n_occ] = dec->iters[0].gpu_end_ns;
 		c->occ[c->n_occ++] = dec->iters[0].range;
 		snprintf(out->what, sizeof(out->what), "measured iteration 1: %s", dec->name);
@@ -308,13 +324,69 @@ static void choose(const struct lp_stage_set *s, struct collect *c, struct lp_ti
 	}
 }
 
+/* Marks of `src` (sorted) fitting LP_TIMELINE_MAX_EVENTS: src itself, or merged into *tmp
+ * (allocated) at the smallest merge width from span / LP_TIMELINE_COLUMNS up that fits. */
+static int downsample(struct tl_raw *src, size_t n, uint64_t span, struct tl_raw **tmp, const struct tl_raw **use,
+	size_t *n_use, uint64_t *merge_ns)
+{
+	uint64_t m;
+	size_t rounds;
+	*use = src;
+	*n_use = n;
+	*merge_ns = 0;
+	if (n <= LP_TIMELINE_MAX_EVENTS)
+		return 0;
+	if (!(*tmp = malloc(n * sizeof(**tmp))))
+		return -1;
+	m = span / LP_TIMELINE_COLUMNS ? span / LP_TIMELINE_COLUMNS : 1;
+	for (rounds = 0; rounds < 64; rounds++) {
+		*n_use = merge_pass(src, n, m, *tmp);
+		if (*n_use <= LP_TIMELINE_MAX_EVENTS)
+			break;
+		m *= 2;
+	}
+	qsort(*tmp, *n_use, sizeof(**tmp), cmp_raw);
+	*use = *tmp;
+	if (*n_use > LP_TIMELINE_MAX_EVENTS)
+		*n_use = LP_TIMELINE_MAX_EVENTS;
+	*merge_ns = m;
+	return 0;
+}
+
+/* Raw events -> the timeline's events (lanes numbered, labels copied). */
+static int emit(struct lp_timeline *out, const uint32_t *keys, const struct tl_raw *use, size_t n_use,
+	struct lp_tl_event **dst)
+{
+	size_t i;
+	*dst = calloc(n_use ? n_use : 1, sizeof(**dst));
+	if (!*dst)
+		return -1;
+	for (i = 0; i < n_use; i++) {
+		struct lp_tl_event *e = &(*dst)[i];
+		size_t l;
+		for (l = 0; l < out->n_lanes && keys[l] != use[i].key; l++)
+			;
+		e->lane = (uint32_t)(l < out->n_lanes ? l : out->n_lanes - 1);
+		e->kind = use[i].kind;
+		e->synthetic = use[i].synthetic;
+		e->merged = use[i].merged;
+		e->start_ns = use[i].start_ns;
+		e->end_ns = use[i].end_ns;
+		e->label = lp_arena_strdup(&out->arena, use[i].label);
+		if (!e->label)
+			return -1;
+	}
+	return 0;
+}
+
 int lp_timeline_compute(const struct lp_profile *p, const struct lp_stage_set *s, struct lp_timeline *out,
 	struct lp_err *err)
 {
 	struct collect c;
-	struct tl_raw *tmp = NULL, *use;
-	uint64_t lo = UINT64_MAX, hi = 0, m = 0;
-	size_t i, n_use, rounds;
+	struct tl_raw *tmp = NULL;
+	const struct tl_raw *use;
+	uint64_t lo = UINT64_MAX, hi = 0;
+	size_t i, n_use;
 	uint32_t keys[LP_TIMELINE_MAX_LANES];
 	memset(out, 0, sizeof(*out));
 	memset(&c, 0, sizeof(c));
@@ -362,45 +434,29 @@ int lp_timeline_compute(const struct lp_profile *p, const struct lp_stage_set *s
 		out->n_lanes++;
 	}
 
-	use = c.ev;
-	n_use = c.n;
-	if (c.n > LP_TIMELINE_MAX_EVENTS) {
-		if (!(tmp = malloc(c.n * sizeof(*tmp))))
-			goto oom;
-		m = out->span_ns / LP_TIMELINE_COLUMNS ? out->span_ns / LP_TIMELINE_COLUMNS : 1;
-		for (rounds = 0; rounds < 64; rounds++) {
-			n_use = merge_pass(c.ev, c.n, m, tmp);
-			if (n_use <= LP_TIMELINE_MAX_EVENTS)
-				break;
-			m *= 2;
-		}
-		qsort(tmp, n_use, sizeof(*tmp), cmp_raw);
-		use = tmp;
-		if (n_use > LP_TIMELINE_MAX_EVENTS)
-			n_use = LP_TIMELINE_MAX_EVENTS;
-		out->merge_ns = m;
-	}
-	out->events = calloc(n_use, sizeof(*out->events));
-	if (!out->events)
+	if (downsample(c.ev, c.n, out->span_ns, &tmp, &use, &n_use, &out->merge_ns) < 0 ||
+	    emit(out, keys, use, n_use, &out->events) < 0)
 		goto oom;
-	for (i = 0; i < n_use; i++) {
-		struct lp_tl_event *e = &out->events[i];
-		size_t l;
-		for (l = 0; l < out->n_lanes && keys[l] != use[i].key; l++)
-			;
-		e->lane = (uint32_t)(l < out->n_lanes ? l : out->n_lanes - 1);
-		e->kind = use[i].kind;
-		e->synthetic = use[i].synthetic;
-		e->merged = use[i].merged;
-		e->start_ns = use[i].start_ns;
-		e->end_ns = use[i].end_ns;
-		e->label = lp_arena_strdup(&out->arena, use[i].label);
-		if (!e->label)
-			goto oom;
-	}
 	out->n_events = n_use;
 	out->valid = 1;
 	free(tmp);
+	tmp = NULL;
+	/* the zoom: the events overlapping its window, merged only when they are still too many */
+	if (c.zoom_to > c.zoom_from && c.zoom_from >= lo && (out->merge_ns || c.zoom_steps > LP_TIMELINE_ZOOM_MIN_STEPS)) {
+		uint64_t z0 = c.zoom_from - lo, z1 = c.zoom_to - lo;
+		size_t k = 0;
+		for (i = 0; i < c.n; i++)
+			if (c.ev[i].end_ns > z0 && c.ev[i].start_ns < z1)
+				c.ev[k++] = c.ev[i];   /* in place: the whole view is done with them */
+		if (downsample(c.ev, k, z1 - z0, &tmp, &use, &n_use, &out->zoom_merge_ns) < 0 ||
+		    emit(out, keys, use, n_use, &out->zoom_events) < 0)
+			goto oom;
+		out->n_zoom_events = n_use;
+		out->zoom_from_ns = z0;
+		out->zoom_to_ns = z1;
+		out->have_zoom = n_use > 0;
+		free(tmp);
+	}
 	free(c.ev);
 	return 0;
 oom:
@@ -414,6 +470,7 @@ oom:
 void lp_timeline_release(struct lp_timeline *t)
 {
 	free(t->events);
+	free(t->zoom_events);
 	lp_arena_release(&t->arena);
 	memset(t, 0, sizeof(*t));
 }

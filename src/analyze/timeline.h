@@ -47,6 +47,8 @@
 #define LP_TIMELINE_COLUMNS 1600
 #define LP_TIMELINE_RANGE_LEVELS 4
 #define LP_TIMELINE_MAX_LANES 12
+#define LP_TIMELINE_ZOOM_STEPS 3
+#define LP_TIMELINE_ZOOM_MIN_STEPS 16
 
 enum lp_tl_lane_kind {
 	LP_TL_LANE_STAGE = 0,
@@ -89,6 +91,15 @@ struct lp_timeline {
 	int source_truncated;        /* more than LP_TIMELINE_MAX_SOURCE events: the first ones kept */
 	uint64_t merge_ns;           /* 0: nothing merged */
 	size_t levels_dropped;       /* ranges deeper than LP_TIMELINE_RANGE_LEVELS, not shown */
+	/* the zoom: the first LP_TIMELINE_ZOOM_STEPS decode steps' worth of time from the start of the
+	 * decode occurrence's latency (after GPU work queued before it: stages.h; latency / steps
+	 * each), the events overlapping it, same lanes; only
+	 * when the whole view was downsampled or has more than LP_TIMELINE_ZOOM_MIN_STEPS steps */
+	int have_zoom;
+	uint64_t zoom_from_ns, zoom_to_ns;       /* relative to origin_ns */
+	struct lp_tl_event *zoom_events;
+	size_t n_zoom_events;
+	uint64_t zoom_merge_ns;      /* 0: nothing merged in the zoom */
 	struct lp_arena arena;
 };
 

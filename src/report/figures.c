@@ -14,6 +14,7 @@
 
 const struct lp_figure_info lp_figures[LP_FIG_COUNT] = {
 	{ "timeline.svg", "Timeline of one measured iteration" },
+	{ "timeline_zoom.svg", "Timeline of the first decode steps" },
 	{ "step_latency.svg", "Latency of every decode step" },
 	{ "kernel_families.svg", "GPU time by kernel family" },
 	{ "top_kernels.svg", "Top kernels by GPU time" },
@@ -89,6 +90,8 @@ int lp_figure_applies(const struct lp_analysis *a, enum lp_figure_id id)
 	switch (id) {
 	case LP_FIG_TIMELINE:
 		return a->timeline.valid && a->timeline.n_events > 0;
+	case LP_FIG_TIMELINE_ZOOM:
+		return a->timeline.valid && a->timeline.have_zoom;
 	case LP_FIG_STEP_LATENCY:
 		return decode_with_steps(a) != NULL;
 	case LP_FIG_KERNEL_FAMILIES:
@@ -126,30 +129,48 @@ static void caption(struct lp_buf *b, double x, double y, const char *text)
 
 /* ---- timeline ---- */
 
-static int timeline(const struct lp_analysis *a, struct lp_buf *b)
+/* The whole iteration, or (zoom) the first decode steps of it (timeline.h). */
+static int timeline(const struct lp_analysis *a, int zoom, struct lp_buf *b)
 {
 	const struct lp_timeline *t = &a->timeline;
+	const struct lp_tl_event *events = zoom ? t->zoom_events : t->events;
+	size_t n_events = zoom ? t->n_zoom_events : t->n_events;
+	uint64_t merge_ns = zoom ? t->zoom_merge_ns : t->merge_ns;
+	double from = zoom ? (double)t->zoom_from_ns : 0, to = zoom ? (double)t->zoom_to_ns : (double)t->span_ns;
 	const double W = 1200, L = 120, R = 20, top = 64, lane_h = 18, gap = 6;
-	double pw = W - L - R, H = top + (double)t->n_lanes * (lane_h + gap) + 44, span = t->span_ns ? (double)t->span_ns : 1;
+	double pw = W - L - R, H = top + (double)t->n_lanes * (lane_h + gap) + 44, span = to - from > 0 ? to - from : 1;
 	double step, v;
 	size_t i, steps_seen = 0;
 	struct lp_buf tip = LP_BUF_INIT, line = LP_BUF_INIT;
 	char tb[64], tb2[64];
 
-	lp_svg_begin(b, W, H, lp_figures[LP_FIG_TIMELINE].title);
-	lp_buf_adds(&line, "Timeline of ");
-	lp_buf_adds(&line, t->what);
-	fmt_ns(tb, sizeof(tb), span);
-	lp_buf_addf(&line, " (%s)", tb);
+	lp_svg_begin(b, W, H, lp_figures[zoom ? LP_FIG_TIMELINE_ZOOM : LP_FIG_TIMELINE].title);
+	if (zoom) {
+		lp_buf_addf(&line, "Zoom on the first %d decode steps' worth of time of ", LP_TIMELINE_ZOOM_STEPS);
+		lp_buf_adds(&line, t->what);
+		fmt_ns(tb, sizeof(tb), from);
+		fmt_ns(tb2, sizeof(tb2), span);
+		lp_buf_addf(&line, " (from %s, %s)", tb, tb2);
+	} else {
+		lp_buf_adds(&line, "Timeline of ");
+		lp_buf_adds(&line, t->what);
+		fmt_ns(tb, sizeof(tb), span);
+		lp_buf_addf(&line, " (%s)", tb);
+	}
 	lp_svg_text(b, L, 18, "start", 13, INK, line.data);
 	lp_buf_reset(&line);
-	if (t->merge_ns) {
-		fmt_ns(tb, sizeof(tb), (double)t->merge_ns);
-		lp_buf_addf(&line, "Downsampled: %zu events drawn as %zu marks (events shorter than %s that start within %s of "
-				   "each other merged; hover a mark for its count).", t->n_source, t->n_events, tb, tb);
+	if (merge_ns) {
+		fmt_ns(tb, sizeof(tb), (double)merge_ns);
+		lp_buf_addf(&line, "Downsampled: %zu marks (events shorter than %s that start within %s of each other merged; "
+				   "hover a mark for its count)", n_events, tb, tb);
+		if (!zoom)
+			lp_buf_addf(&line, " from %zu events", t->n_source);
+		lp_buf_adds(&line, ".");
 	} else {
-		lp_buf_addf(&line, "%zu events, each drawn; hover for names and times.", t->n_events);
+		lp_buf_addf(&line, "%zu events, each drawn; hover for names and times.", n_events);
 	}
+	if (!zoom && t->have_zoom)
+		lp_buf_adds(&line, " The next figure zooms on the first decode steps.");
 	if (t->source_truncated)
 		lp_buf_addf(&line, " Only the first %d events were read.", LP_TIMELINE_MAX_SOURCE);
 	if (t->levels_dropped)
@@ -160,27 +181,31 @@ static int timeline(const struct lp_analysis *a, struct lp_buf *b)
 		caption(b, L, 48, "Host ranges end at their pop; GPU work launched inside may run later (light bar on the "
 				  "stage lane: the rest of the stage latency). Kernel colours: family, as in the kernel figures.");
 
-	/* time axis (ms) */
+	/* time axis (ms since the first event of the iteration) */
 	step = lp_svg_nice_step(span / 1e6, 8);
-	for (v = 0; v <= span / 1e6 + 1e-12; v += step) {
-		double x = L + v * 1e6 / span * pw;
+	for (v = ceil(from / 1e6 / step - 1e-9) * step; v <= to / 1e6 + 1e-12; v += step) {
+		double x = L + (v * 1e6 - from) / span * pw;
 		lp_svg_line(b, x, top - 4, x, H - 40, GRID, 1, NULL);
 		lp_svg_tick_label(tb, sizeof(tb), v);
 		lp_svg_text(b, x, H - 26, "middle", 11, MUTED, tb);
 	}
-	lp_svg_text(b, L + pw / 2, H - 10, "middle", 11, MUTED, "time since the first event (ms)");
+	lp_svg_text(b, L + pw / 2, H - 10, "middle", 11, MUTED, "time since the first event of the iteration (ms)");
 
 	for (i = 0; i < t->n_lanes; i++) {
 		double y = top + (double)i * (lane_h + gap);
 		lp_svg_rect(b, L, y, pw, lane_h, "#f4f4f4", NULL);
 		lp_svg_text(b, L - 8, y + 13, "end", 11, INK, t->lanes[i].name);
 	}
-	for (i = 0; i < t->n_events; i++) {
-		const struct lp_tl_event *e = &t->events[i];
+	for (i = 0; i < n_events; i++) {
+		const struct lp_tl_event *e = &events[i];
 		const struct lp_tl_lane *ln = &t->lanes[e->lane];
-		double x = L + (double)e->start_ns / span * pw, w = (double)(e->end_ns - e->start_ns) / span * pw;
+		double s0 = (double)e->start_ns < from ? from : (double)e->start_ns;
+		double s1 = (double)e->end_ns > to ? to : (double)e->end_ns;
+		double x = L + (s0 - from) / span * pw, w = (s1 - s0) / span * pw;
 		double y = top + (double)e->lane * (lane_h + gap);
 		const char *fill;
+		if (w > 4)
+			w -= 0.5;   /* a hairline between neighbours of the same colour */
 		if (w < 0.6)
 			w = 0.6;
 		if (e->kind == LP_TL_EV_LATENCY)
@@ -783,7 +808,8 @@ int lp_figure_render(const struct lp_analysis *a, enum lp_figure_id id, struct l
 	if (!lp_figure_applies(a, id))
 		return 0;
 	switch (id) {
-	case LP_FIG_TIMELINE: return timeline(a, out);
+	case LP_FIG_TIMELINE: return timeline(a, 0, out);
+	case LP_FIG_TIMELINE_ZOOM: return timeline(a, 1, out);
 	case LP_FIG_STEP_LATENCY: return step_latency(a, out);
 	case LP_FIG_KERNEL_FAMILIES: return kernel_families(a, out);
 	case LP_FIG_TOP_KERNELS: return top_kernels(a, out);

@@ -1,5 +1,6 @@
 /* figures.h: the figures of a run, drawn by our own code as SVG from the analysis alone: the
- * timeline of one measured iteration, per-decode-step latency with its percentiles, kernel time by
+ * timeline of one measured iteration (and a zoom on its first decode steps when the whole is too
+ * dense to read), per-decode-step latency with its percentiles, kernel time by
  * family, the top kernels, the operator breakdown per stage, MFU/MBU against the peaks, and the
  * roofline of the Nsight Compute kernels. report.html inlines them (report/html.h); the same bytes
  * are written as figures/<file> in the run folder, and report.md / stakeholder_summary.md link
@@ -23,6 +24,7 @@
 
 enum lp_figure_id {
 	LP_FIG_TIMELINE = 0,
+	LP_FIG_TIMELINE_ZOOM,
 	LP_FIG_STEP_LATENCY,
 	LP_FIG_KERNEL_FAMILIES,
 	LP_FIG_TOP_KERNELS,

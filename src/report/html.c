@@ -362,6 +362,7 @@ static void stages(const struct lp_analysis *a, struct lp_buf *b)
 		       "sample standard deviation across measured iterations; warm-up iterations are excluded. Details: "
 		       "report.md and docs/metrics.md.</p>\n");
 	figure(a, LP_FIG_TIMELINE, b);
+	figure(a, LP_FIG_TIMELINE_ZOOM, b);
 	figure(a, LP_FIG_STEP_LATENCY, b);
 }
 

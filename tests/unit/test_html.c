@@ -260,9 +260,13 @@ static void test_gpu_html(void **state)
 			prev = at;
 		}
 	}
-	/* every figure applies to this run, the roofline too (ncu joined gemv_kernel), and is inlined */
+	/* every figure applies to this run, the roofline too (ncu joined gemv_kernel), and is inlined;
+	 * but the zoom: 4 decode steps are readable without one */
+	assert_false(lp_figure_applies(&a, LP_FIG_TIMELINE_ZOOM));
 	for (i = 0; i < LP_FIG_COUNT; i++) {
 		char id[64];
+		if (i == LP_FIG_TIMELINE_ZOOM)
+			continue;
 		assert_true(lp_figure_applies(&a, (enum lp_figure_id)i));
 		snprintf(id, sizeof(id), "<figure id=\"fig-%.*s\">", (int)(strchr(lp_figures[i].file, '.') - lp_figures[i].file),
 			lp_figures[i].file);
@@ -279,7 +283,7 @@ static void test_gpu_html(void **state)
 		/* the same bytes inside the page */
 		assert_non_null(strstr(h1.data, svg.data));
 	}
-	assert_int_equal(count(h1.data, "<svg"), LP_FIG_COUNT);
+	assert_int_equal(count(h1.data, "<svg"), LP_FIG_COUNT - 1);
 	/* kernel names shortened with the full name on hover */
 	assert_non_null(strstr(h1.data, "<td class=\"k\" title=\"void ns::k&lt;a|b"));
 	assert_non_null(strstr(h1.data, "shortened\">void ns::k&lt;a|b"));
@@ -344,8 +348,18 @@ static void test_timeline_downsampled(void **state)
 	assert_non_null(strstr(svg.data, "Downsampled: "));
 	assert_non_null(strstr(svg.data, " events merged, from "));
 	assert_true(svg.len < 1500000);
+	/* the zoom on the first decode steps: each event drawn (3 steps of 40 kernels and 4 ranges) */
+	assert_true(t->have_zoom);
+	assert_true(lp_figure_applies(&a, LP_FIG_TIMELINE_ZOOM));
+	assert_int_equal(t->zoom_merge_ns, 0);
+	assert_true(t->n_zoom_events >= 3 * 44 && t->n_zoom_events < 4 * 44 + 10);
+	assert_true(t->zoom_to_ns - t->zoom_from_ns == 3 * 5 * MS);
+	lp_buf_reset(&svg);
+	assert_int_equal(lp_figure_render(&a, LP_FIG_TIMELINE_ZOOM, &svg), 0);
+	assert_non_null(strstr(svg.data, "Zoom on the first 3 decode steps"));
 	assert_int_equal(lp_report_html(&a, NULL, &html), 0);
 	assert_true(html.len < 2000000);
+	assert_non_null(strstr(html.data, "<figure id=\"fig-timeline_zoom\">"));
 	lp_buf_release(&svg);
 	lp_buf_release(&html);
 	lp_analysis_release(&a);
@@ -403,6 +417,14 @@ static void test_write_all(void **state)
 	for (i = 0; i < LP_FIG_COUNT; i++) {
 		struct lp_buf f = LP_BUF_INIT;
 		char rel[64], line[160];
+		if (i == LP_FIG_TIMELINE_ZOOM) {   /* does not apply: no file, no line */
+			lp_fs_join(&path, dir, "figures/timeline_zoom.svg");
+			assert_false(lp_fs_exists(path.data));
+			lp_buf_reset(&path);
+			read_file(dir, "report.md", &b2);
+			assert_null(strstr(b2.data, "timeline_zoom"));
+			continue;
+		}
 		snprintf(rel, sizeof(rel), "figures/%s", lp_figures[i].file);
 		read_file(dir, rel, &f);
 		assert_non_null(strstr(b1.data, f.data));   /* the file is the inlined figure */
