@@ -11,13 +11,13 @@
 
 enum {
 	D_ID, D_PID, D_KERNEL, D_BLOCK, D_GRID, D_DEVICE, D_PUSHPOP, D_SECTION, D_METRIC, D_UNIT, D_VALUE,
-	D_RULE, D_RULE_TYPE, D_RULE_DESC, D_SPEEDUP_TYPE, D_SPEEDUP, D_N
+	D_RULE, D_RULE_TYPE, D_RULE_DESC, D_SPEEDUP_TYPE, D_SPEEDUP, D_STARTEND, D_N
 };
 
 static const char *const dcol_names[D_N] = {
 	"ID", "Process ID", "Kernel Name", "Block Size", "Grid Size", "Device", LP_NCU_COL_PUSHPOP,
 	"Section Name", "Metric Name", "Metric Unit", "Metric Value", "Rule Name", "Rule Type",
-	"Rule Description", "Estimated Speedup Type", "Estimated Speedup",
+	"Rule Description", "Estimated Speedup Type", "Estimated Speedup", LP_NCU_COL_STARTEND,
 };
 
 void lp_ncu_details_release(struct lp_ncu_details *d)
@@ -40,6 +40,29 @@ static const char *cell(const struct lp_csv *c, const int *col, int k)
 static char *dup(struct lp_ncu_details *d, const char *s)
 {
 	return lp_arena_strdup(&d->arena, s ? s : "");
+}
+
+/* Copies a parsed stack's levels into the arena; NULL (and *n = 0) for an empty one. */
+static struct lp_ncu_nvtx_level *keep_levels(struct lp_ncu_details *d, const struct lp_ncu_nvtx_stack *st, size_t *n)
+{
+	struct lp_ncu_nvtx_level *v;
+	size_t i;
+	*n = 0;
+	if (!st->n)
+		return NULL;
+	v = lp_arena_alloc(&d->arena, st->n * sizeof(*v));
+	if (!v)
+		return NULL;
+	for (i = 0; i < st->n; i++) {
+		v[i] = st->levels[i];
+		v[i].domain = dup(d, st->levels[i].domain);
+		v[i].name = dup(d, st->levels[i].name);
+		v[i].message = dup(d, st->levels[i].message);
+		if (!v[i].domain || !v[i].name || !v[i].message)
+			return NULL;
+	}
+	*n = st->n;
+	return v;
 }
 
 static int new_result(struct lp_ncu_details *d, size_t *cap, const struct lp_csv *c, const int *col,
@@ -74,6 +97,13 @@ static int new_result(struct lp_ncu_details *d, size_t *cap, const struct lp_csv
 	r->has_launch = lp_ncu_parse_dim3(cell(c, col, D_BLOCK), r->block) == 0 &&
 		lp_ncu_parse_dim3(cell(c, col, D_GRID), r->grid) == 0;
 	r->nvtx_path = "";
+	if (col[D_STARTEND] >= 0) {
+		if (lp_ncu_nvtx_parse(cell(c, col, D_STARTEND), 1, st, err) < 0)
+			return lp_err_prefix(err, "%s:%llu", path, (unsigned long long)c->line);
+		r->nvtx_startend = keep_levels(d, st, &r->n_nvtx_startend);
+		if (st->n && !r->nvtx_startend)
+			return -1;
+	}
 	if (col[D_PUSHPOP] >= 0) {
 		if (lp_ncu_nvtx_parse(cell(c, col, D_PUSHPOP), 0, st, err) < 0)
 			return lp_err_prefix(err, "%s:%llu", path, (unsigned long long)c->line);
@@ -124,6 +154,9 @@ int lp_ncu_details_load(const char *path, struct lp_ncu_details *out, struct lp_
 	for (i = 0; i < (int)ncols && col[D_PUSHPOP] < 0; i++)
 		if (strstr(c.fields[i], "Push/Pop_Range"))
 			col[D_PUSHPOP] = i;
+	for (i = 0; i < (int)ncols && col[D_STARTEND] < 0; i++)
+		if (strstr(c.fields[i], "Start/Stop_Range") || strstr(c.fields[i], "Start/End_Range"))
+			col[D_STARTEND] = i;
 	{
 		static const int required[] = { D_ID, D_KERNEL, D_SECTION, D_METRIC, D_UNIT, D_VALUE };
 		for (i = 0; i < (int)(sizeof(required) / sizeof(required[0])); i++)
@@ -250,10 +283,10 @@ int lp_ncu_details_kernel_table_seen(const char *path, const struct lp_ncu_selec
 		int keep = !sel || !sel->stage;
 		if (!r->has_launch && !strcmp(r->kernel_name, "range") && !(sel && sel->include_ranges))
 			continue;
-		for (j = 0; sel && sel->stage && j < r->n_nvtx; j++) {
+		for (j = 0; sel && sel->stage && j < r->n_nvtx + r->n_nvtx_startend; j++) {
 			struct lp_ncu_nvtx_stack one;
 			one.n = 1;
-			one.levels[0] = r->nvtx[j];
+			one.levels[0] = j < r->n_nvtx ? r->nvtx[j] : r->nvtx_startend[j - r->n_nvtx];
 			if (lp_ncu_select_stack(sel, seen, &one))   /* notes every level in seen */
 				keep = 1;
 		}

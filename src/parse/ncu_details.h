@@ -57,6 +57,8 @@ struct lp_ncu_details_result {
 	const char *nvtx_path;       /* "LLM@decode_all/LLM@decode_step" from the push/pop column; "" */
 	struct lp_ncu_nvtx_level *nvtx;   /* the push/pop stack, bottom to top (strings in the arena) */
 	size_t n_nvtx;
+	struct lp_ncu_nvtx_level *nvtx_startend;  /* start/end ranges open at the launch (their column) */
+	size_t n_nvtx_startend;
 	struct lp_ncu_detail_metric *metrics;
 	size_t n_metrics;
 	struct lp_ncu_rule *rules;

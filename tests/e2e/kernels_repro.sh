@@ -60,6 +60,9 @@ diff -u plain.md log.md || fail "a --log-file CSV reads differently"
 "$LLMPROF" kernels --stage prefill "$F/ncu/synthetic_raw.csv" >se.md || fail "start/end stage exited $?"
 grep -q '^1 kernels shown of 1' se.md || fail "start/end range 'prefill' in the ncu raw page: $(cat se.md)"
 
+"$LLMPROF" kernels --stage LLM@prefill "$R/startend_details.csv" >sed.md || fail "start/end stage (details) exited $?"
+grep -q '^1 kernels shown of 1' sed.md || fail "start/end range 'prefill' in the ncu details page: $(cat sed.md)"
+
 # an unknown --stage: a warning listing the ranges that exist, exit 3
 expect_exit 3 "$LLMPROF" kernels --stage nosuch "$F/ncu/synthetic_raw.csv"
 grep -q "warning: stage 'nosuch' matches no NVTX range in" "$LP_TMP/stderr" || fail "no warning: $(cat "$LP_TMP/stderr")"
