@@ -139,6 +139,30 @@ browse deep "$LP_TMP/deep/report.html"
 check deep "$LP_TMP/deep" >deep.out || fail "deep run report.html: $(cat deep.out)"
 cat deep.out
 
+# the sorter: a click on "busy ms" of the kernel table sorts its rows by it, ascending
+sed 's|</body>|<script>document.querySelectorAll("#kernels ~ div table.sortable")[0].tHead.rows[0].cells[2].click();</script></body>|' \
+  deep/report.html >deep/sorted.html
+rm -rf "$LP_TMP/ud-sort"
+timeout 120 "$CHROMIUM" --headless --no-sandbox --disable-gpu --no-first-run --disable-background-networking \
+  --user-data-dir="$LP_TMP/ud-sort" --virtual-time-budget=3000 --dump-dom "file://$LP_TMP/deep/sorted.html" \
+  >sorted.dom.html 2>/dev/null || fail "chromium could not load sorted.html"
+python3 - sorted.dom.html <<'PY' || fail "clicking a column header did not sort the kernel table"
+import re, sys
+dom = open(sys.argv[1], errors="replace").read()
+table = dom[dom.index('id="kernels"'):]
+table = table[table.index("<tbody>"):table.index("</tbody>")]
+busy = [float(re.findall(r'data-v="([^"]*)"', row)[1]) for row in table.split("<tr>")[1:]]
+print("busy ms after the click:", busy[:6], "...")
+sys.exit(0 if len(busy) > 3 and busy == sorted(busy) and busy[0] < busy[-1] else 1)
+PY
+
+# it prints: a PDF comes out of the print style
+rm -rf "$LP_TMP/ud-pdf"
+timeout 120 "$CHROMIUM" --headless --no-sandbox --disable-gpu --no-first-run --disable-background-networking \
+  --user-data-dir="$LP_TMP/ud-pdf" --no-pdf-header-footer --print-to-pdf="$LP_TMP/shots/deep.pdf" \
+  "file://$LP_TMP/deep/report.html" >/dev/null 2>&1 || fail "chromium could not print report.html"
+[ "$(head -c 5 shots/deep.pdf)" = "%PDF-" ] && [ "$(stat -c %s shots/deep.pdf)" -gt 20000 ] || fail "no PDF printed"
+
 # $BROWSER is started on the URL
 expect_exit 0 env BROWSER="sh -c 'echo \"\$0\" >\"$LP_TMP/browser.url\"'" "$LLMPROF" report --open gpu
 for _ in 1 2 3 4 5 6 7 8 9 10; do [ -s browser.url ] && break; sleep 0.2; done
