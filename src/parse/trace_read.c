@@ -1072,8 +1072,9 @@ static int replay_file(struct lp_trace_file *f, struct lp_profile *p, struct lp_
 	for (i = r.first_kernel; rc == 0 && i < p->n_kernels; i++) {
 		struct lp_kernel *k = &p->kernels[i];
 		if (r.have_clock_sync) {
-			k->start_ns = (uint64_t)((int64_t)k->start_ns + r.clock_offset_ns);
-			k->end_ns = (uint64_t)((int64_t)k->end_ns + r.clock_offset_ns);
+			/* unsigned (modulo 2^64): the same sum, without signed overflow on a damaged offset */
+			k->start_ns += (uint64_t)r.clock_offset_ns;
+			k->end_ns += (uint64_t)r.clock_offset_ns;
 		}
 		rc = attribute(&r, k->graph_node_id, k->correlation_id, &k->launch_tid, &k->launch_ns, &k->range);
 		if (rc == 0)
@@ -1083,8 +1084,8 @@ static int replay_file(struct lp_trace_file *f, struct lp_profile *p, struct lp_
 		struct lp_copy *c = &p->copies[i];
 		uint64_t node = i - r.first_copy < r.n_copy_nodes ? r.copy_nodes[i - r.first_copy] : 0;
 		if (r.have_clock_sync) {
-			c->start_ns = (uint64_t)((int64_t)c->start_ns + r.clock_offset_ns);
-			c->end_ns = (uint64_t)((int64_t)c->end_ns + r.clock_offset_ns);
+			c->start_ns += (uint64_t)r.clock_offset_ns;
+			c->end_ns += (uint64_t)r.clock_offset_ns;
 		}
 		rc = attribute(&r, node, c->correlation_id, &c->launch_tid, &c->launch_ns, &c->range);
 		if (rc == 0)
