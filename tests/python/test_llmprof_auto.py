@@ -224,6 +224,24 @@ class WholeShim(unittest.TestCase):
     def test_program_with_its_own_ranges_gets_none(self):
         self.assertEqual(self.ranges_of("ranges"), [])
 
+    def test_program_with_llmprof_nvtx_ranges_gets_none(self):
+        code = r'''
+import json, sys, llmprof_auto
+rec = []
+llmprof_auto._state["push"] = lambda n, p=None: rec.append(n)
+llmprof_auto._state["pop"] = lambda: rec.append("pop")
+sys.argv = ["x", "generate"]
+from llmprof_nvtx import llm_range   # the program's own LLM-domain ranges (examples/hf_generate.py)
+import fake_hf_program as f
+m = f.FakeLlamaForCausalLM()
+with llm_range("prefill", payload=32):
+    m(input_ids=f.torch.Tensor(2, 16))
+print(json.dumps([rec, llmprof_auto.tracker().user_ranges, llmprof_auto.tracker().counts.prefills]))
+'''
+        p = run_child(["-c", code], extra_path=[HERE])
+        self.assertEqual(p.returncode, 0, p.stderr)
+        self.assertEqual(json.loads(p.stdout.strip().splitlines()[-1]), [[], True, 1])
+
     def test_off_switch(self):
         p = run_child(["-c", "import sys; print('llmprof_auto' in sys.modules)"],
                       env={"LLMPROF_AUTO_STAGES": "0"})
