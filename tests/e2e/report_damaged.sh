@@ -8,7 +8,7 @@
 set -u
 . "$(dirname "$0")/lib.bash"
 
-reports="kernels.md operators.md report.md stakeholder_summary.md summary.json"
+reports="kernels.md operators.md report.md stakeholder_summary.md summary.json report.html"
 same_reports() {  # same_reports DIR_A DIR_B
   local f
   for f in $reports; do cmp -s "$1/$f" "$2/$f" || fail "$2/$f differs from $1/$f"; done
