@@ -550,9 +550,22 @@ static void regions(const char *run_dir, struct lp_buf *b)
 	if (!run_dir)
 		return;
 	lp_fs_join(&path, run_dir, "ncu/regions/report.json");
-	if (lp_fs_is_file(path.data) && lp_fs_read_file(path.data, &data, LP_HTML_REGIONS_MAX, &err) == 0)
-		root = json_loadb(data.data, data.len, 0, NULL);
+	if (!lp_fs_is_file(path.data)) {
+		lp_buf_release(&path);
+		return;
+	}
+	if (lp_fs_read_file(path.data, &data, LP_HTML_REGIONS_MAX, &err) == 0) {
+		json_error_t jerr;
+		if (!(root = json_loadb(data.data, data.len, 0, &jerr)))
+			snprintf(err.msg, sizeof(err.msg), "line %d: %s", jerr.line, jerr.text);
+	}
 	scope = json_array_get(json_object_get(root, "scopes"), 0);
+	if (!root) {
+		h2(b, "regions", "NVTX regions (Nsight Compute)");
+		lp_buf_adds(b, "<p>ncu/regions/report.json could not be read (");
+		text(b, err.msg);
+		lp_buf_adds(b, "); ncu/regions/report.md has the region tables.</p>\n");
+	}
 	regs = json_object_get(scope, "regions");
 	if (json_is_array(regs) && json_array_size(regs)) {
 		h2(b, "regions", "NVTX regions (Nsight Compute)");
@@ -575,6 +588,9 @@ static void regions(const char *run_dir, struct lp_buf *b)
 		lp_buf_adds(b, "<p class=\"note\">Kernel time under each region as Nsight Compute measured it (its own replays, "
 			       "not the traced run): inclusive counts nested regions, exclusive does not. Per-region tables: "
 			       "ncu/regions/report.md.</p>\n");
+	} else if (root) {
+		h2(b, "regions", "NVTX regions (Nsight Compute)");
+		lp_buf_adds(b, "<p>No region had results (ncu/regions/report.md says which expressions matched nothing).</p>\n");
 	}
 	json_decref(root);
 	lp_buf_release(&path);

@@ -388,6 +388,65 @@ static void test_cpu_html(void **state)
 	lp_analysis_release(&a);
 }
 
+/* No range at all: the whole run, kernels on the GPU lane. */
+static void test_timeline_whole_run(void **state)
+{
+	struct lp_profile p;
+	struct lp_analysis a;
+	struct lp_analysis_input in;
+	struct lp_err err = LP_ERR_INIT;
+	int i;
+	(void)state;
+	lp_profile_init(&p, "synthetic");
+	lp_profile_add_device(&p)->name = lp_profile_intern(&p, "NVIDIA H100 80GB HBM3");
+	for (i = 0; i < 10; i++)
+		K(&p, -1, "gemv_kernel", (uint64_t)(100 + 10 * i) * MS, (uint64_t)(105 + 10 * i) * MS);
+	memset(&in, 0, sizeof(in));
+	in.profile = &p;
+	assert_int_equal(lp_analyze(&in, &a, &err), 0);
+	lp_profile_release(&p);
+	assert_true(a.timeline.valid);
+	assert_string_equal(a.timeline.what, "the whole run (no stage ranges), warm-up excluded");
+	assert_int_equal(a.timeline.n_lanes, 1);
+	assert_string_equal(a.timeline.lanes[0].name, "GPU 0");
+	assert_int_equal(a.timeline.n_events, 10);
+	assert_int_equal(a.timeline.span_ns, 95 * MS);
+	assert_false(a.timeline.have_zoom);
+	assert_false(lp_figure_applies(&a, LP_FIG_STEP_LATENCY));
+	assert_false(lp_figure_applies(&a, LP_FIG_OPERATORS));
+	assert_true(lp_figure_applies(&a, LP_FIG_TIMELINE));
+	lp_analysis_release(&a);
+}
+
+/* The region tree from ncu/regions/report.json; a damaged one is said, not skipped. */
+static void test_regions_section(void **state)
+{
+	struct lp_analysis a;
+	struct lp_buf h = LP_BUF_INIT, path = LP_BUF_INIT;
+	struct lp_err err = LP_ERR_INIT;
+	const char *dir = lp_test_tmpdir("html_regions");
+	(void)state;
+	analyze(&a, 1, 4, 1);
+	lp_fs_join(&path, dir, "ncu/regions");
+	assert_int_equal(lp_fs_mkdir_p(path.data, &err), 0);
+	lp_fs_join(&path, dir, "ncu/regions/report.json");
+	lp_test_write(path.data, "{\"scopes\": [{\"regions\": [{\"name\": \"LLM@decode_all\", \"depth\": 0, "
+				 "\"total_ms_inclusive\": 2.5, \"total_ms_exclusive\": 0.5, \"kernel_count\": 8, \"reconciled\": true}, "
+				 "{\"name\": \"LLM@decode_all::<k&>\", \"depth\": 1, \"total_ms_inclusive\": 2.0, "
+				 "\"total_ms_exclusive\": 2.0, \"kernel_count\": 6, \"reconciled\": true}]}]}\n");
+	assert_int_equal(lp_report_html(&a, dir, &h), 0);
+	assert_non_null(strstr(h.data, "<a href=\"#regions\">"));
+	assert_non_null(strstr(h.data, "<td class=\"k\" style=\"padding-left:8px\">LLM@decode_all</td>"));
+	assert_non_null(strstr(h.data, "<td class=\"k\" style=\"padding-left:26px\">LLM@decode_all::&lt;k&amp;&gt;</td>"));
+	lp_test_write(path.data, "{\"scopes\": [");
+	lp_buf_reset(&h);
+	assert_int_equal(lp_report_html(&a, dir, &h), 0);
+	assert_non_null(strstr(h.data, "<p>ncu/regions/report.json could not be read (line 1: "));
+	lp_buf_release(&h);
+	lp_buf_release(&path);
+	lp_analysis_release(&a);
+}
+
 static void read_file(const char *dir, const char *name, struct lp_buf *out)
 {
 	struct lp_buf p = LP_BUF_INIT;
@@ -480,6 +539,8 @@ int main(void)
 		cmocka_unit_test(test_gpu_html),
 		cmocka_unit_test(test_timeline),
 		cmocka_unit_test(test_timeline_downsampled),
+		cmocka_unit_test(test_timeline_whole_run),
+		cmocka_unit_test(test_regions_section),
 		cmocka_unit_test(test_cpu_html),
 		cmocka_unit_test(test_write_all),
 		cmocka_unit_test(test_url),
