@@ -381,7 +381,7 @@ static int hbars(struct lp_buf *b, const char *title, const char *subtitle, cons
 		double y = T + (double)i * (bar_h + gap), w = bars[i].value / max * pw;
 		lp_buf_reset(&tip);
 		lp_buf_adds(&tip, bars[i].label);
-		lp_buf_addf(&tip, "\n%.3f %s", bars[i].value, unit);
+		lp_buf_addf(&tip, unit[0] == '%' ? "\n%.1f%s" : "\n%.3f %s", bars[i].value, unit);
 		if (total > 0)
 			lp_buf_addf(&tip, " (%.1f%%)", 100.0 * bars[i].value / total);
 		if (bars[i].note) {
@@ -392,6 +392,8 @@ static int hbars(struct lp_buf *b, const char *title, const char *subtitle, cons
 		lp_svg_rect(b, L, y, w < 0.6 ? 0.6 : w, bar_h, bars[i].color, tip.data);
 		if (total > 0)
 			snprintf(tb, sizeof(tb), "%.3f (%.1f%%)", bars[i].value, 100.0 * bars[i].value / total);
+		else if (unit[0] == '%')
+			snprintf(tb, sizeof(tb), "%.1f%%", bars[i].value);
 		else
 			snprintf(tb, sizeof(tb), "%.3f", bars[i].value);
 		lp_svg_text(b, L + (w < 0.6 ? 0.6 : w) + 4, y + 12, "start", 11, INK, tb);
