@@ -2,7 +2,7 @@
 """pipeline_plain.py: transformers' pipeline("text-generation") as people use it, with nothing
 for llmprof. No download: the model has random weights from a config (plain_common.py) and the
 tokenizer is built here (a word-level `tokenizers` vocabulary of the model's size, one token per
-space-separated word, so a prompt of N words is N tokens). It times itself with CUDA events from
+space-separated word, so a prompt of N words is N tokens; the summary says how many it got). It times itself with CUDA events from
 forward hooks and prints the self-check JSON lines of docs/metrics.md.
 
     llmprof run --mode light -- python3 examples/pipeline_plain.py --model llama-3.2-1b --batch 4
@@ -20,13 +20,16 @@ import plain_common  # noqa: E402
 
 
 def build_tokenizer(vocab_size, transformers):
-    """A fast word-level tokenizer of vocab_size tokens ("w0", "w1", ...), built in memory."""
+    """A fast word-level tokenizer of vocab_size tokens built in memory: ids 0-3 are <pad>, <unk>,
+    <eos>, <bos>; id i >= 4 is the word "w<i>". (Special tokens must not be substrings of words:
+    they are matched anywhere in the text, so an unk "w1" would split "w123" in two.)"""
     from tokenizers import Tokenizer, models, pre_tokenizers
-    vocab = {"w%d" % i: i for i in range(vocab_size)}
-    tok = Tokenizer(models.WordLevel(vocab=vocab, unk_token="w1"))
+    vocab = {"<pad>": 0, "<unk>": 1, "<eos>": 2, "<bos>": 3}
+    vocab.update(("w%d" % i, i) for i in range(4, vocab_size))
+    tok = Tokenizer(models.WordLevel(vocab=vocab, unk_token="<unk>"))
     tok.pre_tokenizer = pre_tokenizers.WhitespaceSplit()
-    fast = transformers.PreTrainedTokenizerFast(tokenizer_object=tok, unk_token="w1", pad_token="w0",
-                                                eos_token="w2", bos_token="w3")
+    fast = transformers.PreTrainedTokenizerFast(tokenizer_object=tok, unk_token="<unk>", pad_token="<pad>",
+                                                eos_token="<eos>", bos_token="<bos>")
     # some versions rebuild the backend: make sure words are split on whitespace only
     fast.backend_tokenizer.pre_tokenizer = pre_tokenizers.WhitespaceSplit()
     fast.padding_side = "left"   # decoder-only generation pads on the left
