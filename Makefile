@@ -12,21 +12,34 @@ all: build
 deps:
 	@scripts/install-deps
 
+# The log stays short: one line per step (scripts/quiet-build); what cmake, make and the compilers
+# print goes to $(BUILD)/make-run.log and $(TEST_BUILD)/make-test.log.
+MAKEFLAGS += --no-print-directory
+RUN_TARGETS ?= llmprof llmprof-llm llmprof_inject
+
+# Everything, tests included (what `make` alone does).
 build: deps
-	@cmake -S . -B $(BUILD) -DCMAKE_BUILD_TYPE=RelWithDebInfo $(CMAKE_ARGS) >/dev/null || \
-	  cmake -S . -B $(BUILD) -DCMAKE_BUILD_TYPE=RelWithDebInfo $(CMAKE_ARGS)
-	@cmake --build $(BUILD) -j $(JOBS)
+	@JOBS=$(JOBS) scripts/quiet-build $(BUILD) $(BUILD)/make-build.log \
+	  "-DCMAKE_BUILD_TYPE=RelWithDebInfo $(CMAKE_ARGS)"
 
-# The main job: `llmprof run` on the built-in model (GPU when usable, else CPU).
-run: build
-	$(BUILD)/bin/llmprof run $(RUN_ARGS)
+# The main job: `llmprof run` on the built-in model (GPU when usable, else CPU). Builds only the
+# CLI, the reference workload and the tracer.
+run: deps
+	@JOBS=$(JOBS) scripts/quiet-build $(BUILD) $(BUILD)/make-run.log \
+	  "-DCMAKE_BUILD_TYPE=RelWithDebInfo $(CMAKE_ARGS)" $(RUN_TARGETS)
+	@echo "run        $(BUILD)/bin/llmprof run $(RUN_ARGS)"
+	@$(BUILD)/bin/llmprof run $(RUN_ARGS)
 
-# Sanitizer build (ASan + UBSan), every test through CTest.
+# Sanitizer build (ASan + UBSan), every test through CTest. The per-test lines and the output of
+# failed tests are in $(TEST_BUILD)/make-test.log; the terminal gets the summary and the failures.
 test: deps
-	@cmake -S . -B $(TEST_BUILD) -DCMAKE_BUILD_TYPE=Debug -DLP_SANITIZE=ON $(CMAKE_ARGS) >/dev/null || \
-	  cmake -S . -B $(TEST_BUILD) -DCMAKE_BUILD_TYPE=Debug -DLP_SANITIZE=ON $(CMAKE_ARGS)
-	@cmake --build $(TEST_BUILD) -j $(JOBS)
-	cd $(TEST_BUILD) && ctest --output-on-failure -j $(JOBS)
+	@JOBS=$(JOBS) scripts/quiet-build $(TEST_BUILD) $(TEST_BUILD)/make-test.log \
+	  "-DCMAKE_BUILD_TYPE=Debug -DLP_SANITIZE=ON $(CMAKE_ARGS)"
+	@echo "test       ctest -j $(JOBS) in $(TEST_BUILD) (log: $(TEST_BUILD)/make-test.log)"
+	@cd $(TEST_BUILD) && ctest --output-on-failure -j $(JOBS) >>make-test.log 2>&1; rc=$$?; \
+	  sed -n -e '/tests passed/p' -e '/The following tests/,$$p' -e '/tests did not run/,/^$$/p' make-test.log | \
+	    grep -v '^Total Test time' | sed 's/^/           /'; \
+	  exit $$rc
 
 # Relocatable binaries for a GPU host that lacks libyaml/jansson/sqlite3/zlib.
 dist: deps

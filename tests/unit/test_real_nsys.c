@@ -154,7 +154,7 @@ static uint64_t gpu_ops(const char *csv, const char *range)
 
 static void stage_table(const char *sqlite, const char *stage, struct lp_kernel_table *t, uint64_t *calls)
 {
-	struct lp_source_opts o = { stage, 0 };
+	struct lp_source_opts o = { .stage = stage };
 	struct lp_buf res = LP_BUF_INIT;
 	struct lp_err err = LP_ERR_INIT;
 	enum lp_source_kind kind;
