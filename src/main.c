@@ -77,6 +77,40 @@ static int find_conf_dir(const char *given, const char *exe_dir, struct lp_buf *
 	return lp_fs_is_dir(out->data) ? 0 : -1;
 }
 
+/* The global options may also follow the command (`llmprof run -q`), up to `--` (the workload's
+ * argv is never touched). They are taken out of the command's argv; no command uses these names. */
+static int take_global_options(int argc, const char **argv, const char **out, int *n_out, int *verbose,
+	int *quiet, const char **config_dir)
+{
+	int i;
+	out[(*n_out)++] = argv[0];
+	for (i = 1; i < argc; i++) {
+		const char *a = argv[i];
+		if (!strcmp(a, "--")) {
+			for (; i < argc; i++)
+				out[(*n_out)++] = argv[i];
+			break;
+		}
+		if (!strcmp(a, "-v") || !strcmp(a, "--verbose")) {
+			*verbose = 1;
+		} else if (!strcmp(a, "-q") || !strcmp(a, "--quiet")) {
+			*quiet = 1;
+		} else if (!strcmp(a, "--config-dir")) {
+			if (i + 1 >= argc) {
+				lp_log_error("option '--config-dir' needs a value");
+				return -1;
+			}
+			*config_dir = argv[++i];
+		} else if (!strncmp(a, "--config-dir=", 13)) {
+			*config_dir = a + 13;
+		} else {
+			out[(*n_out)++] = a;
+		}
+	}
+	out[*n_out] = NULL;
+	return 0;
+}
+
 int main(int argc, char **argv_in)
 {
 	const char **argv = (const char **)(void *)argv_in;
@@ -85,7 +119,8 @@ int main(int argc, char **argv_in)
 	struct lp_ctx ctx = { "llmprof", NULL, NULL, 0 };
 	const char *config_dir = NULL;
 	const struct lp_cmd *c;
-	int verbose = 0, quiet = 0, i, rc;
+	const char **cmd_argv;
+	int verbose = 0, quiet = 0, i, rc, cmd_argc;
 
 	for (i = 1; i < argc; i++) {
 		const char *a = argv[i];
@@ -142,10 +177,24 @@ int main(int argc, char **argv_in)
 		lp_log_hint("run 'llmprof help' for the list of commands");
 		return LP_EUSAGE;
 	}
-	if (lp_fs_exe_dir(&exe_dir, &err) < 0)
+	cmd_argv = calloc((size_t)(argc - i) + 1, sizeof(*cmd_argv));
+	if (!cmd_argv) {
+		lp_log_error("out of memory");
+		return LP_EOTHER;
+	}
+	cmd_argc = 0;
+	if (take_global_options(argc - i, argv + i, cmd_argv, &cmd_argc, &verbose, &quiet, &config_dir) < 0) {
+		free(cmd_argv);
+		return LP_EUSAGE;
+	}
+	lp_log_setup(verbose, quiet);
+	if (lp_fs_exe_dir(&exe_dir, &err) < 0) {
+		free(cmd_argv);
 		return lp_err_print(&err);
+	}
 	if (find_conf_dir(config_dir, exe_dir.data, &conf_dir) < 0 && config_dir) {
 		lp_log_error("config folder '%s' not found", config_dir);
+		free(cmd_argv);
 		lp_buf_release(&exe_dir);
 		lp_buf_release(&conf_dir);
 		return LP_EUSAGE;
@@ -154,12 +203,13 @@ int main(int argc, char **argv_in)
 	ctx.exe_dir = exe_dir.data;
 	ctx.conf_dir = conf_dir.data;
 	ctx.verbose = verbose;
-	rc = c->fn(argc - i, argv + i, &ctx);
+	rc = c->fn(cmd_argc, cmd_argv, &ctx);
 	fflush(stdout);
 	if (ferror(stdout)) {
 		lp_log_error("cannot write to standard output");
 		rc = rc ? rc : LP_EOTHER;
 	}
+	free(cmd_argv);
 	lp_buf_release(&exe_dir);
 	lp_buf_release(&conf_dir);
 	return rc;

@@ -6,6 +6,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "cmd/cmd.h"
 #include "core/buf.h"
@@ -20,7 +21,10 @@
 static const char usage_line[] = "llmprof kernels [--format md|json|csv] [--top N] [--stage NAME] [--exclude-warmup] SOURCE...";
 
 /* Markdown cell: shortened (the full name is in JSON), then | < > ` escaped; bytes that are not
- * UTF-8 become U+FFFD (never cut inside a character). */
+ * UTF-8 become U+FFFD (never cut inside a character). < and > become entities only when the table
+ * goes to a file or a pipe: a terminal shows `scale_kernel<4>` as it is. */
+static int md_entities = 1;
+
 static void md_name(struct lp_buf *b, const char *raw)
 {
 	struct lp_buf clean = LP_BUF_INIT;
@@ -36,9 +40,9 @@ static void md_name(struct lp_buf *b, const char *raw)
 		char c = name[i];
 		if (c == '|')
 			lp_buf_adds(b, "\\|");
-		else if (c == '<')
+		else if (c == '<' && md_entities)
 			lp_buf_adds(b, "&lt;");
-		else if (c == '>')
+		else if (c == '>' && md_entities)
 			lp_buf_adds(b, "&gt;");
 		else if (c == '`')
 			lp_buf_adds(b, "\\`");
@@ -97,7 +101,8 @@ static void print_md(const char *source, const char *kind, const struct lp_kerne
 		lp_buf_addf(&b, " | %.3f | %llu | %.4f | %.1f%% |\n", r->total_ms, (unsigned long long)r->calls,
 			r->mean_ms, t->total_ms > 0 ? 100.0 * r->total_ms / t->total_ms : 0.0);
 	}
-	lp_buf_addf(&b, "\n%zu kernels shown of %zu, %.3f ms in all (%s)\n", n, t->n_rows, t->total_ms, kind);
+	lp_buf_addf(&b, "\n%zu %s shown of %zu, %.3f ms in all (%s)\n", n, t->n_rows == 1 ? "kernel" : "kernels",
+		t->n_rows, t->total_ms, kind);
 	fputs(b.data, stdout);
 	lp_buf_release(&b);
 }
@@ -214,7 +219,7 @@ int cmd_kernels(int argc, const char **argv, struct lp_ctx *ctx)
 	int top = 0, exclude_warmup = 0, i, rc = 0;
 	struct lp_opt opts[] = {
 		LP_OPT_STRING(0, "format", &format, "FMT", "md (default), json or csv"),
-		LP_OPT_INT(0, "top", &top, "N", "only the N kernels with the largest total time"),
+		LP_OPT_INT(0, "top", &top, "N", "only the N kernels with the largest total time (0: all, the default)"),
 		LP_OPT_STRING(0, "stage", &stage, "NAME", "only kernels under this NVTX range (name or domain@name)"),
 		LP_OPT_FLAG(0, "exclude-warmup", &exclude_warmup, "skip kernels under a range named warmup"),
 		LP_OPT_END,
@@ -223,6 +228,7 @@ int cmd_kernels(int argc, const char **argv, struct lp_ctx *ctx)
 	struct lp_err err = LP_ERR_INIT;
 	json_t *all = NULL;
 	(void)ctx;
+	md_entities = !isatty(STDOUT_FILENO);
 	if (lp_opt_parse(argc, argv, opts, &args, &err) < 0)
 		return lp_err_print(&err);
 	if (args.help) {
@@ -243,7 +249,7 @@ int cmd_kernels(int argc, const char **argv, struct lp_ctx *ctx)
 	}
 	if (args.n_rest == 0 || top < 0) {
 		lp_args_release(&args);
-		lp_log_error(top < 0 ? "--top must be positive" : "no SOURCE given");
+		lp_log_error(top < 0 ? "--top must be 0 (all kernels) or more, got %d" : "no SOURCE given", top);
 		lp_log_hint("usage: %s", usage_line);
 		return LP_EUSAGE;
 	}

@@ -246,8 +246,10 @@ static int trace_perfetto(const char *path, const char *out, int no_flows)
 		if (p.warnings)
 			lp_log_warn("%" PRIu64 " trace file(s) end inside a record (killed processes?); read up to there",
 				p.warnings);
-		lp_log_info("wrote '%s': %zu ranges, %zu kernels, %zu copies from %zu process(es); open it in "
-			    "https://ui.perfetto.dev", out, p.n_ranges, p.n_kernels, p.n_copies, p.n_processes);
+		lp_log_info("wrote '%s': %zu range%s, %zu kernel%s, %zu cop%s from %zu process%s; open it in "
+			    "https://ui.perfetto.dev", out, p.n_ranges, p.n_ranges == 1 ? "" : "s", p.n_kernels,
+			    p.n_kernels == 1 ? "" : "s", p.n_copies, p.n_copies == 1 ? "y" : "ies", p.n_processes,
+			    p.n_processes == 1 ? "" : "es");
 	}
 	lp_profile_release(&p);
 	return rc;

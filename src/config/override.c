@@ -298,12 +298,30 @@ static int parent_of(json_t *root, const char *key, int create, json_t **parent,
 	return 0;
 }
 
-static int unknown_key(const json_t *root, const char *key, struct lp_err *err)
+/* The hint: the closest keys; else, when the first segment is no section, the sections; else how
+ * to add the key (or, for `~key`, that only existing keys can be deleted). */
+static int unknown_key(const json_t *root, const char *key, int deleting, struct lp_err *err)
 {
+	const char *dot = strchr(key, '.');
 	lp_err_set(err, LP_EUSAGE, "unknown key '%s'", key);
 	lp_cfg_suggest(root, key, err);
-	if (!err || !err->hint[0])
+	if (!err || err->hint[0])
+		return -1;
+	if (dot && !json_object_getn(root, key, (size_t)(dot - key))) {
+		char sections[256] = "";
+		const char *k;
+		size_t n = 0;
+		json_t *v;
+		json_object_foreach((json_t *)(uintptr_t)root, k, v)
+			if (json_is_object(v) && n + strlen(k) + 3 < sizeof(sections))
+				n += (size_t)snprintf(sections + n, sizeof(sections) - n, "%s%s", n ? ", " : "", k);
+		lp_err_hint(err, "the configuration has no section '%.*s' (its sections: %s)", (int)(dot - key), key,
+			sections);
+	} else if (deleting) {
+		lp_err_hint(err, "'~KEY' deletes a key that exists; 'llmprof run --cfg' shows the keys");
+	} else {
 		lp_err_hint(err, "add a new key with '+%s=VALUE'; 'llmprof run --cfg' shows the keys", key);
+	}
 	return -1;
 }
 
@@ -315,7 +333,7 @@ static int apply_delete(json_t *root, const struct lp_cfg_override *o, struct lp
 		return -1;
 	cur = parent ? json_object_get(parent, last) : NULL;
 	if (!cur)
-		return unknown_key(root, o->key, err);
+		return unknown_key(root, o->key, 1, err);
 	if (o->value && o->raw[0]) {
 		json_t *want = fit(o->key, cur, o->value, o->raw, NULL);
 		int same = want && json_equal(want, cur);
@@ -343,7 +361,7 @@ int lp_cfg_override_apply(json_t *root, const struct lp_cfg_override *o, struct 
 	switch (o->op) {
 	case LP_CFG_SET:
 		if (!cur)
-			return unknown_key(root, o->key, err);
+			return unknown_key(root, o->key, 0, err);
 		val = fit(o->key, cur, o->value, o->raw, err);
 		break;
 	case LP_CFG_ADD:
@@ -403,7 +421,8 @@ static const char *last_segment(const char *path)
 static void consider(struct suggest *s, const char *path)
 {
 	int d = lp_str_edit_distance(s->key, path, 64);
-	int d2 = lp_str_edit_distance(s->key_last, last_segment(path), 64) + 1;
+	/* the last segment alone only for names long enough to say something ('d' is close to 'id') */
+	int d2 = strlen(s->key_last) >= 3 ? lp_str_edit_distance(s->key_last, last_segment(path), 64) + 1 : 1000;
 	int score = d < d2 ? d : d2, i, j;
 	int limit = (int)strlen(s->key_last) / 3;
 	if (limit < 2)

@@ -76,7 +76,7 @@ int lp_opt_parse(int argc, const char **argv, const struct lp_opt *opts, struct 
 			snprintf(display, sizeof(display), "--%.*s", (int)n, a + 2);
 			if (!o) {
 				lp_err_set(err, LP_EUSAGE, "unknown option '%s'", display);
-				lp_err_hint(err, "run '%s -h' for the options", argv[0]);
+				lp_err_hint(err, "run 'llmprof %s -h' for the options", argv[0]);
 				goto fail;
 			}
 			if (eq) {
@@ -91,7 +91,7 @@ int lp_opt_parse(int argc, const char **argv, const struct lp_opt *opts, struct 
 			snprintf(display, sizeof(display), "-%c", a[1]);
 			if (!o) {
 				lp_err_set(err, LP_EUSAGE, "unknown option '%s'", display);
-				lp_err_hint(err, "run '%s -h' for the options", argv[0]);
+				lp_err_hint(err, "run 'llmprof %s -h' for the options", argv[0]);
 				goto fail;
 			}
 		} else {

@@ -6,6 +6,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "core/fs.h"
 #include "core/str.h"
@@ -140,8 +141,12 @@ int lp_source_detect(const char *path, enum lp_source_kind *kind, struct lp_buf 
 		lp_buf_release(&sub);
 		return 0;
 	}
-	if (!lp_fs_is_file(path))
-		return lp_err_set(err, LP_EPARTIAL, "cannot open '%s': no such file or folder", path);
+	if (!lp_fs_is_file(path)) {
+		if (access(path, F_OK) != 0)
+			return lp_err_set(err, LP_EPARTIAL, "cannot open '%s': no such file or folder", path);
+		lp_err_set(err, LP_EPARTIAL, "'%s' is not a regular file or a folder (a device, a pipe or a socket)", path);
+		return lp_err_hint(err, "give a trace, ncu or nsys output file, a trace folder or a run folder");
+	}
 	if (lp_nsys_sqlite_is_sqlite(path)) {
 		*kind = LP_SOURCE_NSYS_SQLITE;
 		return 0;

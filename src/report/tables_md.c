@@ -23,11 +23,11 @@ int lp_report_kernels_md(const struct lp_analysis *a, struct lp_buf *out)
 										  "Host timings are in report.md.\n");
 		return out->oom ? -1 : 0;
 	}
-	lp_buf_addf(out, "%zu kernels, %.3f ms of summed kernel durations and %.3f ms of GPU busy time over the measured "
+	lp_buf_addf(out, "%zu kernel%s, %.3f ms of summed kernel durations and %.3f ms of GPU busy time over the measured "
 			 "iterations (warm-up excluded), sorted by busy_ms. busy_ms = the kernel's share of busy time (time "
 			 "it ran alone plus an equal split of time shared with concurrent kernels); share = busy_ms / busy "
 			 "time, adding up to 100%%; names longer than %d characters are shortened (full names in "
-			 "summary.json).\n", k->n_rows, k->total_ms, k->busy_ms, LP_MD_NAME_MAX);
+			 "summary.json).\n", k->n_rows, k->n_rows == 1 ? "" : "s", k->total_ms, k->busy_ms, LP_MD_NAME_MAX);
 	if (k->busy_ms > 0 && k->total_ms > k->busy_ms * 1.02)
 		lp_buf_addf(out, "\nKernels overlap: summed durations are %.2fx the busy time (concurrent streams or "
 				 "programmatic dependent launch), so total_ms columns add up to more than the GPU time.\n",
