@@ -1,6 +1,7 @@
 /* cmd_check.c: `llmprof check`: a table of what this machine can profile and why not (GPUs,
- * driver, nsys, ncu, the nsys importer, counter permission, CUPTI, our tracer library). Exit 0
- * when the requested mode can run, 4 otherwise. The probing is in collect/tools.c. */
+ * driver, nsys, ncu, the nsys importer, counter permission, CUPTI, our tracer library), then what
+ * `llmprof run` will do here (lp_tools_outlook, the verdict run itself uses) and its exit status:
+ * 0, or 4 when a requested phase cannot run. The probing is in collect/tools.c. */
 #include <jansson.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -15,7 +16,8 @@
 #include "core/log.h"
 #include "core/opt.h"
 
-static const char usage_line[] = "llmprof check [--mode light|deep] [--nsys] [--format text|json] [overrides...]";
+static const char usage_line[] =
+	"llmprof check [--mode light|deep] [--nsys] [--format text|json] [overrides...] [-- workload argv...]";
 
 static void row(struct lp_buf *b, const char *what, const char *status, const char *detail)
 {
@@ -26,6 +28,7 @@ int cmd_check(int argc, const char **argv, struct lp_ctx *ctx)
 {
 	const char *mode = NULL, *format = "text";
 	int with_nsys = 0, ok, i;
+	struct lp_run_outlook ol;
 	struct lp_config cfg = LP_CONFIG_INIT;
 	struct lp_opt opts[] = {
 		LP_OPT_STRING(0, "mode", &mode, "MODE", "light (tracer only) or deep (tracer and ncu; the default)"),
@@ -46,7 +49,10 @@ int cmd_check(int argc, const char **argv, struct lp_ctx *ctx)
 			"Says what this machine can profile, and why not: GPUs and driver, nsys and ncu\n"
 			"(PATH, config tools.nsys/tools.ncu, /opt/nvidia/nsight-*, the CUDA bin folder) and\n"
 			"their versions, the nsys importer, performance-counter permission, CUPTI and the\n"
-			"tracer library. Exit 0 when the mode can run here, 4 when it cannot.", opts);
+			"tracer library. Then what 'llmprof run' with the same options and overrides will do\n"
+			"here (a GPU run, or a CPU run: stages and operators, no GPU kernels) and its exit\n"
+			"status: 0, or 4 when a phase it asks for cannot run here (the same as run's). A\n"
+			"workload after '--' is judged as run judges one (no CUDA build of llmprof-llm needed).", opts);
 		lp_args_release(&args);
 		return 0;
 	}
@@ -76,7 +82,11 @@ int cmd_check(int argc, const char **argv, struct lp_ctx *ctx)
 	o.exe_dir = ctx ? ctx->exe_dir : NULL;
 	o.probe_versions = 1;
 	lp_tools_detect(&o, &t);
-	ok = lp_tools_mode_ok(&t, mode, with_nsys, &why);
+	/* the verdict is run's own (collect/tools.h): a CPU run of deep mode exits 0 there, so it
+	 * does here; lp_tools_mode_ok's stricter "every piece of the mode" is not what run does */
+	lp_tools_outlook(&t, mode, json_string_value(lp_config_get(&cfg, "run.device")), with_nsys, !args.tail, &ol);
+	ok = ol.exit_status == 0;
+	lp_buf_adds(&why, ol.why);
 
 	if (!strcmp(format, "json")) {
 		json_t *j = lp_tools_to_json(&t);
@@ -84,6 +94,9 @@ int cmd_check(int argc, const char **argv, struct lp_ctx *ctx)
 		json_object_set_new(j, "mode", json_string(mode));
 		json_object_set_new(j, "mode_ok", json_boolean(ok));
 		json_object_set_new(j, "why_not", ok ? json_null() : json_string(why.data));
+		json_object_set_new(j, "run", json_string(ol.what));
+		json_object_set_new(j, "gpu_run", json_boolean(ol.gpu_run));
+		json_object_set_new(j, "expected_exit", json_integer(ol.exit_status));
 		s = json_dumps(j, JSON_INDENT(2));
 		if (s)
 			puts(s);
@@ -129,11 +142,14 @@ int cmd_check(int argc, const char **argv, struct lp_ctx *ctx)
 	row(&b, "perf counters", t.counters_problem[0] ? "denied" : t.counters_admin_only < 0 ? "unknown" : "ok", d.data);
 	row(&b, "CUPTI", t.cupti_path[0] ? "ok" : "missing", t.cupti_path[0] ? t.cupti_path : "libcupti.so not found in the CUDA folders");
 	row(&b, "tracer library", t.inject_path[0] ? "ok" : "missing", t.inject_path[0] ? t.inject_path : t.inject_expected);
+	row(&b, "run", ol.gpu_run ? "GPU" : "CPU", ol.what);
 	lp_buf_reset(&d);
-	lp_buf_addf(&d, "%s", ok ? "can run" : why.data);
+	lp_buf_addf(&d, "%s", ok ? "'llmprof run' can run it here (exit 0)" : why.data);
+	if (!ok)
+		lp_buf_addf(&d, " ('llmprof run' exits %d)", ol.exit_status);
 	row(&b, !strcmp(mode, "deep") ? "mode deep" : "mode light", ok ? "ok" : "no", d.data);
 	fputs(b.data, stdout);
-	if (t.counters_problem[0] && !strcmp(mode, "deep"))
+	if (t.counters_problem[0] && !strcmp(mode, "deep") && ol.gpu_run)
 		lp_log_hint("%s", t.counters_problem);
 done:
 	lp_buf_release(&b);
@@ -141,5 +157,5 @@ done:
 	lp_buf_release(&d);
 	lp_args_release(&args);
 	lp_config_release(&cfg);   /* last: `mode` may point into it */
-	return ok ? 0 : LP_EENV;
+	return ol.exit_status;
 }

@@ -443,6 +443,53 @@ int lp_tools_mode_ok(const struct lp_tools *t, const char *mode, int with_nsys, 
 	return ok;
 }
 
+int lp_tools_cuda_built(void)
+{
+#ifdef LP_HAVE_CUDA_BUILD
+	return 1;
+#else
+	return 0;
+#endif
+}
+
+void lp_tools_outlook(const struct lp_tools *t, const char *mode, const char *device, int with_nsys, int reference,
+	struct lp_run_outlook *o)
+{
+	struct lp_buf why = LP_BUF_INIT;
+	const char *cpu_why = NULL;
+	int deep = mode && !strcmp(mode, "deep");
+	memset(o, 0, sizeof(*o));
+	if (device && !strcmp(device, "cpu"))
+		cpu_why = "run.device=cpu";
+	else if (t->n_gpus == 0)
+		cpu_why = t->gpu_problem[0] ? t->gpu_problem : "no NVIDIA GPU found";
+	else if (reference && !lp_tools_cuda_built())
+		cpu_why = "llmprof-llm was built without its CUDA path (no nvcc at configure time)";
+	o->gpu_run = !cpu_why;
+#define NEED(cond, ...) do { if (!(cond)) { if (why.len) lp_buf_adds(&why, "; "); lp_buf_addf(&why, __VA_ARGS__); } } while (0)
+	NEED(t->inject_path[0], "the tracer library '%s' is missing (build it: make build)", t->inject_expected);
+	if (with_nsys) {
+		NEED(t->nsys.found && !t->nsys.problem[0], "nsys: %s", t->nsys.problem[0] ? t->nsys.problem : "not found");
+		NEED(t->nsys_importer_ok || !t->nsys.found, "nsys importer: %s", t->importer_problem);
+	}
+	if (deep && o->gpu_run) {
+		NEED(t->ncu.found && !t->ncu.problem[0], "ncu: %s", t->ncu.problem[0] ? t->ncu.problem : "not found");
+		NEED(!t->counters_problem[0], "%s", t->counters_problem);
+	}
+#undef NEED
+	if (o->gpu_run)
+		snprintf(o->what, sizeof(o->what), "GPU run: stages, operators and GPU kernels%s%s",
+			deep ? ", ncu on the top kernels" : "", with_nsys ? ", nsys" : "");
+	else
+	{
+		snprintf(o->cpu_why, sizeof(o->cpu_why), "%s", cpu_why);
+		snprintf(o->what, sizeof(o->what), "CPU run: stages and operators, no GPU kernels (%s)", cpu_why);
+	}
+	snprintf(o->why, sizeof(o->why), "%s", why.len ? why.data : "");
+	o->exit_status = why.len ? LP_EENV : 0;
+	lp_buf_release(&why);
+}
+
 static json_t *tool_json(const struct lp_tool *t)
 {
 	return json_pack("{s:b,s:s?,s:s?,s:s?,s:s?}", "found", t->found, "path", t->found ? t->path : NULL,

@@ -102,6 +102,25 @@ int lp_tools_nsys_ld_path(const char *lib_dir, struct lp_buf *out);
 
 int lp_tools_mode_ok(const struct lp_tools *t, const char *mode, int with_nsys, struct lp_buf *why);
 
+/* What `llmprof run` will do on this machine, said the same way by `check`, `run --dry-run` and
+ * `run` itself. `device` is run.device (NULL or "auto": the GPU when usable), `reference` 1 for
+ * the built-in model (its CUDA path must have been built), 0 for a program after `--`.
+ * exit_status is the status the run will end with when every phase works: 0, or 4 (environment)
+ * when a requested phase cannot run here (the tracer library missing; nsys enabled but unusable;
+ * deep mode on a GPU run without a usable ncu or with the counters denied). A CPU run of deep mode
+ * exits 0: ncu has no GPU kernels to profile, so it is skipped, not failed. */
+struct lp_run_outlook {
+	int gpu_run;          /* GPU kernels will be recorded */
+	int exit_status;      /* 0 or 4 */
+	char what[384];       /* "CPU run: stages and operators, no GPU kernels (no NVIDIA GPU found)" */
+	char cpu_why[288];    /* a CPU run: why ("run.device=cpu", "no NVIDIA GPU found", ...); else "" */
+	char why[1024];       /* exit 4: "; "-separated reasons; else "" */
+};
+void lp_tools_outlook(const struct lp_tools *t, const char *mode, const char *device, int with_nsys, int reference,
+	struct lp_run_outlook *o);
+/* 1 when llmprof-llm was built with its CUDA path (nvcc found at configure time). */
+int lp_tools_cuda_built(void);
+
 /* For env.json: {"gpus": [...], "driver": ..., "nsys": {...}, "ncu": {...}, ...}. */
 json_t *lp_tools_to_json(const struct lp_tools *t);
 

@@ -81,6 +81,16 @@ void lp_log_info(const char *fmt, ...)
 	va_end(ap);
 }
 
+void lp_log_note(const char *fmt, ...)
+{
+	va_list ap;
+	if (g_quiet)
+		return;
+	va_start(ap, fmt);
+	vlog(NULL, "", fmt, ap);
+	va_end(ap);
+}
+
 void lp_log_debug(const char *fmt, ...)
 {
 	va_list ap;

@@ -1,5 +1,6 @@
 #!/bin/bash
-# `llmprof check`: the table, its exit status (0 can run / 4 cannot), a configured tool that
+# `llmprof check`: the table, its exit status (run's: 0 / 4 when a requested phase cannot run), a
+# configured tool that
 # is found through tools.ncu=, json output, usage errors.
 set -u
 . "$(dirname "$0")/lib.bash"
@@ -19,8 +20,19 @@ rc=$?
 [ "$rc" -eq 0 ] || [ "$rc" -eq 4 ] || fail "check --format json exited $rc"
 grep -q '"mode": "light"' out.json || fail "json lacks the mode: $(head -c 500 out.json)"
 if ! have_gpu; then
-  expect_exit 4 "$LLMPROF" check --mode light
-  grep -q "no usable NVIDIA GPU" "$LP_TMP/stdout" || fail "no reason given: $(cat "$LP_TMP/stdout")"
+  # no GPU: `run` runs the CPU path and exits 0, so check says that and exits 0 too (issue 21)
+  expect_exit 0 "$LLMPROF" check --mode light
+  grep -q "^run  *CPU  *CPU run: stages and operators, no GPU kernels (" "$LP_TMP/stdout" ||
+    fail "check does not say what run will do: $(cat "$LP_TMP/stdout")"
+  expect_exit 0 "$LLMPROF" check --format json
+  grep -q '"expected_exit": 0' "$LP_TMP/stdout" || fail "json: $(tail -n 6 "$LP_TMP/stdout")"
+  # a workload after `--` is judged the same way (no GPU: a CPU run)
+  expect_exit 0 "$LLMPROF" check -- python3 x.py
+  # the tracer is what every run needs: without it run exits 4, and so does check
+  mkdir -p nolib/bin && cp "$LLMPROF" nolib/bin/llmprof
+  expect_exit 4 nolib/bin/llmprof --config-dir "$LP_SRC/conf" check
+  grep -q "^mode deep  *no  *the tracer library .* ('llmprof run' exits 4)$" "$LP_TMP/stdout" ||
+    fail "check without the tracer: $(cat "$LP_TMP/stdout")"
 fi
 expect_exit 2 "$LLMPROF" check --mode medium
 expect_exit 2 "$LLMPROF" check frobnicate=1
