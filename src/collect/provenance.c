@@ -103,6 +103,31 @@ static json_t *memory_info(void)
 		pages > 0 && size > 0 ? json_integer((json_int_t)pages * size) : json_null());
 }
 
+/* The value with $HOME written as "~" (/home/ann/.local/bin -> ~/.local/bin): env.json travels
+ * with a run folder, and a user's home path says who ran it, not how. */
+static json_t *redact_home(const char *v)
+{
+	const char *home = getenv("HOME"), *p;
+	size_t n = home ? strlen(home) : 0;
+	struct lp_buf b = LP_BUF_INIT;
+	json_t *j;
+	while (n > 1 && home[n - 1] == '/')
+		n--;
+	if (n <= 1)
+		return json_string(v);
+	for (p = v; *p;) {
+		if (!strncmp(p, home, n) && (p[n] == '/' || p[n] == ':' || !p[n]) && (p == v || p[-1] == ':')) {
+			lp_buf_addc(&b, '~');
+			p += n;
+		} else {
+			lp_buf_addc(&b, *p++);
+		}
+	}
+	j = json_string(b.data);
+	lp_buf_release(&b);
+	return j;
+}
+
 int lp_prov_env(const json_t *tools, json_t **out, struct lp_err *err)
 {
 	char host[256] = "", now[32];
@@ -132,7 +157,7 @@ int lp_prov_env(const json_t *tools, json_t **out, struct lp_err *err)
 	json_object_set_new(env, "tools", tools ? json_deep_copy(tools) : json_object());
 	for (i = 0; i < sizeof(env_vars) / sizeof(env_vars[0]); i++) {
 		const char *v = getenv(env_vars[i]);
-		json_object_set_new(vars, env_vars[i], v ? json_string(v) : json_null());
+		json_object_set_new(vars, env_vars[i], v ? redact_home(v) : json_null());
 	}
 	json_object_set_new(env, "environment", vars);
 	*out = env;
