@@ -23,6 +23,7 @@ const struct lp_cmd lp_commands[] = {
 	{ "check", cmd_check, "say what this machine can profile, and why not" },
 	{ "kernels", cmd_kernels, "print the kernel table of a trace, nsys or ncu output" },
 	{ "trace", cmd_trace, "dump or convert traces of the built-in tracer" },
+	{ "diff", cmd_diff, "what changed between two runs, with verdicts from their spread" },
 	{ NULL, NULL, NULL },
 };
 

@@ -102,6 +102,32 @@ static void clocks(struct ctx *c)
 	}
 }
 
+/* The gap waterfall's three largest items above the floor, with what usually fixes each. */
+static void waterfall(struct ctx *c)
+{
+	int k, t;
+	for (k = 1; k >= 0; k--) {
+		const struct lp_waterfall *w = &c->a->waterfall[k];
+		struct lp_buf b = LP_BUF_INIT;
+		char rule[32];
+		if (!w->valid || w->top[0] < 0)
+			continue;
+		lp_buf_addf(&b, "%s %s: %.4f ms measured against a floor of %.4f ms; the largest items above it: ",
+			k ? "Decode" : "Prefill", k ? "step" : "iteration", w->latency_ms, w->floor_ms);
+		for (t = 0; t < 3 && w->top[t] >= 0; t++) {
+			const struct lp_wf_item *it = &w->items[w->top[t]];
+			lp_buf_addf(&b, "%s(%d) %s %.4f ms (%.0f%%): %s", t ? "; " : "", t + 1, it->label, it->ms,
+				pct(it->ms / w->latency_ms), it->fix);
+		}
+		lp_buf_adds(&b, ".");
+		snprintf(rule, sizeof(rule), "waterfall-%s", k ? "decode" : "prefill");
+		add(c, LP_ADVICE_RECOMMENDATION, rule, "%s", b.data);
+		if (b.oom)
+			c->oom = 1;
+		lp_buf_release(&b);
+	}
+}
+
 static void self_check(struct ctx *c)
 {
 	size_t i;
@@ -316,6 +342,7 @@ int lp_advice_compute(struct lp_analysis *a, struct lp_err *err)
 	decode_gaps(&c);
 	families(&c);
 	attention_vs_projections(&c);
+	waterfall(&c);
 	if (c.oom)
 		return lp_err_set(err, LP_EOTHER, "out of memory writing the advice");
 	return 0;

@@ -14,6 +14,7 @@
  *   families-<stage>    kernel families by time; fusion / attention / copy recommendations above
  *                       LP_ADVICE_SMALL_OPS, LP_ADVICE_ATTENTION, LP_ADVICE_MEMCPY
  *   attention-vs-proj   attention vs projection GPU time (op ranges, else kernel families)
+ *   waterfall-<stage>   the gap waterfall's three largest items above the floor with their fixes
  *   cpu-run, dropped    plain facts about the data
  *
  * Ownership: lp_advice_compute fills a->advice / a->n_advice (texts in a->arena).

@@ -11,6 +11,7 @@
 #include <string.h>
 
 #include "analyze/advice.h"
+#include "config/llm_model.h"
 
 void lp_num_set(struct lp_num *n, double value)
 {
@@ -41,6 +42,7 @@ void lp_analysis_release(struct lp_analysis *a)
 	lp_stage_set_release(&a->stages);
 	lp_op_table_release(&a->ops);
 	lp_kernel_set_release(&a->kernels);
+	lp_timeline_release(&a->timeline);
 	free(a->phases);
 	free(a->advice);
 	if (a->env)
@@ -55,29 +57,214 @@ static const char *dup(struct lp_analysis *a, const char *s)
 	return d ? d : "";
 }
 
-/* Batch, prompt length and decode steps from payloads and inputs.* (see analysis.h). */
+/* ---- the config's stage rules, the program's own account (analysis.h) ---- */
+
+int lp_stage_rules_from_config(const json_t *cfg, struct lp_stage_rules_buf *out, struct lp_err *err)
+{
+	const json_t *st = json_object_get(cfg, "stages");
+	const json_t *skip = json_object_get(json_object_get(cfg, "run"), "skip_first");
+	int role, custom = 0;
+	memset(out, 0, sizeof(*out));
+	out->rules.skip_first = json_is_integer(skip) && json_integer_value(skip) >= 0 ? (int64_t)json_integer_value(skip)
+										     : LP_SKIP_FIRST_AUTO;
+	for (role = LP_ROLE_PREFILL; role < LP_ROLE_COUNT; role++) {
+		const json_t *v = json_object_get(st, lp_stage_role_name(role)), *x;
+		size_t i, n = 0;
+		if (!v || json_is_null(v))
+			continue;
+		if (json_is_string(v)) {
+			out->names[role][n++] = json_string_value(v);
+		} else if (json_is_array(v)) {
+			json_array_foreach(v, i, x) {
+				if (!json_is_string(x))
+					return lp_err_set(err, LP_EUSAGE, "'stages.%s' must be a list of strings", lp_stage_role_name(role));
+				if (n >= LP_STAGE_NAMES_MAX)
+					return lp_err_set(err, LP_EUSAGE, "'stages.%s' lists more than %d names", lp_stage_role_name(role),
+						LP_STAGE_NAMES_MAX);
+				out->names[role][n++] = json_string_value(x);
+			}
+		} else {
+			return lp_err_set(err, LP_EUSAGE, "'stages.%s' must be a list of strings", lp_stage_role_name(role));
+		}
+		out->names[role][n] = NULL;
+		out->rules.names[role] = out->names[role];
+		custom = 1;
+	}
+	out->rules.source = custom ? "stages.* in the config" : "built-in defaults";
+	return 0;
+}
+
+static int64_t hf_int(const json_t *o, const char *key)
+{
+	const json_t *v = json_object_get(o, key);
+	if (json_is_integer(v))
+		return (int64_t)json_integer_value(v);
+	if (json_is_real(v) && json_real_value(v) >= 0 && json_real_value(v) < 9e15)
+		return (int64_t)json_real_value(v);
+	return 0;
+}
+
+json_t *lp_model_json_from_hf(const json_t *hf, const char *dtype, char *why, size_t why_cap)
+{
+	struct lp_llm_config mc;
+	struct lp_err e = LP_ERR_INIT;
+	const json_t *dec = hf;
+	const char *mt;
+	json_t *o;
+	int64_t moe, shared_sz;
+	why[0] = '\0';
+	if (!json_is_object(hf)) {
+		snprintf(why, why_cap, "the program's account has no HF config");
+		return NULL;
+	}
+	if (lp_llm_config_from_json(hf, "the program's HF config", &mc, &e) == 0) {
+		o = lp_llm_config_to_json(&mc);
+		if (o && dtype && *dtype)
+			json_object_set_new(o, "dtype", json_string(dtype));
+		return o;
+	}
+	/* field by field: the decoder of a multimodal config, Mixtral / Qwen2-MoE expert fields */
+	if (json_is_object(json_object_get(hf, "text_config")))
+		dec = json_object_get(hf, "text_config");
+	else if (json_is_object(json_object_get(hf, "language_config")))
+		dec = json_object_get(hf, "language_config");
+	if (!hf_int(dec, "hidden_size") || !hf_int(dec, "num_hidden_layers") || !hf_int(dec, "num_attention_heads") ||
+	    !hf_int(dec, "vocab_size")) {
+		snprintf(why, why_cap, "the program's HF config lacks hidden_size, num_hidden_layers, num_attention_heads "
+			 "or vocab_size (%.100s)", e.msg);
+		return NULL;
+	}
+	o = json_object();
+	if (!o)
+		return NULL;
+	mt = json_string_value(json_object_get(dec, "model_type"));
+	if (!mt)
+		mt = json_string_value(json_object_get(hf, "model_type"));
+	json_object_set_new(o, "name", json_string(mt ? mt : "hf-model"));
+	json_object_set_new(o, "family", json_string(mt ? mt : "unknown"));
+	json_object_set_new(o, "dtype", json_string(dtype && *dtype ? dtype : "bf16"));
+	json_object_set_new(o, "vocab_size", json_integer(hf_int(dec, "vocab_size")));
+	json_object_set_new(o, "hidden_size", json_integer(hf_int(dec, "hidden_size")));
+	json_object_set_new(o, "num_hidden_layers", json_integer(hf_int(dec, "num_hidden_layers")));
+	json_object_set_new(o, "num_attention_heads", json_integer(hf_int(dec, "num_attention_heads")));
+	json_object_set_new(o, "num_key_value_heads", json_integer(hf_int(dec, "num_key_value_heads")));
+	json_object_set_new(o, "head_dim", json_integer(hf_int(dec, "head_dim")));
+	json_object_set_new(o, "tie_word_embeddings", json_boolean(json_is_true(json_object_get(dec, "tie_word_embeddings")) ||
+		json_is_true(json_object_get(hf, "tie_word_embeddings"))));
+	moe = hf_int(dec, "n_routed_experts");
+	if (!moe)
+		moe = hf_int(dec, "num_experts");         /* Qwen2-MoE, Qwen3-MoE */
+	if (!moe)
+		moe = hf_int(dec, "num_local_experts");   /* Mixtral: every MLP is MoE, intermediate_size per expert */
+	json_object_set_new(o, "intermediate_size", json_integer(hf_int(dec, "intermediate_size")));
+	if (moe > 0) {
+		int64_t inter = hf_int(dec, "moe_intermediate_size");
+		if (!inter)
+			inter = hf_int(dec, "intermediate_size");
+		shared_sz = hf_int(dec, "shared_expert_intermediate_size");
+		json_object_set_new(o, "n_routed_experts", json_integer(moe));
+		json_object_set_new(o, "num_experts_per_tok", json_integer(hf_int(dec, "num_experts_per_tok")));
+		json_object_set_new(o, "moe_intermediate_size", json_integer(inter));
+		json_object_set_new(o, "n_shared_experts", json_integer(hf_int(dec, "n_shared_experts") ? hf_int(dec, "n_shared_experts")
+			: shared_sz > 0 && inter > 0 ? (shared_sz + inter / 2) / inter : 0));
+		json_object_set_new(o, "first_k_dense_replace", json_integer(hf_int(dec, "first_k_dense_replace")));
+	}
+	return o;
+}
+
+/* The model shape: the config's, else the program's account. */
+static void resolve_model(const struct lp_analysis_input *in, struct lp_analysis *out)
+{
+	const json_t *am = json_object_get(in->auto_info, "model");
+	json_t *built = NULL;
+	const json_t *m = in->model && !json_is_null(in->model) ? in->model : NULL;
+	out->model_source[0] = '\0';
+	if (m) {
+		snprintf(out->model_source, sizeof(out->model_source), "the config (model=..., model.*)");
+	} else if (json_is_object(am)) {
+		char why[200];
+		built = lp_model_json_from_hf(json_object_get(am, "hf_config"), json_string_value(json_object_get(am, "dtype")),
+			why, sizeof(why));
+		if (built) {
+			const json_t *cls = json_object_get(am, "class");
+			if (json_is_string(cls) && *json_string_value(cls))
+				json_object_set_new(built, "name", json_string(json_string_value(cls)));
+			m = built;
+			out->auto_used = 1;
+			snprintf(out->model_source, sizeof(out->model_source), "the program (llmprof_auto: %.100s)",
+				in->auto_info_path ? in->auto_info_path : "its HF config");
+		} else {
+			snprintf(out->model_why, sizeof(out->model_why), "%.190s", why);
+		}
+		if (json_is_number(json_object_get(am, "parameters")))
+			out->auto_params = json_number_value(json_object_get(am, "parameters"));
+	}
+	if (m) {
+		struct lp_err merr = LP_ERR_INIT;
+		if (lp_model_shape_from_json(m, &out->model, &merr) == 0) {
+			out->have_model = 1;
+			lp_model_params(&out->model, &out->params);
+		} else {
+			snprintf(out->model_why, sizeof(out->model_why), "%.190s", merr.msg);
+			out->model_source[0] = '\0';
+		}
+	} else if (!out->model_why[0]) {
+		snprintf(out->model_why, sizeof(out->model_why), "no model shape: set model=<name>, model.hf_config or model.* keys");
+	}
+	if (built)
+		json_decref(built);
+}
+
+/* Batch, prompt length and decode steps from inputs.*, the program's account and payloads (see
+ * analysis.h). */
 static void resolve_tokens(const struct lp_analysis_input *in, struct lp_analysis *a)
 {
 	const struct lp_stage *pf = lp_stages_find(&a->stages, LP_STAGE_PREFILL);
 	const struct lp_stage *dec = lp_stages_find(&a->stages, LP_STAGE_DECODE);
+	const json_t *tk = json_object_get(in->auto_info, "tokens");
+	static const char *const prog = "the program (llmprof_auto)";
 	uint64_t payload = 0;
 	int have_payload = 0;
 	a->batch = in->batch > 0 ? in->batch : 0;
 	a->prompt_len = in->prompt_len > 0 ? in->prompt_len : 0;
+	a->batch_source = a->batch ? "inputs.batch" : "";
+	a->prompt_source = a->prompt_len ? "inputs.prompt_len" : "";
+	a->steps_source = "";
+	if (!a->batch && hf_int(tk, "batch") > 0) {
+		a->batch = hf_int(tk, "batch");
+		a->batch_source = prog;
+		a->auto_used = 1;
+	}
+	if (!a->prompt_len && hf_int(tk, "prompt_len") > 0) {
+		a->prompt_len = hf_int(tk, "prompt_len");
+		a->prompt_source = prog;
+		a->auto_used = 1;
+	}
 	if (pf && pf->n_iters && pf->iters[0].has_payload && pf->iters[0].payload > 0) {
 		have_payload = 1;
 		payload = pf->iters[0].payload;
 	}
 	if (have_payload) {
-		if (!a->batch && a->prompt_len && payload % (uint64_t)a->prompt_len == 0)
+		if (!a->batch && a->prompt_len && payload % (uint64_t)a->prompt_len == 0) {
 			a->batch = (int64_t)(payload / (uint64_t)a->prompt_len);
-		if (a->batch && !a->prompt_len && payload % (uint64_t)a->batch == 0)
+			a->batch_source = "prefill payload / prompt length";
+		}
+		if (a->batch && !a->prompt_len && payload % (uint64_t)a->batch == 0) {
 			a->prompt_len = (int64_t)(payload / (uint64_t)a->batch);
+			a->prompt_source = "prefill payload / batch";
+		}
 	}
-	if (dec && dec->steps.n && dec->steps.mean > 0)
+	if (dec && dec->steps.n && dec->steps.mean > 0) {
 		a->steps = (int64_t)llround(dec->steps.mean);
-	else if (in->new_tokens > 0)
+		a->steps_source = "decode step ranges";
+	} else if (in->new_tokens > 0) {
 		a->steps = in->new_tokens;
+		a->steps_source = "inputs.new_tokens";
+	} else if (hf_int(tk, "decode_steps") > 0) {
+		a->steps = hf_int(tk, "decode_steps");
+		a->steps_source = prog;
+		a->auto_used = 1;
+	}
 	a->tokens_why[0] = '\0';
 	if (!a->batch && !a->prompt_len)
 		snprintf(a->tokens_why, sizeof(a->tokens_why), "batch and prompt length unknown: set inputs.batch and inputs.prompt_len");
@@ -226,14 +413,23 @@ static void ncu_crosscheck(struct lp_analysis *a, int kind, size_t n_iters, stru
 	}
 }
 
+/* out = x + y when both are known, else n/a with the first missing one's reason. */
+static void sum_num(struct lp_num *out, const struct lp_num *x, const struct lp_num *y)
+{
+	if (x->valid && y->valid)
+		lp_num_set(out, x->value + y->value);
+	else
+		lp_num_na(out, "%s", !x->valid ? (x->why[0] ? x->why : "the prefill stage lacks it")
+			: (y->why[0] ? y->why : "the decode stage lacks it"));
+}
+
 static void compute_perf(struct lp_analysis *a)
 {
 	const struct lp_stage *pf = lp_stages_find(&a->stages, LP_STAGE_PREFILL);
 	const struct lp_stage *dec = lp_stages_find(&a->stages, LP_STAGE_DECODE);
 	const struct lp_stage *st[2] = { pf, dec };
 	static const char *const labels[3] = { "prefill", "decode", "model" };
-	double sum_f = 0, sum_b = 0, sum_g = 0, sum_h = 0, sum_l = 0;
-	int k, all_ok = 1;
+	int k;
 	size_t i;
 	for (k = 0; k < 3; k++) {
 		memset(&a->perf[k], 0, sizeof(a->perf[k]));
@@ -249,7 +445,6 @@ static void compute_perf(struct lp_analysis *a)
 			lp_num_na(&p->lat_s, "%s", p->flops.why);
 			lp_num_na(&p->ncu_flops, "%s", p->flops.why);
 			lp_num_na(&p->ncu_coverage, "%s", p->flops.why);
-			all_ok = 0;
 			continue;
 		}
 		lp_num_set(&p->host_s, s->host_ms.mean / 1e3);
@@ -287,33 +482,18 @@ static void compute_perf(struct lp_analysis *a)
 			lp_num_na(&p->bytes, "unknown dtype '%s' (model.dtype)", a->model.dtype);
 		perf_ratios(a, p);
 		ncu_crosscheck(a, k, s->n_iters, p);
-		if (p->flops.valid && p->bytes.valid && p->gpu_s.valid && p->host_s.valid) {
-			sum_f += p->flops.value;
-			sum_b += p->bytes.value;
-			sum_g += p->gpu_s.value;
-			sum_h += p->host_s.value;
-			sum_l += p->lat_s.value;
-		} else {
-			all_ok = 0;
-		}
 	}
 	{
+		/* the whole model: each quantity is the sum of the stage rows' when both have it, and
+		 * n/a with the missing stage's reason only where one lacks it (a CPU run has FLOPs,
+		 * bytes and latency but no GPU time: its model row says so for the GPU column alone) */
 		struct lp_perf *m = &a->perf[2];
-		if (all_ok) {
-			lp_num_set(&m->flops, sum_f);
-			lp_num_set(&m->bytes, sum_b);
-			lp_num_set(&m->gpu_s, sum_g);
-			lp_num_set(&m->host_s, sum_h);
-			lp_num_set(&m->lat_s, sum_l);
-			perf_ratios(a, m);
-		} else {
-			const struct lp_perf *bad = a->perf[0].mfu.valid || a->perf[0].gpu_s.valid ? &a->perf[1] : &a->perf[0];
-			const char *why = !bad->flops.valid ? bad->flops.why : !bad->gpu_s.valid ? bad->gpu_s.why : bad->bytes.why;
-			perf_na_all(m, why[0] ? why : "a stage is missing");
-			lp_num_na(&m->gpu_s, "%s", m->flops.why);
-			lp_num_na(&m->host_s, "%s", m->flops.why);
-			lp_num_na(&m->lat_s, "%s", m->flops.why);
-		}
+		sum_num(&m->flops, &a->perf[0].flops, &a->perf[1].flops);
+		sum_num(&m->bytes, &a->perf[0].bytes, &a->perf[1].bytes);
+		sum_num(&m->gpu_s, &a->perf[0].gpu_s, &a->perf[1].gpu_s);
+		sum_num(&m->host_s, &a->perf[0].host_s, &a->perf[1].host_s);
+		sum_num(&m->lat_s, &a->perf[0].lat_s, &a->perf[1].lat_s);
+		perf_ratios(a, m);
 		ncu_crosscheck(a, -1, pf && pf->n_iters ? pf->n_iters : dec ? dec->n_iters : 0, m);
 	}
 }
@@ -333,16 +513,11 @@ int lp_analyze(const struct lp_analysis_input *in, struct lp_analysis *out, stru
 	out->source_kind = dup(out, p->source_kind);
 
 	/* model shape */
-	if (in->model && !json_is_null(in->model)) {
-		struct lp_err merr = LP_ERR_INIT;
-		if (lp_model_shape_from_json(in->model, &out->model, &merr) == 0) {
-			out->have_model = 1;
-			lp_model_params(&out->model, &out->params);
-		} else {
-			snprintf(out->model_why, sizeof(out->model_why), "%.190s", merr.msg);
-		}
-	} else {
-		snprintf(out->model_why, sizeof(out->model_why), "no model shape: set model=<name>, model.hf_config or model.* keys");
+	resolve_model(in, out);
+	{
+		const char *who = json_string_value(json_object_get(in->auto_info, "stage_ranges"));
+		out->auto_stages = who && !strcmp(who, "pushed by llmprof_auto") &&
+			hf_int(json_object_get(in->auto_info, "tokens"), "prefills") > 0;
 	}
 
 	/* device and peaks */
@@ -358,13 +533,20 @@ int lp_analyze(const struct lp_analysis_input *in, struct lp_analysis *out, stru
 	if (!out->have_model && !out->peak.flops_valid && dev)
 		snprintf(out->peak.flops_source, sizeof(out->peak.flops_source), "dtype unknown: %.170s", out->model_why);
 
-	if (lp_stages_compute(p, &out->stages, err) < 0 || lp_operators_compute(p, &out->stages, &out->ops, err) < 0 ||
-	    lp_kernels_compute(p, &out->stages, in->ncu, in->n_ncu, &out->peak, &out->kernels, err) < 0) {
+	if ((in->stage_rules ? lp_stages_compute_ex(p, in->stage_rules, &out->stages, err)
+			     : lp_stages_compute(p, &out->stages, err)) < 0 || lp_operators_compute(p, &out->stages, &out->ops, err) < 0 ||
+	    lp_kernels_compute(p, &out->stages, in->ncu, in->n_ncu, &out->peak, &out->kernels, err) < 0 ||
+	    lp_timeline_compute(p, &out->stages, &out->timeline, err) < 0) {
 		lp_analysis_release(out);
 		return -1;
 	}
 	resolve_tokens(in, out);
 	compute_perf(out);
+	out->measured_bw_gbs = in->measured_bw_gbs > 0 ? in->measured_bw_gbs : 0;
+	if (lp_waterfall_compute(p, out) < 0) {
+		lp_analysis_release(out);
+		return lp_err_set(err, LP_EOTHER, "out of memory computing the gap waterfall");
+	}
 
 	for (i = 0; i < p->n_processes; i++) {
 		out->tracer_overhead_ns += p->processes[i].overhead_ns;

@@ -8,9 +8,18 @@
  * tracer overhead, takeaways and recommendations. Missing information gives "n/a" with a reason
  * (struct lp_num), never a guessed number. lp_analyze is deterministic: same input, same output.
  *
- * Tokens: batch = inputs.batch, else prefill payload / inputs.prompt_len; prompt_len =
- * inputs.prompt_len, else prefill payload / batch; decode steps = the `decode_step` ranges counted
- * per iteration, else inputs.new_tokens (one step per new token, the workload's contract).
+ * Tokens: batch = inputs.batch, else what the program reported (the Python shim, below), else
+ * prefill payload / prompt_len; prompt_len = inputs.prompt_len, else the program's, else prefill
+ * payload / batch; decode steps = the decode-step ranges counted per iteration, else
+ * inputs.new_tokens (one step per new token, the workload's contract), else the program's.
+ *
+ * The program's own account (auto_info: what python/llmprof_auto wrote into the run folder,
+ * docs/nvtx.md "Programs you did not write for llmprof"): its model's Hugging Face config, dtype
+ * and parameter count, and the batch / prompt / new-token counts it saw. Explicit settings win:
+ * the model comes from it only when the config has no model (`model` null), each token count only
+ * when its inputs.* key is unset. The HF config is read like model.hf_config (config/llm_model.h);
+ * architectures that reader does not know are read field by field (lp_model_json_from_hf).
+ * Where each came from is kept (model_source, batch_source, ...) for the reports.
  *
  * Ownership: the analysis copies what it keeps (strings into its arena, json values by reference
  * count); the input may be released right after lp_analyze. lp_analysis_release frees it all.
@@ -34,6 +43,8 @@
 #include "analyze/operators.h"
 #include "analyze/peaks.h"
 #include "analyze/stages.h"
+#include "analyze/timeline.h"
+#include "analyze/waterfall.h"
 #include "parse/workload_timings.h"
 
 #define LP_ANALYSIS_SCHEMA_VERSION 1
@@ -66,7 +77,25 @@ struct lp_analysis_input {
 	const char *mode;                      /* "light" / "deep"; NULL: "" */
 	double traced_s, untraced_s;           /* run.measure_overhead: workload seconds; <= 0 unknown */
 	struct lp_own_timings own;             /* valid 0: the workload printed none */
+	double measured_bw_gbs;                /* probe.json (run.probe_bandwidth): copy GB/s; <= 0 unknown */
+	const struct lp_stage_rules *stage_rules; /* NULL: default names, nothing skipped (stages.h) */
+	const json_t *auto_info;               /* the Python shim's account of the program; NULL none */
+	const char *auto_info_path;            /* its path in the run folder, for the reports */
 };
+
+/* Stage rules from a resolved config (`stages.*` lists, `run.skip_first`); the names point into
+ * cfg, which must outlive the rules. Missing keys give the defaults and LP_SKIP_FIRST_AUTO. */
+struct lp_stage_rules_buf {
+	struct lp_stage_rules rules;
+	const char *names[LP_ROLE_COUNT][LP_STAGE_NAMES_MAX + 1];
+};
+int lp_stage_rules_from_config(const json_t *cfg, struct lp_stage_rules_buf *out, struct lp_err *err);
+
+/* llmprof's model.* object for a Hugging Face config (the reader of model.hf_config, else field by
+ * field for architectures it does not know: Qwen2-MoE's shared expert counts as
+ * shared_expert_intermediate_size / moe_intermediate_size experts); dtype added. NULL with a reason
+ * in `why` when the config lacks a needed field. New reference. */
+json_t *lp_model_json_from_hf(const json_t *hf, const char *dtype, char *why, size_t why_cap);
 
 /* MFU/MBU of one stage (per iteration) or of the whole measured run. */
 struct lp_perf {
@@ -107,6 +136,7 @@ struct lp_analysis {
 	struct lp_stage_set stages;
 	struct lp_op_table ops;
 	struct lp_kernel_set kernels;
+	struct lp_timeline timeline;            /* one measured iteration, for the timeline figure */
 	int have_model;
 	struct lp_model_shape model;
 	struct lp_model_params params;
@@ -116,6 +146,13 @@ struct lp_analysis {
 	struct lp_peak peak;
 	int64_t batch, prompt_len, steps;      /* resolved; 0 unknown */
 	char tokens_why[200];
+	/* where the model and each token count came from: "config", "inputs.batch", "prefill payload",
+	 * "decode_step ranges", "the program (llmprof_auto)", ...; "" unknown */
+	char model_source[160];
+	const char *batch_source, *prompt_source, *steps_source;
+	int auto_used;                         /* something came from the program's account */
+	int auto_stages;                       /* the program's stage ranges were pushed by llmprof_auto */
+	double auto_params;                    /* parameter count the program reported; 0 unknown */
 	struct lp_num prefill_tokens;          /* per iteration (batch x prompt) */
 	struct lp_num decode_tokens;           /* per iteration (batch x steps) */
 	struct lp_num decode_tokens_per_s;     /* decode tokens / decode latency */
@@ -126,6 +163,8 @@ struct lp_analysis {
 	size_t n_checks;
 	int check_failed;                      /* some |diff| > LP_SELF_CHECK_TOL */
 	struct lp_perf perf[3];                /* prefill, decode, model */
+	struct lp_waterfall waterfall[2];      /* prefill (per iteration), decode (per step) */
+	double measured_bw_gbs;                /* the probe's copy bandwidth; 0 unknown */
 	uint64_t tracer_overhead_ns, dropped_records;
 	size_t n_processes;
 	double traced_s, untraced_s;

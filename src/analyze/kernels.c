@@ -143,6 +143,52 @@ static void acc_add(double *acc, double *wsum, double v, double w)
 	*wsum += w;
 }
 
+/* End of the function name with its template arguments: the '(' of the argument list (outside any
+ * <...>), or the end. */
+static const char *name_end(const char *s)
+{
+	int depth = 0;
+	for (; *s; s++) {
+		if (*s == '<')
+			depth++;
+		else if (*s == '>' && depth > 0)
+			depth--;
+		else if (*s == '(' && !depth)
+			break;
+	}
+	return s;
+}
+
+/* The same kernel as the tracer and ncu print it: the same function name and template arguments,
+ * up to a leading "void " (ncu prints the return type, CUPTI's demangler does not) and spaces; the
+ * argument lists are left out (they differ in form: "unsigned short const*" vs "const unsigned
+ * short *"). */
+static int same_kernel(const char *a, const char *b)
+{
+	const char *ea, *eb;
+	a += strncmp(a, "void ", 5) ? 0 : 5;
+	b += strncmp(b, "void ", 5) ? 0 : 5;
+	ea = name_end(a);
+	eb = name_end(b);
+	for (;;) {
+		while (a < ea && *a == ' ')
+			a++;
+		while (b < eb && *b == ' ')
+			b++;
+		if (a == ea || b == eb)
+			return a == ea && b == eb;
+		if (*a++ != *b++)
+			return 0;
+	}
+}
+
+/* Whether the name carries template arguments before its argument list. */
+static int has_template_args(const char *s)
+{
+	const char *e = name_end(s);
+	return memchr(s, '<', (size_t)(e - s)) != NULL;
+}
+
 static void join_ncu(struct lp_kernel_row *row, const struct lp_kernel_record *ncu, size_t n_ncu,
 	const struct lp_peak *peak, double ridge, struct lp_buf *nb, struct lp_buf *nr)
 {
@@ -162,13 +208,13 @@ static void join_ncu(struct lp_kernel_row *row, const struct lp_kernel_record *n
 	double acc[N], w[N];
 	struct lp_kernel_ncu *k = &row->ncu;
 	size_t i, j;
-	int exact = 0;
+	int exact = 0;   /* 1: the same name and template arguments */
 	for (j = 0; j < N; j++) {
 		acc[j] = NAN;
 		w[j] = 0;
 	}
 	for (i = 0; i < n_ncu && !exact; i++)
-		exact = ncu[i].kernel_name && !strcmp(ncu[i].kernel_name, row->name);
+		exact = ncu[i].kernel_name && same_kernel(ncu[i].kernel_name, row->name);
 	if (!exact && lp_kernel_name_normalize(row->name, nb) < 0)
 		return;
 	for (i = 0; i < n_ncu; i++) {
@@ -177,10 +223,14 @@ static void join_ncu(struct lp_kernel_row *row, const struct lp_kernel_record *n
 		if (!r->kernel_name)
 			continue;
 		if (exact) {
-			if (strcmp(r->kernel_name, row->name))
+			if (!same_kernel(r->kernel_name, row->name))
 				continue;
 		} else {
-			if (lp_kernel_name_normalize(r->kernel_name, nr) < 0 || !nb->len || strcmp(nr->data, nb->data))
+			/* both with template arguments, not the same: another template variant. A name
+			 * without them on either side ("k_attn_decode") joins by normalized name */
+			if ((has_template_args(r->kernel_name) && has_template_args(row->name)) ||
+			    lp_kernel_name_normalize(r->kernel_name, nr) < 0 || !nb->len ||
+			    strcmp(nr->data, nb->data))
 				continue;
 		}
 		k->records += r->calls ? r->calls : 1;
@@ -294,6 +344,49 @@ static int busy_shares(const struct lp_profile *p, const struct lp_stage_set *st
 	return 0;
 }
 
+#define LABEL_MAX 60
+
+/* Row labels (kernels.h): the short name, unless another row has the same one. Rows sharing a short
+ * name are found through a sorted index; O(n log n). */
+static int cmp_short(const void *a, const void *b, void *rows)
+{
+	const struct lp_kernel_row *r = rows;
+	return strcmp(r[*(const size_t *)a].short_name, r[*(const size_t *)b].short_name);
+}
+
+static int set_labels(struct lp_kernel_set *s)
+{
+	size_t *idx = malloc((s->n_rows + 1) * sizeof(*idx)), i;
+	if (!idx)
+		return -1;
+	for (i = 0; i < s->n_rows; i++)
+		idx[i] = i;
+	qsort_r(idx, s->n_rows, sizeof(*idx), cmp_short, s->rows);
+	for (i = 0; i < s->n_rows; i++) {
+		struct lp_kernel_row *r = &s->rows[idx[i]];
+		int shared = (i > 0 && !strcmp(s->rows[idx[i - 1]].short_name, r->short_name)) ||
+			     (i + 1 < s->n_rows && !strcmp(s->rows[idx[i + 1]].short_name, r->short_name));
+		const char *from = *r->short_name ? strstr(r->name, r->short_name) : NULL;
+		size_t len;
+		char buf[LABEL_MAX + 8];
+		if (!shared || !from) {
+			r->label = *r->short_name ? r->short_name : r->name;
+			continue;
+		}
+		len = strlen(from);
+		if (len <= LABEL_MAX)
+			snprintf(buf, sizeof(buf), "%s", from);
+		else   /* keep the start (the template arguments) and the end */
+			snprintf(buf, sizeof(buf), "%.*s...%s", LABEL_MAX / 2 - 2, from, from + len - (LABEL_MAX / 2 - 2));
+		if (!(r->label = lp_arena_strdup(&s->arena, buf))) {
+			free(idx);
+			return -1;
+		}
+	}
+	free(idx);
+	return 0;
+}
+
 static int cmp_rows(const void *a, const void *b)
 {
 	const struct lp_kernel_row *x = a, *y = b;
@@ -378,14 +471,20 @@ int lp_kernels_compute(const struct lp_profile *p, const struct lp_stage_set *st
 			if (t.rows[rj].kernel_name == k->name && t.rows[rj].device == k->device) {
 				out->rows[rj].stage_ms[kind] += ms;
 				out->rows[rj].busy_ms += credit[i];
+				out->rows[rj].stage_busy_ms[kind] += credit[i];
 				out->rows[rj].stage_calls[kind]++;
+				out->rows[rj].std_ms += ms * ms;   /* sum of squares until the loop below */
 				out->family_ms[kind][out->rows[rj].family] += ms;
 				break;
 			}
 		}
 	}
-	for (j = 0; j < out->n_rows; j++)
-		out->rows[j].share = out->busy_ms > 0 ? out->rows[j].busy_ms / out->busy_ms : 0;
+	for (j = 0; j < out->n_rows; j++) {
+		struct lp_kernel_row *r = &out->rows[j];
+		double n = (double)r->calls, ss = r->std_ms;
+		r->share = out->busy_ms > 0 ? r->busy_ms / out->busy_ms : 0;
+		r->std_ms = n > 1 && ss > n * r->mean_ms * r->mean_ms ? sqrt((ss - n * r->mean_ms * r->mean_ms) / (n - 1)) : 0;
+	}
 	free(slots);
 	free(credit);
 	lp_kernel_table_release(&t);
@@ -393,6 +492,8 @@ int lp_kernels_compute(const struct lp_profile *p, const struct lp_stage_set *st
 	lp_buf_release(&nr);
 	if (out->n_rows > 1)
 		qsort(out->rows, out->n_rows, sizeof(*out->rows), cmp_rows);
+	if (set_labels(out) < 0)
+		return lp_err_set(err, LP_EOTHER, "out of memory building the kernel table");
 	return 0;
 oom:
 	free(credit);

@@ -3,8 +3,12 @@
  * a family (GEMM, attention, norm, ...), and in deep mode the Nsight Compute metrics joined by name
  * with FLOPs, arithmetic intensity and a roofline class.
  *
- * Joining: ncu prints a function-style name, the tracer a full demangled one. A row joins the ncu
- * records of the same name when there are any, else those whose normalized name matches
+ * Joining: ncu prints a function-style name or a demangled one with its return type ("void
+ * k<1, 0>(const T *)"), the tracer a demangled one without it ("k<1, 0>(T const*)"). A row joins the
+ * ncu records with the same function name and template arguments (up to a leading "void " and
+ * spaces; argument lists are not compared) when there are any, so template variants keep their own
+ * metrics; else, unless both names carry template arguments (then they are different variants),
+ * those whose normalized name matches
  * (lp_kernel_name_normalize: return type, argument list and template arguments dropped). ncu
  * metrics are per launch (a record standing for several launches holds their mean); several
  * matching records are averaged weighted by their calls.
@@ -67,14 +71,18 @@ struct lp_kernel_ncu {
 struct lp_kernel_row {
 	const char *name;            /* full demangled name */
 	const char *short_name;
+	const char *label;           /* short_name, or when another row shares it, the full name from the
+	                              * short name on (template arguments), shortened in the middle */
 	int32_t device;
 	double total_ms, mean_ms, min_ms, max_ms;
+	double std_ms;               /* sample standard deviation of one launch's duration */
 	uint64_t calls;
 	double busy_ms;              /* its share of GPU busy time: time it ran alone on its device, plus
 	                              * an equal split of time shared with concurrent kernels; equals
 	                              * total_ms when nothing overlaps */
 	double share;                /* busy_ms / the set's busy_ms: shares add up to 100% of busy time */
 	double stage_ms[3];          /* prefill, decode, other */
+	double stage_busy_ms[3];     /* busy_ms split the same way */
 	uint64_t stage_calls[3];
 	enum lp_kernel_family family;
 	struct lp_kernel_ncu ncu;

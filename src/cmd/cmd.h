@@ -28,6 +28,7 @@ int cmd_runs(int argc, const char **argv, struct lp_ctx *ctx);
 int cmd_check(int argc, const char **argv, struct lp_ctx *ctx);
 int cmd_kernels(int argc, const char **argv, struct lp_ctx *ctx);
 int cmd_trace(int argc, const char **argv, struct lp_ctx *ctx);
+int cmd_diff(int argc, const char **argv, struct lp_ctx *ctx);
 
 /* The command table (main.c). */
 extern const struct lp_cmd lp_commands[];

@@ -1,6 +1,7 @@
 /* cmd_run.c: `llmprof run`: resolve the configuration, make the run folder, write provenance,
  * then (issue 6) run the phases. The work is in src/collect/prepare.c; this file only maps the
  * command line onto it and prints. */
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -90,20 +91,39 @@ static void print_summary(const char *run_dir, int status)
 		const json_t *stages = json_object_get(sum, "stages"), *st;
 		const json_t *rows = json_object_get(json_object_get(sum, "kernels"), "rows");
 		const json_t *perf = json_object_get(sum, "perf"), *tok = json_object_get(sum, "tokens");
-		printf("%-12s %22s %14s %9s\n", "stage", "host ms (mean ± std)", "GPU busy ms", "kernels");
+		printf("%-12s %24s %12s %12s %8s  %s\n", "stage", "latency ms (mean ± std)", "host ms", "GPU busy ms",
+			"kernels", "bound");
 		json_array_foreach(stages, i, st) {
-			const json_t *h = json_object_get(st, "host_ms"), *g = json_object_get(st, "gpu_busy_ms");
-			const json_t *k = json_object_get(st, "kernels");
-			char gpu[32] = "n/a", kern[32] = "n/a";
+			const json_t *l = json_object_get(st, "latency_ms"), *h = json_object_get(st, "host_ms");
+			const json_t *g = json_object_get(st, "gpu_busy_ms"), *k = json_object_get(st, "kernels");
+			const char *bound = json_string_value(json_object_get(st, "bound"));
+			char gpu[32] = "n/a", kern[32] = "n/a", sd[32] = "n/a";
 			if (jnum(g, "mean") >= 0)
 				snprintf(gpu, sizeof(gpu), "%.3f", jnum(g, "mean"));
 			if (jnum(k, "mean") >= 0)
 				snprintf(kern, sizeof(kern), "%.0f", jnum(k, "mean"));
-			printf("%-12s %12.3f ± %-7.3f %14s %9s\n", json_string_value(json_object_get(st, "name")),
-				jnum(h, "mean"), jnum(h, "std") < 0 ? 0 : jnum(h, "std"), gpu, kern);
+			if (jnum(l, "n") > 1)
+				snprintf(sd, sizeof(sd), "%.3f", jnum(l, "std"));
+			if (jnum(l, "n") == 0) {   /* only warm-up ranges: nothing measured, not zeros */
+				printf("%-12s %14s   %-7s %12s %12s %8s  %s\n", json_string_value(json_object_get(st, "name")),
+					"n/a", "", "n/a", "n/a", "n/a", "n/a (no measured iteration)");
+				continue;
+			}
+			printf("%-12s %14.3f ± %-7s %12.3f %12s %8s  %s\n", json_string_value(json_object_get(st, "name")),
+				jnum(l, "mean"), sd, jnum(h, "mean"), gpu, kern, bound ? bound : "n/a");
 		}
+		if (jnum(tok, "ttft_ms") >= 0)
+			printf("time to first token: %.3f ms\n", jnum(tok, "ttft_ms"));
 		if (jnum(tok, "decode_tokens_per_s") >= 0)
-			printf("decode: %.1f tokens/s\n", jnum(tok, "decode_tokens_per_s"));
+			printf("decode: %.1f tokens/s, %.3f ms/step\n", jnum(tok, "decode_tokens_per_s"), jnum(tok, "decode_step_ms"));
+		{
+			const json_t *sc = json_object_get(sum, "self_check"), *c;
+			json_array_foreach(json_object_get(sc, "checks"), i, c)
+				if (fabs(jnum(c, "diff")) > jnum(sc, "tolerance"))
+					lp_log_warn("self-check: llmprof's %s is %.3f, the workload's own %.3f (%+.1f%%)",
+						json_string_value(json_object_get(c, "what")), jnum(c, "llmprof"), jnum(c, "workload"),
+						100 * jnum(c, "diff"));
+		}
 		json_array_foreach(perf, i, st) {
 			printf("%-8s", json_string_value(json_object_get(st, "stage")));
 			print_pct("MFU", st, "mfu");
@@ -111,14 +131,12 @@ static void print_summary(const char *run_dir, int status)
 			printf("\n");
 		}
 		if (json_array_size(rows)) {
-			printf("top kernels:\n");
+			printf("top kernels (measured iterations, warm-up excluded; share of GPU busy time):\n");
 			for (i = 0; i < json_array_size(rows) && i < 5; i++) {
 				const json_t *r = json_array_get(rows, i);
-				const char *name = json_string_value(json_object_get(r, "short_name"));
-				if (!name || !*name)
-					name = json_string_value(json_object_get(r, "kernel_name"));
-				printf("  %zu. %-48.48s %10.3f ms %6.1f%% %8.0f calls\n", i + 1, name ? name : "?",
-					jnum(r, "total_ms"), 100 * jnum(r, "share"), jnum(r, "calls"));
+				const char *name = json_string_value(json_object_get(r, "label"));
+				printf("  %zu. %-60s %10.3f ms %6.1f%% %8.0f calls\n", i + 1, name ? name : "?",
+					jnum(r, "busy_ms"), 100 * jnum(r, "share"), jnum(r, "calls"));
 			}
 		} else {
 			printf("no GPU kernels were recorded\n");
@@ -127,6 +145,15 @@ static void print_summary(const char *run_dir, int status)
 	}
 	announce_reports(run_dir);
 	lp_buf_release(&path);
+}
+
+/* One line before anything runs: a CPU run or a GPU run, and what it will leave out. */
+static int announce_and_run(struct lp_pipeline *pl, struct lp_run *run, struct lp_err *err)
+{
+	lp_log_note("%s", pl->outlook.what);
+	if (pl->outlook.exit_status)
+		lp_log_warn("this run will exit %d: %s", pl->outlook.exit_status, pl->outlook.why);
+	return lp_pipeline_run(pl, run, err);
 }
 
 int cmd_run(int argc, const char **argv, struct lp_ctx *ctx)
@@ -188,8 +215,9 @@ int cmd_run(int argc, const char **argv, struct lp_ctx *ctx)
 				lp_fs_remove_tree(run.dir.path, NULL);  /* nothing ran: leave no empty run behind */
 			rc = lp_err_print(&err);
 		} else if (dry_run) {
-			rc = lp_pipeline_print_plan(&pl, &run, &err) < 0 ? lp_err_print(&err) : 0;
-		} else if (lp_pipeline_run(&pl, &run, &err) < 0) {
+			/* the exit status the real run will have when the workload and the tools succeed */
+			rc = lp_pipeline_print_plan(&pl, &run, &err) < 0 ? lp_err_print(&err) : pl.outlook.exit_status;
+		} else if (announce_and_run(&pl, &run, &err) < 0) {
 			rc = lp_err_print(&err);
 		} else {
 			rc = pl.exit_status;

@@ -283,13 +283,13 @@ static int resolve_reference(struct lp_pipeline *pl, struct lp_run *run, struct 
 		lp_err_hint(err, "pick one with model=<name> (conf/model/llm/) or model.hf_config=PATH");
 		goto out;
 	}
-	if (!device || !strcmp(device, "auto")) {
-		int cuda_built = 0;
-#ifdef LP_HAVE_CUDA_BUILD
-		cuda_built = 1;
-#endif
-		device = cuda_built && pl->tools->n_gpus > 0 ? "cuda" : "cpu";
+	if (device && !strcmp(device, "cuda") && !pl->outlook.gpu_run) {
+		lp_err_set(err, LP_EENV, "run.device=cuda, but the GPU cannot be used: %s", pl->outlook.cpu_why);
+		lp_err_hint(err, "run.device=auto runs the reference model on the CPU here");
+		goto out;
 	}
+	if (!device || !strcmp(device, "auto"))
+		device = pl->outlook.gpu_run ? "cuda" : "cpu";  /* lp_tools_outlook decided it */
 	snprintf(pl->device, sizeof(pl->device), "%s", device);
 	pl->gpu_run = !strcmp(device, "cuda");
 	if (!hf && shape_overridden(run)) {
@@ -307,6 +307,16 @@ static int resolve_reference(struct lp_pipeline *pl, struct lp_run *run, struct 
 	lp_argv_addf(&pl->workload, "--new-tokens=%lld", (long long)cfg_int(run, "inputs.new_tokens", 32));
 	lp_argv_addf(&pl->workload, "--iters=%lld", (long long)cfg_int(run, "run.repeats", 3));
 	lp_argv_addf(&pl->workload, "--warmup=%lld", (long long)cfg_int(run, "run.warmup", 1));
+	/* the CPU path computes in fp32 whatever the preset's dtype (bf16 is the CUDA path's): the
+	 * analysis counts bytes by the model's dtype, so config.yaml says what ran. lp_config_apply
+	 * rebuilds the tree: nothing borrowed from it is used after this but run->mode, read again. */
+	if (!strcmp(pl->device, "cpu") && json_is_object(lp_config_get(&run->cfg, "model")) &&
+	    (!cfg_str(run, "model.dtype") || strcmp(cfg_str(run, "model.dtype"), "fp32"))) {
+		if (lp_config_apply(&run->cfg, cfg_str(run, "model.dtype") ? "model.dtype=fp32" : "+model.dtype=fp32",
+			    err) < 0)
+			goto out;
+		run->mode = cfg_str(run, "run.mode");
+	}
 	pl->reference = 1;
 	rc = 0;
 out:
@@ -372,6 +382,65 @@ static int resolve_model(struct lp_run *run, struct lp_err *err)
 	return rc;
 }
 
+/* run.auto_stages (docs/nvtx.md "Programs you did not write for llmprof"): the shim's site folder
+ * goes first on the workload's PYTHONPATH (its sitecustomize runs any sitecustomize found later on
+ * the path), and LLMPROF_AUTO_DIR tells it where to write the program's account. Only Python
+ * reads either, so any workload after `--` gets them (a shell script that starts Python too). */
+static void auto_stages_init(struct lp_pipeline *pl, struct lp_run *run)
+{
+	static const char *const rel[] = { "../../python/llmprof_auto/site", "../share/llmprof/python/llmprof_auto/site",
+					   "../python/llmprof_auto/site" };
+	struct lp_buf site = LP_BUF_INIT, dir = LP_BUF_INIT;
+	const char *old = getenv("PYTHONPATH");
+	size_t i;
+	for (i = 0; i < sizeof(rel) / sizeof(rel[0]); i++) {
+		lp_buf_reset(&site);
+		lp_buf_addf(&site, "%s/%s/sitecustomize.py", pl->opts.exe_dir, rel[i]);
+		if (lp_fs_is_file(site.data))
+			break;
+	}
+	if (i == sizeof(rel) / sizeof(rel[0])) {
+		lp_log_warn("run.auto_stages: python/llmprof_auto was not found next to llmprof: no automatic stages");
+	} else {
+		lp_buf_reset(&site);
+		lp_buf_addf(&site, "%s/%s", pl->opts.exe_dir, rel[i]);
+		abs_path(site.data, &site);
+		lp_buf_adds(&dir, run->dir.path ? run->dir.path : "<run>");   /* no folder on --dry-run */
+		abs_path(dir.data, &dir);
+		lp_buf_adds(&dir, "/auto");
+		snprintf(pl->auto_pythonpath, sizeof(pl->auto_pythonpath), "%s%s%s", site.data, old && *old ? ":" : "",
+			old ? old : "");
+		snprintf(pl->auto_dir, sizeof(pl->auto_dir), "%s", dir.data);
+		pl->auto_ops = cfg_bool(run, "run.auto_ops");
+	}
+	lp_buf_release(&site);
+	lp_buf_release(&dir);
+}
+
+/* A workload after `--` that cannot be started is a mistake on the command line (exit 2, before
+ * anything runs), not a missing tool: name the program. A name without '/' is looked up on PATH,
+ * as execvp does. */
+static int check_workload(const char *prog, struct lp_err *err)
+{
+	struct lp_buf found = LP_BUF_INIT;
+	int ok;
+	if (strchr(prog, '/')) {
+		ok = access(prog, X_OK) == 0 && !lp_fs_is_dir(prog);
+		if (!ok && access(prog, F_OK) == 0) {
+			lp_err_set(err, LP_EUSAGE, "the workload '%s' is not an executable file", prog);
+			return lp_err_hint(err, "make it executable (chmod +x), or name its interpreter first: "
+				"'-- python3 %s'", prog);
+		}
+	} else {
+		ok = lp_fs_which(prog, &found) == 0;
+	}
+	lp_buf_release(&found);
+	if (ok)
+		return 0;
+	lp_err_set(err, LP_EUSAGE, "the workload '%s' was not found%s", prog, strchr(prog, '/') ? "" : " on PATH");
+	return lp_err_hint(err, "check the program named after '--' (a relative path starts from the current folder)");
+}
+
 int lp_pipeline_init(struct lp_pipeline *pl, struct lp_run *run, const struct lp_pipeline_opts *o,
 	struct lp_err *err)
 {
@@ -404,11 +473,17 @@ int lp_pipeline_init(struct lp_pipeline *pl, struct lp_run *run, const struct lp
 	if (resolve_model(run, err) < 0)
 		return -1;
 	run->mode = cfg_str(run, "run.mode");
+	lp_tools_outlook(pl->tools, run->mode, cfg_str(run, "run.device"), cfg_bool(run, "profiling.nsys.enable"),
+		!run->workload_argc, &pl->outlook);
 	if (!run->workload_argc)
 		return resolve_reference(pl, run, err);
+	if (check_workload(run->workload_argv[0], err) < 0)
+		return -1;
 	for (i = 0; i < run->workload_argc; i++)
 		lp_argv_add(&pl->workload, run->workload_argv[i]);
-	pl->gpu_run = pl->tools->n_gpus > 0 && strcmp(cfg_str(run, "run.device") ? cfg_str(run, "run.device") : "", "cpu");
+	pl->gpu_run = pl->outlook.gpu_run;
+	if (cfg_bool(run, "run.auto_stages"))
+		auto_stages_init(pl, run);
 	return 0;
 }
 
@@ -427,15 +502,25 @@ static size_t capture_env(const struct lp_pipeline *pl, const char *trace_dir, s
 	env[n++] = (struct lp_proc_env){ "CUDA_INJECTION64_PATH", pl->inject };
 	env[n++] = (struct lp_proc_env){ "NVTX_INJECTION64_PATH", pl->inject };
 	env[n++] = (struct lp_proc_env){ "LLMPROF_TRACE_DIR", trace_dir };
+	if (pl->auto_pythonpath[0]) {
+		env[n++] = (struct lp_proc_env){ "PYTHONPATH", pl->auto_pythonpath };
+		env[n++] = (struct lp_proc_env){ "LLMPROF_AUTO_DIR", pl->auto_dir };
+		env[n++] = (struct lp_proc_env){ "LLMPROF_AUTO_OPS", pl->auto_ops ? "1" : "0" };
+	}
 	return n;
 }
 
-/* The tools must not see our tracer: nsys and ncu hold the CUPTI slot themselves. */
-static size_t tool_env(struct lp_proc_env *env)
+/* The tools must not see our tracer: nsys and ncu hold the CUPTI slot themselves. The shim's
+ * ranges stay (ncu's NVTX filters need them); its account is written by the capture only. */
+static size_t tool_env(const struct lp_pipeline *pl, struct lp_proc_env *env)
 {
 	size_t n = 0;
 	env[n++] = (struct lp_proc_env){ "CUDA_INJECTION64_PATH", NULL };
 	env[n++] = (struct lp_proc_env){ "NVTX_INJECTION64_PATH", NULL };
+	if (pl->auto_pythonpath[0]) {
+		env[n++] = (struct lp_proc_env){ "PYTHONPATH", pl->auto_pythonpath };
+		env[n++] = (struct lp_proc_env){ "LLMPROF_AUTO_OPS", pl->auto_ops ? "1" : "0" };
+	}
 	return n;
 }
 
@@ -445,10 +530,10 @@ static int run_workload(struct state *st, const char *trace_dir, const char *out
 	struct lp_proc_result *res, struct lp_err *err)
 {
 	struct lp_pipeline *pl = st->pl;
-	struct lp_proc_env env[4];
+	struct lp_proc_env env[8];
 	struct lp_proc_spec spec;
 	struct lp_buf out = LP_BUF_INIT, errp = LP_BUF_INIT;
-	size_t n_env = trace_dir ? capture_env(pl, trace_dir, env) : tool_env(env);
+	size_t n_env = trace_dir ? capture_env(pl, trace_dir, env) : tool_env(pl, env);
 	int rc;
 	memset(&spec, 0, sizeof(spec));
 	lp_rundir_path(&st->run->dir, out_rel, &out);
@@ -507,6 +592,42 @@ static void empty_trace_if_none(struct state *st, const char *trace_dir, long pi
 	lp_buf_release(&name);
 }
 
+/* run.probe_bandwidth=true on a GPU run: llmprof-probe measures the device-to-device copy bandwidth
+ * into <run>/probe.json before the capture (the gap waterfall's floor at the measured peak). A
+ * failed probe is a warning: the floor at the datasheet peak is still there. */
+static void probe_bandwidth(struct state *st)
+{
+	struct lp_pipeline *pl = st->pl;
+	struct lp_buf exe = LP_BUF_INIT, out = LP_BUF_INIT, errp = LP_BUF_INIT;
+	struct lp_proc_spec spec;
+	struct lp_proc_result res;
+	struct lp_err err = LP_ERR_INIT;
+	const char *argv[2];
+	if (!cfg_bool(st->run, "run.probe_bandwidth"))
+		return;
+	if (!pl->outlook.gpu_run) {
+		lp_log_warn("run.probe_bandwidth: not a GPU run, no bandwidth probe");
+		return;
+	}
+	lp_buf_addf(&exe, "%s/llmprof-probe", pl->opts.exe_dir);
+	argv[0] = exe.data;
+	argv[1] = NULL;
+	memset(&spec, 0, sizeof(spec));
+	lp_rundir_path(&st->run->dir, "probe.json", &out);
+	lp_rundir_path(&st->run->dir, "logs/probe.stderr", &errp);
+	spec.argv = argv;
+	spec.stdout_path = out.data;
+	spec.stderr_path = errp.data;
+	spec.timeout_s = 60;
+	if (!lp_fs_is_file(exe.data))
+		lp_log_warn("run.probe_bandwidth: '%s' is missing (a build without CUDA)", exe.data);
+	else if (lp_proc_run(&spec, &res, &err) < 0 || !res.exited || res.exit_code != 0)
+		lp_log_warn("run.probe_bandwidth: the probe failed (logs/probe.stderr)%s%s", err.msg[0] ? ": " : "", err.msg);
+	lp_buf_release(&exe);
+	lp_buf_release(&out);
+	lp_buf_release(&errp);
+}
+
 static void phase_capture(struct state *st)
 {
 	struct lp_proc_result res;
@@ -532,6 +653,7 @@ static void phase_capture(struct state *st)
 	if (!res.exited || res.exit_code != 0)
 		empty_trace_if_none(st, trace.data, res.pid);
 	record_tree(&st->run->dir, "trace", "capture");
+	record_tree(&st->run->dir, "auto", "capture");
 	record_tree(&st->run->dir, "logs", "capture");
 	if (!res.exited || res.exit_code != 0) {
 		struct lp_proc_spec limit;
@@ -587,8 +709,8 @@ static void phase_nsys(struct state *st)
 	struct lp_nsys_outcome oc;
 	struct lp_err err = LP_ERR_INIT;
 	struct lp_buf out = LP_BUF_INIT, logs = LP_BUF_INIT, ldpath = LP_BUF_INIT;
-	struct lp_proc_env env[4];
-	size_t n_env = tool_env(env);
+	struct lp_proc_env env[8];
+	size_t n_env = tool_env(pl, env);
 	const char *libdir = cfg_str(st->run, "tools.nsys_lib_dir");
 
 	if (!cfg_bool(st->run, "profiling.nsys.enable")) {
@@ -780,7 +902,7 @@ static void phase_ncu(struct state *st)
 	struct lp_regions_cfg rc;
 	struct lp_err err = LP_ERR_INIT;
 	struct lp_buf out = LP_BUF_INIT, logs = LP_BUF_INIT, ncu_log = LP_BUF_INIT;
-	struct lp_proc_env env[4];
+	struct lp_proc_env env[8];
 	const json_t *preset = lp_config_get(&st->run->cfg, "profiling.ncu");
 	json_t *preset_copy = NULL;   /* the preset as run (regions applied, or the top-N base name) */
 	const json_t *inc = lp_config_get(&st->run->cfg, "profiling.ncu.regions.include");
@@ -839,7 +961,7 @@ static void phase_ncu(struct state *st)
 	plan.logs_dir = logs.data;
 	plan.workload = lp_argv_get(&pl->workload);
 	plan.env = env;
-	plan.n_env = tool_env(env);
+	plan.n_env = tool_env(pl, env);
 	if (!explicit_regions) {
 		plan.kernel_filter = st->topn.regex;
 		plan.filter_mode = "per-launch-config";
@@ -965,6 +1087,7 @@ int lp_pipeline_run(struct lp_pipeline *pl, struct lp_run *run, struct lp_err *e
 	set_phase(&st, PH_PROVENANCE, "ok", NULL);
 	save_phases(&st);
 
+	probe_bandwidth(&st);
 	phase_capture(&st);
 	if (!lp_proc_interrupted())
 		phase_nsys(&st);
@@ -998,7 +1121,7 @@ static void print_cmd(const char *label, const struct lp_proc_spec *spec)
 
 int lp_pipeline_print_plan(struct lp_pipeline *pl, struct lp_run *run, struct lp_err *err)
 {
-	struct lp_proc_env env[4];
+	struct lp_proc_env env[8];
 	struct lp_proc_spec spec;
 	const char *root = cfg_str(run, "artifacts.stage2_dir");
 	const char *id = cfg_str(run, "run.id");
@@ -1011,6 +1134,7 @@ int lp_pipeline_print_plan(struct lp_pipeline *pl, struct lp_run *run, struct lp
 	printf("mode: %s\n", run->mode);
 	printf("workload: %s%s\n", pl->reference ? "the reference model on " : "your command",
 		pl->reference ? pl->device : "");
+	printf("%s\n", pl->outlook.what);
 	printf("tools: nsys %s, ncu %s, tracer %s, GPUs %d\n",
 		pl->tools->nsys.found ? pl->tools->nsys.path : "not found",
 		pl->tools->ncu.found ? pl->tools->ncu.path : "not found",
@@ -1026,8 +1150,8 @@ int lp_pipeline_print_plan(struct lp_pipeline *pl, struct lp_run *run, struct lp
 	print_cmd("2 capture", &spec);
 	if (!cfg_bool(run, "profiling.nsys.enable"))
 		nsys_why = "not enabled (profiling.nsys.enable=true)";
-	else if (!pl->tools->nsys.found)
-		nsys_why = "nsys not found";
+	else if (!pl->tools->nsys.found || pl->tools->nsys.problem[0])
+		nsys_why = "nsys is not usable here (exit 4)";
 	if (nsys_why) {
 		printf("  3 nsys: skipped: %s\n", nsys_why);
 	} else {
@@ -1045,7 +1169,7 @@ int lp_pipeline_print_plan(struct lp_pipeline *pl, struct lp_run *run, struct lp
 			return -1;
 		}
 		spec.argv = lp_argv_get(&av);
-		spec.n_env = tool_env(env);
+		spec.n_env = tool_env(pl, env);
 		if (cfg_str(run, "tools.nsys_lib_dir")) {
 			lp_tools_nsys_ld_path(cfg_str(run, "tools.nsys_lib_dir"), &ldpath);
 			env[spec.n_env++] = (struct lp_proc_env){ "LD_LIBRARY_PATH", ldpath.data };
@@ -1063,8 +1187,8 @@ int lp_pipeline_print_plan(struct lp_pipeline *pl, struct lp_run *run, struct lp
 		ncu_why = "light mode";
 	else if (!pl->gpu_run)
 		ncu_why = "a CPU run records no kernels";
-	else if (!pl->tools->ncu.found)
-		ncu_why = "ncu not found";
+	else if (!pl->tools->ncu.found || pl->tools->ncu.problem[0])
+		ncu_why = "ncu is not usable here (exit 4)";
 	if (ncu_why) {
 		printf("  5 ncu: skipped: %s\n", ncu_why);
 	} else {
@@ -1083,7 +1207,7 @@ int lp_pipeline_print_plan(struct lp_pipeline *pl, struct lp_run *run, struct lp
 			return -1;
 		}
 		spec.argv = lp_argv_get(&av);
-		spec.n_env = tool_env(env);
+		spec.n_env = tool_env(pl, env);
 		spec.stdout_path = spec.stderr_path = "<run>/logs/ncu.log";
 		print_cmd("5 ncu", &spec);
 		lp_argv_release(&av);
@@ -1092,6 +1216,10 @@ int lp_pipeline_print_plan(struct lp_pipeline *pl, struct lp_run *run, struct lp
 	for (k = 0; k < LP_REPORT_N_FILES; k++)
 		printf("%s %s", k ? "," : "", lp_report_files[k]);
 	printf("\n");
+	if (pl->outlook.exit_status)
+		printf("expected exit: %d (%s)\n", pl->outlook.exit_status, pl->outlook.why);
+	else
+		printf("expected exit: 0 when the workload and the tools succeed\n");
 	lp_buf_release(&ldpath);
 	return 0;
 }

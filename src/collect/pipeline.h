@@ -50,7 +50,11 @@ struct lp_pipeline {
 	int gpu_run;               /* the workload is expected to use the GPU */
 	char device[8];            /* reference model: "cpu" or "cuda" */
 	char inject[1024];         /* absolute path of libllmprof_inject.so ("" missing) */
+	char auto_pythonpath[4096]; /* run.auto_stages: PYTHONPATH with python/llmprof_auto/site first ("" off) */
+	char auto_dir[1024];       /* where the shim writes its account: <run>/auto (LLMPROF_AUTO_DIR) */
+	int auto_ops;              /* run.auto_ops */
 	struct lp_tools *tools;
+	struct lp_run_outlook outlook; /* what this run will do here (CPU or GPU run, the expected exit) */
 	int exit_status;           /* 0, 3 (a phase failed) or 4 (environment) */
 };
 

@@ -14,6 +14,7 @@
 #include "core/str.h"
 #include "parse/ncu_raw.h"
 #include "parse/trace_read.h"
+#include "parse/workload_timings.h"
 #include "report/reports.h"
 
 /* The main ncu export of the run: the first ncu/<name>_raw.csv in name order (a run writes one;
@@ -235,6 +236,40 @@ static void run_id_of(const char *run_dir, const json_t *cfg, struct lp_buf *id)
 	lp_buf_add(id, s, (size_t)(e - s));
 }
 
+/* The Python shim's account of the program (python/llmprof_auto writes auto/program.<pid>.json,
+ * one per process): the first file in name order that names a model, else the first one; NULL
+ * when there is none. `rel` gets its path in the run folder. */
+static json_t *load_auto_info(const char *run_dir, struct lp_buf *rel)
+{
+	struct lp_buf dir = LP_BUF_INIT, path = LP_BUF_INIT;
+	struct dirent **names = NULL;
+	json_t *best = NULL;
+	int n, i;
+	lp_fs_join(&dir, run_dir, "auto");
+	n = lp_fs_is_dir(dir.data) ? scandir(dir.data, &names, NULL, alphasort) : 0;
+	for (i = 0; i < n; i++) {
+		json_t *doc;
+		if (lp_str_ends_with(names[i]->d_name, ".json") && names[i]->d_name[0] != '.' &&
+		    (!best || !json_is_object(json_object_get(best, "model")))) {
+			lp_fs_join(&path, dir.data, names[i]->d_name);
+			doc = json_load_file(path.data, 0, NULL);
+			if (json_is_object(doc) && (!best || json_is_object(json_object_get(doc, "model")))) {
+				json_decref(best);
+				best = doc;
+				lp_buf_reset(rel);
+				lp_buf_addf(rel, "auto/%s", names[i]->d_name);
+			} else {
+				json_decref(doc);
+			}
+		}
+		free(names[i]);
+	}
+	free(names);
+	lp_buf_release(&dir);
+	lp_buf_release(&path);
+	return best;
+}
+
 static int64_t cfg_i64(const json_t *cfg, const char *a, const char *b)
 {
 	const json_t *v = json_object_get(json_object_get(cfg, a), b);
@@ -263,7 +298,9 @@ void lp_rebuild_outcome_release(struct lp_rebuild_outcome *oc)
 int lp_report_rebuild_ex(const char *run_dir, struct lp_rebuild_outcome *oc, struct lp_err *err)
 {
 	struct lp_buf path = LP_BUF_INIT, trace_damage = LP_BUF_INIT;
-	json_t *cfg = NULL, *env = NULL;
+	json_t *cfg = NULL, *env = NULL, *auto_info = NULL;
+	struct lp_buf auto_rel = LP_BUF_INIT;
+	struct lp_stage_rules_buf rules;
 	struct lp_profile prof;
 	struct lp_kernel_table ncu;
 	struct lp_phase_status *phases = NULL;
@@ -314,6 +351,21 @@ int lp_report_rebuild_ex(const char *run_dir, struct lp_rebuild_outcome *oc, str
 		goto done;
 	check_ncu_export(run_dir, phases, in.n_phases, oc);
 
+	/* the self-check: the workload's own timings, when it printed them (unreadable: none) */
+	lp_fs_join(&path, run_dir, "trace/workload.stdout");
+	{
+		struct lp_err terr = LP_ERR_INIT;
+		if (lp_workload_timings_read(path.data, &in.own, &terr) < 0)
+			in.own.valid = 0;
+	}
+	/* the bandwidth probe (run.probe_bandwidth): a JSON line with copy_gb_per_s */
+	lp_fs_join(&path, run_dir, "probe.json");
+	if (lp_fs_is_file(path.data)) {
+		json_t *probe = json_load_file(path.data, JSON_DISABLE_EOF_CHECK, NULL);
+		if (json_is_number(json_object_get(probe, "copy_gb_per_s")))
+			in.measured_bw_gbs = json_number_value(json_object_get(probe, "copy_gb_per_s"));
+		json_decref(probe);
+	}
 	in.profile = &prof;
 	in.model = json_object_get(cfg, "model");
 	in.batch = cfg_i64(cfg, "inputs", "batch");
@@ -329,6 +381,11 @@ int lp_report_rebuild_ex(const char *run_dir, struct lp_rebuild_outcome *oc, str
 	in.n_ncu = ncu.n_rows;
 	in.phases = phases;
 	in.env = env;
+	if (lp_stage_rules_from_config(cfg, &rules, err) < 0)
+		goto done;
+	in.stage_rules = &rules.rules;
+	in.auto_info = auto_info = load_auto_info(run_dir, &auto_rel);
+	in.auto_info_path = auto_rel.data;
 	{
 		struct lp_buf id = LP_BUF_INIT;
 		run_id_of(run_dir, cfg, &id);
@@ -356,6 +413,8 @@ done:
 		json_decref(cfg);
 	if (env)
 		json_decref(env);
+	json_decref(auto_info);
+	lp_buf_release(&auto_rel);
 	lp_buf_release(&path);
 	lp_buf_release(&trace_damage);
 	return rc;

@@ -10,12 +10,10 @@
 #include <sys/stat.h>
 
 #include "core/fs.h"
+#include "report/figures.h"
 #include "report/md.h"
 #include "report/reports.h"
 #include "report/sections.h"
-
-static const char *const report_files[] = { "kernels.md", "operators.md", "report.md", "stakeholder_summary.md",
-					    "summary.json", NULL };
 
 /* Files directly in `dir` (count, bytes), sub-folders counted as entries. */
 static void dir_stats(const char *dir, unsigned long long *files, unsigned long long *bytes)
@@ -61,14 +59,16 @@ static void artifacts(const char *run_dir, struct lp_buf *out)
 		if (lp_fs_is_dir(p.data)) {
 			unsigned long long files, bytes;
 			dir_stats(p.data, &files, &bytes);
-			lp_buf_addf(out, "| %s/ | %s | %llu entries, %llu bytes |\n", known[i].name, known[i].what, files, bytes);
+			lp_buf_addf(out, "| %s/ | %s | %llu %s, %llu %s |\n", known[i].name, known[i].what, files,
+				files == 1 ? "entry" : "entries", bytes, bytes == 1 ? "byte" : "bytes");
 		} else if (lp_fs_is_file(p.data)) {
 			lp_buf_addf(out, "| %s | %s | %lld bytes |\n", known[i].name, known[i].what, (long long)lp_fs_size(p.data));
 		}
 		lp_buf_release(&p);
 	}
-	for (i = 0; report_files[i]; i++)
-		lp_buf_addf(out, "| %s | report (this analysis) | |\n", report_files[i]);
+	for (i = 0; i < LP_REPORT_N_FILES; i++)
+		lp_buf_addf(out, "| %s | report (this analysis) | |\n", lp_report_files[i]);
+	lp_buf_addf(out, "| %s/ | figures of this analysis (SVG) | |\n", LP_FIGURES_DIR);
 	lp_buf_adds(out, "\nmanifest.json (when present) lists every artifact with its size and sha256.\n");
 }
 
@@ -162,10 +162,13 @@ int lp_report_report_md(const struct lp_analysis *a, const char *run_dir, struct
 	self_check(a, out);
 	lp_buf_adds(out, "\n## MFU and MBU\n\n");
 	lp_section_mfu(a, out);
+	lp_buf_adds(out, "\n## Where the time goes: from the floor to the measured latency\n\n");
+	lp_section_waterfall(a, out);
 	lp_buf_addf(out, "\n## Top kernels\n\n");
 	lp_section_top_kernels(a, LP_REPORT_TOP_KERNELS, out);
 	lp_buf_adds(out, "\n## Tracer overhead\n\n");
 	overhead(a, out);
+	lp_figures_md(a, out);
 	return out->oom ? -1 : 0;
 }
 
@@ -259,6 +262,8 @@ int lp_report_stakeholder_md(const struct lp_analysis *a, struct lp_buf *out)
 	lp_section_stages(a, out);
 	lp_buf_adds(out, "\n## MFU\n\n");
 	lp_section_mfu(a, out);
+	lp_buf_adds(out, "\n## Where the Time Goes\n\n");
+	lp_section_waterfall(a, out);
 	lp_buf_adds(out, "\n## Stage Takeaways\n\n");
 	lp_section_advice(a, LP_ADVICE_TAKEAWAY, out);
 	lp_buf_adds(out, "\n## Top Operators\n\n");
@@ -267,5 +272,6 @@ int lp_report_stakeholder_md(const struct lp_analysis *a, struct lp_buf *out)
 	lp_section_top_kernels(a, LP_REPORT_TOP_KERNELS, out);
 	lp_buf_adds(out, "\n## Recommendations\n\n");
 	lp_section_advice(a, LP_ADVICE_RECOMMENDATION, out);
+	lp_figures_md(a, out);
 	return out->oom ? -1 : 0;
 }

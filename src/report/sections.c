@@ -24,6 +24,89 @@ static void num(struct lp_buf *b, const struct lp_num *n, int decimals, double s
 	lp_num_format(n, decimals, scale, suffix, b);
 }
 
+static const char *domain_text(const char *domain)
+{
+	return domain && *domain ? domain : "default domain";
+}
+
+/* 1 when the stages came from llmprof's own contract (LLM@prefill, LLM@decode_all, ...) with the
+ * default names: nothing to say about the mapping. */
+static int mapping_is_canonical(const struct lp_stage_set *s)
+{
+	size_t i;
+	if (!s->names_default || s->map_truncated)
+		return 0;
+	for (i = 0; i < s->n_map; i++) {
+		const struct lp_stage_map_entry *e = &s->map[i];
+		if (e->ignored || strcmp(e->domain, "LLM") || strcmp(e->name, lp_stage_role_name(e->role)))
+			return 0;
+	}
+	return 1;
+}
+
+/* "Stage ranges taken as stages ...": which (domain, name) ranges became which stage. */
+static void mapping_line(const struct lp_stage_set *s, struct lp_buf *out)
+{
+	static const enum lp_stage_role roles[] = { LP_ROLE_PREFILL, LP_ROLE_DECODE, LP_ROLE_STEP, LP_ROLE_WARMUP };
+	size_t i, k, shown = 0, ignored = 0;
+	lp_buf_adds(out, "\nStage mapping (");
+	lp_md_text(out, s->names_source);
+	lp_buf_adds(out, "; `stages.prefill`, `stages.decode_all`, `stages.decode_step`, `stages.warmup` change it, docs/nvtx.md): ");
+	for (k = 0; k < sizeof(roles) / sizeof(roles[0]); k++) {
+		for (i = 0; i < s->n_map; i++) {
+			const struct lp_stage_map_entry *e = &s->map[i];
+			if (e->role != roles[k] || e->ranges == e->ignored)
+				continue;
+			lp_buf_adds(out, shown++ ? "; " : "");
+			lp_md_text(out, lp_stage_role_name(e->role));
+			lp_buf_adds(out, " <- \"");
+			lp_md_text(out, e->name);
+			lp_buf_adds(out, "\" (");
+			lp_md_text(out, domain_text(e->domain));
+			lp_buf_addf(out, ", %llu range%s)", (unsigned long long)(e->ranges - e->ignored), e->ranges - e->ignored == 1 ? "" : "s");
+		}
+	}
+	if (!shown)
+		lp_buf_adds(out, "no range matched");
+	for (i = 0; i < s->n_map; i++) {
+		const struct lp_stage_map_entry *e = &s->map[i];
+		if (!e->ignored)
+			continue;
+		lp_buf_adds(out, ignored++ ? "; \"" : ". Ignored: \"");
+		lp_md_text(out, e->name);
+		lp_buf_adds(out, "\" (");
+		lp_md_text(out, domain_text(e->domain));
+		lp_buf_addf(out, ", %llu range%s: the LLM domain has %s ranges)", (unsigned long long)e->ignored,
+			e->ignored == 1 ? "" : "s", lp_stage_role_name(e->role));
+	}
+	if (s->map_truncated)
+		lp_buf_adds(out, "; more names than shown");
+	lp_buf_adds(out, ".\n");
+}
+
+/* No stage at all: one line saying so, how to add ranges, and the whole-run numbers. */
+static int no_stages(const struct lp_analysis *a, struct lp_buf *out)
+{
+	const struct lp_stage_set *s = &a->stages;
+	lp_buf_adds(out, "No stage ranges were seen (no NVTX range matched the stage mapping, and no top-level range outside "
+			 "warm-up): the numbers in this report are for the whole run. To get prefill and decode stages, push "
+			 "ranges around them (docs/nvtx.md, \"Programs you did not write for llmprof\"):\n\n");
+	lp_buf_adds(out, "- C: `#include <llmprof/nvtx.h>`, then `lp_nvtx_push_payload(\"prefill\", batch * prompt_len); "
+			 "prefill(); lp_nvtx_pop();` and the same with `decode_all` around the decode loop\n");
+	lp_buf_adds(out, "- C++: `nvtx3::scoped_range r{\"decode\"};` (`#include <nvtx3/nvtx3.hpp>`) at the top of the "
+			 "prefill and decode scopes\n");
+	lp_buf_adds(out, "- Python: `torch.cuda.nvtx.range_push(\"prefill\")` ... `torch.cuda.nvtx.range_pop()`; Hugging "
+			 "Face models get them automatically under `llmprof run` (`run.auto_stages`, on by default)\n\n");
+	lp_buf_addf(out, "Whole run: %.3f ms from the first to the last recorded event", (double)s->run_span_ns / 1e6);
+	if (s->have_gpu)
+		lp_buf_addf(out, "; GPU busy %.3f ms (%.0f%% of it) in %zu kernel launches", (double)s->run_busy_ns / 1e6,
+			s->run_span_ns ? 100.0 * (double)s->run_busy_ns / (double)s->run_span_ns : 0.0, s->n_kernels);
+	else
+		lp_buf_adds(out, "; no GPU kernels were recorded");
+	lp_buf_adds(out, ". Kernels and operators below cover the whole run.\n");
+	return out->oom ? -1 : 0;
+}
+
 int lp_section_stages(const struct lp_analysis *a, struct lp_buf *out)
 {
 	enum { NC = 11 };
@@ -34,10 +117,8 @@ int lp_section_stages(const struct lp_analysis *a, struct lp_buf *out)
 	struct lp_buf c[NC];
 	size_t i, j;
 	int gpu = s->have_gpu;
-	if (!s->n_stages) {
-		return lp_buf_adds(out, "No measured stage ranges were found (no `prefill` / `decode_all` ranges and no "
-					"top-level NVTX ranges outside warm-up).\n");
-	}
+	if (!s->n_stages)
+		return no_stages(a, out);
 	for (j = 0; j < NC; j++)
 		lp_buf_init(&c[j], 0);
 	lp_md_header(out, NC, cols, "lrrrrrrrrll");
@@ -48,6 +129,15 @@ int lp_section_stages(const struct lp_analysis *a, struct lp_buf *out)
 			lp_buf_reset(&c[j]);
 		lp_buf_adds(&c[0], st->name);
 		lp_buf_addf(&c[1], "%zu", st->n_iters);
+		if (!st->n_iters) {
+			/* every range of the stage was a warm-up: no measurement, not a zero */
+			for (j = 2; j < NC; j++)
+				lp_buf_adds(&c[j], j == 2 ? "n/a (no measured iteration)" : "n/a");
+			for (j = 0; j < NC; j++)
+				cells[j] = c[j].data;
+			lp_md_row(out, NC, cells, 0);
+			continue;
+		}
 		lp_buf_addf(&c[2], "%.3f", st->lat_ms.mean);
 		if (st->n_iters > 1)
 			lp_buf_addf(&c[3], "%.3f", st->lat_ms.std);
@@ -118,10 +208,50 @@ int lp_section_stages(const struct lp_analysis *a, struct lp_buf *out)
 			warm += s->stages[i].excluded_warmup;
 		lp_buf_addf(out, " Warm-up iterations excluded: %llu stage ranges.", (unsigned long long)warm);
 	}
+	{
+		uint64_t skipped = 0;
+		for (i = 0; i < s->n_stages; i++)
+			skipped += s->stages[i].skipped_first;
+		if (skipped && s->skip_first == 1)
+			lp_buf_addf(out, " %s: the first iteration of each stage with more than one was left out of the "
+					 "statistics as warm-up (%llu stage ranges; run.skip_first=0 keeps it).",
+				s->skip_auto ? "No warm-up range was seen" : "run.skip_first=1", (unsigned long long)skipped);
+		else if (skipped)
+			lp_buf_addf(out, " run.skip_first=%lld: the first %lld iterations of each stage with more than %lld were "
+					 "left out of the statistics as warm-up (%llu stage ranges).",
+				(long long)s->skip_first, (long long)s->skip_first, (long long)s->skip_first,
+				(unsigned long long)skipped);
+		else if (s->skip_first > 0 && s->skip_auto)
+			lp_buf_adds(out, " No warm-up range was seen, and no stage ran more than once: the single iteration "
+					 "measured includes first-run costs (run the generation twice for warm numbers).");
+	}
 	if (s->top_level_fallback)
 		lp_buf_adds(out, " No `prefill` / `decode_all` ranges were found: the stages are the workload's top-level "
 				 "NVTX ranges, each repetition one iteration.");
 	lp_buf_adds(out, "\n");
+	if (!mapping_is_canonical(s))
+		mapping_line(s, out);
+	if (a->auto_stages)
+		lp_buf_adds(out, "\nThe stage ranges were pushed by llmprof_auto (run.auto_stages) around the program's Hugging Face "
+				 "forward calls: the first forward of each generate() (or one on an empty cache) is prefill, each "
+				 "later one-token forward a decode step inside decode_all (docs/nvtx.md).\n");
+	for (i = 0; i < s->n_stages; i++) {
+		const struct lp_stage *st = &s->stages[i];
+		size_t shown = 0;
+		if (!st->n_outliers)
+			continue;
+		lp_buf_adds(out, "\nOutlier iterations (");
+		lp_md_text(out, st->name);
+		lp_buf_addf(out, ", latency further from the median %.3f ms than both 3 scaled MADs and 5%% of it; kept in "
+				 "the statistics): ",
+			st->lat_median_ms);
+		for (j = 0; j < st->n_iters; j++) {
+			if (!st->iters[j].outlier)
+				continue;
+			lp_buf_addf(out, "%siteration %zu: %.3f ms", shown++ ? ", " : "", j + 1, (double)st->iters[j].latency_ns / 1e6);
+		}
+		lp_buf_adds(out, ".\n");
+	}
 	for (i = 0; i < s->n_stages; i++) {
 		const struct lp_stage *st = &s->stages[i];
 		double n = st->n_iters ? (double)st->n_iters : 1;
@@ -145,6 +275,74 @@ int lp_section_stages(const struct lp_analysis *a, struct lp_buf *out)
 	}
 	for (j = 0; j < NC; j++)
 		lp_buf_release(&c[j]);
+	return out->oom ? -1 : 0;
+}
+
+int lp_section_waterfall(const struct lp_analysis *a, struct lp_buf *out)
+{
+	static const char *const cols[] = { "item", "ms", "share of latency", "cumulative ms", "what usually fixes it" };
+	int k, any = 0;
+	size_t i;
+	for (k = 1; k >= 0; k--) {
+		const struct lp_waterfall *w = &a->waterfall[k];
+		double cum = 0;
+		if (!w->valid) {
+			lp_buf_addf(out, "%s: n/a (%s).\n\n", k ? "Decode step" : "Prefill", w->why);
+			continue;
+		}
+		any = 1;
+		lp_buf_addf(out, "**%s** (per %s, mean over %.0f): latency %.4f ms, GPU busy %.4f ms, summed kernel time "
+				 "%.4f ms. Floor: ", k ? "Decode step" : "Prefill", w->unit, w->units, w->latency_ms, w->busy_ms,
+			w->kernel_ms);
+		lp_md_text(out, w->floor_source);
+		lp_buf_adds(out, ".");
+		if (w->floor_measured_ms > 0)
+			lp_buf_addf(out, " At the measured copy bandwidth (%.0f GB/s, llmprof-probe) the floor is %.4f ms.",
+				a->measured_bw_gbs, w->floor_measured_ms);
+		if (w->overlap_ms > 0.02 * w->busy_ms)
+			lp_buf_addf(out, " Kernels overlap (summed durations %.2fx the busy time: streams or programmatic dependent "
+					 "launch, where a kernel's duration includes its wait): each kernel's time below is its share "
+					 "of busy time, so the %.4f ms of overlap is already taken out.", w->kernel_ms / w->busy_ms,
+				w->overlap_ms);
+		lp_buf_adds(out, "\n\n");
+		lp_md_header(out, 5, cols, "lrrrl");
+		for (i = 0; i < w->n_items; i++) {
+			const struct lp_wf_item *it = &w->items[i];
+			char b[3][48], lab[200];
+			const char *cells[5];
+			cum += it->ms;
+			if (it->kind == LP_WF_KERNEL)
+				snprintf(lab, sizeof(lab), "%s (over its %s floor %.4f ms)", it->label, it->floor_source, it->floor_ms);
+			else
+				snprintf(lab, sizeof(lab), "%s", it->label);
+			snprintf(b[0], sizeof(b[0]), "%+.4f", it->ms);
+			snprintf(b[1], sizeof(b[1]), "%.1f%%", 100.0 * it->ms / w->latency_ms);
+			snprintf(b[2], sizeof(b[2]), "%.4f", cum);
+			cells[0] = lab;
+			cells[1] = b[0];
+			cells[2] = b[1];
+			cells[3] = b[2];
+			cells[4] = it->fix;
+			lp_md_row(out, 5, cells, 0);
+		}
+		lp_buf_addf(out, "\nThe items add up to %.4f ms = the measured latency per %s (%.4f ms).", cum, w->unit,
+			w->latency_ms);
+		if (w->n_gaps) {
+			lp_buf_adds(out, " Largest idle gaps: ");
+			for (i = 0; i < w->n_gaps; i++) {
+				lp_buf_adds(out, i ? "; " : "");
+				lp_md_text(out, w->gaps[i].label);
+				lp_buf_addf(out, " %.4f ms per %s (%.1f times)", w->gaps[i].ms, w->unit, w->gaps[i].count);
+			}
+			lp_buf_adds(out, ".");
+		}
+		lp_buf_adds(out, "\n\n");
+	}
+	if (any)
+		lp_buf_adds(out, "Floor = max(minimum bytes / peak bandwidth, model FLOPs / peak FLOP/s); each kernel's excess is "
+				 "its share of the stage's GPU busy time minus its own floor (Nsight Compute's DRAM bytes and FLOPs "
+				 "in deep mode, else the model's weights for GEMMs and KV cache for attention; 0 for other kernels); "
+				 "idle = latency - GPU busy (docs/metrics.md \"Gap waterfall\").\n");
 	return out->oom ? -1 : 0;
 }
 
@@ -197,6 +395,21 @@ int lp_section_mfu(const struct lp_analysis *a, struct lp_buf *out)
 	lp_buf_adds(out, ").\nMFU = model FLOPs / (GPU busy time x dense peak); MBU = minimum bytes (weights once per "
 			 "step, KV cache read and written) / (GPU busy time x peak bandwidth): how well the kernels use the GPU. "
 			 "Over latency: the same over the stage latency, what the user gets end to end. Formulas: docs/metrics.md.\n");
+	if (a->auto_used) {
+		/* said only when the program's own account was used: explicit settings need no provenance line */
+		lp_buf_adds(out, "\nWhere the inputs came from: model shape from ");
+		lp_md_text(out, a->have_model && a->model_source[0] ? a->model_source : "nowhere (n/a)");
+		if (a->auto_params > 0)
+			lp_buf_addf(out, " (the program counted %.3f %s parameters)", a->auto_params / (a->auto_params >= 1e9 ? 1e9 : 1e6),
+				a->auto_params >= 1e9 ? "B" : "M");
+		lp_buf_adds(out, "; batch from ");
+		lp_md_text(out, a->batch_source && *a->batch_source ? a->batch_source : "nowhere (n/a)");
+		lp_buf_adds(out, "; prompt length from ");
+		lp_md_text(out, a->prompt_source && *a->prompt_source ? a->prompt_source : "nowhere (n/a)");
+		lp_buf_adds(out, "; decode steps from ");
+		lp_md_text(out, a->steps_source && *a->steps_source ? a->steps_source : "nowhere (n/a)");
+		lp_buf_adds(out, ". Settings (model=..., inputs.*) win over what the program reports.\n");
+	}
 	return out->oom ? -1 : 0;
 }
 
@@ -284,80 +497,131 @@ int lp_section_top_ops(const struct lp_analysis *a, size_t n, struct lp_buf *out
 	return out->oom ? -1 : 0;
 }
 
-static int skip_key(const char *k)
+/* The Environment section is for people: the facts that explain the numbers, one line each. The
+ * rest (OS details, tool paths, environment variables) stays in env.json. */
+static const json_t *env_gpu(const struct lp_analysis *a)
 {
-	return !strcmp(k, "env") || !strcmp(k, "environment") || !strcmp(k, "variables") || !strcmp(k, "env_vars");
+	const json_t *gpus = json_object_get(a->env, "gpus"), *g;
+	size_t i;
+	json_array_foreach(gpus, i, g)
+		if (a->have_device && a->device.name &&
+		    !strcmp(json_string_value(json_object_get(g, "name")) ? json_string_value(json_object_get(g, "name")) : "",
+			    a->device.name))
+			return g;
+	return json_array_get(gpus, 0);
 }
 
-static void scalar(struct lp_buf *out, const char *key, const char *sub, const json_t *v)
+static void env_mhz(struct lp_buf *out, const char *what, const json_t *g, const char *key)
 {
-	char tmp[64];
-	const char *s = NULL;
-	if (json_is_string(v))
-		s = json_string_value(v);
-	else if (json_is_integer(v)) {
-		snprintf(tmp, sizeof(tmp), "%lld", (long long)json_integer_value(v));
-		s = tmp;
-	} else if (json_is_real(v)) {
-		snprintf(tmp, sizeof(tmp), "%g", json_real_value(v));
-		s = tmp;
-	} else if (json_is_boolean(v)) {
-		s = json_is_true(v) ? "true" : "false";
-	}
-	if (!s)
-		return;
-	lp_buf_adds(out, "- ");
-	lp_md_text(out, key);
-	if (sub) {
-		lp_buf_addc(out, '.');
-		lp_md_text(out, sub);
-	}
-	lp_buf_adds(out, ": ");
-	lp_md_text(out, s);
-	lp_buf_addc(out, '\n');
+	const json_t *v = json_object_get(g, key);
+	if (json_is_integer(v) && json_integer_value(v) > 0)
+		lp_buf_addf(out, ", %s %lld MHz", what, (long long)json_integer_value(v));
+}
+
+static const char *env_str(const json_t *o, const char *a, const char *b)
+{
+	const json_t *v = json_object_get(o, a);
+	if (b)
+		v = json_object_get(v, b);
+	return json_is_string(v) && *json_string_value(v) ? json_string_value(v) : NULL;
 }
 
 int lp_section_environment(const struct lp_analysis *a, struct lp_buf *out)
 {
-	const char *key;
-	json_t *v;
-	if (a->have_device) {
-		lp_buf_adds(out, "- device used: ");
-		lp_md_text(out, a->device.name);
-		if (a->device.sm_count)
-			lp_buf_addf(out, " (%d SMs, cc %d.%d)", a->device.sm_count, a->device.cc_major, a->device.cc_minor);
+	const json_t *env = a->env, *g = env_gpu(a), *cpu = json_object_get(env, "cpu");
+	const json_t *mem = json_object_get(json_object_get(env, "memory"), "total_bytes");
+	const char *drv = env_str(env, "cuda", "nvidia_driver_version");
+	const char *api = env_str(env, "cuda", "driver_api_version"), *rt = NULL;
+
+	lp_buf_adds(out, "- GPU: ");
+	if (g || a->have_device) {
+		const json_t *m = json_object_get(g, "memory_total_bytes");
+		lp_md_text(out, g && env_str(g, "name", NULL) ? env_str(g, "name", NULL) : a->device.name);
+		if (json_is_integer(m))
+			lp_buf_addf(out, ", %.0f GiB", (double)json_integer_value(m) / 1073741824.0);
+		if (a->have_device && a->device.sm_count)
+			lp_buf_addf(out, ", %d SMs, compute capability %d.%d", a->device.sm_count, a->device.cc_major,
+				a->device.cc_minor);
+		env_mhz(out, "SM clock up to", g, "sm_clock_max_mhz");
+		env_mhz(out, "memory clock up to", g, "mem_clock_max_mhz");
 		lp_buf_addc(out, '\n');
 	} else {
-		lp_buf_adds(out, "- device used: none (no GPU in the profile or env.json)\n");
+		lp_buf_adds(out, "none used (a CPU run: stages and operators, no GPU kernels)\n");
 	}
-	lp_buf_adds(out, "- trace source: ");
-	lp_md_text(out, a->source_kind[0] ? a->source_kind : "unknown");
-	lp_buf_addc(out, '\n');
-	if (!json_is_object(a->env)) {
-		lp_buf_adds(out, "- env.json: not available\n");
-		return out->oom ? -1 : 0;
+	if (!drv)
+		drv = env_str(env, "tools", "driver_version");
+	rt = env_str(json_object_get(env, "cuda"), "runtime", "version");
+	if (drv || api || rt) {
+		lp_buf_adds(out, "- driver / CUDA: ");
+		lp_buf_addf(out, "driver %s", drv ? drv : "n/a");
+		if (api)
+			lp_buf_addf(out, ", CUDA %s (driver API)", api);
+		if (rt)
+			lp_buf_addf(out, ", runtime %s", rt);
+		lp_buf_addc(out, '\n');
 	}
-	json_object_foreach(a->env, key, v) {
-		if (skip_key(key))
-			continue;
-		if (json_is_object(v)) {
-			const char *k2;
-			json_t *v2;
-			json_object_foreach(v, k2, v2)
-				scalar(out, key, k2, v2);
-		} else if (json_is_array(v)) {
-			size_t i;
-			json_t *e;
-			json_array_foreach(v, i, e) {
-				const json_t *name = json_is_object(e) ? json_object_get(e, "name") : e;
-				char idx[32];
-				snprintf(idx, sizeof(idx), "%zu", i);
-				scalar(out, key, idx, name);
-			}
-		} else {
-			scalar(out, key, NULL, v);
+	if (env_str(cpu, "model", NULL) || json_is_integer(mem)) {
+		lp_buf_adds(out, "- CPU: ");
+		lp_md_text(out, env_str(cpu, "model", NULL) ? env_str(cpu, "model", NULL) : "unknown");
+		if (json_is_integer(json_object_get(cpu, "usable_cores")))
+			lp_buf_addf(out, ", %lld cores", (long long)json_integer_value(json_object_get(cpu, "usable_cores")));
+		if (json_is_integer(mem))
+			lp_buf_addf(out, ", %.0f GiB memory", (double)json_integer_value(mem) / 1073741824.0);
+		if (env_str(env, "os", "name")) {
+			lp_buf_adds(out, ", ");
+			lp_md_text(out, env_str(env, "os", "name"));
+		}
+		lp_buf_addc(out, '\n');
+	}
+	if (env_str(env, "frameworks", "torch") || env_str(env, "frameworks", "transformers")) {
+		lp_buf_adds(out, "- frameworks:");
+		if (env_str(env, "frameworks", "torch"))
+			lp_buf_addf(out, " torch %s", env_str(env, "frameworks", "torch"));
+		if (env_str(env, "frameworks", "transformers"))
+			lp_buf_addf(out, "%s transformers %s", env_str(env, "frameworks", "torch") ? "," : "",
+				env_str(env, "frameworks", "transformers"));
+		lp_buf_addc(out, '\n');
+	}
+	lp_buf_adds(out, "- model: ");
+	if (a->have_model) {
+		lp_md_text(out, a->model.name[0] ? a->model.name : "unnamed");
+		if (a->params.total >= 1e9)
+			lp_buf_addf(out, ", %.2f B parameters", a->params.total / 1e9);
+		else if (a->params.total > 0)
+			lp_buf_addf(out, ", %.3f M parameters", a->params.total / 1e6);
+		if (a->model.dtype[0])
+			lp_buf_addf(out, ", %s", a->model.dtype);
+	} else {
+		lp_buf_adds(out, "unknown");
+		if (a->model_why[0]) {
+			lp_buf_adds(out, " (");
+			lp_md_text(out, a->model_why);
+			lp_buf_addc(out, ')');
 		}
 	}
+	lp_buf_addc(out, '\n');
+	lp_buf_adds(out, "- inputs: ");
+	if (a->batch > 0)
+		lp_buf_addf(out, "batch %lld", (long long)a->batch);
+	else
+		lp_buf_adds(out, "batch n/a");
+	if (a->prompt_len > 0)
+		lp_buf_addf(out, ", prompt %lld tokens", (long long)a->prompt_len);
+	if (a->steps > 0)
+		lp_buf_addf(out, ", %lld new tokens", (long long)a->steps);
+	lp_buf_addc(out, '\n');
+	lp_buf_adds(out, "- llmprof: ");
+	lp_md_text(out, env_str(env, "llmprof", "version") ? env_str(env, "llmprof", "version") : "unknown");
+	if (env_str(env, "llmprof", "commit")) {
+		lp_buf_adds(out, " (commit ");
+		lp_md_text(out, env_str(env, "llmprof", "commit"));
+		lp_buf_addc(out, ')');
+	}
+	lp_buf_adds(out, ", trace source ");
+	lp_md_text(out, a->source_kind && a->source_kind[0] ? a->source_kind : "unknown");
+	lp_buf_addc(out, '\n');
+	lp_buf_adds(out, json_is_object(env) ? "- everything else (OS, tools and their paths, environment variables): env.json\n"
+		: "- env.json: not available\n");
 	return out->oom ? -1 : 0;
 }
 

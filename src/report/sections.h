@@ -9,6 +9,8 @@
 #include "core/buf.h"
 
 int lp_section_stages(const struct lp_analysis *a, struct lp_buf *out);
+/* The gap waterfall per decode step and per prefill (analyze/waterfall.h). */
+int lp_section_waterfall(const struct lp_analysis *a, struct lp_buf *out);
 int lp_section_mfu(const struct lp_analysis *a, struct lp_buf *out);
 int lp_section_top_kernels(const struct lp_analysis *a, size_t n, struct lp_buf *out);
 int lp_section_top_ops(const struct lp_analysis *a, size_t n, struct lp_buf *out);

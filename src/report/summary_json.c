@@ -7,6 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "core/utf8.h"
 #include "report/reports.h"
 
 static json_t *real(double v)
@@ -25,7 +26,7 @@ static void put_num(json_t *o, const char *k, const struct lp_num *n)
 	if (!n->valid) {
 		char key[96];
 		snprintf(key, sizeof(key), "%s_why", k);
-		put(o, key, json_string(n->why));
+		put(o, key, lp_json_string(n->why));
 	}
 }
 
@@ -52,15 +53,17 @@ static json_t *stages(const struct lp_analysis *a)
 	for (i = 0; i < a->stages.n_stages; i++) {
 		const struct lp_stage *s = &a->stages.stages[i];
 		json_t *o = json_object(), *it = json_array(), *notes = json_array();
-		put(o, "name", json_string(s->name));
-		put(o, "domain", json_string(s->domain));
-		put(o, "kind", json_string(kind_name(s->kind)));
+		put(o, "name", lp_json_string(s->name));
+		put(o, "domain", lp_json_string(s->domain));
+		put(o, "kind", lp_json_string(kind_name(s->kind)));
 		put(o, "iterations", json_integer((json_int_t)s->n_iters));
 		put(o, "excluded_warmup", json_integer((json_int_t)s->excluded_warmup));
 		put(o, "unclosed", json_integer((json_int_t)s->unclosed));
+		put(o, "skipped_first", json_integer((json_int_t)s->skipped_first));
+		put(o, "outliers", json_integer((json_int_t)s->n_outliers));
 		put(o, "latency_ms", stat(&s->lat_ms));
 		put(o, "host_ms", stat(&s->host_ms));
-		put(o, "bound", json_string(s->bound ? s->bound : "n/a"));
+		put(o, "bound", lp_json_string(s->bound ? s->bound : "n/a"));
 		put(o, "gpu_idle_frac", real(s->idle_frac));
 		put(o, "overlap", a->stages.have_gpu && s->overlap > 0 ? real(s->overlap) : json_null());
 		if (s->n_step_lat) {
@@ -79,7 +82,7 @@ static json_t *stages(const struct lp_analysis *a)
 			put(o, "kernels", stat(&s->kernels));
 		} else {
 			put(o, "gpu_busy_ms", json_null());
-			put(o, "gpu_busy_ms_why", json_string("CPU run: no GPU kernels recorded"));
+			put(o, "gpu_busy_ms_why", lp_json_string("CPU run: no GPU kernels recorded"));
 			put(o, "gpu_span_ms", json_null());
 			put(o, "kernel_ms", json_null());
 			put(o, "kernels", json_null());
@@ -97,13 +100,14 @@ static json_t *stages(const struct lp_analysis *a)
 			put(io, "kernels", json_integer((json_int_t)x->kernels));
 			put(io, "steps", json_integer((json_int_t)x->steps));
 			put(io, "payload", x->has_payload ? json_integer((json_int_t)x->payload) : json_null());
+			put(io, "outlier", json_boolean(x->outlier));
 			json_array_append_new(it, io);
 		}
 		put(o, "per_iteration", it);
 		for (j = 0; j < s->n_notes; j++) {
 			const struct lp_stage_note *n = &s->notes[j];
 			json_t *no = json_object();
-			put(no, "name", json_string(n->name));
+			put(no, "name", lp_json_string(n->name));
 			put(no, "calls", json_integer((json_int_t)n->calls));
 			put(no, "host_ms_total", real((double)n->host_ns / 1e6));
 			put(no, "kernel_ms_total", real((double)n->kernel_ns / 1e6));
@@ -116,10 +120,44 @@ static json_t *stages(const struct lp_analysis *a)
 	return arr;
 }
 
+/* Which ranges were taken as which stage, and the warm-up rule applied (docs/summary-schema.md). */
+static json_t *stage_mapping(const struct lp_analysis *a)
+{
+	const struct lp_stage_set *s = &a->stages;
+	json_t *o = json_object(), *taken = json_object(), *sk = json_object();
+	int role;
+	size_t i;
+	put(o, "source", lp_json_string(s->names_source ? s->names_source : "built-in defaults"));
+	for (role = LP_ROLE_PREFILL; role < LP_ROLE_COUNT; role++) {
+		json_t *arr = json_array();
+		for (i = 0; i < s->n_map; i++) {
+			const struct lp_stage_map_entry *e = &s->map[i];
+			json_t *x;
+			if ((int)e->role != role)
+				continue;
+			x = json_object();
+			put(x, "domain", lp_json_string(e->domain));
+			put(x, "name", lp_json_string(e->name));
+			put(x, "ranges", json_integer((json_int_t)e->ranges));
+			put(x, "ignored", json_integer((json_int_t)e->ignored));
+			json_array_append_new(arr, x);
+		}
+		put(taken, lp_stage_role_name(role), arr);
+	}
+	put(o, "ranges", taken);
+	put(o, "truncated", json_boolean(s->map_truncated));
+	put(sk, "iterations", json_integer((json_int_t)s->skip_first));
+	put(sk, "rule", lp_json_string(s->skip_auto ? (s->have_warmup_range ? "auto: a warm-up range exists, nothing skipped"
+								       : "auto: no warm-up range, first iteration skipped")
+						 : "run.skip_first"));
+	put(o, "skip_first", sk);
+	return o;
+}
+
 static json_t *perf(const struct lp_perf *p)
 {
 	json_t *o = json_object();
-	put(o, "stage", json_string(p->label));
+	put(o, "stage", lp_json_string(p->label));
 	put_num(o, "flops", &p->flops);
 	put_num(o, "bytes", &p->bytes);
 	put_num(o, "gpu_s", &p->gpu_s);
@@ -143,17 +181,19 @@ static json_t *kernels(const struct lp_analysis *a)
 	for (i = 0; i < a->kernels.n_rows; i++) {
 		const struct lp_kernel_row *r = &a->kernels.rows[i];
 		json_t *o = json_object(), *st = json_object();
-		put(o, "kernel_name", json_string(r->name));
-		put(o, "short_name", json_string(r->short_name));
+		put(o, "kernel_name", lp_json_string(r->name));
+		put(o, "short_name", lp_json_string(r->short_name));
+		put(o, "label", lp_json_string(r->label ? r->label : r->short_name));
 		put(o, "device", json_integer(r->device));
 		put(o, "total_ms", real(r->total_ms));
 		put(o, "calls", json_integer((json_int_t)r->calls));
 		put(o, "mean_ms", real(r->mean_ms));
 		put(o, "min_ms", real(r->min_ms));
 		put(o, "max_ms", real(r->max_ms));
+		put(o, "std_ms", real(r->std_ms));
 		put(o, "busy_ms", real(r->busy_ms));
 		put(o, "share", real(r->share));
-		put(o, "family", json_string(lp_kernel_family_name(r->family)));
+		put(o, "family", lp_json_string(lp_kernel_family_name(r->family)));
 		put(st, "prefill_ms", real(r->stage_ms[0]));
 		put(st, "decode_ms", real(r->stage_ms[1]));
 		put(st, "other_ms", real(r->stage_ms[2]));
@@ -172,7 +212,7 @@ static json_t *kernels(const struct lp_analysis *a)
 			put(n, "flop_per_byte", real(r->ncu.intensity));
 			put(n, "achieved_flops_per_s", real(r->ncu.achieved_flops_per_s));
 			put(n, "achieved_bytes_per_s", real(r->ncu.achieved_bytes_per_s));
-			put(n, "roofline", json_string(lp_roofline_name(r->ncu.roofline)));
+			put(n, "roofline", lp_json_string(lp_roofline_name(r->ncu.roofline)));
 			put(o, "ncu", n);
 		} else {
 			put(o, "ncu", json_null());
@@ -189,16 +229,16 @@ static json_t *operators(const struct lp_analysis *a)
 	for (i = 0; i < a->ops.n_rows; i++) {
 		const struct lp_op_row *r = &a->ops.rows[i];
 		json_t *o = json_object();
-		put(o, "stage", json_string(r->stage));
-		put(o, "name", json_string(r->name));
-		put(o, "source", json_string(r->pytorch ? "pytorch" : "workload"));
+		put(o, "stage", lp_json_string(r->stage));
+		put(o, "name", lp_json_string(r->name));
+		put(o, "source", lp_json_string(r->pytorch ? "pytorch" : "workload"));
 		put(o, "calls", json_integer((json_int_t)r->calls));
 		put(o, "kernels", json_integer((json_int_t)r->kernels));
 		put(o, "gpu_incl_ms", a->stages.have_gpu ? real(r->gpu_incl_ms) : json_null());
 		put(o, "gpu_excl_ms", a->stages.have_gpu ? real(r->gpu_excl_ms) : json_null());
 		put(o, "host_ms", real(r->host_ms));
 		put(o, "share", r->share >= 0 ? real(r->share) : json_null());
-		put(o, "zero_gpu_why", r->zero_gpu_why ? json_string(r->zero_gpu_why) : json_null());
+		put(o, "zero_gpu_why", r->zero_gpu_why ? lp_json_string(r->zero_gpu_why) : json_null());
 		json_array_append_new(arr, o);
 	}
 	return arr;
@@ -210,13 +250,13 @@ static json_t *model(const struct lp_analysis *a)
 	const struct lp_model_shape *m = &a->model;
 	if (!a->have_model) {
 		put(o, "known", json_false());
-		put(o, "why", json_string(a->model_why));
+		put(o, "why", lp_json_string(a->model_why));
 		return o;
 	}
 	put(o, "known", json_true());
-	put(o, "name", json_string(m->name));
-	put(o, "family", json_string(m->family));
-	put(o, "dtype", json_string(m->dtype));
+	put(o, "name", lp_json_string(m->name));
+	put(o, "family", lp_json_string(m->family));
+	put(o, "dtype", lp_json_string(m->dtype));
 	put(o, "hidden_size", json_integer(m->hidden_size));
 	put(o, "intermediate_size", json_integer(m->intermediate_size));
 	put(o, "num_hidden_layers", json_integer(m->num_hidden_layers));
@@ -237,11 +277,24 @@ static json_t *model(const struct lp_analysis *a)
 	return o;
 }
 
+/* env.json without the search paths (PATH, LD_LIBRARY_PATH: long, personal, and no help in
+ * reading the numbers); env.json keeps them, home folders written as ~. */
+static json_t *environment(const struct lp_analysis *a)
+{
+	json_t *e = a->env ? json_deep_copy(a->env) : json_null();
+	json_t *vars = json_object_get(e, "environment");
+	if (json_is_object(vars)) {
+		json_object_del(vars, "PATH");
+		json_object_del(vars, "LD_LIBRARY_PATH");
+	}
+	return e;
+}
+
 static json_t *device(const struct lp_analysis *a)
 {
 	json_t *o = json_object(), *pk = json_object();
 	if (a->have_device) {
-		put(o, "name", json_string(a->device.name));
+		put(o, "name", lp_json_string(a->device.name));
 		put(o, "id", json_integer(a->device.id));
 		put(o, "sm_count", json_integer(a->device.sm_count));
 		put(o, "cc", json_sprintf("%d.%d", a->device.cc_major, a->device.cc_minor));
@@ -252,11 +305,11 @@ static json_t *device(const struct lp_analysis *a)
 	} else {
 		put(o, "name", json_null());
 	}
-	put(pk, "matched", a->peak.matched[0] ? json_string(a->peak.matched) : json_null());
+	put(pk, "matched", a->peak.matched[0] ? lp_json_string(a->peak.matched) : json_null());
 	put(pk, "tflops", a->peak.flops_valid ? real(a->peak.flops_per_s / 1e12) : json_null());
-	put(pk, "tflops_source", json_string(a->peak.flops_source));
+	put(pk, "tflops_source", lp_json_string(a->peak.flops_source));
 	put(pk, "bw_gbs", a->peak.bw_valid ? real(a->peak.bytes_per_s / 1e9) : json_null());
-	put(pk, "bw_source", json_string(a->peak.bw_source));
+	put(pk, "bw_source", lp_json_string(a->peak.bw_source));
 	put(pk, "ridge_flop_per_byte", a->kernels.ridge_flop_per_byte > 0 ? real(a->kernels.ridge_flop_per_byte) : json_null());
 	put(o, "peak", pk);
 	return o;
@@ -269,29 +322,29 @@ int lp_report_summary_json(const struct lp_analysis *a, struct lp_buf *out, stru
 	char *text;
 	int k;
 	put(root, "schema_version", json_integer(a->schema_version));
-	put(root, "run_id", json_string(a->run_id));
-	put(root, "mode", json_string(a->mode));
+	put(root, "run_id", lp_json_string(a->run_id));
+	put(root, "mode", lp_json_string(a->mode));
 	o = json_object();
-	put(o, "path", json_string(a->source));
-	put(o, "kind", json_string(a->source_kind));
+	put(o, "path", lp_json_string(a->source));
+	put(o, "kind", lp_json_string(a->source_kind));
 	put(root, "source", o);
 	arr = json_array();
 	for (i = 0; i < a->n_phases; i++) {
 		json_t *p = json_object();
-		put(p, "name", json_string(a->phases[i].name));
-		put(p, "status", json_string(a->phases[i].status));
-		put(p, "reason", json_string(a->phases[i].reason));
+		put(p, "name", lp_json_string(a->phases[i].name));
+		put(p, "status", lp_json_string(a->phases[i].status));
+		put(p, "reason", lp_json_string(a->phases[i].reason));
 		json_array_append_new(arr, p);
 	}
 	put(root, "phases", arr);
-	put(root, "environment", a->env ? json_deep_copy(a->env) : json_null());
+	put(root, "environment", environment(a));
 	put(root, "device", device(a));
 	put(root, "model", model(a));
 	o = json_object();
 	put(o, "batch", a->batch ? json_integer(a->batch) : json_null());
 	put(o, "prompt_len", a->prompt_len ? json_integer(a->prompt_len) : json_null());
 	put(o, "decode_steps", a->steps ? json_integer(a->steps) : json_null());
-	put(o, "why", a->tokens_why[0] ? json_string(a->tokens_why) : json_null());
+	put(o, "why", a->tokens_why[0] ? lp_json_string(a->tokens_why) : json_null());
 	put_num(o, "prefill_tokens", &a->prefill_tokens);
 	put_num(o, "decode_tokens", &a->decode_tokens);
 	put_num(o, "decode_tokens_per_s", &a->decode_tokens_per_s);
@@ -299,13 +352,20 @@ int lp_report_summary_json(const struct lp_analysis *a, struct lp_buf *out, stru
 	put_num(o, "ttft_ms", &a->ttft_ms);
 	put(root, "tokens", o);
 	o = json_object();
+	put(o, "model", a->model_source[0] ? lp_json_string(a->model_source) : json_null());
+	put(o, "batch", a->batch_source && *a->batch_source ? lp_json_string(a->batch_source) : json_null());
+	put(o, "prompt_len", a->prompt_source && *a->prompt_source ? lp_json_string(a->prompt_source) : json_null());
+	put(o, "decode_steps", a->steps_source && *a->steps_source ? lp_json_string(a->steps_source) : json_null());
+	put(o, "program_parameters", a->auto_params > 0 ? real(a->auto_params) : json_null());
+	put(root, "sources", o);
+	o = json_object();
 	put(o, "workload_reported", json_boolean(a->own.valid));
 	put(o, "tolerance", real(LP_SELF_CHECK_TOL));
 	put(o, "failed", json_boolean(a->check_failed));
 	arr = json_array();
 	for (i = 0; i < a->n_checks; i++) {
 		json_t *c = json_object();
-		put(c, "what", json_string(a->checks[i].what));
+		put(c, "what", lp_json_string(a->checks[i].what));
 		put(c, "llmprof", real(a->checks[i].ours));
 		put(c, "workload", real(a->checks[i].theirs));
 		put(c, "diff", real(a->checks[i].diff));
@@ -313,16 +373,76 @@ int lp_report_summary_json(const struct lp_analysis *a, struct lp_buf *out, stru
 	}
 	put(o, "checks", arr);
 	put(root, "self_check", o);
-	put(root, "std", json_string("sample (n - 1)"));
+	put(root, "std", lp_json_string("sample (n - 1)"));
 	put(root, "have_gpu", json_boolean(a->stages.have_gpu));
 	put(root, "top_level_fallback", json_boolean(a->stages.top_level_fallback));
 	put(root, "stages", stages(a));
+	put(root, "stage_mapping", stage_mapping(a));
+	o = json_object();
+	put(o, "span_ms", real((double)a->stages.run_span_ns / 1e6));
+	put(o, "gpu_busy_ms", a->stages.have_gpu ? real((double)a->stages.run_busy_ns / 1e6) : json_null());
+	put(o, "kernel_launches", json_integer((json_int_t)a->stages.n_kernels));
+	put(root, "whole_run", o);
 	arr = json_array();
 	for (k = 0; k < 3; k++)
 		json_array_append_new(arr, perf(&a->perf[k]));
 	put(root, "perf", arr);
+	arr = json_array();
+	for (k = 0; k < 2; k++) {
+		const struct lp_waterfall *w = &a->waterfall[k];
+		json_t *wo = json_object(), *items = json_array(), *gaps = json_array(), *top = json_array();
+		put(wo, "stage", lp_json_string(w->stage));
+		put(wo, "unit", lp_json_string(w->unit));
+		put(wo, "valid", json_boolean(w->valid));
+		if (!w->valid) {
+			put(wo, "why", lp_json_string(w->why));
+			json_decref(items);
+			json_decref(gaps);
+			json_decref(top);
+			json_array_append_new(arr, wo);
+			continue;
+		}
+		put(wo, "units", real(w->units));
+		put(wo, "latency_ms", real(w->latency_ms));
+		put(wo, "floor_ms", real(w->floor_ms));
+		put(wo, "floor_source", lp_json_string(w->floor_source));
+		put(wo, "floor_measured_ms", w->floor_measured_ms > 0 ? real(w->floor_measured_ms) : json_null());
+		put(wo, "measured_bw_gbs", a->measured_bw_gbs > 0 ? real(a->measured_bw_gbs) : json_null());
+		put(wo, "busy_ms", real(w->busy_ms));
+		put(wo, "kernel_ms", real(w->kernel_ms));
+		put(wo, "overlap_ms", real(w->overlap_ms));
+		put(wo, "used_ncu", json_boolean(w->used_ncu));
+		for (i = 0; i < w->n_items; i++) {
+			static const char *const kinds[] = { "floor", "kernel", "residual", "idle", "overlap" };
+			json_t *it = json_object();
+			put(it, "kind", lp_json_string(kinds[w->items[i].kind]));
+			put(it, "label", lp_json_string(w->items[i].label));
+			put(it, "ms", real(w->items[i].ms));
+			if (w->items[i].kind == LP_WF_KERNEL) {
+				put(it, "floor_ms", real(w->items[i].floor_ms));
+				put(it, "floor_source", lp_json_string(w->items[i].floor_source));
+			}
+			put(it, "fix", lp_json_string(w->items[i].fix));
+			json_array_append_new(items, it);
+		}
+		put(wo, "items", items);
+		for (i = 0; i < 3; i++)
+			if (w->top[i] >= 0)
+				json_array_append_new(top, json_integer(w->top[i]));
+		put(wo, "top_items", top);
+		for (i = 0; i < w->n_gaps; i++) {
+			json_t *g = json_object();
+			put(g, "where", lp_json_string(w->gaps[i].label));
+			put(g, "ms", real(w->gaps[i].ms));
+			put(g, "count", real(w->gaps[i].count));
+			json_array_append_new(gaps, g);
+		}
+		put(wo, "largest_gaps", gaps);
+		json_array_append_new(arr, wo);
+	}
+	put(root, "waterfall", arr);
 	o = json_object();
-	put(o, "scope", json_string("measured iterations, warm-up excluded"));
+	put(o, "scope", lp_json_string("measured iterations, warm-up excluded"));
 	put(o, "total_ms", real(a->kernels.total_ms));
 	put(o, "busy_ms", real(a->kernels.busy_ms));
 	put(o, "warmup_ms", real((double)a->stages.warmup_kernel_ns / 1e6));
@@ -342,8 +462,8 @@ int lp_report_summary_json(const struct lp_analysis *a, struct lp_buf *out, stru
 	rc = json_array();
 	for (i = 0; i < a->n_advice; i++) {
 		json_t *x = json_object();
-		put(x, "rule", json_string(a->advice[i].rule));
-		put(x, "text", json_string(a->advice[i].text));
+		put(x, "rule", lp_json_string(a->advice[i].rule));
+		put(x, "text", lp_json_string(a->advice[i].text));
 		json_array_append_new(a->advice[i].kind == LP_ADVICE_TAKEAWAY ? tk : rc, x);
 	}
 	o = json_object();

@@ -46,6 +46,24 @@ PY
   grep -q "^## Self-check against the workload's own timings" "$name/report.md" || fail "$name: no self-check section"
   grep -q "| decode tokens/s | " "$name/report.md" || fail "$name: no tokens/s check row"
 done
+# the gap waterfall adds up to the latency; a bandwidth probe's rate gives a second floor
+cp -r "$LP_SRC/tests/fixtures/runs/h100_llm_tiny_graph" probed
+echo '{"probe": "d2d_copy", "device": "NVIDIA H100 80GB HBM3", "bytes": 2147483648, "iters": 10, "ms": 14.3, "copy_gb_per_s": 3003.50}' >probed/probe.json
+expect_exit 0 "$LLMPROF" report probed
+python3 - probed <<'PY' || fail "waterfall numbers do not hold"
+import json, sys
+s = json.load(open(sys.argv[1] + "/summary.json"))
+for w in s["waterfall"]:
+    assert w["valid"], w
+    assert abs(sum(i["ms"] for i in w["items"]) - w["latency_ms"]) < 1e-9 * w["latency_ms"], w
+    assert w["items"][0]["kind"] == "floor" and w["items"][0]["ms"] == w["floor_ms"] > 0, w
+    # memory-bound tiny model: the floor scales with the bandwidth, 3350 GB/s datasheet vs 3003.5 measured
+    assert abs(w["floor_measured_ms"] / w["floor_ms"] - 3350 / 3003.5) < 1e-6, (w["floor_measured_ms"], w["floor_ms"])
+    assert w["measured_bw_gbs"] == 3003.5
+PY
+grep -q "At the measured copy bandwidth (3004 GB/s, llmprof-probe) the floor is" probed/report.md || fail "no measured floor line"
+grep -q "^\*\*Decode step\*\* (per step, mean over 16)" probed/report.md || fail "no decode waterfall"
+grep -q "\[waterfall-decode\]" probed/stakeholder_summary.md || fail "no waterfall recommendation"
 grep -q "^Overlap (decode\\\\_all): kernels run concurrently" h100_llm_tiny_graph/report.md || fail "no overlap note"
 grep -q "steps: 16 measured .decode_step. ranges" h100_llm_tiny_graph/report.md || fail "no step percentiles"
 pass

@@ -108,8 +108,9 @@ static void test_gpu_run_reports(void **state)
 		{ "dram__bytes_write.sum", 1e6, "byte", 1 },
 		{ "smsp__sass_thread_inst_executed_op_ffma_pred_on.sum", 1e6, "", 1 },
 	};
-	json_t *mdl = model(), *env = json_pack("{s:s, s:[{s:s}], s:{s:s}}", "host", "box", "gpus", "name",
-						  "NVIDIA H100 80GB HBM3", "environment", "CUDA_VISIBLE_DEVICES", "0");
+	json_t *mdl = model(), *env = json_pack("{s:s, s:[{s:s}], s:{s:s, s:s}}", "host", "box", "gpus", "name",
+						  "NVIDIA H100 80GB HBM3", "environment", "CUDA_VISIBLE_DEVICES", "0",
+						  "PATH", "~/bin:/usr/bin");
 	struct lp_buf b = LP_BUF_INIT, b2 = LP_BUF_INIT;
 	const char *dir = lp_test_tmpdir("reports_gpu"), *order[] = { "## Environment", "## Aggregates",
 		"## Per-Stage Timings", "## MFU", "## Stage Takeaways", "## Top Operators", "## Top Kernels",
@@ -180,7 +181,13 @@ static void test_gpu_run_reports(void **state)
 		prev = at;
 	}
 	assert_non_null(strstr(b.data, "[decode-idle]"));
-	assert_non_null(strstr(b.data, "- host: box"));
+	/* the Environment section is a short curated list (issue 21); the rest stays in env.json */
+	assert_non_null(strstr(b.data, "- GPU: NVIDIA H100 80GB HBM3"));
+	assert_non_null(strstr(b.data, "- model: "));
+	assert_non_null(strstr(b.data, "- inputs: batch 1, prompt 64 tokens, 4 new tokens\n"));
+	assert_non_null(strstr(b.data, "(OS, tools and their paths, environment variables): env.json"));
+	assert_null(strstr(b.data, "box"));   /* env.json's host name */
+	assert_null(strstr(b.data, "schema\\_version"));
 	assert_null(strstr(b.data, "CUDA_VISIBLE_DEVICES"));
 	read_file(dir, "report.md", &b);
 	assert_non_null(strstr(b.data, "| ncu | skipped | light mode |"));
@@ -190,6 +197,10 @@ static void test_gpu_run_reports(void **state)
 	js = json_loads(b.data, 0, NULL);
 	assert_non_null(js);
 	assert_int_equal(json_integer_value(json_object_get(js, "schema_version")), LP_ANALYSIS_SCHEMA_VERSION);
+	/* summary.json keeps the environment variables but not the search paths (env.json has them) */
+	assert_non_null(json_object_get(json_object_get(json_object_get(js, "environment"), "environment"),
+		"CUDA_VISIBLE_DEVICES"));
+	assert_null(json_object_get(json_object_get(json_object_get(js, "environment"), "environment"), "PATH"));
 	assert_string_equal(json_string_value(json_object_get(json_array_get(
 		json_object_get(json_object_get(js, "kernels"), "rows"), 0), "kernel_name")), "nvjet_hsh_gemm");
 	json_decref(js);

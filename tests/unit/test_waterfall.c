@@ -1,0 +1,320 @@
+/* test_waterfall.c: the gap waterfall (src/analyze/waterfall.c) on an in-memory decode with known
+ * times: the items add up to the latency per step, the floor is the model's (bytes / bandwidth on
+ * an H100 SXM), GEMM and attention kernels carry the model's floors in proportion to their time,
+ * other kernels none, an Nsight Compute record replaces a kernel's floor, items are ordered by
+ * excess, idle gaps are located between the kernels around them, and the overlap of concurrent
+ * kernels is taken out of the kernel items through their busy shares. */
+#include "testutil.h"
+
+#include <math.h>
+#include <string.h>
+
+#include "analyze/analysis.h"
+#include "config/yaml.h"
+
+#define US 1000ull
+#define MS 1000000ull
+
+static int32_t R(struct lp_profile *p, int32_t parent, const char *name, uint64_t s, uint64_t e)
+{
+	struct lp_range *r = lp_profile_add_range(p);
+	assert_non_null(r);
+	r->domain = lp_profile_intern(p, "LLM");
+	r->name = lp_profile_intern(p, name);
+	r->pid = 1;
+	r->start_ns = s;
+	r->end_ns = e;
+	r->parent = parent;
+	r->depth = parent >= 0 ? (uint16_t)(p->ranges[parent].depth + 1) : 0;
+	return (int32_t)(p->n_ranges - 1);
+}
+
+static void K(struct lp_profile *p, int32_t range, const char *name, uint64_t s, uint64_t e)
+{
+	struct lp_kernel *k = lp_profile_add_kernel(p);
+	assert_non_null(k);
+	k->name = lp_profile_intern(p, name);
+	k->short_name = k->name;
+	k->pid = 1;
+	k->launch_ns = s;   /* launched when it starts: inside its range, nothing queued */
+	k->start_ns = s;
+	k->end_ns = e;
+	k->range = range;
+}
+
+static json_t *model(void)
+{
+	static const char *y = "name: small\nfamily: llama\ndtype: bf16\nvocab_size: 1000\nhidden_size: 256\n"
+			       "intermediate_size: 512\nnum_hidden_layers: 2\nnum_attention_heads: 4\n"
+			       "num_key_value_heads: 2\nhead_dim: 64\ntie_word_embeddings: true\n";
+	json_t *v = NULL;
+	struct lp_err err = LP_ERR_INIT;
+	assert_int_equal(lp_yaml_load_string(y, strlen(y), "m", &v, &err), 0);
+	return v;
+}
+
+/* Two iterations of 2 decode steps of 100 us (host ranges as long as the steps). Each step:
+ * gemv [0, 40], attention [30, 50] (overlaps gemv by 10), rmsnorm [60, 70], gemv [70, 90];
+ * busy 80 us, summed kernel time 90 us, idle 20 us (the 10 us gaps 50-60 and 90-100). A prefill
+ * before each decode so that the token counts are known (payload 8 = batch 1 x prompt 8). */
+static void build(struct lp_profile *p)
+{
+	int it, s;
+	for (it = 0; it < 2; it++) {
+		uint64_t t = (uint64_t)it * 10 * MS;
+		int32_t pf = R(p, -1, "prefill", t, t + 1 * MS), dec;
+		p->ranges[pf].payload_type = LP_PAYLOAD_U64;
+		p->ranges[pf].payload.u64 = 8;
+		K(p, pf, "gemm_prefill", t + 100 * US, t + 900 * US);
+		dec = R(p, -1, "decode_all", t + 2 * MS, t + 2 * MS + 200 * US);
+		for (s = 0; s < 2; s++) {
+			uint64_t b = t + 2 * MS + (uint64_t)s * 100 * US;
+			int32_t st = R(p, dec, "decode_step", b, b + 100 * US);
+			K(p, st, "gemv_kernel", b, b + 40 * US);
+			K(p, st, "attention_decode", b + 30 * US, b + 50 * US);
+			K(p, st, "rmsnorm_kernel", b + 60 * US, b + 70 * US);
+			K(p, st, "gemv_kernel", b + 70 * US, b + 90 * US);
+		}
+	}
+}
+
+static const struct lp_wf_item *find(const struct lp_waterfall *w, const char *label)
+{
+	size_t i;
+	for (i = 0; i < w->n_items; i++)
+		if (!strcmp(w->items[i].label, label))
+			return &w->items[i];
+	return NULL;
+}
+
+static void analyze(struct lp_profile *p, const struct lp_kernel_record *ncu, size_t n_ncu, struct lp_analysis *a)
+{
+	struct lp_analysis_input in;
+	struct lp_err err = LP_ERR_INIT;
+	struct lp_device dev;
+	json_t *m = model();
+	memset(&in, 0, sizeof(in));
+	memset(&dev, 0, sizeof(dev));
+	dev.name = "NVIDIA H100 80GB HBM3";
+	dev.uuid = "";
+	in.profile = p;
+	in.model = m;
+	in.batch = 1;
+	in.prompt_len = 8;
+	in.device = &dev;
+	in.ncu = ncu;
+	in.n_ncu = n_ncu;
+	assert_int_equal(lp_analyze(&in, a, &err), 0);
+	json_decref(m);
+}
+
+static void test_decode_waterfall_adds_up(void **state)
+{
+	struct lp_profile p;
+	struct lp_analysis a;
+	const struct lp_waterfall *w;
+	const struct lp_wf_item *gemv, *att, *norm, *idle, *ovl;
+	double sum = 0, bytes, floor_ms, f_gemm, f_att, wb;
+	size_t i;
+	(void)state;
+	lp_profile_init(&p, "wf");
+	build(&p);
+	analyze(&p, NULL, 0, &a);
+	w = &a.waterfall[1];
+	assert_true(w->valid);
+	assert_string_equal(w->unit, "step");
+	assert_true(fabs(w->units - 4) < 1e-12);
+	assert_true(fabs(w->latency_ms - 0.100) < 1e-12);
+	for (i = 0; i < w->n_items; i++)
+		sum += w->items[i].ms;
+	assert_true(fabs(sum - w->latency_ms) < 1e-12);
+	/* the floor: minimum bytes of a step / 3350 GB/s (memory-bound at batch 1) */
+	bytes = lp_bytes_decode(&a.model, 1, 8, 2) / 2;
+	floor_ms = bytes / 3350e9 * 1e3;
+	assert_true(fabs(w->items[0].ms - floor_ms) < 1e-12);
+	assert_int_equal(w->items[0].kind, LP_WF_FLOOR);
+	assert_non_null(strstr(w->floor_source, "memory: "));
+	/* model floors: the GEMM holds the weights, attention the KV cache, the norm none */
+	wb = lp_bytes_weights_step(&a.model, 1);
+	f_gemm = wb / 3350e9 * 1e3;
+	f_att = (bytes - wb) / 3350e9 * 1e3;
+	gemv = find(w, "gemv_kernel");
+	att = find(w, "attention_decode");
+	norm = find(w, "rmsnorm_kernel");
+	idle = find(w, "GPU idle inside the stage");
+	ovl = find(w, "busy time outside the kernels' shares");
+	assert_non_null(gemv);
+	assert_non_null(att);
+	assert_non_null(norm);
+	assert_non_null(idle);
+	assert_null(ovl);   /* every busy instant belongs to this stage's kernels */
+	/* busy shares per step: gemv 30 + 10/2 + 20 us, attention 10/2 + 10 us (the 10 us they overlap
+	 * split between them), so the 10 us overlap credit is out of the kernel items */
+	assert_true(fabs(gemv->floor_ms - f_gemm) < 1e-12 && fabs(gemv->ms - (0.055 - f_gemm)) < 1e-12);
+	assert_true(fabs(att->floor_ms - f_att) < 1e-12 && fabs(att->ms - (0.015 - f_att)) < 1e-12);
+	assert_true(fabs(w->overlap_ms - 0.010) < 1e-12);
+	assert_string_equal(gemv->floor_source, "model");
+	assert_true(norm->floor_ms == 0 && fabs(norm->ms - 0.010) < 1e-12);
+	assert_true(fabs(idle->ms - 0.020) < 1e-12);
+	/* kernel items by excess: gemv, attention, norm */
+	assert_true(gemv < att && att < norm);
+	assert_true(w->top[0] >= 0 && &w->items[w->top[0]] == gemv);
+	assert_true(&w->items[w->top[1]] == idle);   /* 20 us, just above attention's 20 us minus its floor */
+	assert_true(&w->items[w->top[2]] == att);
+	/* the gaps, located: 50-60 us in every step; 90-100 us between the steps of an iteration
+	 * (gemv to the next step's gemv) and after the last kernel of the iteration, once each */
+	assert_int_equal(w->n_gaps, 3);
+	assert_string_equal(w->gaps[0].label, "between attention_decode and rmsnorm_kernel");
+	assert_true(fabs(w->gaps[0].ms - 0.010) < 1e-12 && fabs(w->gaps[0].count - 1.0) < 1e-12);
+	for (i = 1; i < 3; i++)
+		assert_true(fabs(w->gaps[i].ms - 0.005) < 1e-12 && fabs(w->gaps[i].count - 0.5) < 1e-12);
+	assert_true(strstr(w->gaps[1].label, "gemv_kernel") && strstr(w->gaps[2].label, "gemv_kernel"));
+	/* prefill: one iteration's kernel; the floor is the prefill's */
+	assert_true(a.waterfall[0].valid);
+	assert_true(fabs(a.waterfall[0].latency_ms - 1.0) < 1e-12);
+	sum = 0;
+	for (i = 0; i < a.waterfall[0].n_items; i++)
+		sum += a.waterfall[0].items[i].ms;
+	assert_true(fabs(sum - 1.0) < 1e-12);
+	/* the recommendation names the three items */
+	for (i = 0; i < a.n_advice; i++)
+		if (!strcmp(a.advice[i].rule, "waterfall-decode"))
+			break;
+	assert_true(i < a.n_advice);
+	assert_non_null(strstr(a.advice[i].text, "(1) gemv_kernel"));
+	assert_non_null(strstr(a.advice[i].text, "(2) GPU idle inside the stage"));
+	assert_non_null(strstr(a.advice[i].text, "(3) attention_decode"));
+	lp_analysis_release(&a);
+	lp_profile_release(&p);
+}
+
+/* Deep mode: gemv_kernel joined to an ncu record of 1 MB DRAM traffic per launch: its floor is
+ * 2 launches x 1 MB / 3350 GB/s per step, and the difference to the model floor shows as residual. */
+static void test_ncu_floor_and_no_model(void **state)
+{
+	struct lp_profile p;
+	struct lp_analysis a;
+	struct lp_kernel_record ncu;
+	struct lp_metric m[2] = { { "dram__bytes_read.sum", 1e6, "byte", 1 }, { "gpu__time_duration.sum", 2e4, "nsecond", 1 } };
+	const struct lp_waterfall *w;
+	const struct lp_wf_item *gemv, *res;
+	double sum = 0;
+	size_t i;
+	(void)state;
+	memset(&ncu, 0, sizeof(ncu));
+	ncu.kernel_name = "gemv_kernel";
+	ncu.calls = 1;
+	ncu.metrics = m;
+	ncu.n_metrics = 2;
+	lp_profile_init(&p, "wf");
+	build(&p);
+	analyze(&p, &ncu, 1, &a);
+	w = &a.waterfall[1];
+	gemv = find(w, "gemv_kernel");
+	assert_non_null(gemv);
+	assert_string_equal(gemv->floor_source, "ncu");
+	assert_true(w->used_ncu);
+	assert_true(fabs(gemv->floor_ms - 2e6 / 3350e9 * 1e3) < 1e-12);
+	for (res = NULL, i = 0; i < w->n_items; i++)
+		if (w->items[i].kind == LP_WF_RESIDUAL)
+			res = &w->items[i];
+	assert_non_null(res);
+	/* residual = the kernel floors (ncu for gemv, the model's for attention) - the stage floor */
+	assert_true(fabs(res->ms - (gemv->floor_ms + find(w, "attention_decode")->floor_ms - w->floor_ms)) < 1e-12);
+	for (i = 0; i < w->n_items; i++)
+		sum += w->items[i].ms;
+	assert_true(fabs(sum - w->latency_ms) < 1e-12);
+	lp_analysis_release(&a);
+
+	/* no model shape: the floor is 0 with the reason, and the items still add up */
+	{
+		struct lp_analysis_input in;
+		struct lp_err err = LP_ERR_INIT;
+		memset(&in, 0, sizeof(in));
+		in.profile = &p;
+		assert_int_equal(lp_analyze(&in, &a, &err), 0);
+		w = &a.waterfall[1];
+		assert_true(w->valid);
+		assert_true(w->floor_ms == 0);
+		assert_non_null(strstr(w->floor_source, "floor n/a"));
+		for (i = 0; i < w->n_items; i++)
+			assert_int_not_equal(w->items[i].kind, LP_WF_RESIDUAL);
+		sum = 0;
+		for (i = 0; i < w->n_items; i++)
+			sum += w->items[i].ms;
+		assert_true(fabs(sum - w->latency_ms) < 1e-12);
+		assert_false(a.waterfall[0].valid == 0 && a.waterfall[0].why[0] == '\0');
+		lp_analysis_release(&a);
+	}
+	lp_profile_release(&p);
+}
+
+/* ncu and CUPTI spell kernels differently: "void k<1, 2>(const unsigned short *)" vs
+ * "k<1, 2>(unsigned short const*)". Template variants keep their own metrics; a variant ncu did not
+ * profile joins nothing (not the average of its siblings); a name without template arguments joins
+ * by function name. */
+static void test_ncu_join_variants(void **state)
+{
+	struct lp_profile p;
+	struct lp_analysis a;
+	struct lp_analysis_input in;
+	struct lp_err err = LP_ERR_INIT;
+	struct lp_metric m1[1] = { { "dram__bytes_read.sum", 1e6, "byte", 1 } };
+	struct lp_metric m2[1] = { { "dram__bytes_read.sum", 3e6, "byte", 1 } };
+	struct lp_metric m3[1] = { { "dram__bytes_read.sum", 5e6, "byte", 1 } };
+	struct lp_kernel_record ncu[3];
+	size_t i, seen = 0;
+	int32_t d;
+	(void)state;
+	memset(ncu, 0, sizeof(ncu));
+	ncu[0].kernel_name = "void k_gemv<1, 0>(const unsigned short *, int)";
+	ncu[1].kernel_name = "void k_gemv<1, 1>(const unsigned short *, int)";
+	ncu[2].kernel_name = "void k_attn<64>(const unsigned short *)";
+	ncu[0].metrics = m1;
+	ncu[1].metrics = m2;
+	ncu[2].metrics = m3;
+	for (i = 0; i < 3; i++) {
+		ncu[i].calls = 1;
+		ncu[i].n_metrics = 1;
+	}
+	lp_profile_init(&p, "join");
+	d = R(&p, -1, "decode_all", 0, 10 * MS);
+	K(&p, d, "k_gemv<1, 0>(unsigned short const*, int)", 0, 1 * MS);
+	K(&p, d, "k_gemv<1, 1>(unsigned short const*, int)", 1 * MS, 2 * MS);
+	K(&p, d, "k_gemv<1, 3>(unsigned short const*, int)", 2 * MS, 3 * MS);
+	K(&p, d, "k_attn", 3 * MS, 4 * MS);
+	memset(&in, 0, sizeof(in));
+	in.profile = &p;
+	in.ncu = ncu;
+	in.n_ncu = 3;
+	assert_int_equal(lp_analyze(&in, &a, &err), 0);
+	for (i = 0; i < a.kernels.n_rows; i++) {
+		const struct lp_kernel_row *r = &a.kernels.rows[i];
+		if (strstr(r->name, "k_gemv<1, 0>")) {
+			assert_true(r->ncu.joined && r->ncu.dram_bytes == 1e6);
+			seen++;
+		} else if (strstr(r->name, "k_gemv<1, 1>")) {
+			assert_true(r->ncu.joined && r->ncu.dram_bytes == 3e6);
+			seen++;
+		} else if (strstr(r->name, "k_gemv<1, 3>")) {
+			assert_false(r->ncu.joined);
+			seen++;
+		} else if (!strcmp(r->name, "k_attn")) {
+			assert_true(r->ncu.joined && r->ncu.dram_bytes == 5e6);
+			seen++;
+		}
+	}
+	assert_int_equal(seen, 4);
+	lp_analysis_release(&a);
+	lp_profile_release(&p);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_decode_waterfall_adds_up),
+		cmocka_unit_test(test_ncu_floor_and_no_model),
+		cmocka_unit_test(test_ncu_join_variants),
+	};
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}
