@@ -21,6 +21,7 @@ const struct lp_figure_info lp_figures[LP_FIG_COUNT] = {
 	{ "operators.svg", "Operator breakdown per stage" },
 	{ "mfu.svg", "MFU and MBU per stage against the peaks" },
 	{ "roofline.svg", "Roofline of the Nsight Compute kernels" },
+	{ "waterfall.svg", "From the floor to the measured decode step" },
 };
 
 /* Tableau 10: distinguishable, print well, fine for most colour-vision deficiencies. */
@@ -84,6 +85,12 @@ static int roofline_points(const struct lp_analysis *a)
 	return n;
 }
 
+/* The waterfall the figure draws: the decode step's, else the prefill's; NULL when neither is valid. */
+static const struct lp_waterfall *waterfall_of(const struct lp_analysis *a)
+{
+	return a->waterfall[1].valid ? &a->waterfall[1] : a->waterfall[0].valid ? &a->waterfall[0] : NULL;
+}
+
 int lp_figure_applies(const struct lp_analysis *a, enum lp_figure_id id)
 {
 	int k;
@@ -106,6 +113,8 @@ int lp_figure_applies(const struct lp_analysis *a, enum lp_figure_id id)
 		return 0;
 	case LP_FIG_ROOFLINE:
 		return a->peak.flops_valid && a->peak.bw_valid && roofline_points(a) > 0;
+	case LP_FIG_WATERFALL:
+		return waterfall_of(a) != NULL;
 	default:
 		return 0;
 	}
@@ -694,6 +703,67 @@ static int mfu(const struct lp_analysis *a, struct lp_buf *b)
 	return b->oom ? -1 : 0;
 }
 
+/* ---- gap waterfall ---- */
+
+/* One bar per item, each starting where the previous one ended (analyze/waterfall.h): the floor from
+ * 0, kernel excesses and idle time adding, negative items taking back; the last bar ends at the
+ * measured latency, marked by a line. */
+static int waterfall(const struct lp_analysis *a, struct lp_buf *b)
+{
+	const struct lp_waterfall *w = waterfall_of(a);
+	const double W = 900, L = 330, R = 90, T = 46, bar_h = 14, gap = 5;
+	double pw = W - L - R, H, lo = 0, hi = w->latency_ms, cum = 0, step, v;
+	size_t i;
+	char tb[400];
+	for (i = 0; i < w->n_items; i++) {   /* the range the running sum covers */
+		cum += w->items[i].ms;
+		if (cum > hi)
+			hi = cum;
+		if (cum < lo)
+			lo = cum;
+	}
+	if (hi <= lo)
+		hi = lo + 1e-6;
+	H = T + (double)(w->n_items + 1) * (bar_h + gap) + 40;
+	lp_svg_begin(b, W, H, lp_figures[LP_FIG_WATERFALL].title);
+	snprintf(tb, sizeof(tb), "From the floor to the measured %s (per %s)", w->stage, w->unit);
+	lp_svg_text(b, 10, 18, "start", 13, INK, tb);
+	snprintf(tb, sizeof(tb), "latency %.4f ms = floor %.4f ms + what each kernel takes above its own floor + GPU idle; "
+		"hover a bar for what usually fixes it", w->latency_ms, w->floor_ms);
+	caption(b, 10, 34, tb);
+	step = lp_svg_nice_step(hi - lo, 6);
+	for (v = ceil(lo / step) * step; v <= hi + 1e-12; v += step) {
+		double x = L + (v - lo) / (hi - lo) * pw;
+		lp_svg_line(b, x, T - 4, x, H - 30, GRID, 1, NULL);
+		char lab[80];
+		lp_svg_tick_label(tb, sizeof(tb), v);
+		snprintf(lab, sizeof(lab), "%.60s ms", tb);
+		lp_svg_text(b, x, H - 16, "middle", 11, MUTED, lab);
+	}
+	cum = 0;
+	for (i = 0; i < w->n_items; i++) {
+		const struct lp_wf_item *it = &w->items[i];
+		double y = T + (double)i * (bar_h + gap), x0 = cum, x1 = cum + it->ms;
+		double xa = L + (fmin(x0, x1) - lo) / (hi - lo) * pw, xb = L + (fmax(x0, x1) - lo) / (hi - lo) * pw;
+		const char *fill = it->kind == LP_WF_FLOOR ? "#59a14f" : it->kind == LP_WF_KERNEL ? "#4e79a7"
+				 : it->kind == LP_WF_IDLE ? "#e15759" : it->ms < 0 ? "#bab0ac" : "#f28e2b";
+		snprintf(tb, sizeof(tb), "%s: %+.4f ms (%.1f%% of the latency); %s", it->label, it->ms,
+			100.0 * it->ms / w->latency_ms, it->fix);
+		lp_svg_text_short(b, L - 8, y + 11, "end", 11, INK, it->label, 48);
+		lp_svg_rect(b, xa, y, fmax(xb - xa, 0.5), bar_h, fill, tb);
+		snprintf(tb, sizeof(tb), "%+.4f", it->ms);
+		lp_svg_text(b, xb + 4, y + 11, "start", 10, INK, tb);
+		cum = x1;
+	}
+	{
+		double x = L + (w->latency_ms - lo) / (hi - lo) * pw;
+		lp_svg_line(b, x, T - 8, x, H - 30, INK, 1.5, "5,3");
+		lp_svg_text(b, x, T - 10, "middle", 11, INK, "measured");
+	}
+	lp_svg_end(b);
+	return b->oom ? -1 : 0;
+}
+
 /* ---- roofline ---- */
 
 static int roofline(const struct lp_analysis *a, struct lp_buf *b)
@@ -818,6 +888,7 @@ int lp_figure_render(const struct lp_analysis *a, enum lp_figure_id id, struct l
 	case LP_FIG_OPERATORS: return a->stages.have_gpu ? operators(a, out) : operators_cpu(a, out);
 	case LP_FIG_MFU: return mfu(a, out);
 	case LP_FIG_ROOFLINE: return roofline(a, out);
+	case LP_FIG_WATERFALL: return waterfall(a, out);
 	default: return 0;
 	}
 }

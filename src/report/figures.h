@@ -31,6 +31,7 @@ enum lp_figure_id {
 	LP_FIG_OPERATORS,
 	LP_FIG_MFU,
 	LP_FIG_ROOFLINE,
+	LP_FIG_WATERFALL,
 	LP_FIG_COUNT,
 };
 

@@ -409,6 +409,59 @@ static void mfu(const struct lp_analysis *a, struct lp_buf *b)
 	figure(a, LP_FIG_MFU, b);
 }
 
+/* The gap waterfall (analyze/waterfall.h): a table per stage and the figure of the decode step. */
+static void waterfall(const struct lp_analysis *a, struct lp_buf *b)
+{
+	static const char *const cols[] = { "item", "ms", "share of latency", "floor subtracted (ms)", "floor from",
+					    "what usually fixes it" };
+	int k;
+	size_t i;
+	h2(b, "waterfall", "Where the time goes");
+	for (k = 1; k >= 0; k--) {
+		const struct lp_waterfall *w = &a->waterfall[k];
+		if (!w->valid) {
+			lp_buf_addf(b, "<p class=\"note\">%s: n/a (", k ? "Decode step" : "Prefill");
+			text(b, w->why);
+			lp_buf_adds(b, ").</p>\n");
+			continue;
+		}
+		lp_buf_addf(b, "<p><b>%s</b> (per %s): latency %.4f ms, GPU busy %.4f ms. Floor: ", k ? "Decode step" : "Prefill",
+			w->unit, w->latency_ms, w->busy_ms);
+		text(b, w->floor_source);
+		if (w->floor_measured_ms > 0)
+			lp_buf_addf(b, "; at the measured copy bandwidth (%.0f GB/s) %.4f ms", a->measured_bw_gbs, w->floor_measured_ms);
+		lp_buf_adds(b, ".</p>\n");
+		thead(b, 0, 6, cols, "-nnn--");
+		for (i = 0; i < w->n_items; i++) {
+			const struct lp_wf_item *it = &w->items[i];
+			lp_buf_adds(b, "<tr>");
+			tdname(b, it->label, 70);
+			tdn(b, it->ms, 4, NULL);
+			tdn(b, 100.0 * it->ms / w->latency_ms, 1, "%");
+			if (it->kind == LP_WF_KERNEL) {
+				tdn(b, it->floor_ms, 4, NULL);
+				td(b, it->floor_source ? it->floor_source : "");
+			} else {
+				td(b, "");
+				td(b, "");
+			}
+			td(b, it->fix ? it->fix : "");
+			lp_buf_adds(b, "</tr>\n");
+		}
+		tend(b);
+		if (w->n_gaps) {
+			lp_buf_adds(b, "<p class=\"note\">Largest idle gaps: ");
+			for (i = 0; i < w->n_gaps; i++) {
+				lp_buf_adds(b, i ? "; " : "");
+				text(b, w->gaps[i].label);
+				lp_buf_addf(b, " %.4f ms per %s (%.1f times)", w->gaps[i].ms, w->unit, w->gaps[i].count);
+			}
+			lp_buf_adds(b, ".</p>\n");
+		}
+	}
+	figure(a, LP_FIG_WATERFALL, b);
+}
+
 static void advice(const struct lp_analysis *a, enum lp_advice_kind kind, struct lp_buf *b)
 {
 	size_t i, n = 0;
@@ -708,7 +761,8 @@ int lp_report_html(const struct lp_analysis *a, const char *run_dir, struct lp_b
 		       "also in figures/ as SVG. Hover marks and shortened names for details; click a column header to "
 		       "sort.</p>\n</header>\n<nav>");
 	lp_buf_adds(b, "<a href=\"#environment\">Environment</a><a href=\"#aggregates\">Aggregates</a>"
-		       "<a href=\"#stages\">Per-stage timings</a><a href=\"#mfu\">MFU</a><a href=\"#takeaways\">Takeaways</a>"
+		       "<a href=\"#stages\">Per-stage timings</a><a href=\"#mfu\">MFU</a><a href=\"#waterfall\">Where the time goes</a>"
+		       "<a href=\"#takeaways\">Takeaways</a>"
 		       "<a href=\"#operators\">Operators</a><a href=\"#kernels\">Kernels</a>");
 	if (have_regions(run_dir))
 		lp_buf_adds(b, "<a href=\"#regions\">NVTX regions</a>");
@@ -718,6 +772,7 @@ int lp_report_html(const struct lp_analysis *a, const char *run_dir, struct lp_b
 	aggregates(a, b);
 	stages(a, b);
 	mfu(a, b);
+	waterfall(a, b);
 	h2(b, "takeaways", "Stage takeaways");
 	advice(a, LP_ADVICE_TAKEAWAY, b);
 	operators(a, b);
