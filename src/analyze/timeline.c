@@ -61,7 +61,8 @@ static const struct member *resolve(struct collect *c, int32_t r)
 	int32_t path[MAX_WALK];
 	size_t n = 0;
 	int32_t x = r;
-	struct member base = { ST_OUT, 0, 0, 0 };
+	static const struct member outside = { ST_OUT, 0, 0, 0 };
+	struct member base = outside;
 	while (x >= 0 && (size_t)x < c->p->n_ranges && c->m[x].state == ST_UNKNOWN && !is_occ(c, x)) {
 		if (n == MAX_WALK)
 			break;
@@ -90,7 +91,9 @@ static const struct member *resolve(struct collect *c, int32_t r)
 		}
 		base = *my;
 	}
-	return r >= 0 && (size_t)r < c->p->n_ranges ? &c->m[r] : &base;
+	/* r outside the profile (no range): the walk above did nothing, base is still "outside"; a
+	 * static copy, never the address of the local */
+	return r >= 0 && (size_t)r < c->p->n_ranges ? &c->m[r] : &outside;
 }
 
 static int add(struct collect *c, uint32_t key, uint8_t kind, uint8_t synthetic, uint64_t s, uint64_t e, const char *label)
