@@ -553,7 +553,10 @@ int lp_section_environment(const struct lp_analysis *a, struct lp_buf *out)
 	rt = env_str(json_object_get(env, "cuda"), "runtime", "version");
 	if (drv || api || rt) {
 		lp_buf_adds(out, "- driver / CUDA: ");
-		lp_buf_addf(out, "driver %s", drv ? drv : "n/a");
+		if (drv)
+			lp_buf_addf(out, "driver %s", drv);
+		else
+			lp_buf_adds(out, "no NVIDIA driver");
 		if (api)
 			lp_buf_addf(out, ", CUDA %s (driver API)", api);
 		if (rt)
