@@ -37,8 +37,8 @@ test: deps
 	  "-DCMAKE_BUILD_TYPE=Debug -DLP_SANITIZE=ON $(CMAKE_ARGS)"
 	@echo "test       ctest -j $(JOBS) in $(TEST_BUILD) (log: $(TEST_BUILD)/make-test.log)"
 	@cd $(TEST_BUILD) && ctest --output-on-failure -j $(JOBS) >>make-test.log 2>&1; rc=$$?; \
-	  sed -n -e '/tests passed/p' -e '/The following tests/,$$p' -e '/tests did not run/,/^$$/p' make-test.log | \
-	    grep -v '^Total Test time' | sed 's/^/           /'; \
+	  awk '/% tests passed/ { on = 1 } /^Label Time Summary/ { skip = 1 } skip && /^$$/ { skip = 0; next } \
+	    on && !skip && !/^Total Test time/ && !/^Errors while running CTest/ && NF { print "           " $$0 }' make-test.log; \
 	  exit $$rc
 
 # Relocatable binaries for a GPU host that lacks libyaml/jansson/sqlite3/zlib.
