@@ -15,6 +15,12 @@ imports nothing heavy itself: an import hook waits until the program imports tra
   config, dtype and parameter count, and the batch / prompt / decode-step counts seen
   (llmprof's MFU/MBU use them when model= and inputs.* are not set).
 
+With LLMPROF_AUTO_HOOKS set (config `stages.hooks`, one entry a line; hooks.py has the grammar) it
+also wraps the named functions and methods when their modules are imported, pushes their stage
+ranges around each call and counts the calls; the account lists every hook with its calls and,
+for one that never matched, why. Hooks replace the automatic stages: with any hook set, the
+forward hooks above push no stage range (they still count).
+
 It watches torch.cuda.nvtx.range_push and llmprof_nvtx.push: once the program pushes a stage
 range of its own (prefill, decode, decode_all, decode_step, step), it stops pushing stage ranges.
 Nothing here may break the program: hooks swallow their own errors (LLMPROF_AUTO_VERBOSE=1
@@ -30,11 +36,13 @@ import threading
 import time
 
 from .tracker import StageTracker, STAGE_NAMES  # noqa: F401
+from . import hooks as _hooks
 
 __all__ = ["install", "installed", "tracker", "account", "attach", "detach"]
 
 _state = {"installed": False, "tracker": None, "nvtx": None, "push": None, "pop": None,
-          "models": {}, "model": None, "last_write": 0.0, "warned": set()}
+          "models": {}, "model": None, "last_write": 0.0, "warned": set(),
+          "hooks": [], "hook_errors": []}
 _lock = threading.Lock()
 
 
@@ -182,9 +190,14 @@ def describe_model(model):
 def account():
     """What the program ran, as written to program.<pid>.json."""
     tr = _state["tracker"]
+    who = "the program's own" if tr is not None and tr.user_ranges else "pushed by llmprof_auto"
+    if _state["hooks"]:
+        who = "stage hooks (stages.hooks)"
     doc = {"schema_version": 1, "writer": "llmprof_auto", "pid": os.getpid(),
            "argv": [str(a) for a in sys.argv[:16]],
-           "stage_ranges": ("the program's own" if tr is not None and tr.user_ranges else "pushed by llmprof_auto"),
+           "stage_ranges": who,
+           "hooks": [h.as_dict() for h in _state["hooks"]],
+           "hook_errors": list(_state["hook_errors"]),
            "tokens": tr.counts.as_dict() if tr is not None else None,
            "models": sorted(set(m["class"] for m in _state["models"].values()))}
     if _state["model"] is not None:
@@ -430,6 +443,87 @@ class _PostImport(object):
         return spec
 
 
+# ---- stage hooks by name (hooks.py) ----
+
+def _load_hooks():
+    """Parses LLMPROF_AUTO_HOOKS; a bad entry is recorded in the account and skipped."""
+    out, errors = [], []
+    for line in os.environ.get("LLMPROF_AUTO_HOOKS", "").splitlines()[:_hooks.MAX_HOOKS]:
+        if not line.strip():
+            continue
+        try:
+            out.append(_hooks.Hook(line))
+        except _hooks.HookError as e:
+            errors.append(str(e))
+            _say("bad hook", e)
+    return out, errors
+
+
+def _hook_exit(_hook):
+    write_account()   # at most once a second: a worker killed without atexit still leaves its counts
+
+
+def _hook_patch(module_hooks):
+    ranges = _Ranges()
+
+    def patch(module):
+        for h in module_hooks:
+            _hooks.apply(module, h, ranges, None, _hook_exit)
+            if not h.found:
+                _say("hook %s not applied" % h.text, h.error)
+    return patch
+
+
+def _chain(first, second):
+    def both(module):
+        try:
+            first(module)
+        finally:
+            second(module)
+    return both
+
+
+def _watch_main_classes(main_hooks):
+    """Classes of the main script are never imported: wraps builtins.__build_class__ so that a
+    class statement of __main__ / __mp_main__ naming a hooked class gets its methods wrapped."""
+    import builtins
+    by_class = {}
+    for h in main_hooks:
+        if len(h.qualname) < 2:
+            h.error = "a module-level function of the main script cannot be hooked (a method of its classes can)"
+            continue
+        by_class.setdefault(".".join(h.qualname[:-1]), []).append(h)
+    if not by_class:
+        return
+    orig = builtins.__build_class__
+    if getattr(orig, "_llmprof_auto_orig", None) is not None:
+        return
+    ranges = _Ranges()
+
+    @functools.wraps(orig)
+    def build_class(func, name, *bases, **kw):
+        cls = orig(func, name, *bases, **kw)
+        try:
+            if getattr(cls, "__module__", None) in _hooks.MAIN_NAMES:
+                for h in by_class.get(getattr(cls, "__qualname__", name), ()):
+                    h.imported = True
+                    try:
+                        _hooks.apply_to_class(cls, h, h.qualname[-1], ranges, None, _hook_exit)
+                        h.found, h.error = True, None
+                    except Exception as e:
+                        h.error = "%s: %s" % (type(e).__name__, e)
+        except Exception as e:
+            _say("class hook failed", e)
+        return cls
+    build_class._llmprof_auto_orig = orig
+    builtins.__build_class__ = build_class
+
+
+def _after_fork_in_child():
+    for h in _state["hooks"]:
+        h.calls = h.payload_misses = 0
+
+
 def _at_exit():
     tr = _state["tracker"]
     if tr is not None:
@@ -448,8 +542,24 @@ def install():
             return _state["tracker"]
         _state["installed"] = True
         _state["tracker"] = StageTracker(_Ranges(), on_change=write_account)
-    sys.meta_path.insert(0, _PostImport(_PATCHES))
-    for name, patch in _PATCHES.items():
+    patches = dict(_PATCHES)
+    _state["hooks"], _state["hook_errors"] = _load_hooks()
+    if _state["hooks"]:
+        _state["tracker"].user_ranges = True   # hooks replace the automatic stages
+        by_module = {}
+        for h in _state["hooks"]:
+            for name in h.modules():
+                by_module.setdefault(name, []).append(h)
+        for name, hs in by_module.items():
+            if name in _hooks.MAIN_NAMES:
+                continue
+            p = _hook_patch(hs)
+            patches[name] = _chain(patches[name], p) if name in patches else p
+        _watch_main_classes([h for h in _state["hooks"] if h.module == "__main__"])
+        if hasattr(os, "register_at_fork"):
+            os.register_at_fork(after_in_child=_after_fork_in_child)
+    sys.meta_path.insert(0, _PostImport(patches))
+    for name, patch in patches.items():
         if name in sys.modules:
             try:
                 patch(sys.modules[name])
