@@ -54,3 +54,33 @@ int lp_test_have_gpu(void)
 		n = 0;
 	return n > 0;
 }
+
+int32_t lp_test_range(struct lp_profile *p, int32_t parent, const char *domain, const char *name, uint64_t start_ns,
+	uint64_t end_ns)
+{
+	struct lp_range *r = lp_profile_add_range(p);
+	assert_non_null(r);
+	r->domain = lp_profile_intern(p, domain);
+	r->name = lp_profile_intern(p, name);
+	r->pid = 1;
+	r->tid = 1;
+	r->start_ns = start_ns;
+	r->end_ns = end_ns;
+	r->parent = parent;
+	r->depth = parent >= 0 ? (uint16_t)(p->ranges[parent].depth + 1) : 0;
+	return (int32_t)(p->n_ranges - 1);
+}
+
+struct lp_kernel *lp_test_kernel(struct lp_profile *p, int32_t range, const char *name, uint64_t start_ns,
+	uint64_t end_ns)
+{
+	struct lp_kernel *k = lp_profile_add_kernel(p);
+	assert_non_null(k);
+	k->name = lp_profile_intern(p, name);
+	k->short_name = k->name;
+	k->pid = 1;
+	k->start_ns = start_ns;
+	k->end_ns = end_ns;
+	k->range = range;
+	return k;
+}

@@ -11,6 +11,7 @@
 #include <cmocka.h>
 
 #include "core/buf.h"
+#include "profile/profile.h"
 
 /* cmocka's failures never return (they jump back to the runner), but its header does not say so:
  * without this, an optimizing build warns "potential null pointer dereference" (-Wnull-dereference)
@@ -36,6 +37,13 @@ const char *lp_test_fixture(const char *rel);
 void lp_test_write(const char *path, const char *text);
 /* Reads a whole file into a new buffer (asserting success); caller releases. */
 void lp_test_read(const char *path, struct lp_buf *out);
+/* In-memory profiles: a push/pop range of process 1, thread 1 (depth from its parent), and a kernel
+ * of process 1 attributed to `range` (launch time unknown: set launch_ns on the returned kernel,
+ * valid until the next add). Both assert on out of memory. */
+int32_t lp_test_range(struct lp_profile *p, int32_t parent, const char *domain, const char *name, uint64_t start_ns,
+	uint64_t end_ns);
+struct lp_kernel *lp_test_kernel(struct lp_profile *p, int32_t range, const char *name, uint64_t start_ns,
+	uint64_t end_ns);
 /* 1 when a CUDA device is usable (GPU tests skip with exit 77 otherwise). */
 int lp_test_have_gpu(void);
 

@@ -17,32 +17,15 @@
 
 static int32_t R(struct lp_profile *p, int32_t parent, const char *name, uint64_t s, uint64_t e)
 {
-	struct lp_range *r = lp_profile_add_range(p);
-	assert_non_null(r);
-	r->domain = lp_profile_intern(p, "LLM");
-	r->name = lp_profile_intern(p, name);
-	r->pid = 1;
-	r->tid = 1;
-	r->start_ns = s;
-	r->end_ns = e;
-	r->parent = parent;
-	r->depth = parent >= 0 ? (uint16_t)(p->ranges[parent].depth + 1) : 0;
-	return (int32_t)(p->n_ranges - 1);
+	return lp_test_range(p, parent, "LLM", name, s, e);
 }
 
 /* A kernel launched at `launch` inside `range`, running [s, e] on stream 7 of device 0. */
 static void K(struct lp_profile *p, int32_t range, const char *name, uint64_t launch, uint64_t s, uint64_t e)
 {
-	struct lp_kernel *k = lp_profile_add_kernel(p);
-	assert_non_null(k);
-	k->name = lp_profile_intern(p, name);
-	k->short_name = k->name;
-	k->pid = 1;
+	struct lp_kernel *k = lp_test_kernel(p, range, name, s, e);
 	k->stream = 7;
 	k->launch_ns = launch;
-	k->start_ns = s;
-	k->end_ns = e;
-	k->range = range;
 }
 
 static int near(double a, double b)
