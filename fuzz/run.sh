@@ -1,30 +1,34 @@
 #!/usr/bin/env bash
 # run.sh: runs libFuzzer targets for a time budget each and fails on the first crash of any.
 #
-#   fuzz/run.sh [-b BUILD] [-t SECONDS] [-j JOBS] [-o OUT] [-s SEEDS] [TARGET...]
+#   fuzz/run.sh [-b BUILD] [-t SECONDS] [-j JOBS] [-o OUT] [-s SEEDS] [-T INPUT_TIMEOUT] [TARGET...]
 #
 # Every target (default: all built in BUILD/fuzz, e.g. fuzz_ncu_raw) runs SECONDS seconds under
 # nice 19 on OUT/<target>/corpus, a copy of fuzz/corpus/<name> (plus SEEDS/<name> when given), so
-# the committed corpus is never written; fuzz/<target>.options adds flags (one a line). Crash, leak, timeout and OOM inputs land in
-# OUT/<target>/ (libFuzzer's crash-*, leak-*, timeout-*, oom-*); each is named on stderr with the
-# command that reproduces it, and the exit status is 1 when any target failed. One line per
-# target gives execs, exec/s, cov/ft and corpus size (also in OUT/summary.tsv).
+# the committed corpus is never written; fuzz/<target>.options adds flags (one a line). One input
+# may run INPUT_TIMEOUT seconds (25: a loaded machine stalled ASan's allocator past 10 s). Crash,
+# leak, timeout and OOM inputs land in OUT/<target>/ (libFuzzer's crash-*, leak-*, timeout-*,
+# oom-*); each is named on stderr with the command that reproduces it, and the exit status is 1
+# when any target failed. One line per target gives execs, exec/s, cov/ft and libFuzzer's corpus
+# (inputs/bytes), also in OUT/summary.tsv.
 # `make fuzz-run FUZZ_SECONDS=N FUZZ_JOBS=2` is the usual way in (docs/fuzzing.md).
 set -u
 SRC=$(cd "$(dirname "$0")/.." && pwd)
 BUILD=build-fuzz
 SECONDS_EACH=60
 JOBS=1
+TIMEOUT=25
 OUT=
 SEEDS=
-while getopts "b:t:j:o:s:h" opt; do
+while getopts "b:t:j:o:s:T:h" opt; do
 	case $opt in
 	b) BUILD=$OPTARG ;;
 	t) SECONDS_EACH=$OPTARG ;;
 	j) JOBS=$OPTARG ;;
 	o) OUT=$OPTARG ;;
 	s) SEEDS=$OPTARG ;;
-	*) sed -n '2,13p' "$0" | sed 's/^# \{0,1\}//'; exit 2 ;;
+	T) TIMEOUT=$OPTARG ;;
+	*) sed -n '2,14p' "$0" | sed 's/^# \{0,1\}//'; exit 2 ;;
 	esac
 done
 shift $((OPTIND - 1))
@@ -65,7 +69,7 @@ run_one() {
 		dirs+=("$SEEDS/$name")
 	fi
 	(cd "$work" && nice -n 19 timeout -k 10 $((SECONDS_EACH + 120)) "$bin" \
-		-max_total_time="$SECONDS_EACH" -timeout=10 -rss_limit_mb=2048 -print_final_stats=1 \
+		-max_total_time="$SECONDS_EACH" -timeout="$TIMEOUT" -rss_limit_mb=2048 -print_final_stats=1 \
 		-artifact_prefix="$work/" "${opts[@]}" "${dirs[@]}" >"$work/log" 2>&1)
 	rc=$?
 	local last execs rate cov ft corp
@@ -74,7 +78,7 @@ run_one() {
 	rate=$(sed -n 's/^stat::average_exec_per_sec: *//p' "$work/log")
 	cov=$(sed -n 's/.* cov: \([0-9]*\).*/\1/p' <<<"$last")
 	ft=$(sed -n 's/.* ft: \([0-9]*\).*/\1/p' <<<"$last")
-	corp=$(ls "$work/corpus" | wc -l)
+	corp=$(sed -n 's/.* corp: \([0-9]*\/[0-9]*[a-zA-Z]*\).*/\1/p' <<<"$last")  # libFuzzer's: inputs/bytes
 	printf '%s\t%s\t%s\t%s\t%s\t%s\t%s\n' "$t" "${execs:-?}" "${rate:-?}" "${cov:-?}" "${ft:-?}" "$corp" "$rc" \
 		>"$work/summary.tsv"
 	printf 'fuzz-run: %-18s %ss  execs %-9s exec/s %-6s cov %-5s ft %-6s corpus %-5s %s\n' "$t" \

@@ -5,8 +5,8 @@
 
 The committed corpora (fuzz/corpus/<target>/) are these seeds plus what fuzzing found, minimized
 with libFuzzer's -merge=1; run this again when a fixture format changes. Sources: tests/fixtures/
-(ncu, nsys, trace), conf/, the inputs of ../shared/repro that are not crashes, and a run folder's
-trace/ when --run RUN_DIR is given. Inputs over 200 KB are left out or cut down (the SQLite
+(ncu, nsys, trace, the run folders' traces), conf/, the inputs of ../shared/repro that are not
+crashes, and a run folder's trace/ when --run RUN_DIR is given. Inputs over 200 KB are left out or cut down (the SQLite
 exports are trimmed to a few dozen kernels with sqlite3).
 """
 import csv
@@ -83,6 +83,9 @@ def main():
     nsys_csvs = files("nsys", lambda f: f.endswith(".csv"))
     traces = files("trace", lambda f: f.endswith(".lptrace"))
     traces += files("trace/h200_cuda_demo", lambda f: f.endswith(".lptrace"))
+    for run in sorted(os.listdir(os.path.join(FIX, "runs"))):
+        if os.path.isdir(os.path.join(FIX, "runs", run, "trace")):
+            traces += files("runs/%s/trace" % run, lambda f: f.endswith(".lptrace"))
     if run_dir:
         tdir = os.path.join(run_dir, "trace")
         traces += sorted(os.path.join(tdir, f) for f in os.listdir(tdir) if f.endswith(".lptrace"))
