@@ -712,9 +712,12 @@ static int waterfall(const struct lp_analysis *a, struct lp_buf *b)
 {
 	const struct lp_waterfall *w = waterfall_of(a);
 	const double W = 900, L = 330, R = 90, T = 46, bar_h = 14, gap = 5;
-	double pw = W - L - R, H, lo = 0, hi = w->latency_ms, cum = 0, step, v;
+	double pw = W - L - R, H, lo = 0, hi, cum = 0, step, v;
 	size_t i;
 	char tb[400];
+	if (!w)   /* lp_figure_applies says no waterfall; never drawn then */
+		return 0;
+	hi = w->latency_ms;
 	for (i = 0; i < w->n_items; i++) {   /* the range the running sum covers */
 		cum += w->items[i].ms;
 		if (cum > hi)

@@ -185,6 +185,16 @@ static const struct lp_stage_map_entry *map_find(const struct lp_stage_set *st, 
 	return NULL;
 }
 
+/* map_find for a row that must be there (fails the test otherwise, so no NULL is dereferenced) */
+static const struct lp_stage_map_entry *map_get(const struct lp_stage_set *st, enum lp_stage_role role,
+	const char *name)
+{
+	const struct lp_stage_map_entry *e = map_find(st, role, name);
+	if (!e)
+		fail_msg("no mapping row %d '%s'", (int)role, name);   /* never returns */
+	return e;
+}
+
 /* Default names cover `decode` / `step` in the default domain; the rows keep canonical names; the
  * automatic rule drops the first (cold) iteration; the plain API drops nothing. */
 static void test_default_mapping_and_skip_first(void **state)
@@ -286,7 +296,7 @@ static void test_skip_first_with_warmup_or_one_iteration(void **state)
 	assert_int_equal(lp_stages_find(&st, LP_STAGE_PREFILL)->n_iters, 3);
 	assert_int_equal(lp_stages_find(&st, LP_STAGE_PREFILL)->excluded_warmup, 1);
 	/* the default-domain decoy is counted in the mapping as ignored */
-	assert_int_equal(map_find(&st, LP_ROLE_PREFILL, "prefill")->ranges, 4);   /* 3 + the warm-up one, LLM */
+	assert_int_equal(map_get(&st, LP_ROLE_PREFILL, "prefill")->ranges, 4);   /* 3 + the warm-up one, LLM */
 	{
 		size_t i, ignored = 0;
 		for (i = 0; i < st.n_map; i++)
@@ -361,7 +371,7 @@ static void test_configured_mapping(void **state)
 	assert_int_equal(d->n_iters, 2);
 	assert_string_equal(d->domain, "LLM");
 	assert_true(fabs(d->host_ms.mean - 20.0) < 1e-9);
-	assert_int_equal(map_find(&st, LP_ROLE_DECODE, "decode")->ignored, 2);
+	assert_int_equal(map_get(&st, LP_ROLE_DECODE, "decode")->ignored, 2);
 	lp_stage_set_release(&st);
 	lp_profile_release(&p);
 }

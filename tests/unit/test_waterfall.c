@@ -180,7 +180,7 @@ static void test_ncu_floor_and_no_model(void **state)
 	struct lp_kernel_record ncu;
 	struct lp_metric m[2] = { { "dram__bytes_read.sum", 1e6, "byte", 1 }, { "gpu__time_duration.sum", 2e4, "nsecond", 1 } };
 	const struct lp_waterfall *w;
-	const struct lp_wf_item *gemv, *res;
+	const struct lp_wf_item *gemv, *res, *att;
 	double sum = 0;
 	size_t i;
 	(void)state;
@@ -203,7 +203,9 @@ static void test_ncu_floor_and_no_model(void **state)
 			res = &w->items[i];
 	assert_non_null(res);
 	/* residual = the kernel floors (ncu for gemv, the model's for attention) - the stage floor */
-	assert_true(fabs(res->ms - (gemv->floor_ms + find(w, "attention_decode")->floor_ms - w->floor_ms)) < 1e-12);
+	att = find(w, "attention_decode");
+	assert_non_null(att);
+	assert_true(fabs(res->ms - (gemv->floor_ms + att->floor_ms - w->floor_ms)) < 1e-12);
 	for (i = 0; i < w->n_items; i++)
 		sum += w->items[i].ms;
 	assert_true(fabs(sum - w->latency_ms) < 1e-12);
