@@ -8,6 +8,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "analyze/diff.h"
 #include "cmd/cmd.h"
@@ -132,6 +133,27 @@ static int load_run(const char *dir, json_t **sum, json_t **cfg, struct lp_err *
 	}
 	lp_buf_release(&p);
 	return rc;
+}
+
+/* Markdown for a terminal: the entities the table cells carry (&lt; &gt; &amp;) as the characters a
+ * person reads; files and pipes keep them. */
+static void print_md(const struct lp_buf *md)
+{
+	const char *p = md->data, *end = md->data + md->len;
+	if (!isatty(STDOUT_FILENO)) {
+		fwrite(md->data, 1, md->len, stdout);
+		return;
+	}
+	while (p < end) {
+		if (!strncmp(p, "&lt;", 4))
+			putchar('<'), p += 4;
+		else if (!strncmp(p, "&gt;", 4))
+			putchar('>'), p += 4;
+		else if (!strncmp(p, "&amp;", 5))
+			putchar('&'), p += 5;
+		else
+			putchar(*p++);
+	}
 }
 
 static int is_run(const char *path)
@@ -265,8 +287,10 @@ int cmd_diff(int argc, const char **argv, struct lp_ctx *ctx)
 		if (!err.status)
 			lp_err_set(&err, LP_EOTHER, "out of memory");
 		rc = lp_err_print(&err);
-	} else {
+	} else if (!strcmp(format, "json")) {
 		fwrite(out.data, 1, out.len, stdout);
+	} else {
+		print_md(&out);
 	}
 	for (k = 0; k < n_conds && !rc; k++) {
 		const struct lp_diff_row *r = lp_diff_find(&d, conds[k].metric);

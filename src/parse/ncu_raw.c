@@ -379,6 +379,13 @@ int lp_ncu_raw_stream_ex(const char *path, int flags, lp_ncu_result_fn fn, void 
 			have_id ? "Kernel Name" : "ID");
 		goto out;
 	}
+	if ((flags & LP_NCU_RAW_NEED_DURATION) && dur_idx < 0) {
+		/* without it every kernel would read 0 ms */
+		lp_err_set(err, LP_EPARTIAL, "%s:1: column '%s' missing: a kernel table needs each launch's duration", path,
+			LP_NCU_DURATION_METRIC);
+		lp_err_hint(err, "collect it (the SpeedOfLight section, or --metrics %s)", LP_NCU_DURATION_METRIC);
+		goto out;
+	}
 	while ((rc = lp_csv_next(&c, err)) > 0) {
 		struct lp_ncu_result r;
 		int have_block = 0, have_grid = 0;
@@ -400,7 +407,15 @@ int lp_ncu_raw_stream_ex(const char *path, int flags, lp_ncu_result_fn fn, void 
 		}
 		if (!units_checked) {
 			units_checked = 1;
-			if (!*c.fields[i]) {  /* the units row: the ID column has no unit */
+			if (*c.fields[i]) {
+				/* ncu writes the units row under the header, always: without it every value would be
+				 * read in base units whatever its real unit (usecond as ns: 1000x too small) */
+				lp_err_set(err, LP_EPARTIAL, "%s:%llu: no units row under the header (row %llu is a result: ID '%.20s')",
+					path, (unsigned long long)c.line, (unsigned long long)c.line, c.fields[i]);
+				lp_err_hint(err, "export the raw page whole: ncu -i REPORT --csv --page raw --print-units base");
+				goto out;
+			}
+			{  /* the units row: the ID column has no unit */
 				for (i = 0; i < ncols; i++) {
 					char base[64];
 					struct lp_metric *m;
@@ -798,14 +813,23 @@ static int table_cb(const struct lp_ncu_result *r, void *vctx, struct lp_err *er
 	return lp_ncu_agg_add(t->agg, r, err);
 }
 
+static int kernel_table(const char *path, const struct lp_ncu_select *sel, struct lp_ncu_seen *seen,
+	int seen_needs_duration, struct lp_kernel_table *out, struct lp_err *err);
+
 int lp_ncu_raw_kernel_table(const char *path, const struct lp_ncu_select *sel,
 	struct lp_kernel_table *out, struct lp_err *err)
 {
-	return lp_ncu_raw_kernel_table_seen(path, sel, NULL, out, err);
+	return kernel_table(path, sel, NULL, 0, out, err);
 }
 
 int lp_ncu_raw_kernel_table_seen(const char *path, const struct lp_ncu_select *sel, struct lp_ncu_seen *seen,
 	struct lp_kernel_table *out, struct lp_err *err)
+{
+	return kernel_table(path, sel, seen, 1, out, err);
+}
+
+static int kernel_table(const char *path, const struct lp_ncu_select *sel, struct lp_ncu_seen *seen,
+	int seen_needs_duration, struct lp_kernel_table *out, struct lp_err *err)
 {
 	struct table_ctx t;
 	memset(out, 0, sizeof(*out));
@@ -814,7 +838,8 @@ int lp_ncu_raw_kernel_table_seen(const char *path, const struct lp_ncu_select *s
 	t.seen = seen;
 	if (!t.agg)
 		return lp_err_set(err, LP_EOTHER, "out of memory");
-	if (lp_ncu_raw_stream_ex(path, sel && sel->stage ? 0 : LP_NCU_RAW_SKIP_NVTX, table_cb, &t, err) < 0) {
+	if (lp_ncu_raw_stream_ex(path, (sel && sel->stage ? 0 : LP_NCU_RAW_SKIP_NVTX) | (seen_needs_duration ? LP_NCU_RAW_NEED_DURATION : 0),
+		table_cb, &t, err) < 0) {
 		lp_ncu_agg_free(t.agg);
 		return -1;
 	}

@@ -61,7 +61,9 @@ struct lp_ncu_result {
 
 typedef int (*lp_ncu_result_fn)(const struct lp_ncu_result *r, void *ctx, struct lp_err *err);
 
-/* Streams the raw page; the callback returns 0 to go on, -1 to stop with its error.
+/* Streams the raw page; the callback returns 0 to go on, -1 to stop with its error. A page must
+ * have its units row under the header (ncu always writes one; without it every value would be read
+ * in base units whatever its unit).
  * Errors: missing identity columns (named, e.g. "column 'Kernel Name' missing"), a row with
  * fewer or more cells than the header (truncated file), malformed NVTX cells, a second header
  * line (two exports concatenated, a header written twice), a units row that does not look like
@@ -73,6 +75,10 @@ int lp_ncu_raw_stream(const char *path, lp_ncu_result_fn fn, void *ctx, struct l
 /* The same, with flags: LP_NCU_RAW_SKIP_NVTX leaves the NVTX cells undecoded (stacks empty),
  * for callers that do not look at them (a few % of the parse time). */
 #define LP_NCU_RAW_SKIP_NVTX 1
+/* LP_NCU_RAW_NEED_DURATION: a page without the gpu__time_duration.sum column is an error (a kernel
+ * table would read 0 ms everywhere); lp_ncu_raw_kernel_table_seen (`llmprof kernels`) sets it, the
+ * metric join of the analysis (lp_ncu_raw_kernel_table) does not need it. */
+#define LP_NCU_RAW_NEED_DURATION 2
 int lp_ncu_raw_stream_ex(const char *path, int flags, lp_ncu_result_fn fn, void *ctx, struct lp_err *err);
 
 struct lp_ncu_select {

@@ -79,6 +79,17 @@ grep -q "^2 kernels shown of 2" "$LP_TMP/stdout" || fail "what could be read was
 "$LLMPROF" kernels "$F/trace/h200_cuda_demo" >/dev/null || fail "the whole trace exited $?"
 
 # nsys SQLite: a huge string id, a truncated file, a mangled name, a start/end range
+# a raw page with no units row (or a result where it belongs), or without the duration column
+for f in ncu_raw_units_row_dropped ncu_raw_units_row_is_a_data_row; do
+  expect_exit 3 "$LLMPROF" kernels "$R/$f.csv"
+  grep -q "^error: .*$f.csv:2: no units row under the header (row 2 is a result: ID '0')$" "$LP_TMP/stderr" ||
+    fail "$f: $(cat "$LP_TMP/stderr")"
+  [ -s "$LP_TMP/stdout" ] && fail "$f: a table was printed"
+done
+expect_exit 3 "$LLMPROF" kernels "$R/ncu_raw_duration_header_renamed.csv"
+grep -q "ncu_raw_duration_header_renamed.csv:1: column 'gpu__time_duration.sum' missing" "$LP_TMP/stderr" ||
+  fail "renamed duration: $(cat "$LP_TMP/stderr")"
+
 if command -v sqlite3 >/dev/null 2>&1; then
   cp "$F/nsys/h200_llm.sqlite" bad.sqlite
   sqlite3 bad.sqlite "update CUPTI_ACTIVITY_KIND_KERNEL set demangledName=4000000000000000000 where rowid=(select min(rowid) from CUPTI_ACTIVITY_KIND_KERNEL)"
