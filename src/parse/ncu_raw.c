@@ -434,6 +434,13 @@ int lp_ncu_raw_stream_ex(const char *path, int flags, lp_ncu_result_fn fn, void 
 					}
 					m = &metrics[cols[i].metric];
 					lp_ncu_unit_to_base(c.fields[i], &cols[i].scale, base, sizeof(base));
+					if ((int)cols[i].metric == dur_idx && *c.fields[i] && strcmp(base, "nsecond")) {
+						/* a duration in bytes or percent: the header cells were moved */
+						lp_err_set(err, LP_EPARTIAL, "%s:%llu:%zu: units row says '%.30s' for '%s', not a time "
+							"(header and units do not match)", path, (unsigned long long)c.line, i + 1,
+							c.fields[i], m->name);
+						goto out;
+					}
 					m->unit = lp_arena_strdup(&names, base);
 					if (!m->unit) {
 						lp_err_set(err, LP_EOTHER, "out of memory reading '%s'", path);

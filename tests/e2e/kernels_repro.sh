@@ -86,6 +86,9 @@ for f in ncu_raw_units_row_dropped ncu_raw_units_row_is_a_data_row; do
     fail "$f: $(cat "$LP_TMP/stderr")"
   [ -s "$LP_TMP/stdout" ] && fail "$f: a table was printed"
 done
+expect_exit 3 "$LLMPROF" kernels "$R/ncu_raw_header_cells_swapped.csv"
+grep -q "ncu_raw_header_cells_swapped.csv:2:14: units row says 'Mbyte' for 'gpu__time_duration.sum', not a time" "$LP_TMP/stderr" ||
+  fail "swapped header cells: $(cat "$LP_TMP/stderr")"
 expect_exit 3 "$LLMPROF" kernels "$R/ncu_raw_duration_header_renamed.csv"
 grep -q "ncu_raw_duration_header_renamed.csv:1: column 'gpu__time_duration.sum' missing" "$LP_TMP/stderr" ||
   fail "renamed duration: $(cat "$LP_TMP/stderr")"
