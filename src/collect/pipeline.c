@@ -386,6 +386,26 @@ static int resolve_model(struct lp_run *run, struct lp_err *err)
  * goes first on the workload's PYTHONPATH (its sitecustomize runs any sitecustomize found later on
  * the path), and LLMPROF_AUTO_DIR tells it where to write the program's account. Only Python
  * reads either, so any workload after `--` gets them (a shell script that starts Python too). */
+/* stages.hooks (validated by the schema) for the shim, one entry a line: LLMPROF_AUTO_HOOKS. */
+static void auto_hooks_init(struct lp_pipeline *pl, struct lp_run *run)
+{
+	const json_t *v = lp_config_get(&run->cfg, "stages.hooks"), *x;
+	size_t i, n = 0;
+	json_array_foreach(v, i, x) {
+		const char *s = json_string_value(x);
+		int w;
+		if (!s)
+			continue;
+		w = snprintf(pl->auto_hooks + n, sizeof(pl->auto_hooks) - n, "%s%s", n ? "\n" : "", s);
+		if (w < 0 || (size_t)w >= sizeof(pl->auto_hooks) - n) {
+			pl->auto_hooks[n] = '\0';
+			lp_log_warn("stages.hooks: more than %zu characters in all: hooks from '%s' on left out", sizeof(pl->auto_hooks), s);
+			break;
+		}
+		n += (size_t)w;
+	}
+}
+
 static void auto_stages_init(struct lp_pipeline *pl, struct lp_run *run)
 {
 	static const char *const rel[] = { "../../python/llmprof_auto/site", "../share/llmprof/python/llmprof_auto/site",
@@ -412,6 +432,7 @@ static void auto_stages_init(struct lp_pipeline *pl, struct lp_run *run)
 			old ? old : "");
 		snprintf(pl->auto_dir, sizeof(pl->auto_dir), "%s", dir.data);
 		pl->auto_ops = cfg_bool(run, "run.auto_ops");
+		auto_hooks_init(pl, run);
 	}
 	lp_buf_release(&site);
 	lp_buf_release(&dir);
@@ -506,6 +527,7 @@ static size_t capture_env(const struct lp_pipeline *pl, const char *trace_dir, s
 		env[n++] = (struct lp_proc_env){ "PYTHONPATH", pl->auto_pythonpath };
 		env[n++] = (struct lp_proc_env){ "LLMPROF_AUTO_DIR", pl->auto_dir };
 		env[n++] = (struct lp_proc_env){ "LLMPROF_AUTO_OPS", pl->auto_ops ? "1" : "0" };
+		env[n++] = (struct lp_proc_env){ "LLMPROF_AUTO_HOOKS", pl->auto_hooks[0] ? pl->auto_hooks : NULL };
 	}
 	return n;
 }
@@ -520,6 +542,7 @@ static size_t tool_env(const struct lp_pipeline *pl, struct lp_proc_env *env)
 	if (pl->auto_pythonpath[0]) {
 		env[n++] = (struct lp_proc_env){ "PYTHONPATH", pl->auto_pythonpath };
 		env[n++] = (struct lp_proc_env){ "LLMPROF_AUTO_OPS", pl->auto_ops ? "1" : "0" };
+		env[n++] = (struct lp_proc_env){ "LLMPROF_AUTO_HOOKS", pl->auto_hooks[0] ? pl->auto_hooks : NULL };
 	}
 	return n;
 }

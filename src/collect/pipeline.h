@@ -37,6 +37,8 @@
 #include "core/proc.h"
 #include "core/err.h"
 
+#define LP_PIPELINE_HOOKS_CAP 33024   /* stages.hooks: 64 entries of 512 characters, one a line */
+
 struct lp_pipeline_opts {
 	const char *exe_dir;       /* folder of the llmprof binary: llmprof-llm and ../lib are found from it */
 	int dry_run;               /* print the phases and their command lines to stdout, run nothing */
@@ -53,6 +55,7 @@ struct lp_pipeline {
 	char auto_pythonpath[4096]; /* run.auto_stages: PYTHONPATH with python/llmprof_auto/site first ("" off) */
 	char auto_dir[1024];       /* where the shim writes its account: <run>/auto (LLMPROF_AUTO_DIR) */
 	int auto_ops;              /* run.auto_ops */
+	char auto_hooks[LP_PIPELINE_HOOKS_CAP]; /* stages.hooks, one a line (LLMPROF_AUTO_HOOKS); "" none */
 	struct lp_tools *tools;
 	struct lp_run_outlook outlook; /* what this run will do here (CPU or GPU run, the expected exit) */
 	int exit_status;           /* 0, 3 (a phase failed) or 4 (environment) */

@@ -9,8 +9,9 @@
 #include <string.h>
 
 #include "collect/rundir.h"
+#include "config/stage_hooks.h"
 
-enum schema_type { T_INT, T_FLOAT, T_BOOL, T_STRING, T_STRLIST, T_RUN_ID };
+enum schema_type { T_INT, T_FLOAT, T_BOOL, T_STRING, T_STRLIST, T_RUN_ID, T_HOOKLIST };
 
 enum {
 	F_NULLABLE = 1,   /* null allowed */
@@ -46,6 +47,8 @@ static const struct schema_entry schema[] = {
 	{ "stages.decode_all", T_STRLIST, F_NULLABLE, 0, NULL },
 	{ "stages.decode_step", T_STRLIST, F_NULLABLE, 0, NULL },
 	{ "stages.warmup", T_STRLIST, F_NULLABLE, 0, NULL },
+	{ "stages.mixed", T_STRLIST, F_NULLABLE, 0, NULL },
+	{ "stages.hooks", T_HOOKLIST, F_NULLABLE, 0, NULL },
 	{ "artifacts.stage2_dir", T_STRING, F_REQUIRED | F_NONEMPTY, 0, NULL },
 	{ "artifacts.keep_last", T_INT, F_NULLABLE | F_MIN, 1, NULL },
 	{ "tools.nsys", T_STRING, F_NULLABLE, 0, NULL },
@@ -112,6 +115,7 @@ static const char *type_word(enum schema_type t)
 	case T_FLOAT: return "a number";
 	case T_BOOL: return "a boolean (true or false)";
 	case T_STRLIST: return "a list of strings";
+	case T_HOOKLIST: return "a list of MODULE:QUALNAME=STAGE[@PAYLOAD] strings";
 	default: return "a string";
 	}
 }
@@ -187,6 +191,23 @@ static int check_entry(const struct schema_entry *e, const json_t *v, struct lp_
 		for (i = 0; i < json_array_size(v); i++)
 			if (!json_is_string(json_array_get(v, i)))
 				return bad(e, v, type_word(e->type), err);
+		return 0;
+	case T_HOOKLIST:
+		if (!json_is_array(v))
+			return bad(e, v, type_word(e->type), err);
+		if (json_array_size(v) > LP_STAGE_HOOKS_MAX)
+			return lp_err_set(err, LP_EUSAGE, "'%s' lists more than %d hooks", e->key, LP_STAGE_HOOKS_MAX);
+		for (i = 0; i < json_array_size(v); i++) {
+			const json_t *x = json_array_get(v, i);
+			char why[200];
+			if (!json_is_string(x))
+				return bad(e, v, type_word(e->type), err);
+			if (lp_stage_hook_check(json_string_value(x), why, sizeof(why)) < 0) {
+				lp_err_set(err, LP_EUSAGE, "invalid entry '%.200s' in '%s': %s", json_string_value(x), e->key, why);
+				return lp_err_hint(err, "docs/nvtx.md \"Stage hooks by name\" has the grammar, e.g. "
+					"'pkg.mod:Engine.forward_decode=decode_step@len(arg1)'");
+			}
+		}
 		return 0;
 	case T_RUN_ID:
 		if (!json_is_string(v))
