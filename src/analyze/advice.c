@@ -84,15 +84,18 @@ static void clocks(struct ctx *c)
 		char rule[48];
 		if (st->kind == LP_STAGE_OTHER || !st->n_iters || isnan(st->idle_frac))
 			continue;
-		snprintf(rule, sizeof(rule), "clocks-%s", st->kind == LP_STAGE_PREFILL ? "prefill" : "decode");
+		snprintf(rule, sizeof(rule), "clocks-%s", st->kind == LP_STAGE_PREFILL ? "prefill"
+			: st->kind == LP_STAGE_MIXED ? "mixed" : "decode");
 		add(c, LP_ADVICE_TAKEAWAY, rule,
 			"%s is %s: latency %.3f ms per iteration, GPU busy %.3f ms (idle %.1f%% of the latency), host "
 			"launch/CPU time %.3f ms (GPU-bound at idle <= %.0f%%; launch-bound at idle >= %.0f%% with the host "
-			"busy >= %.0f%% of the latency).", st->kind == LP_STAGE_PREFILL ? "Prefill" : "Decode", st->bound,
+			"busy >= %.0f%% of the latency).", st->kind == LP_STAGE_PREFILL ? "Prefill" : st->kind == LP_STAGE_MIXED ? "Mixed"
+			: "Decode", st->bound,
 			st->lat_ms.mean, st->gpu_ms.mean, pct(st->idle_frac), st->host_ms.mean, pct(LP_STAGE_GPU_BOUND_IDLE),
 			pct(LP_STAGE_LAUNCH_BOUND_IDLE), pct(LP_STAGE_HOST_BUSY));
 		if (st->overlap > LP_ADVICE_OVERLAP) {
-			snprintf(rule, sizeof(rule), "overlap-%s", st->kind == LP_STAGE_PREFILL ? "prefill" : "decode");
+			snprintf(rule, sizeof(rule), "overlap-%s", st->kind == LP_STAGE_PREFILL ? "prefill"
+				: st->kind == LP_STAGE_MIXED ? "mixed" : "decode");
 			add(c, LP_ADVICE_TAKEAWAY, rule,
 				"Kernels overlap in %s: their summed durations (%.3f ms) are %.2fx the GPU busy time (%.3f ms) "
 				"per iteration (concurrent streams or programmatic dependent launch; a kernel's duration then "

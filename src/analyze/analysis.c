@@ -300,6 +300,18 @@ static void resolve_tokens(const struct lp_analysis_input *in, struct lp_analysi
 				lp_num_na(&a->decode_tokens_per_s, "decode latency is 0");
 		}
 	}
+	{
+		/* a server decoding continuously: decode steps without a decode range (stages.h) */
+		const struct lp_stage *fs = lp_stages_find(&a->stages, LP_STAGE_STEPS);
+		if ((!dec || !dec->n_iters) && fs && fs->n_iters) {
+			lp_num_set(&a->decode_step_ms, fs->lat_ms.mean);
+			if (!isnan(fs->tokens_per_s))
+				lp_num_set(&a->decode_tokens_per_s, fs->tokens_per_s);
+			else
+				lp_num_na(&a->decode_tokens_per_s, "decode_step ranges without a payload (tokens in the step)");
+			a->steps_source = "decode_step ranges outside decode_all";
+		}
+	}
 	if (pf && pf->n_iters)
 		lp_num_set(&a->ttft_ms, pf->lat_ms.mean);
 	else
@@ -335,6 +347,59 @@ static void self_check(struct lp_analysis *a)
 	check(a, "decode latency per iteration (ms)", &dec_ms, a->own.decode_ms);
 	check(a, "decode ms per step", &a->decode_step_ms, a->own.decode_ms_per_step);
 	check(a, "decode tokens/s", &a->decode_tokens_per_s, a->own.tokens_per_s);
+	{
+		const struct lp_stage *mx = lp_stages_find(&a->stages, LP_STAGE_MIXED);
+		struct lp_num mx_ms;
+		if (mx && mx->n_iters)
+			lp_num_set(&mx_ms, mx->lat_ms.mean);
+		else
+			lp_num_na(&mx_ms, "no mixed stage");
+		check(a, "mixed forward latency (ms)", &mx_ms, a->own.mixed_ms);
+	}
+}
+
+/* stages.hooks against the processes' accounts (analysis.h). */
+static void hook_rows(const struct lp_analysis_input *in, struct lp_analysis *a)
+{
+	size_t i, j, k;
+	const json_t *h, *acc, *x;
+	a->n_hook_accounts = json_array_size(in->hook_accounts);
+	json_array_foreach(in->hooks_config, i, h) {
+		struct lp_hook_row *r;
+		const char *err0 = NULL;
+		if (!json_is_string(h) || a->n_hooks >= LP_HOOK_ROWS_MAX)
+			continue;
+		r = &a->hooks[a->n_hooks++];
+		memset(r, 0, sizeof(*r));
+		r->hook = dup(a, json_string_value(h));
+		json_array_foreach(in->hook_accounts, j, acc) {
+			json_array_foreach(acc, k, x) {
+				const char *t = json_string_value(json_object_get(x, "hook"));
+				if (!t || strcmp(t, r->hook))
+					continue;
+				r->processes++;
+				r->imported += json_is_true(json_object_get(x, "module_imported"));
+				r->found += json_is_true(json_object_get(x, "found"));
+				r->calls += (uint64_t)hf_int(x, "calls");
+				r->payload_misses += (uint64_t)hf_int(x, "payload_misses");
+				if (!err0 && json_is_string(json_object_get(x, "error")))
+					err0 = json_string_value(json_object_get(x, "error"));
+			}
+		}
+		if (r->calls)
+			continue;
+		a->n_hook_warnings++;
+		if (!a->n_hook_accounts)
+			r->warning = "no Python process reported hooks (not a Python program, or run.auto_stages=false)";
+		else if (!r->processes)
+			r->warning = "no process knew it (it was not in LLMPROF_AUTO_HOOKS)";
+		else if (!r->imported)
+			r->warning = "its module was never imported";
+		else if (!r->found)
+			r->warning = dup(a, err0 ? err0 : "its target was not found");
+		else
+			r->warning = "the function was never called";
+	}
 }
 
 static void perf_na_all(struct lp_perf *p, const char *why)
@@ -555,6 +620,7 @@ int lp_analyze(const struct lp_analysis_input *in, struct lp_analysis *out, stru
 	out->n_processes = p->n_processes;
 	out->own = in->own;
 	self_check(out);
+	hook_rows(in, out);
 	out->traced_s = in->traced_s;
 	out->untraced_s = in->untraced_s;
 	if (in->n_phases) {

@@ -80,6 +80,8 @@ struct lp_analysis_input {
 	double measured_bw_gbs;                /* probe.json (run.probe_bandwidth): copy GB/s; <= 0 unknown */
 	const struct lp_stage_rules *stage_rules; /* NULL: default names, nothing skipped (stages.h) */
 	const json_t *auto_info;               /* the Python shim's account of the program; NULL none */
+	const json_t *hooks_config;            /* stages.hooks (array of strings); NULL none */
+	const json_t *hook_accounts;           /* array: each process account's "hooks" array; NULL none */
 	const char *auto_info_path;            /* its path in the run folder, for the reports */
 };
 
@@ -112,6 +114,16 @@ struct lp_perf {
 	struct lp_num ncu_flops;     /* FLOPs ncu counted in the joined kernels (per iteration) */
 	struct lp_num ncu_coverage;  /* share of the stage's kernel time those kernels cover */
 };
+
+/* One entry of stages.hooks and what the program's processes said of it (docs/nvtx.md "Stage hooks
+ * by name"): counts summed over the accounts; warning set (a reason) when it never matched. */
+struct lp_hook_row {
+	const char *hook;
+	uint64_t calls, payload_misses;
+	size_t processes, imported, found;   /* accounts listing it / where its module ran / where it was wrapped */
+	const char *warning;                 /* NULL: matched */
+};
+#define LP_HOOK_ROWS_MAX 64
 
 /* llmprof's number beside the workload's own measurement of it (the self-check). */
 struct lp_self_check {
@@ -159,7 +171,7 @@ struct lp_analysis {
 	struct lp_num decode_step_ms;          /* decode latency / steps */
 	struct lp_num ttft_ms;                 /* prefill latency */
 	struct lp_own_timings own;             /* the workload's own report, if it printed one */
-	struct lp_self_check checks[4];        /* own vs ours, where both are known */
+	struct lp_self_check checks[6];        /* own vs ours, where both are known */
 	size_t n_checks;
 	int check_failed;                      /* some |diff| > LP_SELF_CHECK_TOL */
 	struct lp_perf perf[3];                /* prefill, decode, model */
@@ -173,6 +185,9 @@ struct lp_analysis {
 	json_t *env;                           /* new reference or NULL */
 	struct lp_advice *advice;
 	size_t n_advice;
+	struct lp_hook_row hooks[LP_HOOK_ROWS_MAX];  /* stages.hooks, in config order */
+	size_t n_hooks, n_hook_warnings;
+	size_t n_hook_accounts;                /* process accounts that listed hooks */
 	struct lp_arena arena;
 };
 

@@ -133,6 +133,27 @@ static int32_t occ_of_range(const struct lp_profile *p, int32_t r, const int32_t
 	return -1;
 }
 
+/* Tokens per second of a stage from its payloads (stages.h); NAN unless every measured iteration
+ * has one. The decode range's payload is not tokens (the contract has none), so it gets none. */
+static void tokens_rate(struct lp_stage *st)
+{
+	uint64_t lat_ns = 0, tok = 0;
+	size_t j;
+	st->tokens_total = 0;
+	st->tokens_per_s = NAN;
+	if (st->kind == LP_STAGE_DECODE || st->kind == LP_STAGE_OTHER || !st->n_iters)
+		return;
+	for (j = 0; j < st->n_iters; j++) {
+		if (!st->iters[j].has_payload)
+			return;
+		tok += st->iters[j].payload;
+		lat_ns += st->iters[j].latency_ns;
+	}
+	st->tokens_total = tok;
+	if (lat_ns)
+		st->tokens_per_s = (double)tok / ((double)lat_ns / 1e9);
+}
+
 static void verdict(struct lp_stage *st, int have_gpu)
 {
 	double lat = st->lat_ms.mean, busy = st->gpu_ms.mean, host = st->host_ms.mean;
@@ -234,6 +255,19 @@ int lp_stage_latency_compute(const struct lp_profile *p, struct lp_stage_set *s)
 		it->gpu_end_ns = occ_span[i].end_ns;
 	}
 
+	/* decode steps outside decode ranges are the occurrences of their own stage: their latencies
+	 * are the step latencies (stages.h) */
+	for (i = 0; i < s->n_stages; i++) {
+		struct lp_stage *st = &s->stages[i];
+		if (st->kind != LP_STAGE_STEPS || !st->n_iters)
+			continue;
+		if (!(st->step_lat_ms = malloc(st->n_iters * sizeof(double))))
+			goto done;
+		for (j = 0; j < st->n_iters; j++)
+			st->step_lat_ms[j] = (double)st->iters[j].latency_ns / 1e6;
+		st->n_step_lat = st->n_iters;
+	}
+
 	/* decode steps: latencies pooled per stage, in start order */
 	for (i = 0; i < p->n_ranges; i++) {
 		const struct lp_range *r = &p->ranges[i];
@@ -248,6 +282,8 @@ int lp_stage_latency_compute(const struct lp_profile *p, struct lp_stage_set *s)
 		if ((o = occ_of_range(p, r->parent, occ_of)) < 0 || step_of(p, s, (int32_t)i, occ_of) != (int32_t)i)
 			continue;
 		st = &s->stages[step_occ[2 * o]];
+		if (st->kind == LP_STAGE_STEPS)
+			continue;   /* a step nested in a free step is part of it */
 		if ((st->n_step_lat & (st->n_step_lat - 1)) == 0) {
 			size_t cap = st->n_step_lat ? st->n_step_lat * 2 : 16;
 			if (cap > SIZE_MAX / sizeof(double) || !(nv = realloc(st->step_lat_ms, cap * sizeof(double))))
@@ -267,6 +303,7 @@ int lp_stage_latency_compute(const struct lp_profile *p, struct lp_stage_set *s)
 			vals[j] = (double)st->iters[j].latency_ns / 1e6;
 		lp_stat_compute(vals, st->n_iters, &st->lat_ms);
 		lp_stat_compute(st->step_lat_ms, st->n_step_lat, &st->step_ms);
+		tokens_rate(st);
 		st->step_p50 = st->step_p90 = st->step_p99 = NAN;
 		if (st->n_step_lat) {
 			double *sorted = malloc(st->n_step_lat * sizeof(*sorted));

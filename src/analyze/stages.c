@@ -52,6 +52,7 @@ static const char *const def_prefill[] = { "prefill", NULL };
 static const char *const def_decode[] = { "decode_all", "decode", NULL };
 static const char *const def_step[] = { "decode_step", "step", NULL };
 static const char *const def_warmup[] = { "warmup", NULL };
+static const char *const def_mixed[] = { "mixed", NULL };
 
 const char *const *lp_stage_default_names(enum lp_stage_role role)
 {
@@ -60,13 +61,14 @@ const char *const *lp_stage_default_names(enum lp_stage_role role)
 	case LP_ROLE_DECODE: return def_decode;
 	case LP_ROLE_STEP: return def_step;
 	case LP_ROLE_WARMUP: return def_warmup;
+	case LP_ROLE_MIXED: return def_mixed;
 	default: return NULL;
 	}
 }
 
 const char *lp_stage_role_name(enum lp_stage_role role)
 {
-	static const char *const names[LP_ROLE_COUNT] = { "", "prefill", "decode_all", "decode_step", "warmup" };
+	static const char *const names[LP_ROLE_COUNT] = { "", "prefill", "decode_all", "decode_step", "warmup", "mixed" };
 	return role > LP_ROLE_NONE && role < LP_ROLE_COUNT ? names[role] : "";
 }
 
@@ -333,7 +335,22 @@ static int cmp_iter_start(const void *a, const void *b)
 
 static int ranges_role_is_stage(enum lp_stage_role role)
 {
-	return role == LP_ROLE_PREFILL || role == LP_ROLE_DECODE;
+	return role == LP_ROLE_PREFILL || role == LP_ROLE_DECODE || role == LP_ROLE_MIXED;
+}
+
+static enum lp_stage_kind kind_of_role(enum lp_stage_role role)
+{
+	return role == LP_ROLE_PREFILL ? LP_STAGE_PREFILL : role == LP_ROLE_DECODE ? LP_STAGE_DECODE
+		: role == LP_ROLE_MIXED ? LP_STAGE_MIXED : LP_STAGE_STEPS;
+}
+
+/* A decode step outside every prefill, decode and mixed range, and not nested in another step: an
+ * occurrence of the decode_step stage (stages.h). */
+static int free_step(const struct lp_profile *p, const struct lp_stage_set *s, int32_t idx)
+{
+	return role_of(s, idx) == LP_ROLE_STEP && ancestor_with_role(p, s, idx, LP_ROLE_STEP) < 0 &&
+	       ancestor_with_role(p, s, idx, LP_ROLE_DECODE) < 0 && ancestor_with_role(p, s, idx, LP_ROLE_PREFILL) < 0 &&
+	       ancestor_with_role(p, s, idx, LP_ROLE_MIXED) < 0;
 }
 
 /* Which ranges are stage occurrences: the prefill and decode ranges of the mapping, else the
@@ -370,13 +387,16 @@ static int find_occurrences(const struct lp_profile *p, struct lp_stage_set *s, 
 			if (r->kind == LP_RANGE_MARK || r->synthetic)
 				continue;
 			if (pass == 0) {
-				if (!ranges_role_is_stage(role))
+				if (!ranges_role_is_stage(role) && !free_step(p, s, (int32_t)i))
 					continue;
-				kind = role == LP_ROLE_PREFILL ? LP_STAGE_PREFILL : LP_STAGE_DECODE;
+				kind = kind_of_role(role);
 				if (have_llm[role] && strcmp(r->domain, "LLM"))
 					continue;
 				/* nested in a range of the same role: part of the outer one */
-				if (ancestor_with_role(p, s, (int32_t)i, role) >= 0)
+				if (kind != LP_STAGE_STEPS && ancestor_with_role(p, s, (int32_t)i, role) >= 0)
+					continue;
+				/* steps under warm-up are part of it, not a stage (warm-up decode loops) */
+				if (kind == LP_STAGE_STEPS && is_warmup_below(p, s, (int32_t)i))
 					continue;
 			} else {
 				if (r->parent >= 0 || role == LP_ROLE_WARMUP || lp_op_is_known(r->name) ||
@@ -387,7 +407,9 @@ static int find_occurrences(const struct lp_profile *p, struct lp_stage_set *s, 
 			 * mapped rows keep the canonical names whatever the ranges are called */
 			if (pass == 0 && s->n_stages == 0) {
 				if (stage_index(s, "prefill", have_llm[LP_ROLE_PREFILL] ? "LLM" : r->domain, LP_STAGE_PREFILL) < 0 ||
-				    stage_index(s, "decode_all", have_llm[LP_ROLE_DECODE] ? "LLM" : r->domain, LP_STAGE_DECODE) < 0)
+				    stage_index(s, "decode_all", have_llm[LP_ROLE_DECODE] ? "LLM" : r->domain, LP_STAGE_DECODE) < 0 ||
+				    stage_index(s, "mixed", have_llm[LP_ROLE_MIXED] ? "LLM" : r->domain, LP_STAGE_MIXED) < 0 ||
+				    stage_index(s, "decode_step", have_llm[LP_ROLE_STEP] ? "LLM" : r->domain, LP_STAGE_STEPS) < 0)
 					return -1;
 			}
 			si = pass == 0 ? stage_index(s, lp_stage_role_name(role), r->domain, kind)

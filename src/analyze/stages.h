@@ -1,14 +1,16 @@
 /* stages.h: per-iteration stage timings (prefill, decode) from a profile's NVTX ranges.
  *
  * Which ranges are which stage (the stage mapping, struct lp_stage_rules): each range name is
- * matched against four lists of names, one per role: prefill, decode (the range spanning the
- * decode steps of one iteration), decode step and warm-up. Entries are exact names or `regex:`
+ * matched against five lists of names, one per role: prefill, decode (the range spanning the
+ * decode steps of one iteration), decode step, warm-up and mixed (one forward carrying prefill and
+ * decode tokens together: chunked prefill). Entries are exact names or `regex:`
  * followed by a POSIX extended expression that must match the whole name; a name matching
  * several roles takes the first in that order. Any domain matches; when some ranges of a role are
  * in the `LLM` domain, only those count for that role (a default-domain `prefill` beside
  * llmprof's own ranges is ignored). Defaults (rules NULL, or a NULL list): prefill = `prefill`;
- * decode = `decode_all`, `decode`; step = `decode_step`, `step`; warm-up = `warmup`. The stage rows
- * keep the canonical names `prefill` and `decode_all` whatever the ranges were called; the set
+ * decode = `decode_all`, `decode`; step = `decode_step`, `step`; warm-up = `warmup`; mixed =
+ * `mixed`. The stage rows keep the canonical names `prefill`, `decode_all`, `mixed` and
+ * `decode_step` whatever the ranges were called; the set
  * records which (domain, name) pairs were taken as which role (lp_stage_set.map).
  *
  * A stage occurrence is a prefill or decode range that is not under a warm-up range and not
@@ -42,6 +44,16 @@
  * CPU/launch-bound (the GPU waits for launches); idle that high with the host mostly waiting too is
  * "GPU idle (waits)" (synchronizations, host work outside the range); anything between is mixed.
  * overlap = summed kernel durations / GPU busy time (> 1 when kernels run concurrently: streams, PDL).
+ *
+ * Decode steps outside any prefill, decode or mixed occurrence (a server that decodes continuously
+ * and marks each batched step, never a decode range around them) are occurrences themselves: the
+ * stage row `decode_step` (LP_STAGE_STEPS), one iteration per outermost step, whose latencies are
+ * also its step latencies (step_lat_ms, percentiles). There the payload is the tokens of the step
+ * (the batch size), not the step index of the contract (which holds inside `decode_all`).
+ *
+ * Tokens per second of a stage (prefill, mixed, decode steps): the sum of the payloads (tokens)
+ * over the sum of the latencies of its measured iterations, when every iteration has a payload
+ * (tokens_per_s, NAN otherwise): a throughput that weighs big batches by their size.
  *
  * Workloads without prefill or decode ranges: the top-level ranges (depth 0, not warm-up, not op
  * ranges) are the stages, grouped by name; repeats are their repeated occurrences. Profiles with
@@ -81,6 +93,8 @@ enum lp_stage_kind {
 	LP_STAGE_PREFILL = 0,
 	LP_STAGE_DECODE = 1,
 	LP_STAGE_OTHER = 2,
+	LP_STAGE_MIXED = 3,          /* forwards carrying prefill and decode tokens together */
+	LP_STAGE_STEPS = 4,          /* decode steps outside any decode range (a server decoding continuously) */
 };
 
 /* The role of a range name in the stage mapping. */
@@ -90,7 +104,8 @@ enum lp_stage_role {
 	LP_ROLE_DECODE = 2,
 	LP_ROLE_STEP = 3,
 	LP_ROLE_WARMUP = 4,
-	LP_ROLE_COUNT = 5,
+	LP_ROLE_MIXED = 5,
+	LP_ROLE_COUNT = 6,
 };
 
 #define LP_SKIP_FIRST_AUTO (-1)
@@ -148,6 +163,8 @@ struct lp_stage {
 	struct lp_stat step_ms;      /* over step_lat_ms */
 	double step_p50, step_p90, step_p99;   /* nearest rank; NAN without steps */
 	double overlap;              /* kernel_ms.mean / gpu_ms.mean; 0 without GPU time */
+	uint64_t tokens_total;       /* sum of the payloads of the measured iterations */
+	double tokens_per_s;         /* tokens_total / summed latency; NAN unless every iteration has a payload */
 	double idle_frac;            /* 1 - gpu busy / latency; NAN when not applicable */
 	const char *bound;           /* "GPU-bound", "CPU/launch-bound", "GPU idle (waits)", "mixed", "no GPU work", "n/a" */
 	struct lp_stage_note *notes;
@@ -210,7 +227,7 @@ enum lp_stage_role lp_stage_range_role(const struct lp_stage_set *s, int32_t r);
 int lp_stage_range_excluded(const struct lp_stage_set *s, int32_t r);
 /* The default names of a role, NULL-terminated. */
 const char *const *lp_stage_default_names(enum lp_stage_role role);
-/* "prefill", "decode_all", "decode_step", "warmup" ("" for NONE): the config key and canonical name. */
+/* "prefill", "decode_all", "decode_step", "warmup", "mixed" ("" for NONE): the config key and canonical name. */
 const char *lp_stage_role_name(enum lp_stage_role role);
 void lp_stage_set_release(struct lp_stage_set *s);
 /* The stage of a kind (first one), NULL when absent. */

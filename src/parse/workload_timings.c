@@ -11,8 +11,8 @@
 
 #define MAX_BYTES ((size_t)64 << 20)
 
-enum { PF, DEC, STEP, TPS, N_KEYS };
-static const char *const keys[N_KEYS] = { "prefill_ms", "decode_ms", "decode_ms_per_step", "tokens_per_s" };
+enum { PF, DEC, STEP, TPS, MIX, N_KEYS };
+static const char *const keys[N_KEYS] = { "prefill_ms", "decode_ms", "decode_ms_per_step", "tokens_per_s", "mixed_ms" };
 
 static double value(const json_t *o, const char *key)
 {
@@ -74,6 +74,8 @@ void lp_workload_timings_parse(const char *text, size_t len, struct lp_own_timin
 			out->decode_ms = x;
 		else if (k == STEP)
 			out->decode_ms_per_step = x;
+		else if (k == MIX)
+			out->mixed_ms = x;
 		else
 			out->tokens_per_s = x;
 	}
@@ -84,7 +86,7 @@ int lp_workload_timings_read(const char *path, struct lp_own_timings *out, struc
 {
 	struct lp_buf b = LP_BUF_INIT;
 	memset(out, 0, sizeof(*out));
-	out->prefill_ms = out->decode_ms = out->decode_ms_per_step = out->tokens_per_s = -1;
+	out->prefill_ms = out->decode_ms = out->decode_ms_per_step = out->tokens_per_s = out->mixed_ms = -1;
 	if (!lp_fs_is_file(path))
 		return 0;
 	if (lp_fs_read_file(path, &b, MAX_BYTES, err) < 0) {

@@ -4,7 +4,8 @@
  * The convention (docs/metrics.md "Self-check"): any stdout line that is a JSON object with
  * `"summary": true` carries the means over the program's measured iterations, in milliseconds and
  * tokens per second: `prefill_ms` (time to first token), `decode_ms` (all decode steps of one
- * iteration), `decode_ms_per_step`, `tokens_per_s` (decode), optionally `iters`. Lines with an
+ * iteration), `decode_ms_per_step`, `tokens_per_s` (decode), `mixed_ms` (one forward carrying prefill and decode
+ * tokens together: chunked prefill), optionally `iters`. Lines with an
  * integer `"iter"` key are per-iteration values with the same keys; without a summary line their
  * mean is used. Every other line is ignored, so programs may print anything else. The last summary
  * line wins. llmprof-llm and examples/hf_generate.py follow it.
@@ -27,6 +28,7 @@
 struct lp_own_timings {
 	int valid;                   /* at least one value is known */
 	double prefill_ms, decode_ms, decode_ms_per_step, tokens_per_s;   /* < 0 unknown */
+	double mixed_ms;             /* mean mixed-stage forward; < 0 unknown */
 	int64_t iters;               /* iterations the values cover; 0 unknown */
 };
 

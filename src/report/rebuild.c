@@ -270,6 +270,34 @@ static json_t *load_auto_info(const char *run_dir, struct lp_buf *rel)
 	return best;
 }
 
+/* The "hooks" array of every process account in auto/ (stages.hooks, docs/nvtx.md), in name
+ * order; an empty array when none lists hooks. */
+static json_t *load_hook_accounts(const char *run_dir)
+{
+	struct lp_buf dir = LP_BUF_INIT, path = LP_BUF_INIT;
+	struct dirent **names = NULL;
+	json_t *all = json_array();
+	int n, i;
+	lp_fs_join(&dir, run_dir, "auto");
+	n = lp_fs_is_dir(dir.data) ? scandir(dir.data, &names, NULL, alphasort) : 0;
+	for (i = 0; i < n; i++) {
+		if (lp_str_ends_with(names[i]->d_name, ".json") && names[i]->d_name[0] != '.' && all) {
+			json_t *doc, *h;
+			lp_fs_join(&path, dir.data, names[i]->d_name);
+			doc = json_load_file(path.data, 0, NULL);
+			h = json_object_get(doc, "hooks");
+			if (json_is_array(h) && json_array_size(h))
+				json_array_append(all, h);
+			json_decref(doc);
+		}
+		free(names[i]);
+	}
+	free(names);
+	lp_buf_release(&dir);
+	lp_buf_release(&path);
+	return all;
+}
+
 static int64_t cfg_i64(const json_t *cfg, const char *a, const char *b)
 {
 	const json_t *v = json_object_get(json_object_get(cfg, a), b);
@@ -298,7 +326,7 @@ void lp_rebuild_outcome_release(struct lp_rebuild_outcome *oc)
 int lp_report_rebuild_ex(const char *run_dir, struct lp_rebuild_outcome *oc, struct lp_err *err)
 {
 	struct lp_buf path = LP_BUF_INIT, trace_damage = LP_BUF_INIT;
-	json_t *cfg = NULL, *env = NULL, *auto_info = NULL;
+	json_t *cfg = NULL, *env = NULL, *auto_info = NULL, *hook_accounts = NULL;
 	struct lp_buf auto_rel = LP_BUF_INIT;
 	struct lp_stage_rules_buf rules;
 	struct lp_profile prof;
@@ -386,6 +414,8 @@ int lp_report_rebuild_ex(const char *run_dir, struct lp_rebuild_outcome *oc, str
 	in.stage_rules = &rules.rules;
 	in.auto_info = auto_info = load_auto_info(run_dir, &auto_rel);
 	in.auto_info_path = auto_rel.data;
+	in.hooks_config = json_object_get(json_object_get(cfg, "stages"), "hooks");
+	in.hook_accounts = hook_accounts = load_hook_accounts(run_dir);
 	{
 		struct lp_buf id = LP_BUF_INIT;
 		run_id_of(run_dir, cfg, &id);
@@ -414,6 +444,7 @@ done:
 	if (env)
 		json_decref(env);
 	json_decref(auto_info);
+	json_decref(hook_accounts);
 	lp_buf_release(&auto_rel);
 	lp_buf_release(&path);
 	lp_buf_release(&trace_damage);

@@ -47,11 +47,12 @@ static int mapping_is_canonical(const struct lp_stage_set *s)
 /* "Stage ranges taken as stages ...": which (domain, name) ranges became which stage. */
 static void mapping_line(const struct lp_stage_set *s, struct lp_buf *out)
 {
-	static const enum lp_stage_role roles[] = { LP_ROLE_PREFILL, LP_ROLE_DECODE, LP_ROLE_STEP, LP_ROLE_WARMUP };
+	static const enum lp_stage_role roles[] = { LP_ROLE_PREFILL, LP_ROLE_DECODE, LP_ROLE_MIXED, LP_ROLE_STEP,
+						    LP_ROLE_WARMUP };
 	size_t i, k, shown = 0, ignored = 0;
 	lp_buf_adds(out, "\nStage mapping (");
 	lp_md_text(out, s->names_source);
-	lp_buf_adds(out, "; `stages.prefill`, `stages.decode_all`, `stages.decode_step`, `stages.warmup` change it, docs/nvtx.md): ");
+	lp_buf_adds(out, "; `stages.prefill`, `stages.decode_all`, `stages.decode_step`, `stages.mixed`, `stages.warmup` change it, docs/nvtx.md): ");
 	for (k = 0; k < sizeof(roles) / sizeof(roles[0]); k++) {
 		for (i = 0; i < s->n_map; i++) {
 			const struct lp_stage_map_entry *e = &s->map[i];
@@ -84,6 +85,39 @@ static void mapping_line(const struct lp_stage_set *s, struct lp_buf *out)
 	lp_buf_adds(out, ".\n");
 }
 
+/* stages.hooks: what matched, how often, and a warning per hook that never did. */
+static void hooks_lines(const struct lp_analysis *a, struct lp_buf *out)
+{
+	size_t i, shown = 0;
+	if (!a->n_hooks)
+		return;
+	lp_buf_adds(out, "\nStage hooks (`stages.hooks`, docs/nvtx.md): ");
+	for (i = 0; i < a->n_hooks; i++) {
+		const struct lp_hook_row *h = &a->hooks[i];
+		if (h->warning)
+			continue;
+		lp_buf_adds(out, shown++ ? "; `" : "`");
+		lp_buf_adds(out, h->hook);
+		lp_buf_addf(out, "` %llu call%s in %zu process%s", (unsigned long long)h->calls, h->calls == 1 ? "" : "s",
+			h->found, h->found == 1 ? "" : "es");
+		if (h->payload_misses)
+			lp_buf_addf(out, " (%llu without a readable payload)", (unsigned long long)h->payload_misses);
+	}
+	if (!shown)
+		lp_buf_adds(out, "none matched");
+	lp_buf_adds(out, ".\n");
+	for (i = 0; i < a->n_hooks; i++) {
+		const struct lp_hook_row *h = &a->hooks[i];
+		if (!h->warning)
+			continue;
+		lp_buf_adds(out, "\nWarning: stage hook `");
+		lp_buf_adds(out, h->hook);
+		lp_buf_adds(out, "` never matched: ");
+		lp_md_text(out, h->warning);
+		lp_buf_adds(out, ".\n");
+	}
+}
+
 /* No stage at all: one line saying so, how to add ranges, and the whole-run numbers. */
 static int no_stages(const struct lp_analysis *a, struct lp_buf *out)
 {
@@ -104,6 +138,7 @@ static int no_stages(const struct lp_analysis *a, struct lp_buf *out)
 	else
 		lp_buf_adds(out, "; no GPU kernels were recorded");
 	lp_buf_adds(out, ". Kernels and operators below cover the whole run.\n");
+	hooks_lines(a, out);
 	return out->oom ? -1 : 0;
 }
 
@@ -161,6 +196,16 @@ int lp_section_stages(const struct lp_analysis *a, struct lp_buf *out)
 			lp_num_format(&a->decode_tokens_per_s, 1, 1, " tokens/s", &c[9]);
 			if (a->decode_step_ms.valid)
 				lp_buf_addf(&c[9], ", %.3f ms/step (%.0f steps)", a->decode_step_ms.value, st->steps.mean);
+		} else if (st->kind == LP_STAGE_MIXED || st->kind == LP_STAGE_STEPS) {
+			if (!isnan(st->tokens_per_s)) {
+				lp_buf_addf(&c[8], "%.1f", (double)st->tokens_total / (double)st->n_iters);
+				lp_buf_addf(&c[9], "%.1f tokens/s", st->tokens_per_s);
+			} else {
+				lp_buf_adds(&c[8], "n/a (no payload)");
+				lp_buf_adds(&c[9], "n/a (no payload: give the range or hook a payload, docs/nvtx.md)");
+			}
+			if (st->kind == LP_STAGE_STEPS)
+				lp_buf_addf(&c[9], ", %.3f ms/step", st->lat_ms.mean);
 		} else {
 			lp_buf_adds(&c[8], "n/a (not an LLM stage)");
 			lp_buf_adds(&c[9], "n/a");
@@ -231,6 +276,7 @@ int lp_section_stages(const struct lp_analysis *a, struct lp_buf *out)
 	lp_buf_adds(out, "\n");
 	if (!mapping_is_canonical(s))
 		mapping_line(s, out);
+	hooks_lines(a, out);
 	if (a->auto_stages)
 		lp_buf_adds(out, "\nThe stage ranges were pushed by llmprof_auto (run.auto_stages) around the program's Hugging Face "
 				 "forward calls: the first forward of each generate() (or one on an empty cache) is prefill, each "

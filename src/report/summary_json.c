@@ -35,7 +35,7 @@ static json_t *stat(const struct lp_stat *s)
 	json_t *o = json_object();
 	put(o, "n", json_integer((json_int_t)s->n));
 	put(o, "mean", real(s->mean));
-	put(o, "std", real(s->std));
+	put(o, "std", s->n > 1 ? real(s->std) : json_null());   /* one value has no spread */
 	put(o, "min", real(s->min));
 	put(o, "max", real(s->max));
 	return o;
@@ -43,7 +43,8 @@ static json_t *stat(const struct lp_stat *s)
 
 static const char *kind_name(enum lp_stage_kind k)
 {
-	return k == LP_STAGE_PREFILL ? "prefill" : k == LP_STAGE_DECODE ? "decode" : "other";
+	return k == LP_STAGE_PREFILL ? "prefill" : k == LP_STAGE_DECODE ? "decode" : k == LP_STAGE_MIXED ? "mixed"
+		: k == LP_STAGE_STEPS ? "decode_steps" : "other";
 }
 
 static json_t *stages(const struct lp_analysis *a)
@@ -66,6 +67,8 @@ static json_t *stages(const struct lp_analysis *a)
 		put(o, "bound", lp_json_string(s->bound ? s->bound : "n/a"));
 		put(o, "gpu_idle_frac", real(s->idle_frac));
 		put(o, "overlap", a->stages.have_gpu && s->overlap > 0 ? real(s->overlap) : json_null());
+		put(o, "tokens_total", isnan(s->tokens_per_s) ? json_null() : json_integer((json_int_t)s->tokens_total));
+		put(o, "tokens_per_s", real(s->tokens_per_s));
 		if (s->n_step_lat) {
 			json_t *so = stat(&s->step_ms);
 			put(so, "p50", real(s->step_p50));
@@ -115,6 +118,27 @@ static json_t *stages(const struct lp_analysis *a)
 			json_array_append_new(notes, no);
 		}
 		put(o, "nested_notes", notes);
+		json_array_append_new(arr, o);
+	}
+	return arr;
+}
+
+/* stages.hooks and what the processes said of each (docs/summary-schema.md). */
+static json_t *stage_hooks(const struct lp_analysis *a)
+{
+	json_t *arr = json_array();
+	size_t i;
+	for (i = 0; i < a->n_hooks; i++) {
+		const struct lp_hook_row *h = &a->hooks[i];
+		json_t *o = json_object();
+		put(o, "hook", lp_json_string(h->hook));
+		put(o, "matched", json_boolean(!h->warning));
+		put(o, "calls", json_integer((json_int_t)h->calls));
+		put(o, "payload_misses", json_integer((json_int_t)h->payload_misses));
+		put(o, "processes", json_integer((json_int_t)h->processes));
+		put(o, "module_imported", json_integer((json_int_t)h->imported));
+		put(o, "found", json_integer((json_int_t)h->found));
+		put(o, "warning", h->warning ? lp_json_string(h->warning) : json_null());
 		json_array_append_new(arr, o);
 	}
 	return arr;
@@ -378,6 +402,7 @@ int lp_report_summary_json(const struct lp_analysis *a, struct lp_buf *out, stru
 	put(root, "top_level_fallback", json_boolean(a->stages.top_level_fallback));
 	put(root, "stages", stages(a));
 	put(root, "stage_mapping", stage_mapping(a));
+	put(root, "stage_hooks", stage_hooks(a));
 	o = json_object();
 	put(o, "span_ms", real((double)a->stages.run_span_ns / 1e6));
 	put(o, "gpu_busy_ms", a->stages.have_gpu ? real((double)a->stages.run_busy_ns / 1e6) : json_null());
