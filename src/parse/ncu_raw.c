@@ -497,10 +497,16 @@ int lp_ncu_raw_stream_ex(const char *path, int flags, lp_ncu_result_fn fn, void 
 				break;
 			}
 			case COL_BLOCK:
-				have_block = lp_ncu_parse_dim3(f, r.block) == 0;
-				break;
 			case COL_GRID:
-				have_grid = lp_ncu_parse_dim3(f, r.grid) == 0;
+				/* "(128, 1, 1)", or no value (app-range results); anything else means the header
+				 * cells do not match the values (a kernel name read as a launch size) */
+				if (lp_ncu_parse_dim3(f, cols[i].kind == COL_BLOCK ? r.block : r.grid) == 0) {
+					*(cols[i].kind == COL_BLOCK ? &have_block : &have_grid) = 1;
+				} else if (*f && strcmp(f, "n/a")) {
+					lp_err_set(err, LP_EPARTIAL, "%s:%llu:%zu: '%s' value '%.40s' is not a launch size like (128, 1, 1)",
+						path, (unsigned long long)c.line, i + 1, cols[i].kind == COL_BLOCK ? "Block Size" : "Grid Size", f);
+					goto out;
+				}
 				break;
 			case COL_PUSHPOP:
 			case COL_STARTEND:

@@ -147,6 +147,17 @@ int lp_nsys_kern_sum_load(const char *path, struct lp_kernel_table *out, struct 
 				goto fail;
 			mx = v * max_ns / 1e6;
 		}
+		/* the columns must agree with one another: a header whose cells were moved puts a count or
+		 * a deviation where the total belongs and reads plausible-looking numbers */
+		if (inst > 0 && mn >= 0 && mx >= 0) {
+			double mean_ms = total * total_ns / 1e6 / (double)inst, tol = 1e-6 + 1e-6 * mx;
+			if (mn > mx + tol || mean_ms < mn - tol || mean_ms > mx + tol) {
+				lp_err_set(err, LP_EPARTIAL, "%s:%llu: 'Total Time' / 'Instances' = %.6g ms per launch is outside 'Min' .. "
+					"'Max' (%.6g .. %.6g ms): the header and the values do not match", path,
+					(unsigned long long)c.line, mean_ms, mn, mx);
+				goto fail;
+			}
+		}
 		if (lp_ncu_agg_add_summary(agg, c.fields[name_col], fname.data, -1, inst,
 				total * total_ns / 1e6, mn, mx, err) < 0)
 			goto fail;

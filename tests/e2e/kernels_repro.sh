@@ -89,6 +89,12 @@ done
 expect_exit 3 "$LLMPROF" kernels "$R/ncu_raw_header_cells_swapped.csv"
 grep -q "ncu_raw_header_cells_swapped.csv:2:14: units row says 'Mbyte' for 'gpu__time_duration.sum', not a time" "$LP_TMP/stderr" ||
   fail "swapped header cells: $(cat "$LP_TMP/stderr")"
+expect_exit 3 "$LLMPROF" kernels "$R/ncu_raw_name_block_swapped.csv"
+grep -q "ncu_raw_name_block_swapped.csv:3:7: 'Block Size' value 'void gemv_kernel<float, 4>(const float \*' is not a launch size" "$LP_TMP/stderr" ||
+  fail "name/block swapped: $(cat "$LP_TMP/stderr")"
+expect_exit 3 "$LLMPROF" kernels "$R/nsys_kern_sum_cells_swapped.csv"
+grep -q "nsys_kern_sum_cells_swapped.csv:2: 'Total Time' / 'Instances' = .* is outside 'Min' .. 'Max'" "$LP_TMP/stderr" ||
+  fail "nsys cells swapped: $(cat "$LP_TMP/stderr")"
 expect_exit 3 "$LLMPROF" kernels "$R/ncu_raw_duration_header_renamed.csv"
 grep -q "ncu_raw_duration_header_renamed.csv:1: column 'gpu__time_duration.sum' missing" "$LP_TMP/stderr" ||
   fail "renamed duration: $(cat "$LP_TMP/stderr")"
