@@ -238,7 +238,13 @@ int lp_ncu_details_load(const char *path, struct lp_ncu_details *out, struct lp_
 				m->valid = 1;
 				m->value = v * scale;
 			}
-			if (m->valid && r->duration_ns < 0 && !strcmp(m->name, "Duration") && !strcmp(m->unit, "nsecond"))
+			if (m->valid && !strcmp(m->name, "Duration") && strcmp(m->unit, "nsecond")) {
+				/* a duration that is no time: the Metric Unit cell holds something else */
+				lp_err_set(err, LP_EPARTIAL, "%s:%llu: 'Duration' has unit '%s', not a time (the header and the "
+					"values do not match)", path, (unsigned long long)c.line, m->unit);
+				goto out;
+			}
+			if (m->valid && r->duration_ns < 0 && !strcmp(m->name, "Duration"))
 				r->duration_ns = m->value;
 		}
 	}

@@ -384,6 +384,7 @@ out_noclose:
 #define DURATION_SECTION "GPU Speed Of Light Throughput"
 
 struct table {
+	const char *path;
 	const struct lp_ncu_select *sel;
 	struct lp_ncu_seen *seen;
 	struct lp_ncu_agg *agg;
@@ -474,6 +475,10 @@ static int table_row(const struct lp_ncu_summary_row *w, void *ctx, struct lp_er
 		rank = 2;
 	else if (!strcmp(w->metric, "Duration") && !strcmp(w->section, DURATION_SECTION))
 		rank = 1;
+	if (rank && w->valid && strcmp(w->unit, "nsecond"))
+		/* a duration that is no time: an emptied unit cell, or values under the wrong header */
+		return lp_err_set(err, LP_EPARTIAL, "%s:%llu: '%s' has unit '%s', not a time (the unit cell and the value do "
+			"not match)", t->path, (unsigned long long)w->line, w->metric, w->unit);
 	if (rank > t->dur_rank && w->valid) {
 		t->dur_rank = rank;
 		t->dur_ns = w->avg;
@@ -532,6 +537,7 @@ int lp_ncu_summary_kernel_table_seen(const char *path, const struct lp_ncu_selec
 		return lp_err_hint(err, "the per-kernel summary (--print-summary per-kernel) has the whole-run totals");
 	}
 	memset(&t, 0, sizeof(t));
+	t.path = path;
 	t.sel = sel;
 	t.seen = seen;
 	t.agg = lp_ncu_agg_new();
