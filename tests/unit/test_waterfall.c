@@ -294,12 +294,67 @@ static void test_ncu_join_variants(void **state)
 	lp_profile_release(&p);
 }
 
+/* Issue 12: MFU/MBU of a program that named no model come from the shape its account reports (the
+ * Hugging Face config of llama-3.2-1b as llmprof_auto writes it). They must equal what the same run
+ * gives with model=llama-3.2-1b (conf/model/llm/llama-3.2-1b.yaml), whose FLOPs and bytes
+ * test_flops.c checks against hand-computed values; token counts from the account too. */
+static void test_discovered_shape_matches_the_config(void **state)
+{
+	struct lp_profile p;
+	struct lp_analysis a, b;
+	struct lp_analysis_input in;
+	struct lp_err err = LP_ERR_INIT;
+	struct lp_device dev;
+	json_t *hf = json_load_file(lp_test_fixture("hf/llama-3.2-1b.json"), 0, NULL), *account, *conf = NULL;
+	int k;
+	(void)state;
+	assert_non_null(hf);
+	assert_int_equal(lp_yaml_load_file(LP_CONF_DIR "/model/llm/llama-3.2-1b.yaml", &conf, &err), 0);
+	account = json_pack("{s:{s:s, s:s, s:O}, s:{s:i, s:i, s:i}}", "model", "class", "LlamaForCausalLM", "dtype",
+		"bf16", "hf_config", hf, "tokens", "batch", 1, "prompt_len", 8, "decode_steps", 2);
+	assert_non_null(account);
+	lp_profile_init(&p, "wf");
+	build(&p);
+	memset(&dev, 0, sizeof(dev));
+	dev.name = "NVIDIA H100 80GB HBM3";
+	dev.uuid = "";
+	memset(&in, 0, sizeof(in));
+	in.profile = &p;
+	in.device = &dev;
+	in.auto_info = account;
+	assert_int_equal(lp_analyze(&in, &a, &err), 0);
+	memset(&in, 0, sizeof(in));
+	in.profile = &p;
+	in.device = &dev;
+	in.model = conf;
+	in.batch = 1;
+	in.prompt_len = 8;
+	assert_int_equal(lp_analyze(&in, &b, &err), 0);
+	assert_true(a.have_model && b.have_model);
+	assert_true(a.params.total == b.params.total && a.params.matmul_active == b.params.matmul_active);
+	assert_int_equal(a.batch, 1);
+	assert_int_equal(a.prompt_len, 8);
+	for (k = 0; k < 3; k++) {
+		assert_true(a.perf[k].flops.valid && a.perf[k].bytes.valid && a.perf[k].mfu.valid && a.perf[k].mbu.valid);
+		assert_true(a.perf[k].flops.value == b.perf[k].flops.value);
+		assert_true(a.perf[k].bytes.value == b.perf[k].bytes.value);
+		assert_true(a.perf[k].mfu.value == b.perf[k].mfu.value && a.perf[k].mbu.value == b.perf[k].mbu.value);
+	}
+	lp_analysis_release(&a);
+	lp_analysis_release(&b);
+	lp_profile_release(&p);
+	json_decref(account);
+	json_decref(hf);
+	json_decref(conf);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_decode_waterfall_adds_up),
 		cmocka_unit_test(test_ncu_floor_and_no_model),
 		cmocka_unit_test(test_ncu_join_variants),
+		cmocka_unit_test(test_discovered_shape_matches_the_config),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
