@@ -321,6 +321,14 @@ int lp_ncu_details_kernel_table_seen(const char *path, const struct lp_ncu_selec
 				p += strlen(p) + 1;
 			}
 		}
+		if (r->duration_ns < 0) {
+			/* every result of a details page carries its Duration (GPU Speed Of Light); none means
+			 * the header cells and the values do not match, and the kernel would read 0 ms */
+			lp_err_set(err, LP_EPARTIAL, "%s: result ID %llu ('%.60s') has no 'Duration' metric: a kernel table needs "
+				"each launch's duration", path, (unsigned long long)r->id, r->kernel_name);
+			lp_err_hint(err, "export the details page of a report collected with the SpeedOfLight section");
+			goto fail;
+		}
 		memset(&x, 0, sizeof(x));
 		x.kernel_name = r->kernel_name;
 		x.short_name = r->short_name;

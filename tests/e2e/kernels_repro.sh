@@ -95,6 +95,9 @@ grep -q "ncu_raw_name_block_swapped.csv:3:7: 'Block Size' value 'void gemv_kerne
 expect_exit 3 "$LLMPROF" kernels "$R/nsys_kern_sum_cells_swapped.csv"
 grep -q "nsys_kern_sum_cells_swapped.csv:2: 'Total Time' / 'Instances' = .* is outside 'Min' .. 'Max'" "$LP_TMP/stderr" ||
   fail "nsys cells swapped: $(cat "$LP_TMP/stderr")"
+expect_exit 3 "$LLMPROF" kernels "$R/ncu_details_cells_swapped.csv"
+grep -q "ncu_details_cells_swapped.csv: result ID 0 ('k_embed(.*)') has no 'Duration' metric" "$LP_TMP/stderr" ||
+  fail "details cells swapped: $(cat "$LP_TMP/stderr")"
 expect_exit 3 "$LLMPROF" kernels "$R/ncu_raw_duration_header_renamed.csv"
 grep -q "ncu_raw_duration_header_renamed.csv:1: column 'gpu__time_duration.sum' missing" "$LP_TMP/stderr" ||
   fail "renamed duration: $(cat "$LP_TMP/stderr")"
