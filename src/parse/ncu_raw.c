@@ -486,7 +486,19 @@ int lp_ncu_raw_stream_ex(const char *path, int flags, lp_ncu_result_fn fn, void 
 			case COL_KERNEL: r.kernel_name = f; break;
 			case COL_CONTEXT: r.context = f; break;
 			case COL_STREAM: r.stream = f; break;
-			case COL_CC: r.cc = f; break;
+			case COL_CC: {
+				/* "9.0": a compute capability; anything else means moved header cells */
+				const char *q = f;
+				while (*q >= '0' && *q <= '9')
+					q++;
+				if (*f && strcmp(f, "n/a") && (q == f || *q != '.' || !(q[1] >= '0' && q[1] <= '9'))) {
+					lp_err_set(err, LP_EPARTIAL, "%s:%llu:%zu: 'CC' value '%.40s' is not a compute capability like 9.0",
+						path, (unsigned long long)c.line, i + 1, f);
+					goto out;
+				}
+				r.cc = f;
+				break;
+			}
 			case COL_DEVICE: {
 				uint64_t dev;
 				int k = lp_csv_cell_count(path, c.line, i, "Device", f, INT32_MAX, &dev, err);

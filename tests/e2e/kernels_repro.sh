@@ -95,6 +95,9 @@ grep -q "ncu_raw_name_block_swapped.csv:3:7: 'Block Size' value 'void gemv_kerne
 expect_exit 3 "$LLMPROF" kernels "$R/nsys_kern_sum_cells_swapped.csv"
 grep -q "nsys_kern_sum_cells_swapped.csv:2: 'Total Time' / 'Instances' = .* is outside 'Min' .. 'Max'" "$LP_TMP/stderr" ||
   fail "nsys cells swapped: $(cat "$LP_TMP/stderr")"
+expect_exit 3 "$LLMPROF" kernels "$R/ncu_raw_name_cc_swapped.csv"
+grep -q "ncu_raw_name_cc_swapped.csv:3:7: 'CC' value 'void gemv_kernel<float, 4>(const float \*' is not a compute capability" "$LP_TMP/stderr" ||
+  fail "name/CC swapped: $(cat "$LP_TMP/stderr")"
 expect_exit 3 "$LLMPROF" kernels "$R/ncu_details_cells_swapped.csv"
 grep -q "ncu_details_cells_swapped.csv: result ID 0 ('k_embed(.*)') has no 'Duration' metric" "$LP_TMP/stderr" ||
   fail "details cells swapped: $(cat "$LP_TMP/stderr")"
