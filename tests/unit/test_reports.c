@@ -15,30 +15,17 @@
 
 static int32_t R(struct lp_profile *p, int32_t parent, const char *name, uint64_t s, uint64_t e, uint64_t payload)
 {
-	struct lp_range *r = lp_profile_add_range(p);
-	assert_non_null(r);
-	r->domain = lp_profile_intern(p, "LLM");
-	r->name = lp_profile_intern(p, name);
-	r->tid = 1;
-	r->start_ns = s;
-	r->end_ns = e;
-	r->parent = parent;
+	int32_t r = lp_test_range(p, parent, "LLM", name, s, e);
 	if (payload) {
-		r->payload_type = LP_PAYLOAD_U64;
-		r->payload.u64 = payload;
+		p->ranges[r].payload_type = LP_PAYLOAD_U64;
+		p->ranges[r].payload.u64 = payload;
 	}
-	return (int32_t)(p->n_ranges - 1);
+	return r;
 }
 
 static void K(struct lp_profile *p, int32_t range, const char *name, uint64_t s, uint64_t e)
 {
-	struct lp_kernel *k = lp_profile_add_kernel(p);
-	assert_non_null(k);
-	k->name = lp_profile_intern(p, name);
-	k->short_name = k->name;
-	k->start_ns = s;
-	k->end_ns = e;
-	k->range = range;
+	lp_test_kernel(p, range, name, s, e);
 }
 
 static const char *weird = "void ns::k<a|b, `c`>(float*, int) with a name longer than eighty characters so it is shortened";

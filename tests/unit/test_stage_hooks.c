@@ -22,34 +22,17 @@
 
 static int32_t R(struct lp_profile *p, int32_t parent, const char *name, uint64_t s, uint64_t e, int64_t payload)
 {
-	struct lp_range *r = lp_profile_add_range(p);
-	assert_non_null(r);
-	r->domain = lp_profile_intern(p, "LLM");
-	r->name = lp_profile_intern(p, name);
-	r->pid = 1;
-	r->tid = 1;
-	r->start_ns = s;
-	r->end_ns = e;
-	r->parent = parent;
-	r->depth = parent >= 0 ? (uint16_t)(p->ranges[parent].depth + 1) : 0;
+	int32_t r = lp_test_range(p, parent, "LLM", name, s, e);
 	if (payload >= 0) {
-		r->payload_type = LP_PAYLOAD_U64;
-		r->payload.u64 = (uint64_t)payload;
+		p->ranges[r].payload_type = LP_PAYLOAD_U64;
+		p->ranges[r].payload.u64 = (uint64_t)payload;
 	}
-	return (int32_t)(p->n_ranges - 1);
+	return r;
 }
 
 static void K(struct lp_profile *p, int32_t range, uint64_t s, uint64_t e)
 {
-	struct lp_kernel *k = lp_profile_add_kernel(p);
-	assert_non_null(k);
-	k->name = lp_profile_intern(p, "gemm");
-	k->short_name = k->name;
-	k->pid = 1;
-	k->start_ns = s;
-	k->end_ns = e;
-	k->launch_ns = s > 100 ? s - 100 : 1;
-	k->range = range;
+	lp_test_kernel(p, range, "gemm", s, e)->launch_ns = s > 100 ? s - 100 : 1;
 }
 
 static void test_hook_grammar(void **state)

@@ -16,29 +16,12 @@
 
 static int32_t R(struct lp_profile *p, int32_t parent, const char *domain, const char *name, uint64_t s, uint64_t e)
 {
-	struct lp_range *r = lp_profile_add_range(p);
-	assert_non_null(r);
-	r->domain = lp_profile_intern(p, domain);
-	r->name = lp_profile_intern(p, name);
-	r->pid = 1;
-	r->tid = 1;
-	r->start_ns = s;
-	r->end_ns = e;
-	r->parent = parent;
-	r->depth = parent >= 0 ? (uint16_t)(p->ranges[parent].depth + 1) : 0;
-	return (int32_t)(p->n_ranges - 1);
+	return lp_test_range(p, parent, domain, name, s, e);
 }
 
 static void K(struct lp_profile *p, int32_t range, const char *name, uint64_t s, uint64_t e)
 {
-	struct lp_kernel *k = lp_profile_add_kernel(p);
-	assert_non_null(k);
-	k->name = lp_profile_intern(p, name);
-	k->short_name = k->name;
-	k->pid = 1;
-	k->start_ns = s;
-	k->end_ns = e;
-	k->range = range;
+	lp_test_kernel(p, range, name, s, e);
 }
 
 /* Warm-up at t=0, then three iterations at t = 100, 200, 300 ms:
