@@ -6,11 +6,15 @@ JOBS       ?= $(shell nproc 2>/dev/null || echo 2)
 CMAKE_ARGS ?=
 RUN_ARGS   ?=
 
-.PHONY: all deps build run test dist fuzz fuzz-run bench clean
+.PHONY: all deps test-deps build run test dist fuzz fuzz-run bench clean
 all: build
 
 deps:
 	@scripts/install-deps
+
+# What the tests need on top: Debian's chromium for the report.html browser test.
+test-deps:
+	@scripts/install-deps --tests
 
 # The log stays short: one line per step (scripts/quiet-build); what cmake, make and the compilers
 # print goes to $(BUILD)/make-run.log and $(TEST_BUILD)/make-test.log.
@@ -32,7 +36,7 @@ run: deps
 
 # Sanitizer build (ASan + UBSan), every test through CTest. The per-test lines and the output of
 # failed tests are in $(TEST_BUILD)/make-test.log; the terminal gets the summary and the failures.
-test: deps
+test: test-deps
 	@JOBS=$(JOBS) scripts/quiet-build $(TEST_BUILD) $(TEST_BUILD)/make-test.log \
 	  "-DCMAKE_BUILD_TYPE=Debug -DLP_SANITIZE=ON $(CMAKE_ARGS)"
 	@echo "test       ctest -j $(JOBS) in $(TEST_BUILD) (log: $(TEST_BUILD)/make-test.log)"
