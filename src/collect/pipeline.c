@@ -203,8 +203,8 @@ static int abs_path(const char *path, struct lp_buf *out)
 
 /* ---- resolving the workload ---- */
 
-/* Did an override change a model.* key (model.hidden_size=256), beyond choosing the model? */
-static int shape_overridden(const struct lp_run *run)
+/* Does some override's key (past its +, ++ or ~) satisfy `pred`? */
+static int some_override(const struct lp_run *run, int (*pred)(const char *key))
 {
 	const json_t *o;
 	size_t i;
@@ -214,10 +214,28 @@ static int shape_overridden(const struct lp_run *run)
 			continue;
 		while (*s == '+' || *s == '~')
 			s++;
-		if (!strncmp(s, "model.", 6) && strncmp(s, "model.hf_config", 15) != 0)
+		if (pred(s))
 			return 1;
 	}
 	return 0;
+}
+
+/* model.hidden_size=256: a model.* key beyond choosing the model (model.hf_config) */
+static int is_shape_key(const char *s)
+{
+	return !strncmp(s, "model.", 6) && strncmp(s, "model.hf_config", 15) != 0;
+}
+
+/* model=..., model.x=..., +model.x=... */
+static int is_model_key(const char *s)
+{
+	return !strncmp(s, "model", 5) && (s[5] == '=' || s[5] == '.');
+}
+
+/* Did an override change a model.* key (model.hidden_size=256), beyond choosing the model? */
+static int shape_overridden(const struct lp_run *run)
+{
+	return some_override(run, is_shape_key);
 }
 
 /* The reference workload runs the shape the analysis reads: with model.* overrides the
@@ -329,18 +347,7 @@ out:
 /* Did the user choose the model (model=..., model.x=..., +model.x=...)? */
 static int model_chosen(const struct lp_run *run)
 {
-	const json_t *o;
-	size_t i;
-	json_array_foreach(run->cfg.overrides, i, o) {
-		const char *s = json_string_value(o);
-		if (!s)
-			continue;
-		while (*s == '+' || *s == '~')
-			s++;
-		if (!strncmp(s, "model", 5) && (s[5] == '=' || s[5] == '.'))
-			return 1;
-	}
-	return 0;
+	return some_override(run, is_model_key);
 }
 
 /* The model shape the analysis reads (model.*): from model.hf_config when given (mapped like the

@@ -13,6 +13,7 @@
 #include "analyze/advice.h"
 #include "core/fs.h"
 #include "report/figures.h"
+#include "report/sections.h"
 #include "report/svg.h"
 
 static const char css[] =
@@ -255,7 +256,7 @@ static void li_num(struct lp_buf *b, const char *label, const struct lp_num *n, 
 static void aggregates(const struct lp_analysis *a, struct lp_buf *b)
 {
 	const struct lp_stage *dec = lp_stages_find(&a->stages, LP_STAGE_DECODE);
-	size_t i, iters = 0;
+	size_t i;
 	char tmp[256];
 	h2(b, "aggregates", "Aggregates");
 	lp_buf_adds(b, "<ul>\n<li>model: ");
@@ -272,15 +273,9 @@ static void aggregates(const struct lp_analysis *a, struct lp_buf *b)
 		text(b, a->model_why);
 		lp_buf_adds(b, ")</span>");
 	}
-	for (i = 0; i < a->stages.n_stages; i++)
-		if (a->stages.stages[i].n_iters > iters)
-			iters = a->stages.stages[i].n_iters;
-	lp_buf_addf(b, "</li>\n<li>measured iterations: %zu</li>\n<li>batch / prompt length / decode steps: ", iters);
-	if (a->batch) lp_buf_addf(b, "%lld", (long long)a->batch); else lp_buf_adds(b, "n/a");
-	lp_buf_adds(b, " / ");
-	if (a->prompt_len) lp_buf_addf(b, "%lld", (long long)a->prompt_len); else lp_buf_adds(b, "n/a");
-	lp_buf_adds(b, " / ");
-	if (a->steps) lp_buf_addf(b, "%lld", (long long)a->steps); else lp_buf_adds(b, "n/a");
+	lp_buf_addf(b, "</li>\n<li>measured iterations: %zu</li>\n<li>batch / prompt length / decode steps: ",
+		lp_measured_iterations(a));
+	lp_fmt_token_counts(a, b);
 	if (a->tokens_why[0]) {
 		lp_buf_adds(b, " <span class=\"na\">(");
 		text(b, a->tokens_why);

@@ -175,7 +175,7 @@ int lp_report_report_md(const struct lp_analysis *a, const char *run_dir, struct
 static void aggregates(const struct lp_analysis *a, struct lp_buf *out)
 {
 	struct lp_buf t = LP_BUF_INIT;
-	size_t i, iters = 0;
+	size_t i;
 	if (a->have_model) {
 		lp_buf_adds(out, "- model: ");
 		lp_md_text(out, a->model.name[0] ? a->model.name : "unnamed");
@@ -193,16 +193,9 @@ static void aggregates(const struct lp_analysis *a, struct lp_buf *out)
 		lp_md_text(out, a->model_why);
 		lp_buf_adds(out, ")\n");
 	}
-	for (i = 0; i < a->stages.n_stages; i++)
-		if (a->stages.stages[i].n_iters > iters)
-			iters = a->stages.stages[i].n_iters;
-	lp_buf_addf(out, "- measured iterations: %zu\n", iters);
+	lp_buf_addf(out, "- measured iterations: %zu\n", lp_measured_iterations(a));
 	lp_buf_adds(out, "- batch / prompt length / decode steps: ");
-	if (a->batch) lp_buf_addf(out, "%lld", (long long)a->batch); else lp_buf_adds(out, "n/a");
-	lp_buf_adds(out, " / ");
-	if (a->prompt_len) lp_buf_addf(out, "%lld", (long long)a->prompt_len); else lp_buf_adds(out, "n/a");
-	lp_buf_adds(out, " / ");
-	if (a->steps) lp_buf_addf(out, "%lld", (long long)a->steps); else lp_buf_adds(out, "n/a");
+	lp_fmt_token_counts(a, out);
 	if (a->tokens_why[0]) {
 		lp_buf_adds(out, " (");
 		lp_md_text(out, a->tokens_why);

@@ -18,6 +18,30 @@ const char *lp_fmt_num(char *buf, size_t cap, double v, int decimals)
 	return buf;
 }
 
+size_t lp_measured_iterations(const struct lp_analysis *a)
+{
+	size_t i, n = 0;
+	for (i = 0; i < a->stages.n_stages; i++)
+		if (a->stages.stages[i].n_iters > n)
+			n = a->stages.stages[i].n_iters;
+	return n;
+}
+
+int lp_fmt_token_counts(const struct lp_analysis *a, struct lp_buf *out)
+{
+	const int64_t v[3] = { a->batch, a->prompt_len, a->steps };
+	int k;
+	for (k = 0; k < 3; k++) {
+		if (k)
+			lp_buf_adds(out, " / ");
+		if (v[k])
+			lp_buf_addf(out, "%lld", (long long)v[k]);
+		else
+			lp_buf_adds(out, "n/a");
+	}
+	return out->oom ? -1 : 0;
+}
+
 static void num(struct lp_buf *b, const struct lp_num *n, int decimals, double scale, const char *suffix)
 {
 	lp_buf_reset(b);

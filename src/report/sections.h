@@ -18,5 +18,9 @@ int lp_section_environment(const struct lp_analysis *a, struct lp_buf *out);
 int lp_section_advice(const struct lp_analysis *a, enum lp_advice_kind kind, struct lp_buf *out);
 /* "1.234" or "n/a" for NAN; into a small static-free buffer the caller owns */
 const char *lp_fmt_num(char *buf, size_t cap, double v, int decimals);
+/* The most measured iterations of any stage (the Aggregates line of every report). */
+size_t lp_measured_iterations(const struct lp_analysis *a);
+/* "1 / 512 / 128": batch / prompt length / decode steps, "n/a" for each unknown (plain text). */
+int lp_fmt_token_counts(const struct lp_analysis *a, struct lp_buf *out);
 
 #endif
