@@ -32,7 +32,7 @@ int lp_cmd_not_available(const char *name, const char *issue_hint)
 	lp_log_error("'%s' is not available yet in this build", name);
 	if (issue_hint)
 		lp_log_hint("%s", issue_hint);
-	return LP_EUSAGE;
+	return LP_EXIT_USAGE;
 }
 
 static void usage(FILE *out)
@@ -138,7 +138,7 @@ int main(int argc, char **argv_in)
 		} else if (!strcmp(a, "--config-dir")) {
 			if (i + 1 >= argc) {
 				lp_log_error("option '--config-dir' needs a value");
-				return LP_EUSAGE;
+				return LP_EXIT_USAGE;
 			}
 			config_dir = argv[++i];
 		} else if (!strncmp(a, "--config-dir=", 13)) {
@@ -146,7 +146,7 @@ int main(int argc, char **argv_in)
 		} else if (a[0] == '-') {
 			lp_log_error("unknown option '%s'", a);
 			lp_log_hint("run 'llmprof help' for the usage");
-			return LP_EUSAGE;
+			return LP_EXIT_USAGE;
 		} else {
 			break;
 		}
@@ -154,7 +154,7 @@ int main(int argc, char **argv_in)
 	lp_log_setup(verbose, quiet);
 	if (i >= argc) {
 		usage(stderr);
-		return LP_EUSAGE;
+		return LP_EXIT_USAGE;
 	}
 	if (!strcmp(argv[i], "help")) {
 		if (i + 1 < argc) {
@@ -165,7 +165,7 @@ int main(int argc, char **argv_in)
 				}
 			}
 			lp_log_error("'%s' is not an llmprof command", argv[i + 1]);
-			return LP_EUSAGE;
+			return LP_EXIT_USAGE;
 		}
 		usage(stdout);
 		return 0;
@@ -176,29 +176,29 @@ int main(int argc, char **argv_in)
 	if (!c->name) {
 		lp_log_error("'%s' is not an llmprof command", argv[i]);
 		lp_log_hint("run 'llmprof help' for the list of commands");
-		return LP_EUSAGE;
+		return LP_EXIT_USAGE;
 	}
 	cmd_argv = calloc((size_t)(argc - i) + 1, sizeof(*cmd_argv));
 	if (!cmd_argv) {
 		lp_log_error("out of memory");
-		return LP_EOTHER;
+		return LP_EXIT_OTHER;
 	}
 	cmd_argc = 0;
 	if (take_global_options(argc - i, argv + i, cmd_argv, &cmd_argc, &verbose, &quiet, &config_dir) < 0) {
 		free(cmd_argv);
-		return LP_EUSAGE;
+		return LP_EXIT_USAGE;
 	}
 	lp_log_setup(verbose, quiet);
 	if (lp_fs_exe_dir(&exe_dir, &err) < 0) {
 		free(cmd_argv);
-		return lp_err_print(&err);
+		return lp_cmd_fail(&err);
 	}
 	if (find_conf_dir(config_dir, exe_dir.data, &conf_dir) < 0 && config_dir) {
 		lp_log_error("config folder '%s' not found", config_dir);
 		free(cmd_argv);
 		lp_buf_release(&exe_dir);
 		lp_buf_release(&conf_dir);
-		return LP_EUSAGE;
+		return LP_EXIT_USAGE;
 	}
 	lp_proc_install_signal_handlers();  /* Ctrl-C kills a running phase's whole process group */
 	ctx.exe_dir = exe_dir.data;
@@ -208,7 +208,7 @@ int main(int argc, char **argv_in)
 	fflush(stdout);
 	if (ferror(stdout)) {
 		lp_log_error("cannot write to standard output");
-		rc = rc ? rc : LP_EOTHER;
+		rc = rc ? rc : LP_EXIT_OTHER;
 	}
 	free(cmd_argv);
 	lp_buf_release(&exe_dir);

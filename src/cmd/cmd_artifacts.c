@@ -88,7 +88,7 @@ int cmd_artifacts(int argc, const char **argv, struct lp_ctx *ctx)
 	size_t n = 0, k;
 
 	if (lp_opt_parse(argc, argv, opts, &args, &err) < 0)
-		return lp_err_print(&err);
+		return lp_cmd_fail(&err);
 	if (args.help) {
 		lp_opt_usage(stdout, usage_line, description, opts);
 		lp_args_release(&args);
@@ -106,7 +106,7 @@ int cmd_artifacts(int argc, const char **argv, struct lp_ctx *ctx)
 		}
 	}
 	if (!ovr) {
-		lp_err_set(&err, LP_EOTHER, "out of memory");
+		lp_oom(&err);
 		goto fail;
 	}
 	if (lp_config_load(&cfg, ctx->conf_dir, ovr, (size_t)n_ovr, &err) < 0)
@@ -134,7 +134,7 @@ int cmd_artifacts(int argc, const char **argv, struct lp_ctx *ctx)
 	rc = 0;
 	goto out;
 fail:
-	rc = lp_err_print(&err);
+	rc = lp_cmd_fail(&err);
 out:
 	free(ovr);
 	lp_buf_release(&path);

@@ -43,7 +43,7 @@ int cmd_check(int argc, const char **argv, struct lp_ctx *ctx)
 	struct lp_buf b = LP_BUF_INIT, why = LP_BUF_INIT, d = LP_BUF_INIT;
 
 	if (lp_opt_parse(argc, argv, opts, &args, &err) < 0)
-		return lp_err_print(&err);
+		return lp_cmd_fail(&err);
 	if (args.help) {
 		lp_opt_usage(stdout, usage_line,
 			"Says what this machine can profile, and why not: GPUs and driver, nsys and ncu\n"
@@ -60,7 +60,7 @@ int cmd_check(int argc, const char **argv, struct lp_ctx *ctx)
 	 * profiling.nsys.enable ...); --mode and --nsys win over it */
 	if (lp_config_load(&cfg, ctx ? ctx->conf_dir : NULL, args.rest, (size_t)args.n_rest, &err) < 0) {
 		lp_args_release(&args);
-		return lp_err_print(&err);
+		return lp_cmd_fail(&err);
 	}
 	if (!mode)
 		mode = json_string_value(lp_config_get(&cfg, "run.mode"));
@@ -73,7 +73,7 @@ int cmd_check(int argc, const char **argv, struct lp_ctx *ctx)
 		lp_args_release(&args);
 		lp_log_error("unknown mode '%s'", mode);
 		lp_log_hint("use light or deep");
-		return LP_EUSAGE;
+		return LP_EXIT_USAGE;
 	}
 	memset(&o, 0, sizeof(o));
 	o.nsys_path = json_string_value(lp_config_get(&cfg, "tools.nsys"));
@@ -85,7 +85,7 @@ int cmd_check(int argc, const char **argv, struct lp_ctx *ctx)
 	/* the verdict is run's own (collect/tools.h): a CPU run of deep mode exits 0 there, so it
 	 * does here; lp_tools_mode_ok's stricter "every piece of the mode" is not what run does */
 	lp_tools_outlook(&t, mode, json_string_value(lp_config_get(&cfg, "run.device")), with_nsys, !args.tail, &ol);
-	ok = ol.exit_status == 0;
+	ok = lp_exit_status(ol.exit_status) == 0;
 	lp_buf_adds(&why, ol.why);
 
 	if (!strcmp(format, "json")) {
@@ -96,7 +96,7 @@ int cmd_check(int argc, const char **argv, struct lp_ctx *ctx)
 		json_object_set_new(j, "why_not", ok ? json_null() : json_string(why.data));
 		json_object_set_new(j, "run", json_string(ol.what));
 		json_object_set_new(j, "gpu_run", json_boolean(ol.gpu_run));
-		json_object_set_new(j, "expected_exit", json_integer(ol.exit_status));
+		json_object_set_new(j, "expected_exit", json_integer(lp_exit_status(ol.exit_status)));
 		s = json_dumps(j, JSON_INDENT(2));
 		if (s)
 			puts(s);
@@ -146,7 +146,7 @@ int cmd_check(int argc, const char **argv, struct lp_ctx *ctx)
 	lp_buf_reset(&d);
 	lp_buf_addf(&d, "%s", ok ? "'llmprof run' can run it here (exit 0)" : why.data);
 	if (!ok)
-		lp_buf_addf(&d, " ('llmprof run' exits %d)", ol.exit_status);
+		lp_buf_addf(&d, " ('llmprof run' exits %d)", lp_exit_status(ol.exit_status));
 	row(&b, !strcmp(mode, "deep") ? "mode deep" : "mode light", ok ? "ok" : "no", d.data);
 	fputs(b.data, stdout);
 	if (t.counters_problem[0] && !strcmp(mode, "deep") && ol.gpu_run)
@@ -157,5 +157,5 @@ done:
 	lp_buf_release(&d);
 	lp_args_release(&args);
 	lp_config_release(&cfg);   /* last: `mode` may point into it */
-	return ol.exit_status;
+	return lp_exit_status(ol.exit_status);
 }

@@ -110,7 +110,7 @@ static int load_run(const char *dir, json_t **sum, json_t **cfg, struct lp_err *
 	*sum = *cfg = NULL;
 	lp_fs_join(&p, dir, "summary.json");
 	if (!(*sum = json_load_file(p.data, 0, &je))) {
-		rc = lp_err_set(err, LP_EPARTIAL, "cannot read '%s': %s", p.data, je.text);
+		rc = lp_err_set(err, LP_EPARSE, "cannot read '%s': %s", p.data, je.text);
 	} else {
 		struct lp_err cerr = LP_ERR_INIT;
 		json_t *inputs = NULL;
@@ -191,7 +191,7 @@ int cmd_diff(int argc, const char **argv, struct lp_ctx *ctx)
 		free(av);
 		free(conds);
 		lp_log_error("out of memory");
-		return LP_EOTHER;
+		return LP_EXIT_OTHER;
 	}
 	/* --fail-if may repeat: take every one out before the option table sees the rest */
 	for (i = 0; i < argc; i++) {
@@ -201,7 +201,7 @@ int cmd_diff(int argc, const char **argv, struct lp_ctx *ctx)
 		if (!strcmp(argv[i], "--fail-if")) {
 			if (i + 1 >= argc) {
 				lp_log_error("--fail-if needs an expression");
-				rc = LP_EUSAGE;
+				rc = LP_EXIT_USAGE;
 				goto done;
 			}
 			v = argv[++i];
@@ -210,7 +210,7 @@ int cmd_diff(int argc, const char **argv, struct lp_ctx *ctx)
 		}
 		if (v) {
 			if (parse_cond(v, &conds[n_conds], &err) < 0) {
-				rc = lp_err_print(&err);
+				rc = lp_cmd_fail(&err);
 				goto done;
 			}
 			n_conds++;
@@ -223,7 +223,7 @@ int cmd_diff(int argc, const char **argv, struct lp_ctx *ctx)
 	memcpy(parse_opts, opts, sizeof(parse_opts));
 	parse_opts[2] = (struct lp_opt)LP_OPT_END;
 	if (lp_opt_parse(n_av, av, parse_opts, &args, &err) < 0) {
-		rc = lp_err_print(&err);
+		rc = lp_cmd_fail(&err);
 		goto done;
 	}
 	if (args.help) {
@@ -240,16 +240,16 @@ int cmd_diff(int argc, const char **argv, struct lp_ctx *ctx)
 			lp_err_set(&err, LP_EUSAGE, "--format must be md or json, got '%s'", format);
 		lp_err_hint(&err, "llmprof diff -h");
 		lp_args_release(&args);
-		rc = lp_err_print(&err);
+		rc = lp_cmd_fail(&err);
 		goto done;
 	}
 	if (is_run(args.rest[0]) && is_run(args.rest[1])) {
 		if (load_run(args.rest[0], &sa, &ca, &err) < 0 || load_run(args.rest[1], &sb, &cb, &err) < 0 ||
 		    lp_diff_runs(sa, ca, sb, cb, &d, &err) < 0) {
-			if (err.status == LP_EUSAGE)
-				err.status = LP_EPARTIAL;   /* mismatched schemas: the input, not the command line */
+			if (err.kind == LP_EUSAGE)
+				err.kind = LP_EPARSE;   /* mismatched schemas: the input, not the command line */
 			lp_args_release(&args);
-			rc = lp_err_print(&err);
+			rc = lp_cmd_fail(&err);
 			goto done;
 		}
 	} else {
@@ -262,14 +262,14 @@ int cmd_diff(int argc, const char **argv, struct lp_ctx *ctx)
 		if (lp_source_kernel_table(args.rest[0], &so, &ta, &kind, &res, &err) < 0) {
 			lp_buf_release(&res);
 			lp_args_release(&args);
-			rc = lp_err_print(&err);
+			rc = lp_cmd_fail(&err);
 			goto done;
 		}
 		if (lp_source_kernel_table(args.rest[1], &so, &tb, &kind, &res, &err) < 0) {
 			lp_kernel_table_release(&ta);
 			lp_buf_release(&res);
 			lp_args_release(&args);
-			rc = lp_err_print(&err);
+			rc = lp_cmd_fail(&err);
 			goto done;
 		}
 		lp_buf_release(&res);
@@ -278,15 +278,15 @@ int cmd_diff(int argc, const char **argv, struct lp_ctx *ctx)
 		lp_kernel_table_release(&tb);
 		if (rc < 0) {
 			lp_args_release(&args);
-			rc = lp_err_print(&err);
+			rc = lp_cmd_fail(&err);
 			goto done;
 		}
 	}
 	if (!strcmp(format, "json") ? lp_diff_json(&d, args.rest[0], args.rest[1], &out, &err) < 0
 				    : lp_diff_md(&d, args.rest[0], args.rest[1], (size_t)top, &out) < 0) {
 		if (!err.status)
-			lp_err_set(&err, LP_EOTHER, "out of memory");
-		rc = lp_err_print(&err);
+			lp_oom(&err);
+		rc = lp_cmd_fail(&err);
 	} else if (!strcmp(format, "json")) {
 		fwrite(out.data, 1, out.len, stdout);
 	} else {
@@ -298,7 +298,7 @@ int cmd_diff(int argc, const char **argv, struct lp_ctx *ctx)
 			lp_log_error("--fail-if '%s': no metric '%s' in this diff", conds[k].text, conds[k].metric);
 			lp_log_hint("metrics: ttft, decode.tokens_per_s, decode.ms_per_step, prefill.latency, decode.latency, "
 				    "decode.step, <stage>.host|gpu_busy|kernels, kernel:<full name> (--format json lists every key)");
-			rc = LP_EUSAGE;
+			rc = LP_EXIT_USAGE;
 			break;
 		}
 		if (holds(&conds[k], r)) {

@@ -210,7 +210,7 @@ static int unknown_stage(const char *stage, const char *source, const struct lp_
 		lp_log_hint("the source has no NVTX ranges (ncu needs --nvtx; nsys and the tracer record them when the program marks any)");
 	}
 	lp_buf_release(&list);
-	return LP_EPARTIAL;
+	return LP_EXIT_PARTIAL;
 }
 
 int cmd_kernels(int argc, const char **argv, struct lp_ctx *ctx)
@@ -230,7 +230,7 @@ int cmd_kernels(int argc, const char **argv, struct lp_ctx *ctx)
 	(void)ctx;
 	md_entities = !isatty(STDOUT_FILENO);
 	if (lp_opt_parse(argc, argv, opts, &args, &err) < 0)
-		return lp_err_print(&err);
+		return lp_cmd_fail(&err);
 	if (args.help) {
 		lp_opt_usage(stdout, usage_line,
 			"Prints the kernel table of SOURCE: an ncu raw or details CSV, an nsys stats\n"
@@ -245,13 +245,13 @@ int cmd_kernels(int argc, const char **argv, struct lp_ctx *ctx)
 		lp_args_release(&args);
 		lp_log_error("unknown format '%s'", format);
 		lp_log_hint("use md, json or csv");
-		return LP_EUSAGE;
+		return LP_EXIT_USAGE;
 	}
 	if (args.n_rest == 0 || top < 0) {
 		lp_args_release(&args);
 		lp_log_error(top < 0 ? "--top must be 0 (all kernels) or more, got %d" : "no SOURCE given", top);
 		lp_log_hint("usage: %s", usage_line);
-		return LP_EUSAGE;
+		return LP_EXIT_USAGE;
 	}
 	if (!strcmp(format, "json") && args.n_rest > 1)
 		all = json_array();
@@ -265,8 +265,8 @@ int cmd_kernels(int argc, const char **argv, struct lp_ctx *ctx)
 		const char *kn;
 		lp_err_clear(&err);
 		if (lp_source_kernel_table(args.rest[i], &so, &t, &kind, &resolved, &err) < 0) {
-			int st = lp_err_print(&err);
-			if (!rc || st == LP_EPARTIAL)
+			int st = lp_cmd_fail(&err);
+			if (!rc || st == LP_EXIT_PARTIAL)
 				rc = st;
 			lp_buf_release(&resolved);
 			lp_buf_release(&seen);
@@ -282,7 +282,7 @@ int cmd_kernels(int argc, const char **argv, struct lp_ctx *ctx)
 				lp_log_warn("%.*s", (int)len, line);
 				line += len + (nl ? 1 : 0);
 			}
-			rc = LP_EPARTIAL;
+			rc = LP_EXIT_PARTIAL;
 		}
 		if (stage && !stage_seen)
 			rc = unknown_stage(stage, resolved.data, &seen);

@@ -92,7 +92,7 @@ int cmd_report(int argc, const char **argv, struct lp_ctx *ctx)
 	size_t i, n_ovr = 0;
 	int rc = 0, n_runs = 0;
 	if (lp_opt_parse(argc, argv, opts, &args, &err) < 0)
-		return lp_err_print(&err);
+		return lp_cmd_fail(&err);
 	if (args.help) {
 		lp_opt_usage(stdout, usage_line, description, opts);
 		lp_args_release(&args);
@@ -114,13 +114,13 @@ int cmd_report(int argc, const char **argv, struct lp_ctx *ctx)
 		lp_log_hint("usage: %s", usage_line);
 		free(ovr);
 		lp_args_release(&args);
-		return ovr ? LP_EUSAGE : LP_EOTHER;
+		return ovr ? LP_EXIT_USAGE : LP_EXIT_OTHER;
 	}
 	if ((!lp_fs_is_dir(run_dir) && !strchr(run_dir, '/')) || n_ovr) {   /* a run id */
 		if (find_run(ctx, run_dir, ovr, n_ovr, &path, &err) < 0) {
 			free(ovr);
 			lp_args_release(&args);
-			return lp_err_print(&err);
+			return lp_cmd_fail(&err);
 		}
 		run_dir = path.data;
 	}
@@ -129,7 +129,7 @@ int cmd_report(int argc, const char **argv, struct lp_ctx *ctx)
 		lp_rebuild_outcome_release(&oc);
 		lp_buf_release(&path);
 		lp_args_release(&args);
-		return lp_err_print(&err);
+		return lp_cmd_fail(&err);
 	}
 	if (oc.damaged) {
 		lp_log_warn("damaged artifacts in '%s': %s", run_dir, oc.damage.data);
@@ -138,7 +138,7 @@ int cmd_report(int argc, const char **argv, struct lp_ctx *ctx)
 				"from damaged artifacts", run_dir);
 		else
 			lp_log_hint("the reports below come from what could be read");
-		rc = LP_EPARTIAL;
+		rc = LP_EXIT_PARTIAL;
 	}
 	if (oc.wrote)
 		for (i = 0; i < LP_REPORT_N_FILES; i++)

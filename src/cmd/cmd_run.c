@@ -29,7 +29,7 @@ static int print_cfg(const struct lp_run *run)
 	struct lp_buf out = LP_BUF_INIT;
 	struct lp_err err = LP_ERR_INIT;
 	if (lp_config_dump_yaml(&run->cfg, &out, &err) < 0)
-		return lp_err_print(&err);
+		return lp_cmd_fail(&err);
 	fwrite(out.data, 1, out.len, stdout);
 	lp_buf_release(&out);
 	return 0;
@@ -152,7 +152,7 @@ static int announce_and_run(struct lp_pipeline *pl, struct lp_run *run, struct l
 {
 	lp_log_note("%s", pl->outlook.what);
 	if (pl->outlook.exit_status)
-		lp_log_warn("this run will exit %d: %s", pl->outlook.exit_status, pl->outlook.why);
+		lp_log_warn("this run will exit %d: %s", lp_exit_status(pl->outlook.exit_status), pl->outlook.why);
 	return lp_pipeline_run(pl, run, err);
 }
 
@@ -175,7 +175,7 @@ int cmd_run(int argc, const char **argv, struct lp_ctx *ctx)
 	int i, n = 0;
 
 	if (lp_opt_parse(argc, argv, opts, &args, &err) < 0)
-		return lp_err_print(&err);
+		return lp_cmd_fail(&err);
 	if (args.help) {
 		lp_opt_usage(stdout, usage_line, description, opts);
 		lp_args_release(&args);
@@ -185,7 +185,7 @@ int cmd_run(int argc, const char **argv, struct lp_ctx *ctx)
 	if (!ovr) {
 		lp_args_release(&args);
 		lp_log_error("out of memory");
-		return LP_EOTHER;
+		return LP_EXIT_OTHER;
 	}
 	if (mode) {
 		lp_buf_addf(&mode_ovr, "run.mode=%s", mode);
@@ -202,7 +202,7 @@ int cmd_run(int argc, const char **argv, struct lp_ctx *ctx)
 	ro.dry_run = cfg_only || dry_run;
 
 	if (lp_run_prepare(&run, &ro, &err) < 0) {
-		rc = lp_err_print(&err);
+		rc = lp_cmd_fail(&err);
 		goto out;
 	}
 	if (cfg_only) {
@@ -213,14 +213,14 @@ int cmd_run(int argc, const char **argv, struct lp_ctx *ctx)
 		if (lp_pipeline_init(&pl, &run, &po, &err) < 0) {
 			if (run.dir.path)
 				lp_fs_remove_tree(run.dir.path, NULL);  /* nothing ran: leave no empty run behind */
-			rc = lp_err_print(&err);
+			rc = lp_cmd_fail(&err);
 		} else if (dry_run) {
 			/* the exit status the real run will have when the workload and the tools succeed */
-			rc = lp_pipeline_print_plan(&pl, &run, &err) < 0 ? lp_err_print(&err) : pl.outlook.exit_status;
+			rc = lp_pipeline_print_plan(&pl, &run, &err) < 0 ? lp_cmd_fail(&err) : lp_exit_status(pl.outlook.exit_status);
 		} else if (announce_and_run(&pl, &run, &err) < 0) {
-			rc = lp_err_print(&err);
+			rc = lp_cmd_fail(&err);
 		} else {
-			rc = pl.exit_status;
+			rc = lp_exit_status(pl.exit_status);
 			/* interrupted: the shell's convention, 128 + the signal (130 SIGINT, 143 SIGTERM) */
 			if (lp_proc_interrupt_signal())
 				rc = 128 + lp_proc_interrupt_signal();
@@ -230,7 +230,7 @@ int cmd_run(int argc, const char **argv, struct lp_ctx *ctx)
 			if (rc > 128)
 				lp_log_warn("interrupted (%s): the phases after it did not run",
 					strsignal(rc - 128));
-			if (rc == LP_EENV)
+			if (rc == LP_EXIT_ENV)
 				lp_log_hint("'llmprof check' says what this machine lacks for the phases that did not run");
 			else if (rc != 0 && exists_in(run.dir.path, "report.md"))
 				lp_log_hint("see the phase statuses in %s/report.md and the logs in %s/logs", run.dir.path, run.dir.path);

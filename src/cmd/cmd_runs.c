@@ -41,7 +41,7 @@ int cmd_runs(int argc, const char **argv, struct lp_ctx *ctx)
 	int rc = 0;
 
 	if (lp_opt_parse(argc, argv, opts, &args, &err) < 0)
-		return lp_err_print(&err);
+		return lp_cmd_fail(&err);
 	if (args.help) {
 		lp_opt_usage(stdout, usage_line, description, opts);
 		lp_args_release(&args);
@@ -49,11 +49,11 @@ int cmd_runs(int argc, const char **argv, struct lp_ctx *ctx)
 	}
 	if (lp_config_load(&cfg, ctx->conf_dir, args.rest, (size_t)args.n_rest, &err) < 0) {
 		lp_args_release(&args);
-		return lp_err_print(&err);
+		return lp_cmd_fail(&err);
 	}
 	root = json_string_value(lp_config_get(&cfg, "artifacts.stage2_dir"));
 	if (lp_rundir_list(root, &runs, &n, &err) < 0) {
-		rc = lp_err_print(&err);
+		rc = lp_cmd_fail(&err);
 	} else if (n == 0) {
 		lp_log_warn("no runs under '%s'", root);
 	} else {

@@ -213,12 +213,12 @@ static int trace_dump(const char *path)
 	size_t n, i;
 	int rc = 0;
 	if (lp_trace_list_files(path, &files, &n, &err) < 0)
-		return lp_err_print(&err);
+		return lp_cmd_fail(&err);
 	for (i = 0; i < n; i++) {
 		struct lp_trace_file f;
 		struct lp_trace_record rec;
 		if (lp_trace_file_open(&f, files[i], &err) < 0) {
-			rc = lp_err_print(&err);
+			rc = lp_cmd_fail(&err);
 			break;
 		}
 		printf("file %s (format %u.%u, %zu bytes)\n", f.path, f.version_major, f.version_minor, f.size);
@@ -241,7 +241,7 @@ static int trace_perfetto(const char *path, const char *out, int no_flows)
 	int rc = 0;
 	lp_profile_init(&p, path);
 	if (lp_trace_load(path, &p, &err) < 0 || lp_perfetto_write(&p, out, &o, &err) < 0) {
-		rc = lp_err_print(&err);
+		rc = lp_cmd_fail(&err);
 	} else {
 		if (p.warnings)
 			lp_log_warn("%" PRIu64 " trace file(s) end inside a record (killed processes?); read up to there",
@@ -269,7 +269,7 @@ int cmd_trace(int argc, const char **argv, struct lp_ctx *ctx)
 	(void)ctx;
 
 	if (lp_opt_parse(argc, argv, opts, &args, &err) < 0)
-		return lp_err_print(&err);
+		return lp_cmd_fail(&err);
 	if (args.help) {
 		lp_opt_usage(stdout, usage_line, description, opts);
 		lp_args_release(&args);
@@ -279,13 +279,13 @@ int cmd_trace(int argc, const char **argv, struct lp_ctx *ctx)
 		lp_args_release(&args);
 		lp_log_error("'trace' needs 'dump' or 'perfetto' and a trace folder or file");
 		lp_log_hint("usage: %s", usage_line);
-		return LP_EUSAGE;
+		return LP_EXIT_USAGE;
 	}
 	if (!strcmp(args.rest[0], "dump")) {
 		rc = trace_dump(args.rest[1]);
 	} else if (!out) {
 		lp_log_error("'trace perfetto' needs an output file (-o trace.json.gz)");
-		rc = LP_EUSAGE;
+		rc = LP_EXIT_USAGE;
 	} else {
 		rc = trace_perfetto(args.rest[1], out, no_flows);
 	}

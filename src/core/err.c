@@ -4,12 +4,12 @@
 #include <stdio.h>
 #include <string.h>
 
-int lp_err_vset_(struct lp_err *err, int status, const char *file, int line, const char *fmt,
+int lp_err_vset_(struct lp_err *err, int kind, const char *file, int line, const char *fmt,
 	va_list ap)
 {
 	if (!err)
 		return -1;
-	err->status = status ? status : LP_EOTHER;
+	err->kind = kind ? kind : LP_EOTHER;
 	err->file = file;
 	err->line = line;
 	err->hint[0] = '\0';
@@ -17,11 +17,11 @@ int lp_err_vset_(struct lp_err *err, int status, const char *file, int line, con
 	return -1;
 }
 
-int lp_err_set_(struct lp_err *err, int status, const char *file, int line, const char *fmt, ...)
+int lp_err_set_(struct lp_err *err, int kind, const char *file, int line, const char *fmt, ...)
 {
 	va_list ap;
 	va_start(ap, fmt);
-	lp_err_vset_(err, status, file, line, fmt, ap);
+	lp_err_vset_(err, kind, file, line, fmt, ap);
 	va_end(ap);
 	return -1;
 }
@@ -65,9 +65,24 @@ void lp_err_clear(struct lp_err *err)
 {
 	if (!err)
 		return;
-	err->status = 0;
+	err->kind = 0;
 	err->msg[0] = '\0';
 	err->hint[0] = '\0';
 	err->file = NULL;
 	err->line = 0;
+}
+
+const char *lp_err_kind_name(int kind)
+{
+	static const char *const names[LP_EKIND_COUNT_] = {
+		[LP_OK] = "none",
+		[LP_EOTHER] = "internal",
+		[LP_EUSAGE] = "usage",
+		[LP_EPARTIAL] = "phase",
+		[LP_EENV] = "env",
+		[LP_EPARSE] = "parse",
+		[LP_EIO] = "io",
+		[LP_ENOMEM] = "nomem",
+	};
+	return kind >= 0 && kind < LP_EKIND_COUNT_ ? names[kind] : "unknown";
 }
