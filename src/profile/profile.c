@@ -136,6 +136,9 @@ struct lp_process *lp_profile_add_process(struct lp_profile *p)
 		r->host = "";
 		r->name = "";
 		r->cupti_status = "";
+		r->rank = r->local_rank = r->world_size = -1;
+		r->rank_source = "";
+		r->visible_devices = "";
 	}
 	return r;
 }

@@ -74,6 +74,11 @@ struct lp_process {
 	const char *cupti_status;    /* "ok", "unavailable: held by <who>", "no cuda" ... */
 	uint64_t dropped_records;    /* records the source says it lost */
 	uint64_t overhead_ns;        /* the collector's own overhead (CUPTI OVERHEAD records) */
+	uint32_t ppid;               /* parent process; 0 unknown */
+	uint8_t forked;              /* 1: a fork child (no exec) of a traced process */
+	int32_t rank, local_rank, world_size;  /* the launcher's (RANK, OMPI_COMM_WORLD_RANK, ...); -1 unknown */
+	const char *rank_source;     /* the variable the rank came from ("RANK", ...); "" none */
+	const char *visible_devices; /* CUDA_VISIBLE_DEVICES when the rank was read; "" unset */
 };
 
 struct lp_range {
