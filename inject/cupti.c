@@ -538,8 +538,10 @@ static void CUPTIAPI on_callback(void *userdata, CUpti_CallbackDomain domain, CU
 		const CUpti_ResourceData *rd = data;
 		if (cbid == CUPTI_CBID_RESOURCE_CU_INIT_FINISHED)
 			hw_trace_try();
-		else if (cbid == CUPTI_CBID_RESOURCE_CONTEXT_CREATED && rd)
+		else if (cbid == CUPTI_CBID_RESOURCE_CONTEXT_CREATED && rd) {
+			lp_inj_rank_update();    /* RANK set by the program after we started */
 			write_device(rd->context);
+		}
 		else if (cbid == CUPTI_CBID_RESOURCE_GRAPHNODE_CREATED)
 			graph_node(rd, 0);
 		else if (cbid == CUPTI_CBID_RESOURCE_GRAPHNODE_CLONED)

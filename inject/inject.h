@@ -109,6 +109,20 @@ static inline uint64_t lp_inj_current_range(const struct lp_inj_thread *t)
 	return t->depth ? t->stack[t->depth - 1].id : 0;
 }
 
+/* ---- rank.c ---- */
+
+struct lp_inj_rank {
+	int32_t rank, local_rank, world_size, local_world_size;  /* -1 unknown */
+	const char *source;             /* the rank's variable name; NULL none */
+	const char *visible_devices;    /* CUDA_VISIBLE_DEVICES (the environment's storage); NULL unset */
+};
+/* Reads the launcher's variables (RANK, OMPI_COMM_WORLD_RANK, PMI_RANK, SLURM_PROCID ...; the
+ * first set wins). Returns 1 when a rank or CUDA_VISIBLE_DEVICES was found. Not async-signal-safe. */
+int lp_inj_rank_read(struct lp_inj_rank *out);
+/* writer.c: writes a RANK record when the variables differ from the last one written (CUDA
+ * context creation calls it: a program may set RANK after the tracer started). */
+void lp_inj_rank_update(void);
+
 /* ---- cupti.c (or cupti_none.c) ---- */
 
 /* Starts the CUPTI half once; called from InitializeInjection. */

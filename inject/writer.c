@@ -113,6 +113,8 @@ static struct {
 	int handlers_installed;
 	int cupti_status_code;
 	uint32_t cupti_status_sid;
+	struct lp_trace_rank rank_last;      /* the last RANK record written (rank.c) */
+	int rank_written;
 } g = {
 	.once = PTHREAD_ONCE_INIT,
 	.lock = PTHREAD_MUTEX_INITIALIZER,
@@ -443,6 +445,39 @@ static size_t read_small_file(const char *path, char *out, size_t cap)
 	return len;
 }
 
+/* Appends a RANK record when the launcher's variables (rank.c) differ from the last one written.
+ * g.lock held, the file open. */
+static void rank_record_locked(void)
+{
+	struct lp_inj_rank rk;
+	struct lp_trace_rank tr;
+	if (!lp_inj_rank_read(&rk))
+		return;
+	memset(&tr, 0, sizeof(tr));
+	tr.rank = rk.rank;
+	tr.local_rank = rk.local_rank;
+	tr.world_size = rk.world_size;
+	tr.local_world_size = rk.local_world_size;
+	tr.source_sid = rk.source ? intern_locked(rk.source, strlen(rk.source)) : 0;
+	tr.visible_devices_sid = rk.visible_devices ? intern_locked(rk.visible_devices, strlen(rk.visible_devices)) : 0;
+	if (g.rank_written && !memcmp(&tr, &g.rank_last, sizeof(tr)))
+		return;
+	if (append_raw_locked(LP_TREC_RANK, &tr, sizeof(tr), NULL, 0) == 0) {
+		g.rank_last = tr;
+		g.rank_written = 1;
+	}
+}
+
+void lp_inj_rank_update(void)
+{
+	if (!lp_inj_active())
+		return;
+	pthread_mutex_lock(&g.lock);
+	if (ready_locked() == 0)
+		rank_record_locked();
+	pthread_mutex_unlock(&g.lock);
+}
+
 /* Opens this process's file, writes the preamble and queues the PROCESS record and (in a fork
  * child) the strings and domains already known. g.lock held. */
 static int open_file_locked(void)
@@ -519,6 +554,8 @@ static int open_file_locked(void)
 			cmd[i] = ' ';
 	pr.cmdline_sid = intern_locked(cmd, clen);
 	append_raw_locked(LP_TREC_PROCESS, &pr, sizeof(pr), NULL, 0);
+	g.rank_written = 0;
+	rank_record_locked();
 	if (g.cupti_status_code) {
 		struct lp_trace_cupti_status cs = { (uint32_t)g.cupti_status_code, g.cupti_status_sid };
 		append_raw_locked(LP_TREC_CUPTI_STATUS, &cs, sizeof(cs), NULL, 0);

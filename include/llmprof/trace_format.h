@@ -27,7 +27,7 @@
 
 #define LP_TRACE_MAGIC "LLMPTRC\n"          /* 8 bytes, no NUL */
 #define LP_TRACE_VERSION_MAJOR 1
-#define LP_TRACE_VERSION_MINOR 0
+#define LP_TRACE_VERSION_MINOR 1         /* 1.1: RANK records */
 #define LP_TRACE_FILE_SUFFIX ".lptrace"
 
 /* Limits a reader enforces (a writer never exceeds them). */
@@ -65,6 +65,7 @@ enum lp_trace_rec_type {
 	LP_TREC_DEVICE = 13,
 	LP_TREC_CLOCK_SYNC = 14,
 	LP_TREC_END = 15,
+	LP_TREC_RANK = 16,              /* since 1.1 */
 };
 
 /* Clocks a file's timestamps may be on (lp_trace_process.clock). */
@@ -256,6 +257,20 @@ struct lp_trace_end {               /* last record of a cleanly finished file */
 	uint32_t reserved;
 };
 
+/* Where this process stands in a multi-process job, from its launcher's variables (torchrun's
+ * RANK / LOCAL_RANK / WORLD_SIZE, Open MPI's OMPI_COMM_WORLD_*, PMI_*, Slurm's SLURM_PROCID ...).
+ * Written after PROCESS when a rank variable or CUDA_VISIBLE_DEVICES is set, and again when CUDA
+ * starts in the process if the values changed by then (a program that sets RANK itself before
+ * init_process_group): the last one wins. */
+struct lp_trace_rank {
+	int32_t rank;                   /* -1 unknown */
+	int32_t local_rank;             /* -1 unknown */
+	int32_t world_size;             /* -1 unknown */
+	int32_t local_world_size;       /* -1 unknown */
+	uint32_t source_sid;            /* the variable the rank came from ("RANK"); 0 none */
+	uint32_t visible_devices_sid;   /* CUDA_VISIBLE_DEVICES; 0 unset */
+};
+
 /* The layouts above are the file layout: no implicit padding anywhere. */
 _Static_assert(sizeof(struct lp_trace_preamble) == 16, "preamble layout");
 _Static_assert(sizeof(struct lp_trace_rec_header) == 8, "record header layout");
@@ -274,5 +289,6 @@ _Static_assert(sizeof(struct lp_trace_dropped) == 16, "dropped layout");
 _Static_assert(sizeof(struct lp_trace_device) == 48, "device layout");
 _Static_assert(sizeof(struct lp_trace_clock_sync) == 16, "clock sync layout");
 _Static_assert(sizeof(struct lp_trace_end) == 16, "end layout");
+_Static_assert(sizeof(struct lp_trace_rank) == 24, "rank layout");
 
 #endif
