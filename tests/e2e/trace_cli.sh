@@ -19,7 +19,7 @@ LD_PRELOAD="$lib" LLMPROF_TRACE_DIR="$LP_TMP/preload" "$demo" >/dev/null 2>&1 ||
 ls "$LP_TMP"/preload/*.lptrace >/dev/null 2>&1 || fail "no trace under LD_PRELOAD"
 
 expect_exit 0 "$LLMPROF" trace dump "$LP_TMP/trace"
-grep -q '^file .*\.lptrace (format 1\.0, [0-9]* bytes)$' "$LP_TMP/stdout" || fail "no file line in dump"
+grep -q '^file .*\.lptrace (format 1\.[0-9]*, [0-9]* bytes)$' "$LP_TMP/stdout" || fail "no file line in dump"
 grep -q ' PROCESS pid=[0-9]* ' "$LP_TMP/stdout" || fail "no PROCESS record in dump"
 grep -q ' NVTX PUSH .* name="decode_step" payload=u64:3' "$LP_TMP/stdout" || fail "no decode_step push in dump"
 grep -q ' DOMAIN domain=1 name="LLM"' "$LP_TMP/stdout" || fail "no LLM domain in dump"

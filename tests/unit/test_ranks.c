@@ -5,10 +5,12 @@
  * times; test_ranks_trace.c does the same through trace files. */
 #include "testutil.h"
 
+#include <jansson.h>
 #include <math.h>
 #include <string.h>
 
 #include "analyze/ranks.h"
+#include "report/ranks_report.h"
 
 #define US 1000ull
 #define MS 1000000ull
@@ -284,6 +286,59 @@ static void test_process_order_and_host_collectives(void **state)
 	lp_profile_release(&p);
 }
 
+/* The reports' section: Markdown, HTML and summary.json from the two-rank view; nothing for one. */
+static void test_report(void **state)
+{
+	struct lp_profile p;
+	struct lp_rank_view v;
+	struct lp_err err = LP_ERR_INIT;
+	struct lp_buf md = LP_BUF_INIT, html = LP_BUF_INIT;
+	json_t *j, *st;
+	(void)state;
+	lp_profile_init(&p, "two");
+	build_two(&p, 4, 1, 2);
+	assert_int_equal(lp_ranks_compute(&p, &no_skip, &v, &err), 0);
+	assert_true(lp_ranks_report_wanted(&v));
+	assert_int_equal(lp_ranks_md(&v, &md), 0);
+	assert_non_null(strstr(md.data, "## Ranks\n\n2 ranks (rank from RANK, world size 2); 1 other process (launchers) left out."));
+	assert_non_null(strstr(md.data, "### Stages across ranks"));
+	/* prefill: 2 ranks, 4 aligned of 5, latency, skew 2.25 / 3, slowest rank 1 in 4 of 4 */
+	assert_non_null(strstr(md.data, "| prefill | 2 | 4 (up to 5) | "));
+	assert_non_null(strstr(md.data, " | 2.250 | 3.000 | 1 (4 of 4) | "));
+	assert_non_null(strstr(md.data, "| 0 | pid 100 | "));
+	assert_non_null(strstr(md.data, "| 1 | prefill | 5 | "));
+	assert_non_null(strstr(md.data, "different numbers of collectives"));
+	assert_int_equal(lp_ranks_html(&v, &html), 0);
+	assert_non_null(strstr(html.data, "<h2 id=\"ranks\">Ranks</h2>"));
+	assert_non_null(strstr(html.data, "<td class=\"n\" data-v=\"2.25\">2.250</td>"));
+	j = lp_ranks_json(&v);
+	assert_non_null(j);
+	assert_int_equal(json_integer_value(json_object_get(j, "n_ranks")), 2);
+	assert_true(json_is_true(json_object_get(j, "collectives_mismatch")));
+	st = json_array_get(json_object_get(j, "stages"), 0);
+	assert_string_equal(json_string_value(json_object_get(st, "name")), "prefill");
+	assert_int_equal(json_integer_value(json_object_get(st, "slowest_rank")), 1);
+	assert_int_equal(json_array_size(json_object_get(st, "skew_by_iteration_ms")), 4);
+	assert_true(near(json_real_value(json_object_get(st, "skew_mean_ms")), 2.25));
+	assert_int_equal(json_integer_value(json_object_get(json_array_get(json_object_get(j, "ranks"), 1), "kernels")),
+		10);
+	json_decref(j);
+	lp_buf_release(&md);
+	lp_buf_release(&html);
+	lp_rank_view_release(&v);
+	lp_profile_release(&p);
+	/* one rank: no section */
+	lp_profile_init(&p, "one");
+	proc(&p, 1, -1, 0);
+	assert_int_equal(lp_ranks_compute(&p, &no_skip, &v, &err), 0);
+	assert_false(lp_ranks_report_wanted(&v));
+	assert_int_equal(lp_ranks_md(&v, &md), 0);
+	assert_int_equal(md.len, 0);
+	lp_buf_release(&md);
+	lp_rank_view_release(&v);
+	lp_profile_release(&p);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -292,6 +347,7 @@ int main(void)
 		cmocka_unit_test(test_mismatched_iterations),
 		cmocka_unit_test(test_single_process),
 		cmocka_unit_test(test_process_order_and_host_collectives),
+		cmocka_unit_test(test_report),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
