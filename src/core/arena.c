@@ -24,6 +24,8 @@ void *lp_arena_alloc(struct lp_arena *a, size_t size)
 		return NULL;
 	if (!b || b->cap - b->used < need) {
 		size_t cap = need > LP_ARENA_BLOCK_MIN ? need : LP_ARENA_BLOCK_MIN;
+		if (cap > (size_t)-1 - sizeof(*b))
+			return NULL;
 		b = malloc(sizeof(*b) + cap);
 		if (!b)
 			return NULL;
@@ -41,7 +43,7 @@ void *lp_arena_alloc(struct lp_arena *a, size_t size)
 
 char *lp_arena_strndup(struct lp_arena *a, const char *s, size_t n)
 {
-	char *p = lp_arena_alloc(a, n + 1);
+	char *p = n == (size_t)-1 ? NULL : lp_arena_alloc(a, n + 1);
 	if (!p)
 		return NULL;
 	memcpy(p, s, n);

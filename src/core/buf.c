@@ -50,6 +50,8 @@ int lp_buf_grow(struct lp_buf *b, size_t extra)
 {
 	size_t need, ncap;
 	char *nd;
+	if (b->oom)
+		return -1;  /* sticky: the content stops at the first failed append */
 	if (extra > ((size_t)-1) / 2 - b->len - 1)
 		goto fail;
 	need = b->len + extra + 1;
@@ -103,7 +105,11 @@ int lp_buf_vaddf(struct lp_buf *b, const char *fmt, va_list ap)
 	va_copy(cp, ap);
 	n = vsnprintf(NULL, 0, fmt, cp);
 	va_end(cp);
-	if (n < 0 || lp_buf_grow(b, (size_t)n) < 0)
+	if (n < 0) {
+		b->oom = 1;
+		return -1;
+	}
+	if (lp_buf_grow(b, (size_t)n) < 0)
 		return -1;
 	vsnprintf(b->data + b->len, (size_t)n + 1, fmt, ap);
 	b->len += (size_t)n;

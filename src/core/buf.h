@@ -3,7 +3,12 @@
  * `data` is never NULL (an empty buffer points at a static ""), always NUL-terminated.
  * An optional size cap (`max`, 0 = none) makes appends fail instead of growing without bound.
  * The buffer owns `data`; lp_buf_detach hands it over to the caller (who frees it).
- * Not thread-safe. Allocation failure aborts nothing: appends return -1 and set `oom`.
+ * Not thread-safe. Allocation failure aborts nothing: an append that fails (out of memory, or
+ * past the cap) returns -1, sets `oom` and appends nothing. Errors are sticky, like curl's dynbuf:
+ * once `oom` is set every later append fails too, so the content is always a prefix of what was
+ * asked for, never a text with a part silently left out; build a whole text, then check the last
+ * result or `oom` once. lp_buf_release and lp_buf_detach clear the error; lp_buf_reset keeps it
+ * (a buffer reused in a loop and checked at the end still reports the failure).
  *
  *   struct lp_buf b = LP_BUF_INIT;
  *   lp_buf_addf(&b, "%d kernels", n);
@@ -25,7 +30,7 @@ struct lp_buf {
 	size_t len;
 	size_t cap;
 	size_t max;  /* 0: unbounded */
-	int oom;     /* set when an append failed (allocation or cap) */
+	int oom;     /* set when an append failed (allocation or cap); sticky until reset */
 };
 
 #define LP_BUF_INIT { lp_buf_empty, 0, 0, 0, 0 }
