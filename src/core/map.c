@@ -79,11 +79,11 @@ static int rehash(struct lp_map *m, struct lp_err *err)
 	size_t ncap, i, mask;
 	struct lp_map_entry *ns;
 	if (m->cap > SIZE_MAX / 2 / sizeof(*ns))
-		return lp_err_set(err, LP_EOTHER, "out of memory");
+		return lp_oom(err);
 	ncap = m->cap ? m->cap * 2 : 64;
 	ns = calloc(ncap, sizeof(*ns));
 	if (!ns)
-		return lp_err_set(err, LP_EOTHER, "out of memory");
+		return lp_oom(err);
 	mask = ncap - 1;
 	for (i = 0; i < m->cap; i++) {
 		size_t j;
@@ -121,7 +121,7 @@ static struct lp_map_entry *upsert(struct lp_map *m, struct lp_arena *keys, cons
 	if (len > LP_MAP_INLINE_KEY) {
 		char *copy = lp_arena_strndup(keys, key, len);
 		if (!copy) {
-			lp_err_set(err, LP_EOTHER, "out of memory");
+			lp_oom(err);
 			return NULL;
 		}
 		e->key.ptr = copy;
@@ -167,7 +167,7 @@ const char *lp_map_intern(struct lp_map *m, struct lp_arena *strings, const char
 			/* leave no entry whose val is not a string */
 			memset(e, 0, sizeof(*e));
 			m->n--;
-			lp_err_set(err, LP_EOTHER, "out of memory");
+			lp_oom(err);
 			return NULL;
 		}
 		e->val = (uint64_t)(uintptr_t)copy;

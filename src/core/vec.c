@@ -37,14 +37,14 @@ int lp_array_reserve_(void *arrp, size_t *cap, size_t need, size_t elem_size, st
 	*cap = ncap;
 	return 0;
 fail:
-	return lp_err_set(err, LP_EOTHER, "out of memory");
+	return lp_oom(err);
 }
 
 void *lp_array_push_(void *arrp, size_t *n, size_t *cap, size_t elem_size, struct lp_err *err)
 {
 	char *a;
 	if (*n == SIZE_MAX) {
-		lp_err_set(err, LP_EOTHER, "out of memory");
+		lp_oom(err);
 		return NULL;
 	}
 	if (lp_array_reserve_(arrp, cap, *n + 1, elem_size, err) < 0)

@@ -7,7 +7,7 @@
  *  - LP_VEC(T): a small typed struct { T *v; size_t n, cap; } for arrays private to a module.
  * Growth never wraps: a capacity whose byte size would not fit a size_t fails like an allocation
  * failure. On failure the array is left as it was (still owned by the caller, still valid) and
- * `err` (may be NULL) is set to "out of memory". New elements from push are zeroed.
+ * `err` (may be NULL) is set by lp_oom ("out of memory", LP_ENOMEM). Pushed elements are zeroed.
  * The memory is the caller's: free(arr) / lp_vec_free(&v). Not thread-safe.
  *
  *   struct lp_range *r = LP_ARRAY_PUSH(p->ranges, p->n_ranges, p->cap_ranges, err);

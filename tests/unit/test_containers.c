@@ -89,7 +89,7 @@ static void test_array_overflow(void **state)
 	r->a = 7;
 	/* need * sizeof(struct pair) would wrap: fails, array untouched */
 	assert_int_equal(LP_ARRAY_RESERVE(rows, cap, SIZE_MAX / sizeof(*rows) + 1, &err), -1);
-	assert_int_equal(err.status, LP_EOTHER);
+	assert_int_equal(err.kind, LP_ENOMEM);
 	assert_string_equal(err.msg, "out of memory");
 	assert_int_equal(LP_ARRAY_RESERVE(rows, cap, SIZE_MAX, NULL), -1);
 	assert_int_equal(n, 1);
