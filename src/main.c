@@ -10,42 +10,61 @@
 #include "core/err.h"
 #include "core/fs.h"
 #include "core/log.h"
+#include "core/opt.h"
 #include "core/proc.h"
 
 const char *lp_version_string(void);
 const char *lp_version_commit(void);
 
-const struct lp_cmd lp_commands[] = {
-	{ "run", cmd_run, "profile an LLM workload and write the artifact bundle" },
-	{ "report", cmd_report, "recompute the analysis and rewrite the reports of a run" },
-	{ "artifacts", cmd_artifacts, "list the artifacts of a run" },
-	{ "runs", cmd_runs, "list runs, newest first" },
-	{ "check", cmd_check, "say what this machine can profile, and why not" },
-	{ "kernels", cmd_kernels, "print the kernel table of a trace, nsys or ncu output" },
-	{ "trace", cmd_trace, "dump or convert traces of the built-in tracer" },
-	{ "diff", cmd_diff, "what changed between two runs, with verdicts from their spread" },
-	{ NULL, NULL, NULL },
+const struct lp_cmd *const lp_commands[] = {
+	&lp_cmd_run, &lp_cmd_report, &lp_cmd_artifacts, &lp_cmd_runs, &lp_cmd_check, &lp_cmd_kernels,
+	&lp_cmd_trace, &lp_cmd_diff, NULL,
 };
-
-int lp_cmd_not_available(const char *name, const char *issue_hint)
-{
-	lp_log_error("'%s' is not available yet in this build", name);
-	if (issue_hint)
-		lp_log_hint("%s", issue_hint);
-	return LP_EXIT_USAGE;
-}
 
 static void usage(FILE *out)
 {
-	const struct lp_cmd *c;
+	const struct lp_cmd *const *c;
 	fprintf(out, "usage: llmprof [--version] [-v|--verbose] [-q|--quiet] [--config-dir DIR]\n"
 		     "               <command> [options] [overrides...] [-- workload argv...]\n\n"
 		     "commands:\n");
-	for (c = lp_commands; c->name; c++)
-		fprintf(out, "  %-10s %s\n", c->name, c->summary);
+	for (c = lp_commands; *c; c++)
+		fprintf(out, "  %-10s %s\n", (*c)->name, (*c)->summary);
 	fprintf(out, "\nRun 'llmprof <command> -h' for a command's options.\n"
 		     "Exit codes: 0 ok, 1 other error, 2 usage or config error, 3 partial run,\n"
 		     "4 environment (a tool or GPU missing for what was asked).\n");
+}
+
+void lp_cmd_usage(const struct lp_cmd *c, FILE *out)
+{
+	lp_opt_usage(out, c->usage, c->description, c->opts);
+}
+
+static const struct lp_cmd *find_cmd(const char *name)
+{
+	const struct lp_cmd *const *c;
+	for (c = lp_commands; *c; c++)
+		if (!strcmp((*c)->name, name))
+			return *c;
+	return NULL;
+}
+
+/* Parses the command's options with its table, answers -h/--help, runs it. */
+static int run_cmd(const struct lp_cmd *c, int argc, const char **argv, struct lp_ctx *ctx)
+{
+	struct lp_args args;
+	struct lp_err err = LP_ERR_INIT;
+	int rc;
+	if (lp_opt_parse(argc, argv, c->opts, &args, &err) < 0)
+		return lp_cmd_fail(&err);
+	if (args.help) {
+		lp_cmd_usage(c, stdout);
+		rc = LP_EXIT_OK;
+	} else {
+		rc = c->fn(&args, ctx);
+	}
+	lp_args_release(&args);
+	lp_opt_release(c->opts);
+	return rc;
 }
 
 /* The conf/ folder: --config-dir, $LLMPROF_CONF_DIR, next to the binary (build/bin/../../conf,
@@ -158,11 +177,9 @@ int main(int argc, char **argv_in)
 	}
 	if (!strcmp(argv[i], "help")) {
 		if (i + 1 < argc) {
-			for (c = lp_commands; c->name; c++) {
-				if (!strcmp(c->name, argv[i + 1])) {
-					const char *hargv[] = { c->name, "-h", NULL };
-					return c->fn(2, hargv, &ctx);
-				}
+			if ((c = find_cmd(argv[i + 1]))) {
+				lp_cmd_usage(c, stdout);
+				return LP_EXIT_OK;
 			}
 			lp_log_error("'%s' is not an llmprof command", argv[i + 1]);
 			return LP_EXIT_USAGE;
@@ -170,10 +187,7 @@ int main(int argc, char **argv_in)
 		usage(stdout);
 		return 0;
 	}
-	for (c = lp_commands; c->name; c++)
-		if (!strcmp(c->name, argv[i]))
-			break;
-	if (!c->name) {
+	if (!(c = find_cmd(argv[i]))) {
 		lp_log_error("'%s' is not an llmprof command", argv[i]);
 		lp_log_hint("run 'llmprof help' for the list of commands");
 		return LP_EXIT_USAGE;
@@ -204,7 +218,7 @@ int main(int argc, char **argv_in)
 	ctx.exe_dir = exe_dir.data;
 	ctx.conf_dir = conf_dir.data;
 	ctx.verbose = verbose;
-	rc = c->fn(cmd_argc, cmd_argv, &ctx);
+	rc = run_cmd(c, cmd_argc, cmd_argv, &ctx);
 	fflush(stdout);
 	if (ferror(stdout)) {
 		lp_log_error("cannot write to standard output");

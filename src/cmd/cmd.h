@@ -1,13 +1,19 @@
 /* cmd.h: the subcommands of the llmprof CLI, one file each under src/cmd/.
  *
- * Each command is `int cmd_<name>(int argc, const char **argv, struct lp_ctx *ctx)`; argv[0] is
- * the command's name; it returns the exit status (enum lp_exit below; an error's kind becomes one
- * through lp_exit_status, never by its number). Commands print
- * results to stdout and use core/log.h for everything else. Options are declared as a table
- * (core/opt.h) that drives both parsing and `-h`.
+ * Each command file defines one `const struct lp_cmd lp_cmd_<name>`: its name, the function, the
+ * one-line summary `llmprof help` lists, the usage line and description `-h` prints, and its
+ * options as a table (core/opt.h) whose values are the file's static option variables. main.c
+ * keeps the list of commands (lp_commands), parses a command's options with its table, answers
+ * `-h`/`--help` (and `llmprof help CMD`) itself, then calls
+ * `int fn(const struct lp_args *args, struct lp_ctx *ctx)` with the words that are not options
+ * (args->rest) and what follows `--` (args->tail). fn returns the exit status (enum lp_exit below;
+ * an error's kind becomes one through lp_exit_status, never by its number). Commands print results
+ * to stdout and use core/log.h for everything else.
  */
 #ifndef LP_CMD_CMD_H
 #define LP_CMD_CMD_H
+
+#include <stdio.h>
 
 /* Exit statuses of the CLI, fixed and documented in README.md ("Exit codes"). 130 and 143 (128 +
  * the signal) end an interrupted run. */
@@ -34,25 +40,25 @@ struct lp_ctx {
 	int verbose;
 };
 
+struct lp_args;
+struct lp_opt;
+
 struct lp_cmd {
 	const char *name;
-	int (*fn)(int argc, const char **argv, struct lp_ctx *ctx);
-	const char *summary;
+	int (*fn)(const struct lp_args *args, struct lp_ctx *ctx);
+	const char *summary;       /* one line, for `llmprof help` */
+	const char *usage;         /* "llmprof runs [overrides...]"; more forms after "\n   or: " */
+	const char *description;   /* what `-h` prints under the usage line */
+	const struct lp_opt *opts; /* the options, LP_OPT_END-terminated (core/opt.h) */
 };
 
-int cmd_run(int argc, const char **argv, struct lp_ctx *ctx);
-int cmd_report(int argc, const char **argv, struct lp_ctx *ctx);
-int cmd_artifacts(int argc, const char **argv, struct lp_ctx *ctx);
-int cmd_runs(int argc, const char **argv, struct lp_ctx *ctx);
-int cmd_check(int argc, const char **argv, struct lp_ctx *ctx);
-int cmd_kernels(int argc, const char **argv, struct lp_ctx *ctx);
-int cmd_trace(int argc, const char **argv, struct lp_ctx *ctx);
-int cmd_diff(int argc, const char **argv, struct lp_ctx *ctx);
+extern const struct lp_cmd lp_cmd_run, lp_cmd_report, lp_cmd_artifacts, lp_cmd_runs, lp_cmd_check,
+	lp_cmd_kernels, lp_cmd_trace, lp_cmd_diff;
 
-/* The command table (main.c). */
-extern const struct lp_cmd lp_commands[];
+/* Every command, in the order `llmprof help` lists them, NULL-terminated (main.c). */
+extern const struct lp_cmd *const lp_commands[];
 
-/* Shared by commands that are not available yet: says so plainly and returns LP_EUSAGE. */
-int lp_cmd_not_available(const char *name, const char *issue_hint);
+/* Prints the command's `-h` text (usage, description, options) to out. */
+void lp_cmd_usage(const struct lp_cmd *c, FILE *out);
 
 #endif

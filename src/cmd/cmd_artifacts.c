@@ -17,6 +17,12 @@ static const char description[] =
 	"List the artifacts of a run: size, the phase that wrote them, path inside the run folder.\n"
 	"Without a run, the newest run under artifacts.stage2_dir.";
 
+static int opt_bytes;
+static const struct lp_opt opts[] = {
+	LP_OPT_FLAG(0, "bytes", &opt_bytes, "print exact sizes in bytes"),
+	LP_OPT_END,
+};
+
 static void human_size(int64_t n, int exact, char *out, size_t cap)
 {
 	static const char *const units[] = { "B", "K", "M", "G", "T" };
@@ -71,14 +77,9 @@ static void warn_missing(const struct lp_rundir *rd, const struct lp_rundir_file
 	}
 }
 
-int cmd_artifacts(int argc, const char **argv, struct lp_ctx *ctx)
+static int cmd_artifacts(const struct lp_args *args, struct lp_ctx *ctx)
 {
-	int bytes = 0, i, n_ovr = 0, rc = 0;
-	const struct lp_opt opts[] = {
-		LP_OPT_FLAG(0, "bytes", &bytes, "print exact sizes in bytes"),
-		LP_OPT_END,
-	};
-	struct lp_args args;
+	int i, n_ovr = 0, rc = 0;
 	struct lp_err err = LP_ERR_INIT;
 	struct lp_config cfg;
 	struct lp_rundir rd;
@@ -87,22 +88,15 @@ int cmd_artifacts(int argc, const char **argv, struct lp_ctx *ctx)
 	const char **ovr = NULL, *run_arg = NULL;
 	size_t n = 0, k;
 
-	if (lp_opt_parse(argc, argv, opts, &args, &err) < 0)
-		return lp_cmd_fail(&err);
-	if (args.help) {
-		lp_opt_usage(stdout, usage_line, description, opts);
-		lp_args_release(&args);
-		return 0;
-	}
-	ovr = calloc((size_t)args.n_rest + 1, sizeof(*ovr));
-	for (i = 0; ovr && i < args.n_rest; i++) {
-		if (is_override(args.rest[i])) {
-			ovr[n_ovr++] = args.rest[i];
+	ovr = calloc((size_t)args->n_rest + 1, sizeof(*ovr));
+	for (i = 0; ovr && i < args->n_rest; i++) {
+		if (is_override(args->rest[i])) {
+			ovr[n_ovr++] = args->rest[i];
 		} else if (run_arg) {
-			lp_err_set(&err, LP_EUSAGE, "more than one run given: '%s' and '%s'", run_arg, args.rest[i]);
+			lp_err_set(&err, LP_EUSAGE, "more than one run given: '%s' and '%s'", run_arg, args->rest[i]);
 			goto fail;
 		} else {
-			run_arg = args.rest[i];
+			run_arg = args->rest[i];
 		}
 	}
 	if (!ovr) {
@@ -125,7 +119,7 @@ int cmd_artifacts(int argc, const char **argv, struct lp_ctx *ctx)
 		rd.path);
 	for (k = 0; k < n; k++) {
 		char size[32];
-		human_size(files[k].size_bytes, bytes, size, sizeof(size));
+		human_size(files[k].size_bytes, opt_bytes, size, sizeof(size));
 		printf("%10s  %-12s  %s\n", size, files[k].phase ? files[k].phase : "-", files[k].rel);
 	}
 	warn_missing(&rd, files, n);
@@ -138,6 +132,9 @@ fail:
 out:
 	free(ovr);
 	lp_buf_release(&path);
-	lp_args_release(&args);
 	return rc;
 }
+
+const struct lp_cmd lp_cmd_artifacts = {
+	"artifacts", cmd_artifacts, "list the artifacts of a run", usage_line, description, opts,
+};

@@ -18,50 +18,44 @@
 
 static const char usage_line[] =
 	"llmprof check [--mode light|deep] [--nsys] [--format text|json] [overrides...] [-- workload argv...]";
+static const char description[] =
+	"Says what this machine can profile, and why not: GPUs and driver, nsys and ncu\n"
+	"(PATH, config tools.nsys/tools.ncu, /opt/nvidia/nsight-*, the CUDA bin folder) and\n"
+	"their versions, the nsys importer, performance-counter permission, CUPTI and the\n"
+	"tracer library. Then what 'llmprof run' with the same options and overrides will do\n"
+	"here (a GPU run, or a CPU run: stages and operators, no GPU kernels) and its exit\n"
+	"status: 0, or 4 when a phase it asks for cannot run here (the same as run's). A\n"
+	"workload after '--' is judged as run judges one (no CUDA build of llmprof-llm needed).";
+
+static const char *opt_mode, *opt_format = "text";
+static int opt_nsys;
+static const struct lp_opt opts[] = {
+	LP_OPT_STRING(0, "mode", &opt_mode, "MODE", "light (tracer only) or deep (tracer and ncu; the default)"),
+	LP_OPT_FLAG(0, "nsys", &opt_nsys, "also require nsys (the nsys phase is enabled)"),
+	LP_OPT_STRING(0, "format", &opt_format, "FMT", "text (default) or json"),
+	LP_OPT_END,
+};
 
 static void row(struct lp_buf *b, const char *what, const char *status, const char *detail)
 {
 	lp_buf_addf(b, "%-16s %-8s %s\n", what, status, detail);
 }
 
-int cmd_check(int argc, const char **argv, struct lp_ctx *ctx)
+static int cmd_check(const struct lp_args *args, struct lp_ctx *ctx)
 {
-	const char *mode = NULL, *format = "text";
-	int with_nsys = 0, ok, i;
+	const char *mode = opt_mode, *format = opt_format;
+	int with_nsys = opt_nsys, ok, i;
 	struct lp_run_outlook ol;
 	struct lp_config cfg = LP_CONFIG_INIT;
-	struct lp_opt opts[] = {
-		LP_OPT_STRING(0, "mode", &mode, "MODE", "light (tracer only) or deep (tracer and ncu; the default)"),
-		LP_OPT_FLAG(0, "nsys", &with_nsys, "also require nsys (the nsys phase is enabled)"),
-		LP_OPT_STRING(0, "format", &format, "FMT", "text (default) or json"),
-		LP_OPT_END,
-	};
-	struct lp_args args;
 	struct lp_err err = LP_ERR_INIT;
 	struct lp_tools t;
 	struct lp_tools_opts o;
 	struct lp_buf b = LP_BUF_INIT, why = LP_BUF_INIT, d = LP_BUF_INIT;
 
-	if (lp_opt_parse(argc, argv, opts, &args, &err) < 0)
-		return lp_cmd_fail(&err);
-	if (args.help) {
-		lp_opt_usage(stdout, usage_line,
-			"Says what this machine can profile, and why not: GPUs and driver, nsys and ncu\n"
-			"(PATH, config tools.nsys/tools.ncu, /opt/nvidia/nsight-*, the CUDA bin folder) and\n"
-			"their versions, the nsys importer, performance-counter permission, CUPTI and the\n"
-			"tracer library. Then what 'llmprof run' with the same options and overrides will do\n"
-			"here (a GPU run, or a CPU run: stages and operators, no GPU kernels) and its exit\n"
-			"status: 0, or 4 when a phase it asks for cannot run here (the same as run's). A\n"
-			"workload after '--' is judged as run judges one (no CUDA build of llmprof-llm needed).", opts);
-		lp_args_release(&args);
-		return 0;
-	}
 	/* the composed configuration with the same overrides `run` takes (tools.*, run.mode,
 	 * profiling.nsys.enable ...); --mode and --nsys win over it */
-	if (lp_config_load(&cfg, ctx ? ctx->conf_dir : NULL, args.rest, (size_t)args.n_rest, &err) < 0) {
-		lp_args_release(&args);
+	if (lp_config_load(&cfg, ctx ? ctx->conf_dir : NULL, args->rest, (size_t)args->n_rest, &err) < 0)
 		return lp_cmd_fail(&err);
-	}
 	if (!mode)
 		mode = json_string_value(lp_config_get(&cfg, "run.mode"));
 	if (!mode)
@@ -70,7 +64,6 @@ int cmd_check(int argc, const char **argv, struct lp_ctx *ctx)
 		with_nsys = 1;
 	if (strcmp(mode, "light") && strcmp(mode, "deep")) {
 		lp_config_release(&cfg);
-		lp_args_release(&args);
 		lp_log_error("unknown mode '%s'", mode);
 		lp_log_hint("use light or deep");
 		return LP_EXIT_USAGE;
@@ -84,7 +77,7 @@ int cmd_check(int argc, const char **argv, struct lp_ctx *ctx)
 	lp_tools_detect(&o, &t);
 	/* the verdict is run's own (collect/tools.h): a CPU run of deep mode exits 0 there, so it
 	 * does here; lp_tools_mode_ok's stricter "every piece of the mode" is not what run does */
-	lp_tools_outlook(&t, mode, json_string_value(lp_config_get(&cfg, "run.device")), with_nsys, !args.tail, &ol);
+	lp_tools_outlook(&t, mode, json_string_value(lp_config_get(&cfg, "run.device")), with_nsys, !args->tail, &ol);
 	ok = lp_exit_status(ol.exit_status) == 0;
 	lp_buf_adds(&why, ol.why);
 
@@ -155,7 +148,10 @@ done:
 	lp_buf_release(&b);
 	lp_buf_release(&why);
 	lp_buf_release(&d);
-	lp_args_release(&args);
 	lp_config_release(&cfg);   /* last: `mode` may point into it */
 	return lp_exit_status(ol.exit_status);
 }
+
+const struct lp_cmd lp_cmd_check = {
+	"check", cmd_check, "say what this machine can profile, and why not", usage_line, description, opts,
+};

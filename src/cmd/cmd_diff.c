@@ -29,6 +29,16 @@ static const char description[] =
 	"METRIC: ttft, decode.tokens_per_s, decode.ms_per_step, <stage>.latency|host|gpu_busy|step|kernels\n"
 	"(prefill., decode. or a stage name), kernel:<full name>. docs/diff.md.";
 
+static const char *opt_format = "md";
+static int opt_top = 20;
+static struct lp_opt_list opt_fail_if;
+static const struct lp_opt opts[] = {
+	LP_OPT_STRING(0, "format", &opt_format, "FMT", "md (default) or json"),
+	LP_OPT_INT(0, "top", &opt_top, "N", "kernel and operator rows shown in Markdown (default 20; 0: all)"),
+	LP_OPT_LIST(0, "fail-if", &opt_fail_if, "EXPR", "exit 1 when this change holds and is not within noise (repeatable)"),
+	LP_OPT_END,
+};
+
 struct cond {
 	const char *text;
 	char metric[256];
@@ -166,89 +176,45 @@ static int is_run(const char *path)
 	return ok;
 }
 
-int cmd_diff(int argc, const char **argv, struct lp_ctx *ctx)
+static int cmd_diff(const struct lp_args *args, struct lp_ctx *ctx)
 {
-	const char *format = "md";
-	int top = 20, i, n_av = 0, rc = 0;
-	const struct lp_opt opts[] = {
-		LP_OPT_STRING(0, "format", &format, "FMT", "md (default) or json"),
-		LP_OPT_INT(0, "top", &top, "N", "kernel and operator rows shown in Markdown (default 20; 0: all)"),
-		LP_OPT_STRING(0, "fail-if", NULL, "EXPR", "exit 1 when this change holds and is not within noise (repeatable)"),
-		LP_OPT_END,
-	};
-	struct lp_opt parse_opts[4];
-	struct lp_args args;
+	const char *format = opt_format;
+	int top = opt_top, i, rc = 0;
 	struct lp_err err = LP_ERR_INIT;
 	struct cond *conds = NULL;
 	size_t n_conds = 0, k;
-	const char **av = calloc((size_t)argc + 1, sizeof(*av));
 	struct lp_diff d;
 	struct lp_buf out = LP_BUF_INIT;
 	json_t *sa = NULL, *sb = NULL, *ca = NULL, *cb = NULL;
 	(void)ctx;
-	conds = calloc((size_t)argc + 1, sizeof(*conds));
-	if (!av || !conds) {
-		free(av);
-		free(conds);
+	conds = calloc((size_t)opt_fail_if.n + 1, sizeof(*conds));
+	if (!conds) {
 		lp_log_error("out of memory");
 		return LP_EXIT_OTHER;
 	}
-	/* --fail-if may repeat: take every one out before the option table sees the rest */
-	for (i = 0; i < argc; i++) {
-		const char *v = NULL;
-		if (!strcmp(argv[i], "--"))
-			break;
-		if (!strcmp(argv[i], "--fail-if")) {
-			if (i + 1 >= argc) {
-				lp_log_error("--fail-if needs an expression");
-				rc = LP_EXIT_USAGE;
-				goto done;
-			}
-			v = argv[++i];
-		} else if (!strncmp(argv[i], "--fail-if=", 10)) {
-			v = argv[i] + 10;
+	for (i = 0; i < opt_fail_if.n; i++) {
+		if (parse_cond(opt_fail_if.v[i], &conds[n_conds], &err) < 0) {
+			rc = lp_cmd_fail(&err);
+			goto done;
 		}
-		if (v) {
-			if (parse_cond(v, &conds[n_conds], &err) < 0) {
-				rc = lp_cmd_fail(&err);
-				goto done;
-			}
-			n_conds++;
-		} else {
-			av[n_av++] = argv[i];
-		}
+		n_conds++;
 	}
-	for (; i < argc; i++)
-		av[n_av++] = argv[i];
-	memcpy(parse_opts, opts, sizeof(parse_opts));
-	parse_opts[2] = (struct lp_opt)LP_OPT_END;
-	if (lp_opt_parse(n_av, av, parse_opts, &args, &err) < 0) {
-		rc = lp_cmd_fail(&err);
-		goto done;
-	}
-	if (args.help) {
-		lp_opt_usage(stdout, usage_line, description, opts);
-		lp_args_release(&args);
-		goto done;
-	}
-	if (args.n_rest != 2 || (strcmp(format, "md") && strcmp(format, "json")) || top < 0) {
-		if (args.n_rest != 2)
-			lp_err_set(&err, LP_EUSAGE, "diff takes two runs (or two kernel sources), got %d", args.n_rest);
+	if (args->n_rest != 2 || (strcmp(format, "md") && strcmp(format, "json")) || top < 0) {
+		if (args->n_rest != 2)
+			lp_err_set(&err, LP_EUSAGE, "diff takes two runs (or two kernel sources), got %d", args->n_rest);
 		else if (top < 0)
 			lp_err_set(&err, LP_EUSAGE, "--top must be 0 or more, got %d", top);
 		else
 			lp_err_set(&err, LP_EUSAGE, "--format must be md or json, got '%s'", format);
 		lp_err_hint(&err, "llmprof diff -h");
-		lp_args_release(&args);
 		rc = lp_cmd_fail(&err);
 		goto done;
 	}
-	if (is_run(args.rest[0]) && is_run(args.rest[1])) {
-		if (load_run(args.rest[0], &sa, &ca, &err) < 0 || load_run(args.rest[1], &sb, &cb, &err) < 0 ||
+	if (is_run(args->rest[0]) && is_run(args->rest[1])) {
+		if (load_run(args->rest[0], &sa, &ca, &err) < 0 || load_run(args->rest[1], &sb, &cb, &err) < 0 ||
 		    lp_diff_runs(sa, ca, sb, cb, &d, &err) < 0) {
 			if (err.kind == LP_EUSAGE)
 				err.kind = LP_EPARSE;   /* mismatched schemas: the input, not the command line */
-			lp_args_release(&args);
 			rc = lp_cmd_fail(&err);
 			goto done;
 		}
@@ -259,16 +225,14 @@ int cmd_diff(int argc, const char **argv, struct lp_ctx *ctx)
 		struct lp_source_opts so;
 		memset(&so, 0, sizeof(so));
 		so.exclude_warmup = 1;
-		if (lp_source_kernel_table(args.rest[0], &so, &ta, &kind, &res, &err) < 0) {
+		if (lp_source_kernel_table(args->rest[0], &so, &ta, &kind, &res, &err) < 0) {
 			lp_buf_release(&res);
-			lp_args_release(&args);
 			rc = lp_cmd_fail(&err);
 			goto done;
 		}
-		if (lp_source_kernel_table(args.rest[1], &so, &tb, &kind, &res, &err) < 0) {
+		if (lp_source_kernel_table(args->rest[1], &so, &tb, &kind, &res, &err) < 0) {
 			lp_kernel_table_release(&ta);
 			lp_buf_release(&res);
-			lp_args_release(&args);
 			rc = lp_cmd_fail(&err);
 			goto done;
 		}
@@ -277,13 +241,12 @@ int cmd_diff(int argc, const char **argv, struct lp_ctx *ctx)
 		lp_kernel_table_release(&ta);
 		lp_kernel_table_release(&tb);
 		if (rc < 0) {
-			lp_args_release(&args);
 			rc = lp_cmd_fail(&err);
 			goto done;
 		}
 	}
-	if (!strcmp(format, "json") ? lp_diff_json(&d, args.rest[0], args.rest[1], &out, &err) < 0
-				    : lp_diff_md(&d, args.rest[0], args.rest[1], (size_t)top, &out) < 0) {
+	if (!strcmp(format, "json") ? lp_diff_json(&d, args->rest[0], args->rest[1], &out, &err) < 0
+				    : lp_diff_md(&d, args->rest[0], args->rest[1], (size_t)top, &out) < 0) {
 		if (!err.status)
 			lp_oom(&err);
 		rc = lp_cmd_fail(&err);
@@ -308,14 +271,17 @@ int cmd_diff(int argc, const char **argv, struct lp_ctx *ctx)
 		}
 	}
 	lp_diff_release(&d);
-	lp_args_release(&args);
 done:
 	json_decref(sa);
 	json_decref(sb);
 	json_decref(ca);
 	json_decref(cb);
 	lp_buf_release(&out);
-	free(av);
 	free(conds);
 	return rc;
 }
+
+const struct lp_cmd lp_cmd_diff = {
+	"diff", cmd_diff, "what changed between two runs, with verdicts from their spread", usage_line, description,
+	opts,
+};

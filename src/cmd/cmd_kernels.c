@@ -19,6 +19,22 @@
 #define MD_NAME_MAX 96
 
 static const char usage_line[] = "llmprof kernels [--format md|json|csv] [--top N] [--stage NAME] [--exclude-warmup] SOURCE...";
+static const char description[] =
+	"Prints the kernel table of SOURCE: an ncu raw or details CSV, an nsys stats\n"
+	"cuda_gpu_kern_sum CSV, an nsys SQLite export, a trace folder or a run folder.\n"
+	"Sorted by total time; JSON and CSV carry numbers at full precision.\n"
+	"Exit status 3 when a SOURCE cannot be read, is damaged (a truncated trace:\n"
+	"what could be read is printed), or has no NVTX range matching --stage.";
+
+static const char *opt_format = "md", *opt_stage;
+static int opt_top, opt_exclude_warmup;
+static const struct lp_opt opts[] = {
+	LP_OPT_STRING(0, "format", &opt_format, "FMT", "md (default), json or csv"),
+	LP_OPT_INT(0, "top", &opt_top, "N", "only the N kernels with the largest total time (0: all, the default)"),
+	LP_OPT_STRING(0, "stage", &opt_stage, "NAME", "only kernels under this NVTX range (name or domain@name)"),
+	LP_OPT_FLAG(0, "exclude-warmup", &opt_exclude_warmup, "skip kernels under a range named warmup"),
+	LP_OPT_END,
+};
 
 /* Markdown cell: shortened (the full name is in JSON), then | < > ` escaped; bytes that are not
  * UTF-8 become U+FFFD (never cut inside a character). < and > become entities only when the table
@@ -213,49 +229,27 @@ static int unknown_stage(const char *stage, const char *source, const struct lp_
 	return LP_EXIT_PARTIAL;
 }
 
-int cmd_kernels(int argc, const char **argv, struct lp_ctx *ctx)
+static int cmd_kernels(const struct lp_args *args, struct lp_ctx *ctx)
 {
-	const char *format = "md", *stage = NULL;
-	int top = 0, exclude_warmup = 0, i, rc = 0;
-	struct lp_opt opts[] = {
-		LP_OPT_STRING(0, "format", &format, "FMT", "md (default), json or csv"),
-		LP_OPT_INT(0, "top", &top, "N", "only the N kernels with the largest total time (0: all, the default)"),
-		LP_OPT_STRING(0, "stage", &stage, "NAME", "only kernels under this NVTX range (name or domain@name)"),
-		LP_OPT_FLAG(0, "exclude-warmup", &exclude_warmup, "skip kernels under a range named warmup"),
-		LP_OPT_END,
-	};
-	struct lp_args args;
+	const char *format = opt_format, *stage = opt_stage;
+	int top = opt_top, exclude_warmup = opt_exclude_warmup, i, rc = 0;
 	struct lp_err err = LP_ERR_INIT;
 	json_t *all = NULL;
 	(void)ctx;
 	md_entities = !isatty(STDOUT_FILENO);
-	if (lp_opt_parse(argc, argv, opts, &args, &err) < 0)
-		return lp_cmd_fail(&err);
-	if (args.help) {
-		lp_opt_usage(stdout, usage_line,
-			"Prints the kernel table of SOURCE: an ncu raw or details CSV, an nsys stats\n"
-			"cuda_gpu_kern_sum CSV, an nsys SQLite export, a trace folder or a run folder.\n"
-			"Sorted by total time; JSON and CSV carry numbers at full precision.\n"
-			"Exit status 3 when a SOURCE cannot be read, is damaged (a truncated trace:\n"
-			"what could be read is printed), or has no NVTX range matching --stage.", opts);
-		lp_args_release(&args);
-		return 0;
-	}
 	if (strcmp(format, "md") && strcmp(format, "json") && strcmp(format, "csv")) {
-		lp_args_release(&args);
 		lp_log_error("unknown format '%s'", format);
 		lp_log_hint("use md, json or csv");
 		return LP_EXIT_USAGE;
 	}
-	if (args.n_rest == 0 || top < 0) {
-		lp_args_release(&args);
+	if (args->n_rest == 0 || top < 0) {
 		lp_log_error(top < 0 ? "--top must be 0 (all kernels) or more, got %d" : "no SOURCE given", top);
 		lp_log_hint("usage: %s", usage_line);
 		return LP_EXIT_USAGE;
 	}
-	if (!strcmp(format, "json") && args.n_rest > 1)
+	if (!strcmp(format, "json") && args->n_rest > 1)
 		all = json_array();
-	for (i = 0; i < args.n_rest; i++) {
+	for (i = 0; i < args->n_rest; i++) {
 		struct lp_kernel_table t;
 		struct lp_buf resolved = LP_BUF_INIT;
 		enum lp_source_kind kind;
@@ -264,7 +258,7 @@ int cmd_kernels(int argc, const char **argv, struct lp_ctx *ctx)
 		struct lp_source_opts so = { stage, exclude_warmup, &seen, &stage_seen, &damage };
 		const char *kn;
 		lp_err_clear(&err);
-		if (lp_source_kernel_table(args.rest[i], &so, &t, &kind, &resolved, &err) < 0) {
+		if (lp_source_kernel_table(args->rest[i], &so, &t, &kind, &resolved, &err) < 0) {
 			int st = lp_cmd_fail(&err);
 			if (!rc || st == LP_EXIT_PARTIAL)
 				rc = st;
@@ -292,7 +286,7 @@ int cmd_kernels(int argc, const char **argv, struct lp_ctx *ctx)
 		if (!strcmp(format, "md")) {
 			if (i)
 				fputc('\n', stdout);
-			print_md(resolved.data, kn, &t, top, args.n_rest > 1);
+			print_md(resolved.data, kn, &t, top, args->n_rest > 1);
 		} else if (!strcmp(format, "csv")) {
 			print_csv(&t, top);
 		} else {
@@ -317,6 +311,10 @@ int cmd_kernels(int argc, const char **argv, struct lp_ctx *ctx)
 		free(s);
 		json_decref(all);
 	}
-	lp_args_release(&args);
 	return rc;
 }
+
+const struct lp_cmd lp_cmd_kernels = {
+	"kernels", cmd_kernels, "print the kernel table of a trace, nsys or ncu output", usage_line, description,
+	opts,
+};

@@ -21,14 +21,20 @@
 
 extern char **environ;
 
-static const char *usage_line = "llmprof report [--open] RUN_ID|RUN_DIR [overrides...]";
-static const char *description =
+static const char usage_line[] = "llmprof report [--open] RUN_ID|RUN_DIR [overrides...]";
+static const char description[] =
 	"Recompute stages, operators, kernels, MFU/MBU and advice from the artifacts of a run\n"
 	"(config.yaml, env.json, trace/, ncu/, phases.json) and rewrite kernels.md, operators.md,\n"
 	"report.md, stakeholder_summary.md, summary.json and report.html (its figures in figures/)\n"
 	"in it. When an input is damaged (a truncated trace, an export manifest.json lists but that\n"
 	"is gone), the warning names it, reports already there are kept, and the exit status is 3.\n"
 	"RUN_ID is a run under artifacts.stage2_dir (as 'llmprof runs' lists them), like 'artifacts'.";
+
+static int opt_open;
+static const struct lp_opt opts[] = {
+	LP_OPT_FLAG(0, "open", &opt_open, "print the file:// URL of report.html; start $BROWSER on it when set"),
+	LP_OPT_END,
+};
 
 /* RUN_ID or RUN_DIR, as `llmprof artifacts` takes them: a folder path, else a run id under
  * artifacts.stage2_dir of the composed configuration (overrides such as artifacts.stage2_dir=DIR). */
@@ -77,49 +83,35 @@ static int open_html(const char *run_dir)
 	return rc;
 }
 
-int cmd_report(int argc, const char **argv, struct lp_ctx *ctx)
+static int cmd_report(const struct lp_args *args, struct lp_ctx *ctx)
 {
-	int want_open = 0;
-	struct lp_opt opts[] = {
-		LP_OPT_FLAG(0, "open", &want_open, "print the file:// URL of report.html; start $BROWSER on it when set"),
-		LP_OPT_END,
-	};
-	struct lp_args args;
 	struct lp_err err = LP_ERR_INIT;
 	const char *run_dir = NULL, **ovr = NULL;
 	struct lp_buf path = LP_BUF_INIT;
 	struct lp_rebuild_outcome oc;
 	size_t i, n_ovr = 0;
 	int rc = 0, n_runs = 0;
-	if (lp_opt_parse(argc, argv, opts, &args, &err) < 0)
-		return lp_cmd_fail(&err);
-	if (args.help) {
-		lp_opt_usage(stdout, usage_line, description, opts);
-		lp_args_release(&args);
-		return 0;
-	}
-	ovr = calloc((size_t)args.n_rest + 1, sizeof(*ovr));
-	for (i = 0; ovr && i < (size_t)args.n_rest; i++) {
-		const char *w = args.rest[i];
+
+	ovr = calloc((size_t)args->n_rest + 1, sizeof(*ovr));
+	for (i = 0; ovr && i < (size_t)args->n_rest; i++) {
+		const char *w = args->rest[i];
 		if ((strchr(w, '=') || w[0] == '~') && !lp_fs_is_dir(w))
 			ovr[n_ovr++] = w;
 		else if (n_runs++ == 0)
 			run_dir = w;
 	}
-	if (!ovr || n_runs != 1 || args.tail) {
+	if (!ovr || n_runs != 1 || args->tail) {
 		if (!ovr)
 			lp_log_error("out of memory");
 		else
 			lp_log_error(n_runs ? "'report' takes one run" : "'report' needs a run id or a run folder");
 		lp_log_hint("usage: %s", usage_line);
 		free(ovr);
-		lp_args_release(&args);
 		return ovr ? LP_EXIT_USAGE : LP_EXIT_OTHER;
 	}
 	if ((!lp_fs_is_dir(run_dir) && !strchr(run_dir, '/')) || n_ovr) {   /* a run id */
 		if (find_run(ctx, run_dir, ovr, n_ovr, &path, &err) < 0) {
 			free(ovr);
-			lp_args_release(&args);
 			return lp_cmd_fail(&err);
 		}
 		run_dir = path.data;
@@ -128,7 +120,6 @@ int cmd_report(int argc, const char **argv, struct lp_ctx *ctx)
 	if (lp_report_rebuild_ex(run_dir, &oc, &err) < 0) {
 		lp_rebuild_outcome_release(&oc);
 		lp_buf_release(&path);
-		lp_args_release(&args);
 		return lp_cmd_fail(&err);
 	}
 	if (oc.damaged) {
@@ -143,10 +134,14 @@ int cmd_report(int argc, const char **argv, struct lp_ctx *ctx)
 	if (oc.wrote)
 		for (i = 0; i < LP_REPORT_N_FILES; i++)
 			printf("%s/%s\n", run_dir, lp_report_files[i]);
-	if (want_open && open_html(run_dir) && !rc)
+	if (opt_open && open_html(run_dir) && !rc)
 		rc = 1;
 	lp_rebuild_outcome_release(&oc);
 	lp_buf_release(&path);
-	lp_args_release(&args);
 	return rc;
 }
+
+const struct lp_cmd lp_cmd_report = {
+	"report", cmd_report, "recompute the analysis and rewrite the reports of a run", usage_line, description,
+	opts,
+};

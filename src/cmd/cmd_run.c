@@ -24,6 +24,15 @@ static const char description[] =
 	"Overrides: key=value, +key=value, ++key=value, ~key, group=option (docs/config.md),\n"
 	"e.g. 'run.repeats=5 profiling/ncu=ncu.high model=llama-3.2-1b'.";
 
+static const char *opt_mode;
+static int opt_cfg, opt_dry_run;
+static const struct lp_opt opts[] = {
+	LP_OPT_STRING(0, "mode", &opt_mode, "MODE", "light or deep (shorthand for run.mode=MODE)"),
+	LP_OPT_FLAG(0, "cfg", &opt_cfg, "print the resolved configuration as YAML and exit"),
+	LP_OPT_FLAG(0, "dry-run", &opt_dry_run, "resolve everything and print the plan, run nothing"),
+	LP_OPT_END,
+};
+
 static int print_cfg(const struct lp_run *run)
 {
 	struct lp_buf out = LP_BUF_INIT;
@@ -156,17 +165,10 @@ static int announce_and_run(struct lp_pipeline *pl, struct lp_run *run, struct l
 	return lp_pipeline_run(pl, run, err);
 }
 
-int cmd_run(int argc, const char **argv, struct lp_ctx *ctx)
+static int cmd_run(const struct lp_args *args, struct lp_ctx *ctx)
 {
-	const char *mode = NULL;
-	int cfg_only = 0, dry_run = 0, rc = 0;
-	const struct lp_opt opts[] = {
-		LP_OPT_STRING(0, "mode", &mode, "MODE", "light or deep (shorthand for run.mode=MODE)"),
-		LP_OPT_FLAG(0, "cfg", &cfg_only, "print the resolved configuration as YAML and exit"),
-		LP_OPT_FLAG(0, "dry-run", &dry_run, "resolve everything and print the plan, run nothing"),
-		LP_OPT_END,
-	};
-	struct lp_args args;
+	const char *mode = opt_mode;
+	int cfg_only = opt_cfg, dry_run = opt_dry_run, rc = 0;
 	struct lp_err err = LP_ERR_INIT;
 	struct lp_run run;
 	struct lp_run_opts ro;
@@ -174,16 +176,8 @@ int cmd_run(int argc, const char **argv, struct lp_ctx *ctx)
 	const char **ovr;
 	int i, n = 0;
 
-	if (lp_opt_parse(argc, argv, opts, &args, &err) < 0)
-		return lp_cmd_fail(&err);
-	if (args.help) {
-		lp_opt_usage(stdout, usage_line, description, opts);
-		lp_args_release(&args);
-		return 0;
-	}
-	ovr = calloc((size_t)args.n_rest + 2, sizeof(*ovr));
+	ovr = calloc((size_t)args->n_rest + 2, sizeof(*ovr));
 	if (!ovr) {
-		lp_args_release(&args);
 		lp_log_error("out of memory");
 		return LP_EXIT_OTHER;
 	}
@@ -191,14 +185,14 @@ int cmd_run(int argc, const char **argv, struct lp_ctx *ctx)
 		lp_buf_addf(&mode_ovr, "run.mode=%s", mode);
 		ovr[n++] = mode_ovr.data;
 	}
-	for (i = 0; i < args.n_rest; i++)
-		ovr[n++] = args.rest[i];
+	for (i = 0; i < args->n_rest; i++)
+		ovr[n++] = args->rest[i];
 	memset(&ro, 0, sizeof(ro));
 	ro.conf_dir = ctx->conf_dir;
 	ro.overrides = ovr;
 	ro.n_overrides = (size_t)n;
-	ro.workload_argv = args.tail;
-	ro.workload_argc = (size_t)args.n_tail;
+	ro.workload_argv = args->tail;
+	ro.workload_argc = (size_t)args->n_tail;
 	ro.dry_run = cfg_only || dry_run;
 
 	if (lp_run_prepare(&run, &ro, &err) < 0) {
@@ -243,6 +237,9 @@ int cmd_run(int argc, const char **argv, struct lp_ctx *ctx)
 out:
 	free(ovr);
 	lp_buf_release(&mode_ovr);
-	lp_args_release(&args);
 	return rc;
 }
+
+const struct lp_cmd lp_cmd_run = {
+	"run", cmd_run, "profile an LLM workload and write the artifact bundle", usage_line, description, opts,
+};

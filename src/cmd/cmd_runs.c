@@ -16,6 +16,7 @@ static const char description[] =
 	"List the runs under artifacts.stage2_dir, newest first, with their status\n"
 	"(running, ok, partial, failed; interrupted: a run whose process is gone; damaged: a\n"
 	"folder whose manifest.json is missing or corrupt, listed last with the reason).";
+static const struct lp_opt opts[] = { LP_OPT_END };
 
 static void human_size(int64_t n, char *out, size_t cap)
 {
@@ -29,10 +30,8 @@ static void human_size(int64_t n, char *out, size_t cap)
 	snprintf(out, cap, u == 0 ? "%.0f%s" : v < 10 ? "%.1f%s" : "%.0f%s", v, units[u]);
 }
 
-int cmd_runs(int argc, const char **argv, struct lp_ctx *ctx)
+static int cmd_runs(const struct lp_args *args, struct lp_ctx *ctx)
 {
-	const struct lp_opt opts[] = { LP_OPT_END };
-	struct lp_args args;
 	struct lp_err err = LP_ERR_INIT;
 	struct lp_config cfg;
 	struct lp_run_info *runs = NULL;
@@ -40,17 +39,8 @@ int cmd_runs(int argc, const char **argv, struct lp_ctx *ctx)
 	size_t n = 0, i;
 	int rc = 0;
 
-	if (lp_opt_parse(argc, argv, opts, &args, &err) < 0)
+	if (lp_config_load(&cfg, ctx->conf_dir, args->rest, (size_t)args->n_rest, &err) < 0)
 		return lp_cmd_fail(&err);
-	if (args.help) {
-		lp_opt_usage(stdout, usage_line, description, opts);
-		lp_args_release(&args);
-		return 0;
-	}
-	if (lp_config_load(&cfg, ctx->conf_dir, args.rest, (size_t)args.n_rest, &err) < 0) {
-		lp_args_release(&args);
-		return lp_cmd_fail(&err);
-	}
 	root = json_string_value(lp_config_get(&cfg, "artifacts.stage2_dir"));
 	if (lp_rundir_list(root, &runs, &n, &err) < 0) {
 		rc = lp_cmd_fail(&err);
@@ -73,6 +63,9 @@ int cmd_runs(int argc, const char **argv, struct lp_ctx *ctx)
 	}
 	lp_rundir_list_free(runs, n);
 	lp_config_release(&cfg);
-	lp_args_release(&args);
 	return rc;
 }
+
+const struct lp_cmd lp_cmd_runs = {
+	"runs", cmd_runs, "list runs, newest first", usage_line, description, opts,
+};

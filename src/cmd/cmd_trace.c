@@ -22,6 +22,14 @@ static const char description[] =
 	"  dump      print every record as a line of text\n"
 	"  perfetto  write Chrome trace-event JSON (gzip) for ui.perfetto.dev";
 
+static const char *opt_output;
+static int opt_no_flows;
+static const struct lp_opt opts[] = {
+	LP_OPT_STRING('o', "output", &opt_output, "FILE", "perfetto: the .json.gz file to write"),
+	LP_OPT_FLAG(0, "no-flows", &opt_no_flows, "perfetto: leave out the launch -> kernel arrows"),
+	LP_OPT_END,
+};
+
 /* Prints string `sid` of f quoted, with C-style escapes for anything unprintable. */
 static void print_str(const struct lp_trace_file *f, uint32_t sid)
 {
@@ -255,40 +263,27 @@ static int trace_perfetto(const char *path, const char *out, int no_flows)
 	return rc;
 }
 
-int cmd_trace(int argc, const char **argv, struct lp_ctx *ctx)
+static int cmd_trace(const struct lp_args *args, struct lp_ctx *ctx)
 {
-	const char *out = NULL;
-	int no_flows = 0, rc;
-	struct lp_opt opts[] = {
-		LP_OPT_STRING('o', "output", &out, "FILE", "perfetto: the .json.gz file to write"),
-		LP_OPT_FLAG(0, "no-flows", &no_flows, "perfetto: leave out the launch -> kernel arrows"),
-		LP_OPT_END,
-	};
-	struct lp_args args;
-	struct lp_err err = LP_ERR_INIT;
+	int rc;
 	(void)ctx;
 
-	if (lp_opt_parse(argc, argv, opts, &args, &err) < 0)
-		return lp_cmd_fail(&err);
-	if (args.help) {
-		lp_opt_usage(stdout, usage_line, description, opts);
-		lp_args_release(&args);
-		return 0;
-	}
-	if (args.n_rest != 2 || (strcmp(args.rest[0], "dump") && strcmp(args.rest[0], "perfetto"))) {
-		lp_args_release(&args);
+	if (args->n_rest != 2 || (strcmp(args->rest[0], "dump") && strcmp(args->rest[0], "perfetto"))) {
 		lp_log_error("'trace' needs 'dump' or 'perfetto' and a trace folder or file");
 		lp_log_hint("usage: %s", usage_line);
 		return LP_EXIT_USAGE;
 	}
-	if (!strcmp(args.rest[0], "dump")) {
-		rc = trace_dump(args.rest[1]);
-	} else if (!out) {
+	if (!strcmp(args->rest[0], "dump")) {
+		rc = trace_dump(args->rest[1]);
+	} else if (!opt_output) {
 		lp_log_error("'trace perfetto' needs an output file (-o trace.json.gz)");
 		rc = LP_EXIT_USAGE;
 	} else {
-		rc = trace_perfetto(args.rest[1], out, no_flows);
+		rc = trace_perfetto(args->rest[1], opt_output, opt_no_flows);
 	}
-	lp_args_release(&args);
 	return rc;
 }
+
+const struct lp_cmd lp_cmd_trace = {
+	"trace", cmd_trace, "dump or convert traces of the built-in tracer", usage_line, description, opts,
+};

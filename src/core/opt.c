@@ -42,6 +42,15 @@ static int set_value(const struct lp_opt *o, const char *display, const char *va
 		}
 		*(int *)o->value = (int)v;
 		return 0;
+	case LP_OPT_LIST_: {
+		struct lp_opt_list *l = o->value;
+		const char **nv = realloc(l->v, ((size_t)l->n + 1) * sizeof(*nv));
+		if (!nv)
+			return lp_oom(err);
+		l->v = nv;
+		l->v[l->n++] = val;
+		return 0;
+	}
 	default:
 		return lp_err_set(err, LP_EOTHER, "bad option table");
 	}
@@ -111,6 +120,7 @@ int lp_opt_parse(int argc, const char **argv, const struct lp_opt *opts, struct 
 	return 0;
 fail:
 	lp_args_release(args);
+	lp_opt_release(opts);
 	return -1;
 }
 
@@ -118,6 +128,18 @@ void lp_args_release(struct lp_args *args)
 {
 	free(args->rest);
 	memset(args, 0, sizeof(*args));
+}
+
+void lp_opt_release(const struct lp_opt *opts)
+{
+	for (; opts->type != LP_OPT_END_; opts++) {
+		if (opts->type == LP_OPT_LIST_) {
+			struct lp_opt_list *l = opts->value;
+			free(l->v);
+			l->v = NULL;
+			l->n = 0;
+		}
+	}
 }
 
 void lp_opt_usage(FILE *out, const char *usage, const char *description, const struct lp_opt *opts)

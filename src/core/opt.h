@@ -19,13 +19,19 @@
 
 #include "core/err.h"
 
-enum lp_opt_type { LP_OPT_END_, LP_OPT_FLAG_, LP_OPT_STRING_, LP_OPT_INT_ };
+enum lp_opt_type { LP_OPT_END_, LP_OPT_FLAG_, LP_OPT_STRING_, LP_OPT_INT_, LP_OPT_LIST_ };
+
+/* The values of a repeatable option, in order (pointing into argv); lp_opt_release frees v. */
+struct lp_opt_list {
+	const char **v;
+	int n;
+};
 
 struct lp_opt {
 	enum lp_opt_type type;
 	char short_name;
 	const char *long_name;
-	void *value;          /* int* for FLAG and INT, const char** for STRING */
+	void *value;          /* int* for FLAG and INT, const char** for STRING, lp_opt_list* for LIST */
 	const char *arg_name; /* "N", "FILE" ... */
 	const char *help;
 };
@@ -33,6 +39,7 @@ struct lp_opt {
 #define LP_OPT_FLAG(s, l, v, h) { LP_OPT_FLAG_, (s), (l), (v), NULL, (h) }
 #define LP_OPT_STRING(s, l, v, a, h) { LP_OPT_STRING_, (s), (l), (v), (a), (h) }
 #define LP_OPT_INT(s, l, v, a, h) { LP_OPT_INT_, (s), (l), (v), (a), (h) }
+#define LP_OPT_LIST(s, l, v, a, h) { LP_OPT_LIST_, (s), (l), (v), (a), (h) }
 #define LP_OPT_END { LP_OPT_END_, 0, NULL, NULL, NULL, NULL }
 
 struct lp_args {
@@ -48,6 +55,8 @@ struct lp_args {
 int lp_opt_parse(int argc, const char **argv, const struct lp_opt *opts, struct lp_args *args,
 	struct lp_err *err);
 void lp_args_release(struct lp_args *args);
+/* Frees what parsing allocated for the table's LIST options and empties them. */
+void lp_opt_release(const struct lp_opt *opts);
 /* Prints "usage: <usage>\n\n<description>\n\noptions:\n  --x ..." to `out`. */
 void lp_opt_usage(FILE *out, const char *usage, const char *description, const struct lp_opt *opts);
 

@@ -6,7 +6,10 @@ set -u
 
 lib="$LP_BUILD/lib/libllmprof_inject.so"
 demo="$LP_BUILD/tests/lp_trace_nvtx_demo"
-[ -f "$lib" ] && [ -x "$demo" ] || skip "libllmprof_inject.so not built (no NVTX v3 headers)"
+# skipped only where the build has no tracer (no NVTX v3 headers); where it has one, a missing
+# library or demo fails
+[ "${LP_HAVE_INJECT:-1}" = 0 ] && skip "libllmprof_inject.so is not part of this build (no NVTX v3 headers)"
+[ -f "$lib" ] && [ -x "$demo" ] || fail "this build has the tracer, but '$lib' or '$demo' is missing"
 
 NVTX_INJECTION64_PATH="$lib" LLMPROF_TRACE_DIR="$LP_TMP/trace" "$demo" >"$LP_TMP/demo.out" 2>&1 ||
   fail "demo exited $?: $(cat "$LP_TMP/demo.out")"
