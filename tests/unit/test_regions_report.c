@@ -342,17 +342,12 @@ static void test_report_no_match(void **state)
 	char dir[512], path[600];
 	struct lp_regions_outcome o;
 	struct lp_profile cap;
-	struct lp_range *rg;
 	json_t *j, *agg;
 	struct lp_buf md = LP_BUF_INIT;
 	(void)state;
 	lp_profile_init(&cap, "capture");
-	rg = lp_profile_add_range(&cap);
-	rg->domain = lp_profile_intern(&cap, "");
-	rg->name = lp_profile_intern(&cap, "LLM@decode_all");
-	rg = lp_profile_add_range(&cap);
-	rg->domain = lp_profile_intern(&cap, "");
-	rg->name = lp_profile_intern(&cap, "A");
+	lp_test_range(&cap, -1, "", "LLM@decode_all", 0, 0);
+	lp_test_range(&cap, -1, "", "A", 0, 0);
 	snprintf(dir, sizeof(dir), "%s", lp_test_tmpdir("regions_report_nomatch"));
 	run_report(dir, "name: t\nregions: {include: [LLM@decode_all/]}\n", "regions/kernel_nested_raw.csv", &cap, &o);
 	assert_true(o.active);
@@ -538,14 +533,12 @@ static void test_seen_pasteable_roundtrip(void **state)
 	size_t n, i, j;
 	(void)state;
 	for (i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
-		struct lp_range *rg;
 		struct lp_buf e = LP_BUF_INIT;
 		struct lp_region_pattern pat;
+		int32_t r;
 		lp_profile_init(&p, "capture");
-		rg = lp_profile_add_range(&p);
-		rg->domain = lp_profile_intern(&p, cases[i].domain);
-		rg->name = lp_profile_intern(&p, cases[i].name);
-		rg->kind = cases[i].startend ? LP_RANGE_STARTEND : LP_RANGE_PUSHPOP;
+		r = lp_test_range(&p, -1, cases[i].domain, cases[i].name, 0, 0);
+		p.ranges[r].kind = cases[i].startend ? LP_RANGE_STARTEND : LP_RANGE_PUSHPOP;
 		assert_int_equal(lp_regions_profile_ranges(&p, &a, &seen, &n, &err), 0);
 		assert_int_equal(n, 1);
 		assert_int_equal(lp_regions_pasteable(seen[0], &e), 0);
