@@ -24,7 +24,8 @@ enum lp_err_kind {
 	LP_EUSAGE = 2,    /* usage: bad option, argument, override, config file or config value */
 	LP_EPARTIAL = 3,  /* phase: a phase of a run failed; the artifacts of earlier phases are kept */
 	LP_EENV = 4,      /* env: a tool, library or GPU is missing for what was asked */
-	LP_EPARSE = 5,    /* parse: an input file is corrupt, truncated or not of its format */
+	LP_EPARSE = 5,    /* parse: an input cannot be read as its format says: corrupt, truncated,
+			   * of another format, or not there (llmprof kernels SOURCE, a run's trace) */
 	LP_EIO = 6,       /* io: reading, writing or creating a file or process failed */
 	LP_ENOMEM = 7,    /* nomem: out of memory (lp_oom) */
 	LP_EKIND_COUNT_
