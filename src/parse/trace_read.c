@@ -8,485 +8,27 @@
  * per launch: see attribute()).
  */
 #include "parse/trace_read.h"
+#include "parse/trace_impl.h"
 
-#include <dirent.h>
-#include <dlfcn.h>
-#include <errno.h>
-#include <fcntl.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/mman.h>
-#include <sys/stat.h>
-#include <unistd.h>
 
 #include "core/buf.h"
+#include "core/map.h"
 #include "core/str.h"
+#include "core/vec.h"
 #include "llmprof/trace_format.h"
 
-struct lp_trace_strref {
-	uint32_t sid;
-	uint32_t len;
-	size_t off;
-	size_t order;                /* file position, so the last definition of an id wins */
-};
+/* ---- u64 -> u64 lookups on the core map ---- */
 
-/* ---- record framing ---- */
-
-static const struct {
-	uint16_t type;
-	const char *name;
-	size_t min_size;
-} rec_types[] = {
-	{ LP_TREC_PROCESS, "PROCESS", sizeof(struct lp_trace_process) },
-	{ LP_TREC_STRING, "STRING", sizeof(struct lp_trace_string) },
-	{ LP_TREC_CUPTI_STATUS, "CUPTI_STATUS", sizeof(struct lp_trace_cupti_status) },
-	{ LP_TREC_DOMAIN, "DOMAIN", sizeof(struct lp_trace_domain) },
-	{ LP_TREC_THREAD_NAME, "THREAD_NAME", sizeof(struct lp_trace_thread_name) },
-	{ LP_TREC_NVTX, "NVTX", sizeof(struct lp_trace_nvtx) },
-	{ LP_TREC_LAUNCH, "LAUNCH", sizeof(struct lp_trace_launch) },
-	{ LP_TREC_GRAPH_NODE, "GRAPH_NODE", sizeof(struct lp_trace_graph_node) },
-	{ LP_TREC_KERNEL, "KERNEL", sizeof(struct lp_trace_kernel) },
-	{ LP_TREC_COPY, "COPY", sizeof(struct lp_trace_copy) },
-	{ LP_TREC_OVERHEAD, "OVERHEAD", sizeof(struct lp_trace_overhead) },
-	{ LP_TREC_DROPPED, "DROPPED", sizeof(struct lp_trace_dropped) },
-	{ LP_TREC_DEVICE, "DEVICE", sizeof(struct lp_trace_device) },
-	{ LP_TREC_CLOCK_SYNC, "CLOCK_SYNC", sizeof(struct lp_trace_clock_sync) },
-	{ LP_TREC_END, "END", sizeof(struct lp_trace_end) },
-};
-
-const char *lp_trace_record_type_name(uint16_t type)
+static int map_put(struct lp_map *m, uint64_t key, uint64_t val)
 {
-	size_t i;
-	for (i = 0; i < sizeof(rec_types) / sizeof(rec_types[0]); i++)
-		if (rec_types[i].type == type)
-			return rec_types[i].name;
-	return NULL;
+	return lp_map_put(m, LP_MAP_U64(&key), val, NULL);
 }
 
-static size_t record_min_size(uint16_t type)
+static int map_get(const struct lp_map *m, uint64_t key, uint64_t *val)
 {
-	size_t i;
-	for (i = 0; i < sizeof(rec_types) / sizeof(rec_types[0]); i++)
-		if (rec_types[i].type == type)
-			return rec_types[i].min_size;
-	return 0;
-}
-
-static int cmp_strref(const void *a, const void *b)
-{
-	const struct lp_trace_strref *x = a, *y = b;
-	if (x->sid != y->sid)
-		return x->sid < y->sid ? -1 : 1;
-	return x->order < y->order ? -1 : x->order > y->order;
-}
-
-static int corrupt(struct lp_err *err, const struct lp_trace_file *f, size_t off, const char *what)
-{
-	lp_err_set(err, LP_EPARTIAL, "corrupt trace '%s' at byte offset %zu: %s", f->path, off, what);
-	return -1;
-}
-
-/* Pass 1: framing, sizes and the string table. */
-static int validate(struct lp_trace_file *f, struct lp_err *err)
-{
-	struct lp_trace_preamble pre;
-	size_t off = sizeof(pre), cap = 0;
-	char what[160];
-
-	if (f->size < sizeof(pre)) {
-		if (f->size == 0 || !memcmp(f->data, LP_TRACE_MAGIC, f->size < 8 ? f->size : 8)) {
-			f->truncated = 1;
-			f->truncated_at = 0;
-			f->end = f->size;
-			f->version_major = 0;
-			return 1; /* cut before the preamble ended: an empty trace */
-		}
-		return corrupt(err, f, 0, "not an llmprof trace (bad magic)");
-	}
-	memcpy(&pre, f->data, sizeof(pre));
-	if (memcmp(pre.magic, LP_TRACE_MAGIC, sizeof(pre.magic)))
-		return corrupt(err, f, 0, "not an llmprof trace (bad magic)");
-	f->version_major = pre.version_major;
-	f->version_minor = pre.version_minor;
-	if (pre.version_major != LP_TRACE_VERSION_MAJOR) {
-		lp_err_set(err, LP_EPARTIAL, "trace '%s' has format version %u.%u; this llmprof reads %u.x",
-			f->path, pre.version_major, pre.version_minor, LP_TRACE_VERSION_MAJOR);
-		return -1;
-	}
-	while (off < f->size) {
-		struct lp_trace_rec_header h;
-		size_t min;
-		if (f->size - off < sizeof(h)) {
-			f->truncated = 1;
-			f->truncated_at = off;
-			break;
-		}
-		memcpy(&h, f->data + off, sizeof(h));
-		if (h.type == 0)
-			return corrupt(err, f, off, "record of type 0");
-		if (h.size > LP_TRACE_MAX_RECORD_BYTES) {
-			snprintf(what, sizeof(what), "record of %u bytes exceeds the limit of %u", h.size,
-				LP_TRACE_MAX_RECORD_BYTES);
-			return corrupt(err, f, off, what);
-		}
-		if (f->size - off - sizeof(h) < h.size) {
-			f->truncated = 1;
-			f->truncated_at = off;
-			break;
-		}
-		min = record_min_size(h.type);
-		if (h.size < min) {
-			snprintf(what, sizeof(what), "%s record of %u bytes, expected at least %zu",
-				lp_trace_record_type_name(h.type), h.size, min);
-			return corrupt(err, f, off, what);
-		}
-		if (h.type == LP_TREC_STRING) {
-			struct lp_trace_string s;
-			memcpy(&s, f->data + off + sizeof(h), sizeof(s));
-			if (s.sid == 0 || s.sid >= LP_TRACE_MAX_STRINGS)
-				return corrupt(err, f, off, "string id out of range");
-			if (s.len > LP_TRACE_MAX_STRING_BYTES || s.len > h.size - sizeof(s))
-				return corrupt(err, f, off, "string length out of range");
-			if (f->n_strings == cap) {
-				size_t ncap = cap ? cap * 2 : 256;
-				struct lp_trace_strref *ns = realloc(f->strings, ncap * sizeof(*ns));
-				if (!ns)
-					return lp_err_set(err, LP_EOTHER, "out of memory reading '%s'", f->path);
-				f->strings = ns;
-				cap = ncap;
-			}
-			f->strings[f->n_strings].sid = s.sid;
-			f->strings[f->n_strings].len = s.len;
-			f->strings[f->n_strings].off = off + sizeof(h) + sizeof(s);
-			f->strings[f->n_strings].order = f->n_strings;
-			f->n_strings++;
-		}
-		off += sizeof(h) + h.size;
-	}
-	f->end = f->truncated ? f->truncated_at : off;
-	if (f->n_strings)
-		qsort(f->strings, f->n_strings, sizeof(*f->strings), cmp_strref);
-	return 0;
-}
-
-int lp_trace_file_open_mem(struct lp_trace_file *f, const char *name, const void *data, size_t size,
-	struct lp_err *err)
-{
-	memset(f, 0, sizeof(*f));
-	f->path = strdup(name ? name : "(memory)");
-	if (!f->path)
-		return lp_err_set(err, LP_EOTHER, "out of memory");
-	f->data = data;
-	f->size = size;
-	f->pos = sizeof(struct lp_trace_preamble);
-	if (validate(f, err) < 0) {
-		lp_trace_file_close(f);
-		return -1;
-	}
-	return 0;
-}
-
-int lp_trace_file_open(struct lp_trace_file *f, const char *path, struct lp_err *err)
-{
-	struct stat st;
-	void *map = NULL;
-	int fd = open(path, O_RDONLY | O_CLOEXEC);
-	if (fd < 0)
-		return lp_err_set(err, LP_EUSAGE, "cannot open trace '%s': %s", path, strerror(errno));
-	if (fstat(fd, &st) < 0 || !S_ISREG(st.st_mode)) {
-		close(fd);
-		return lp_err_set(err, LP_EUSAGE, "cannot read trace '%s': not a regular file", path);
-	}
-	if (st.st_size > 0) {
-		map = mmap(NULL, (size_t)st.st_size, PROT_READ, MAP_PRIVATE, fd, 0);
-		if (map == MAP_FAILED) {
-			int e = errno;
-			close(fd);
-			return lp_err_set(err, LP_EOTHER, "cannot map trace '%s': %s", path, strerror(e));
-		}
-	}
-	close(fd);
-	if (lp_trace_file_open_mem(f, path, map ? map : "", map ? (size_t)st.st_size : 0, err) < 0) {
-		if (map)
-			munmap(map, (size_t)st.st_size);
-		return -1;
-	}
-	f->mapped = map != NULL;
-	return 0;
-}
-
-void lp_trace_file_close(struct lp_trace_file *f)
-{
-	if (f->mapped)
-		munmap((void *)(uintptr_t)f->data, f->size);
-	free(f->path);
-	free(f->strings);
-	memset(f, 0, sizeof(*f));
-}
-
-void lp_trace_file_rewind(struct lp_trace_file *f)
-{
-	f->pos = sizeof(struct lp_trace_preamble);
-}
-
-int lp_trace_file_next(struct lp_trace_file *f, struct lp_trace_record *rec)
-{
-	struct lp_trace_rec_header h;
-	if (f->pos + sizeof(h) > f->end)
-		return 0;
-	memcpy(&h, f->data + f->pos, sizeof(h));
-	rec->type = h.type;
-	rec->size = h.size;
-	rec->offset = f->pos;
-	rec->payload = f->data + f->pos + sizeof(h);
-	f->pos += sizeof(h) + h.size;
-	return 1;
-}
-
-void lp_trace_record_get(const struct lp_trace_record *rec, void *out, size_t size)
-{
-	memset(out, 0, size);
-	memcpy(out, rec->payload, rec->size < size ? rec->size : size);
-}
-
-const char *lp_trace_file_string(const struct lp_trace_file *f, uint32_t sid, size_t *len)
-{
-	size_t lo = 0, hi = f->n_strings, found = (size_t)-1;
-	while (lo < hi) { /* the last entry with this id */
-		size_t mid = lo + (hi - lo) / 2;
-		if (f->strings[mid].sid <= sid) {
-			if (f->strings[mid].sid == sid)
-				found = mid;
-			lo = mid + 1;
-		} else {
-			hi = mid;
-		}
-	}
-	if (found == (size_t)-1)
-		return NULL;
-	if (len)
-		*len = f->strings[found].len;
-	return (const char *)f->data + f->strings[found].off;
-}
-
-/* ---- listing ---- */
-
-static int cmp_str(const void *a, const void *b)
-{
-	return strcmp(*(char *const *)a, *(char *const *)b);
-}
-
-void lp_trace_list_free(char **files, size_t n)
-{
-	size_t i;
-	for (i = 0; i < n; i++)
-		free(files[i]);
-	free(files);
-}
-
-int lp_trace_list_files(const char *path, char ***files, size_t *n, struct lp_err *err)
-{
-	struct stat st;
-	DIR *d;
-	struct dirent *e;
-	char **list = NULL;
-	size_t cnt = 0, cap = 0;
-
-	*files = NULL;
-	*n = 0;
-	if (stat(path, &st) < 0)
-		return lp_err_set(err, LP_EUSAGE, "cannot read trace '%s': %s", path, strerror(errno));
-	if (!S_ISDIR(st.st_mode)) {
-		list = malloc(sizeof(*list));
-		if (!list || !(list[0] = strdup(path))) {
-			free(list);
-			return lp_err_set(err, LP_EOTHER, "out of memory");
-		}
-		*files = list;
-		*n = 1;
-		return 0;
-	}
-	d = opendir(path);
-	if (!d)
-		return lp_err_set(err, LP_EUSAGE, "cannot list trace folder '%s': %s", path, strerror(errno));
-	while ((e = readdir(d)) != NULL) {
-		struct lp_buf b = LP_BUF_INIT;
-		if (!lp_str_ends_with(e->d_name, LP_TRACE_FILE_SUFFIX) || e->d_name[0] == '.')
-			continue;
-		if (cnt == cap) {
-			size_t ncap = cap ? cap * 2 : 16;
-			char **nl = realloc(list, ncap * sizeof(*nl));
-			if (!nl)
-				break;
-			list = nl;
-			cap = ncap;
-		}
-		lp_buf_addf(&b, "%s/%s", path, e->d_name);
-		list[cnt++] = lp_buf_detach(&b, NULL);
-	}
-	closedir(d);
-	if (!cnt) {
-		free(list);
-		lp_err_set(err, LP_EUSAGE, "no trace files (*%s) in '%s'", LP_TRACE_FILE_SUFFIX, path);
-		return lp_err_hint(err, "run the program with NVTX_INJECTION64_PATH and CUDA_INJECTION64_PATH "
-			"set to libllmprof_inject.so (see docs/tracer.md)");
-	}
-	qsort(list, cnt, sizeof(*list), cmp_str);
-	*files = list;
-	*n = cnt;
-	return 0;
-}
-
-/* ---- kernel names ---- */
-
-typedef char *(*cxa_demangle_fn)(const char *, char *, size_t *, int *);
-
-static cxa_demangle_fn demangler(void)
-{
-	static int tried;
-	static cxa_demangle_fn fn;
-	if (!tried) {
-		void *h;
-		tried = 1;
-		h = dlopen("libstdc++.so.6", RTLD_LAZY | RTLD_LOCAL | RTLD_NOLOAD);
-		if (!h)
-			h = dlopen("libstdc++.so.6", RTLD_LAZY | RTLD_LOCAL);
-		if (h)
-			fn = (cxa_demangle_fn)(uintptr_t)dlsym(h, "__cxa_demangle");
-	}
-	return fn;
-}
-
-const char *lp_trace_demangle(struct lp_profile *p, const char *name)
-{
-	cxa_demangle_fn fn;
-	char *d;
-	int status = -1;
-	const char *out;
-	if (!name || strncmp(name, "_Z", 2) || !(fn = demangler()))
-		return name ? lp_profile_intern(p, name) : lp_profile_intern(p, "");
-	d = fn(name, NULL, NULL, &status);
-	out = lp_profile_intern(p, status == 0 && d ? d : name);
-	free(d);
-	return out;
-}
-
-const char *lp_trace_short_name(struct lp_profile *p, const char *s)
-{
-	static const char anon[] = "(anonymous namespace)";
-	struct lp_buf b = LP_BUF_INIT;
-	const char *out, *start, *q;
-	size_t i, n = strlen(s);
-	int depth = 0;
-
-	/* drop template arguments, stop at the parameter list */
-	for (i = 0; i < n; i++) {
-		char ch = s[i];
-		if (ch == '(' && depth == 0) {
-			if (!strncmp(s + i, anon, sizeof(anon) - 1)) {
-				lp_buf_add(&b, s + i, sizeof(anon) - 1);
-				i += sizeof(anon) - 2;
-				continue;
-			}
-			if (b.len)
-				break;
-		}
-		if (ch == '<') {
-			depth++;
-			continue;
-		}
-		if (ch == '>' && depth > 0) {
-			depth--;
-			continue;
-		}
-		if (depth == 0)
-			lp_buf_addc(&b, ch);
-	}
-	/* drop a return type ("void ns::f") and the namespaces */
-	start = b.data;
-	q = strrchr(start, ' ');
-	if (q && q[1])
-		start = q + 1;
-	for (q = start; (q = strstr(q, "::")) != NULL; q += 2)
-		if (q[2])
-			start = q + 2;
-	out = lp_profile_intern(p, *start ? start : s);
-	lp_buf_release(&b);
-	return out;
-}
-
-/* ---- a small u64 -> u64 map ---- */
-
-struct u64map {
-	uint64_t *keys, *vals;
-	unsigned char *used;
-	size_t cap, n;
-};
-
-static void map_free(struct u64map *m)
-{
-	free(m->keys);
-	free(m->vals);
-	free(m->used);
-	memset(m, 0, sizeof(*m));
-}
-
-static size_t map_slot(const struct u64map *m, uint64_t key)
-{
-	uint64_t h = key * 0x9E3779B97F4A7C15ull;
-	size_t j = (size_t)(h >> 17) & (m->cap - 1);
-	while (m->used[j] && m->keys[j] != key)
-		j = (j + 1) & (m->cap - 1);
-	return j;
-}
-
-static int map_put(struct u64map *m, uint64_t key, uint64_t val)
-{
-	size_t j;
-	if ((m->n + 1) * 2 > m->cap) {
-		struct u64map nm;
-		size_t i;
-		nm.cap = m->cap ? m->cap * 2 : 1024;
-		nm.n = 0;
-		nm.keys = malloc(nm.cap * sizeof(*nm.keys));
-		nm.vals = malloc(nm.cap * sizeof(*nm.vals));
-		nm.used = calloc(nm.cap, 1);
-		if (!nm.keys || !nm.vals || !nm.used) {
-			map_free(&nm);
-			return -1;
-		}
-		for (i = 0; i < m->cap; i++) {
-			if (m->used[i]) {
-				size_t k = map_slot(&nm, m->keys[i]);
-				nm.used[k] = 1;
-				nm.keys[k] = m->keys[i];
-				nm.vals[k] = m->vals[i];
-				nm.n++;
-			}
-		}
-		map_free(m);
-		*m = nm;
-	}
-	j = map_slot(m, key);
-	if (!m->used[j]) {
-		m->used[j] = 1;
-		m->keys[j] = key;
-		m->n++;
-	}
-	m->vals[j] = val;
-	return 0;
-}
-
-static int map_get(const struct u64map *m, uint64_t key, uint64_t *val)
-{
-	size_t j;
-	if (!m->cap)
-		return 0;
-	j = map_slot(m, key);
-	if (!m->used[j])
-		return 0;
-	*val = m->vals[j];
-	return 1;
+	return lp_map_get(m, LP_MAP_U64(&key), val);
 }
 
 /* ---- replaying one file into the profile ---- */
@@ -508,31 +50,36 @@ struct graph_info {
 	uint64_t original;
 };
 
+struct name_pair {
+	const char *name;             /* demangled */
+	const char *short_name;
+};
+
 struct replay {
 	struct lp_trace_file *f;
 	struct lp_profile *p;
 	struct lp_err *err;
 	uint32_t pid;
 	size_t process;               /* index in p->processes */
-	struct u64map ranges;         /* range instance / start-end id -> range index */
-	struct u64map threads;        /* tid -> index in stacks */
+	struct lp_map ranges;         /* range instance / start-end id -> range index */
+	struct lp_map threads;        /* tid -> index in stacks */
 	struct thread_stack *stacks;
-	size_t n_stacks;
-	struct u64map launches;       /* correlation id -> index in launch_list */
+	size_t n_stacks, cap_stacks;
+	struct lp_map launches;       /* correlation id -> index in launch_list */
 	struct launch_info *launch_list;
 	size_t n_launches, cap_launches;
-	struct u64map graph_nodes;    /* node id -> index in graph_list */
-	struct u64map copies;         /* (launch correlation << 32 | capture range) -> synthetic copy */
-	struct u64map early_ends;     /* start/end id -> END time seen before its START (other thread) */
+	struct lp_map graph_nodes;    /* node id -> index in graph_list */
+	struct lp_map copies;         /* (launch correlation << 32 | capture range) -> synthetic copy */
+	struct lp_map early_ends;     /* start/end id -> END time seen before its START (other thread) */
 	uint64_t *copy_nodes;         /* graph node id per copy read from this file */
 	size_t n_copy_nodes, cap_copy_nodes;
 	struct graph_info *graph_list;
 	size_t n_graph, cap_graph;
-	struct u64map names;          /* string id -> index in name_list (demangled, short) */
-	const char **name_list;
+	struct lp_map names;          /* string id -> index in name_list (demangled, short) */
+	struct name_pair *name_list;
 	size_t n_names, cap_names;
 	uint32_t *domain_sids;        /* by domain id */
-	size_t n_domain_sids;
+	size_t n_domain_sids, cap_domain_sids;
 	int64_t clock_offset_ns;      /* added to GPU times (CLOCK_SYNC) */
 	int have_clock_sync;
 	size_t first_kernel, first_copy;
@@ -563,16 +110,15 @@ static struct thread_stack *stack_of(struct replay *r, uint32_t tid)
 	struct thread_stack *ns;
 	if (map_get(&r->threads, tid, &v))
 		return &r->stacks[v];
-	ns = realloc(r->stacks, (r->n_stacks + 1) * sizeof(*ns));
+	ns = LP_ARRAY_PUSH(r->stacks, r->n_stacks, r->cap_stacks, NULL);
 	if (!ns)
 		return NULL;
-	r->stacks = ns;
-	ns = &r->stacks[r->n_stacks];
 	ns->tid = tid;
 	ns->depth = 0;
-	if (map_put(&r->threads, tid, r->n_stacks) < 0)
+	if (map_put(&r->threads, tid, r->n_stacks - 1) < 0) {
+		r->n_stacks--;
 		return NULL;
-	r->n_stacks++;
+	}
 	return ns;
 }
 
@@ -640,7 +186,7 @@ static int on_nvtx(struct replay *r, const struct lp_trace_record *rec)
 			g->end_ns = v;
 		if (e.event == LP_TRACE_NVTX_PUSH) {
 			if (st->depth >= LP_TRACE_MAX_DEPTH)
-				return corrupt(r->err, r->f, rec->offset, "push/pop nesting deeper than the limit");
+				return lp_trace_corrupt(r->err, r->f, rec->offset, "push/pop nesting deeper than the limit");
 			st->idx[st->depth++] = (int32_t)(r->p->n_ranges - 1);
 		}
 		break;
@@ -679,25 +225,22 @@ static const char *kernel_name(struct replay *r, uint32_t sid, const char **shor
 {
 	uint64_t v;
 	const char *raw, *name;
+	struct name_pair *np;
 	if (map_get(&r->names, sid, &v)) {
-		*short_name = r->name_list[v * 2 + 1];
-		return r->name_list[v * 2];
+		*short_name = r->name_list[v].short_name;
+		return r->name_list[v].name;
 	}
 	raw = str_of(r, sid);
 	name = lp_trace_demangle(r->p, raw);
 	*short_name = lp_trace_short_name(r->p, name);
-	if (r->n_names == r->cap_names) {
-		size_t ncap = r->cap_names ? r->cap_names * 2 : 64;
-		const char **nl = realloc(r->name_list, ncap * 2 * sizeof(*nl));
-		if (!nl)
-			return name;
-		r->name_list = nl;
-		r->cap_names = ncap;
-	}
-	r->name_list[r->n_names * 2] = name;
-	r->name_list[r->n_names * 2 + 1] = *short_name;
-	if (map_put(&r->names, sid, r->n_names) == 0)
-		r->n_names++;
+	/* a cache: when it cannot grow, the names are only computed again */
+	np = LP_ARRAY_PUSH(r->name_list, r->n_names, r->cap_names, NULL);
+	if (!np)
+		return name;
+	np->name = name;
+	np->short_name = *short_name;
+	if (map_put(&r->names, sid, r->n_names - 1) < 0)
+		r->n_names--;
 	return name;
 }
 
@@ -709,39 +252,27 @@ static int on_record(struct replay *r, const struct lp_trace_record *rec)
 		return on_nvtx(r, rec);
 	case LP_TREC_LAUNCH: {
 		struct lp_trace_launch l;
+		struct launch_info *li;
 		lp_trace_record_get(rec, &l, sizeof(l));
-		if (r->n_launches == r->cap_launches) {
-			size_t ncap = r->cap_launches ? r->cap_launches * 2 : 1024;
-			struct launch_info *nl = realloc(r->launch_list, ncap * sizeof(*nl));
-			if (!nl)
-				return oom(r);
-			r->launch_list = nl;
-			r->cap_launches = ncap;
-		}
-		r->launch_list[r->n_launches].range_id = l.range_id;
-		r->launch_list[r->n_launches].ts_ns = l.ts_ns;
-		r->launch_list[r->n_launches].tid = l.tid;
-		if (map_put(&r->launches, l.correlation_id, r->n_launches) < 0)
+		if (!(li = LP_ARRAY_PUSH(r->launch_list, r->n_launches, r->cap_launches, NULL)))
 			return oom(r);
-		r->n_launches++;
+		li->range_id = l.range_id;
+		li->ts_ns = l.ts_ns;
+		li->tid = l.tid;
+		if (map_put(&r->launches, l.correlation_id, r->n_launches - 1) < 0)
+			return oom(r);
 		break;
 	}
 	case LP_TREC_GRAPH_NODE: {
 		struct lp_trace_graph_node gn;
+		struct graph_info *gi;
 		lp_trace_record_get(rec, &gn, sizeof(gn));
-		if (r->n_graph == r->cap_graph) {
-			size_t ncap = r->cap_graph ? r->cap_graph * 2 : 256;
-			struct graph_info *nl = realloc(r->graph_list, ncap * sizeof(*nl));
-			if (!nl)
-				return oom(r);
-			r->graph_list = nl;
-			r->cap_graph = ncap;
-		}
-		r->graph_list[r->n_graph].range_id = gn.range_id;
-		r->graph_list[r->n_graph].original = gn.original_node_id;
-		if (map_put(&r->graph_nodes, gn.node_id, r->n_graph) < 0)
+		if (!(gi = LP_ARRAY_PUSH(r->graph_list, r->n_graph, r->cap_graph, NULL)))
 			return oom(r);
-		r->n_graph++;
+		gi->range_id = gn.range_id;
+		gi->original = gn.original_node_id;
+		if (map_put(&r->graph_nodes, gn.node_id, r->n_graph - 1) < 0)
+			return oom(r);
 		break;
 	}
 	case LP_TREC_KERNEL: {
@@ -786,14 +317,8 @@ static int on_record(struct replay *r, const struct lp_trace_record *rec)
 		o->end_ns = c.end_ns;
 		o->correlation_id = c.correlation_id;
 		o->range = -1;
-		if (r->n_copy_nodes == r->cap_copy_nodes) {
-			size_t ncap = r->cap_copy_nodes ? r->cap_copy_nodes * 2 : 256;
-			uint64_t *nn = realloc(r->copy_nodes, ncap * sizeof(*nn));
-			if (!nn)
-				return oom(r);
-			r->copy_nodes = nn;
-			r->cap_copy_nodes = ncap;
-		}
+		if (LP_ARRAY_RESERVE(r->copy_nodes, r->cap_copy_nodes, r->n_copy_nodes + 1, NULL) < 0)
+			return oom(r);
 		r->copy_nodes[r->n_copy_nodes++] = c.graph_node_id;
 		break;
 	}
@@ -1004,17 +529,16 @@ static int replay_file(struct lp_trace_file *f, struct lp_profile *p, struct lp_
 			struct lp_trace_domain d;
 			lp_trace_record_get(&rec, &d, sizeof(d));
 			if (d.domain_id == 0 || d.domain_id > 65536) {
-				rc = corrupt(err, f, rec.offset, "domain id out of range");
+				rc = lp_trace_corrupt(err, f, rec.offset, "domain id out of range");
 				goto done;
 			}
 			if (d.domain_id > r.n_domain_sids) {
-				uint32_t *nd = realloc(r.domain_sids, d.domain_id * sizeof(*nd));
-				if (!nd) {
+				if (LP_ARRAY_RESERVE(r.domain_sids, r.cap_domain_sids, d.domain_id, NULL) < 0) {
 					rc = oom(&r);
 					goto done;
 				}
-				memset(nd + r.n_domain_sids, 0, (d.domain_id - r.n_domain_sids) * sizeof(*nd));
-				r.domain_sids = nd;
+				memset(r.domain_sids + r.n_domain_sids, 0,
+					(d.domain_id - r.n_domain_sids) * sizeof(*r.domain_sids));
 				r.n_domain_sids = d.domain_id;
 			}
 			r.domain_sids[d.domain_id - 1] = d.name_sid;
@@ -1093,13 +617,13 @@ static int replay_file(struct lp_trace_file *f, struct lp_profile *p, struct lp_
 	}
 
 done:
-	map_free(&r.ranges);
-	map_free(&r.threads);
-	map_free(&r.launches);
-	map_free(&r.graph_nodes);
-	map_free(&r.copies);
-	map_free(&r.early_ends);
-	map_free(&r.names);
+	lp_map_release(&r.ranges);
+	lp_map_release(&r.threads);
+	lp_map_release(&r.launches);
+	lp_map_release(&r.graph_nodes);
+	lp_map_release(&r.copies);
+	lp_map_release(&r.early_ends);
+	lp_map_release(&r.names);
 	free(r.copy_nodes);
 	free(r.stacks);
 	free(r.launch_list);
