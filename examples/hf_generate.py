@@ -68,6 +68,10 @@ def parse_args(argv):
     p.add_argument("--emit-nvtx", action="store_true",
                    help="also wrap the run in torch.autograd.profiler.emit_nvtx()")
     p.add_argument("--attn", default="sdpa", help="attn_implementation (sdpa, eager, ...)")
+    p.add_argument("--step-times", action="store_true",
+                   help="also time every decode step with CUDA events around its decode_step "
+                        "range (step_ms in the iteration lines: the tracer's per-step latencies "
+                        "are checked against them)")
     p.add_argument("--kineto", metavar="TRACE", nargs="?", const="",
                    help="run the measured iterations under PyTorch's profiler (CPU + CUDA "
                         "activities), for comparing profilers' overhead; TRACE: also write its "
@@ -169,15 +173,20 @@ def iteration(model, prompt, args, torch, timer, ops):
             tokens[:, 0] = nxt
     past = out.past_key_values
     t1 = timer.mark()
+    steps = []
     with llm_range("decode_all"):
         for s in range(args.new_tokens):
+            e0 = timer.mark() if args.step_times else None
             with llm_range("decode_step", payload=s):
                 out = model(input_ids=nxt[:, None], past_key_values=past, **kw)
                 past = out.past_key_values
                 with (llm_range("sample") if ops else contextlib.nullcontext()):
                     nxt = out.logits[:, -1, :].argmax(dim=-1)
                     tokens[:, s + 1] = nxt
+            if args.step_times:
+                steps.append((e0, timer.mark()))
     t2 = timer.mark()
+    iteration.step_ms = [timer.ms(a, b) for a, b in steps]
     return timer.ms(t0, t1), timer.ms(t1, t2), tokens[0].tolist()
 
 
@@ -189,12 +198,15 @@ def report_iteration(i, result, args, sums, first):
     if not first:
         first.extend(toks[:16])
     dtok = args.batch * args.new_tokens
-    print(json.dumps({
+    line = {
         "iter": i, "prefill_ms": round(pm, 4), "decode_ms": round(dm, 4),
         "tokens": dtok, "tokens_per_s": dtok / dm * 1e3 if dm > 0 else 0.0,
         "prefill_tokens_per_s": args.batch * args.prompt_len / pm * 1e3 if pm > 0 else 0.0,
         "decode_ms_per_step": dm / args.new_tokens if args.new_tokens else 0.0,
-    }), flush=True)
+    }
+    if args.step_times:
+        line["step_ms"] = [round(x, 5) for x in getattr(iteration, "step_ms", [])]
+    print(json.dumps(line), flush=True)
 
 
 def main(argv=None):

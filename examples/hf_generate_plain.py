@@ -34,6 +34,7 @@ def main():
     prompt = torch.randint(0, cfg.vocab_size, (args.batch, args.prompt_len), generator=gen).to("cuda")
     mask = torch.ones_like(prompt)
     results = []
+    step_ms = []
     with torch.inference_mode():
         for _ in range(args.iters):
             clock.start()
@@ -45,11 +46,13 @@ def main():
                 sys.stderr.write("error: generate() ran fewer than two forwards\n")
                 return 1
             results.append(r)
+            step_ms.append(clock.step_ms)
     plain_common.report(results, args.batch, {
         "model": args.model_config or args.model, "batch": args.batch,
         "prompt_len": args.prompt_len, "new_tokens": args.new_tokens,
         "params": sum(x.numel() for x in model.parameters()),
-        "torch": torch.__version__, "transformers": transformers.__version__})
+        "torch": torch.__version__, "transformers": transformers.__version__},
+        step_ms if args.step_times else None)
     return 0
 
 

@@ -56,6 +56,8 @@ def add_args(p):
                    help="generations; the first is cold and left out of the summary (no warm-up "
                         "is marked: llmprof leaves out the first iteration too)")
     p.add_argument("--seed", type=int, default=1234)
+    p.add_argument("--step-times", action="store_true",
+                   help="also print each decode forward's CUDA-event time (step_ms)")
 
 
 def check_args(p, a):
@@ -117,16 +119,20 @@ class ForwardClock(object):
             return None
         prefill = ev[0][0].elapsed_time(ev[0][1])
         decode = ev[1][0].elapsed_time(end)
+        self.step_ms = [a.elapsed_time(b) for a, b in ev[1:]]
         return prefill, decode, len(ev) - 1
 
 
-def report(results, batch, extra=None):
-    """One JSON line per measured generation, then the summary line (docs/metrics.md)."""
+def report(results, batch, extra=None, step_ms=None):
+    """One JSON line per measured generation, then the summary line (docs/metrics.md); step_ms:
+    per generation, its decode forwards' times (printed when given)."""
     measured = results[1:]  # the first generation is cold
     for i, (pm, dm, steps) in enumerate(measured):
-        print(json.dumps({"iter": i, "prefill_ms": pm, "decode_ms": dm,
-                          "decode_ms_per_step": dm / steps,
-                          "tokens_per_s": batch * steps / dm * 1e3}), flush=True)
+        line = {"iter": i, "prefill_ms": pm, "decode_ms": dm, "decode_ms_per_step": dm / steps,
+                "tokens_per_s": batch * steps / dm * 1e3}
+        if step_ms:
+            line["step_ms"] = [round(x, 5) for x in step_ms[i + 1]]
+        print(json.dumps(line), flush=True)
     n = len(measured)
     pm = sum(r[0] for r in measured) / n
     dm = sum(r[1] for r in measured) / n

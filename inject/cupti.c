@@ -39,6 +39,7 @@
 #define LP_CUPTI_FUNCS(X)                                                       \
 	X(cuptiGetResultString) X(cuptiSubscribe) X(cuptiUnsubscribe)           \
 	X(cuptiEnableCallback) X(cuptiGetCallbackName) X(cuptiActivityEnable)   \
+	X(cuptiActivityDisable)                                                 \
 	X(cuptiActivityRegisterCallbacks) X(cuptiActivityGetNextRecord)         \
 	X(cuptiActivityGetNumDroppedRecords) X(cuptiActivityFlushAll)           \
 	X(cuptiActivityFlushPeriod) X(cuptiGetTimestamp) X(cuptiFinalize)       \
@@ -102,10 +103,19 @@ static struct {
 	int hw_trace;                     /* LLMPROF_TRACE_HW_TRACE=1: asked for */
 	int periodic_flush;               /* LLMPROF_TRACE_CUPTI_PERIODIC_FLUSH (default on) */
 	uint64_t flushes, flush_ns, flush_max_ns;  /* cuptiActivityFlushAll calls (flush thread) */
+	/* sampling (lp_inj_cupti_record): what was enabled, the launch APIs seen, the switch's cost */
+	int kernel_activity, copy_activity;
+	_Atomic int recording;                      /* 0 inside an unrecorded sampling unit */
+	_Atomic uint8_t seen_runtime[CUPTI_RUNTIME_TRACE_CBID_SIZE];
+	_Atomic uint8_t seen_driver[CUPTI_DRIVER_TRACE_CBID_SIZE];
+	uint32_t seen[64];                          /* domain << 16 | cbid, under `lock` */
+	unsigned n_seen;
+	_Atomic uint64_t toggles, toggle_ns, toggle_max_ns;
 	char status[256];                 /* the "ok (...)" status, without the hardware trace part */
 } c = {
 	.once = PTHREAD_ONCE_INIT,
 	.lock = PTHREAD_MUTEX_INITIALIZER,
+	.recording = 1,
 };
 
 static const char *result_string(CUptiResult r)
@@ -468,6 +478,18 @@ static void graph_node(const CUpti_ResourceData *rd, int cloned)
 	lp_inj_append(LP_TREC_GRAPH_NODE, &r, sizeof(r), NULL, 0);
 }
 
+/* The launch APIs the sampling switch turns off and on: those that were called at least once. */
+static void note_seen(CUpti_CallbackDomain domain, CUpti_CallbackId cbid)
+{
+	int runtime = domain == CUPTI_CB_DOMAIN_RUNTIME_API;
+	if (atomic_exchange(runtime ? &c.seen_runtime[cbid] : &c.seen_driver[cbid], 1))
+		return;
+	pthread_mutex_lock(&c.lock);
+	if (c.n_seen < sizeof(c.seen) / sizeof(c.seen[0]))
+		c.seen[c.n_seen++] = (uint32_t)domain << 16 | (uint32_t)cbid;
+	pthread_mutex_unlock(&c.lock);
+}
+
 /* A launch, copy or graph launch API call: one LAUNCH record at its entry. The hot path of the
  * whole tracer (once per kernel launch): no lock, no allocation, one clock read. */
 static void on_api(CUpti_CallbackDomain domain, CUpti_CallbackId cbid, const CUpti_CallbackData *cb)
@@ -489,7 +511,13 @@ static void on_api(CUpti_CallbackDomain domain, CUpti_CallbackId cbid, const CUp
 		kind = cbid < CUPTI_DRIVER_TRACE_CBID_SIZE ? c.kind_driver[cbid] : 0;
 	if (!kind)
 		return;
+	if (!atomic_load_explicit(runtime ? &c.seen_runtime[cbid] : &c.seen_driver[cbid], memory_order_relaxed))
+		note_seen(domain, cbid);
+	if (!atomic_load_explicit(&c.recording, memory_order_relaxed))
+		return; /* a launch API first seen inside an unrecorded unit: switched off from the next */
 	t = lp_inj_self();
+	if (kind == LP_TRACE_LAUNCH_KERNEL || kind == LP_TRACE_LAUNCH_GRAPH)
+		t->launches++;
 	if (runtime)
 		t->rt_correlation = cb->correlationId;
 	else if (c.runtime_api && t->rt_correlation == cb->correlationId)
@@ -704,14 +732,16 @@ static void start_once(void)
 	c.clock_registered = p_cuptiActivityRegisterTimestampCallback && !env_off("LLMPROF_TRACE_CLOCK_CALLBACK") &&
 		!CUPTI_CALL(p_cuptiActivityRegisterTimestampCallback(trace_clock));
 	atomic_store(&c.active, 1);
-	if (!env_off("LLMPROF_TRACE_KERNEL_ACTIVITY") &&
+	c.kernel_activity = !env_off("LLMPROF_TRACE_KERNEL_ACTIVITY");
+	c.copy_activity = !env_off("LLMPROF_TRACE_COPY_ACTIVITY");
+	if (c.kernel_activity &&
 	    CUPTI_CALL(p_cuptiActivityEnable(CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL))) {
 		atomic_store(&c.active, 0);
 		lp_inj_set_cupti_status(LP_TRACE_CUPTI_ERROR, "cannot enable CONCURRENT_KERNEL activity");
 		CUPTI_CALL(p_cuptiUnsubscribe(c.sub));
 		return;
 	}
-	if (!env_off("LLMPROF_TRACE_COPY_ACTIVITY")) {
+	if (c.copy_activity) {
 		CUPTI_CALL(p_cuptiActivityEnable(CUPTI_ACTIVITY_KIND_MEMCPY));
 		CUPTI_CALL(p_cuptiActivityEnable(CUPTI_ACTIVITY_KIND_MEMSET));
 	}
@@ -759,8 +789,10 @@ void lp_inj_cupti_finalize(void)
 		return;
 	c.finalized = 1;
 	atomic_store(&c.active, 0);
-	lp_inj_log("cupti: %llu flushes took %.3f ms in all, %.3f ms at most",
-		(unsigned long long)c.flushes, (double)c.flush_ns / 1e6, (double)c.flush_max_ns / 1e6);
+	lp_inj_log("cupti: %llu flushes took %.3f ms in all, %.3f ms at most; %llu sampling switches %.3f ms in all, %.3f us at most",
+		(unsigned long long)c.flushes, (double)c.flush_ns / 1e6, (double)c.flush_max_ns / 1e6,
+		(unsigned long long)atomic_load(&c.toggles), (double)atomic_load(&c.toggle_ns) / 1e6,
+		(double)atomic_load(&c.toggle_max_ns) / 1e3);
 	CUPTI_CALL(p_cuptiActivityFlushAll(CUPTI_ACTIVITY_FLAG_FLUSH_FORCED));
 	lp_inj_cupti_drain();
 	CUPTI_CALL(p_cuptiUnsubscribe(c.sub));
@@ -779,6 +811,63 @@ int lp_inj_cupti_forked(void)
 	c.done_head = c.done_tail = NULL;
 	pthread_mutex_init(&c.lock, NULL);
 	return 1;
+}
+
+int lp_inj_cupti_active(void)
+{
+	return atomic_load(&c.active) && !c.finalized && !atomic_load(&c.forked);
+}
+
+/* Sampling's switch (sample.c serializes the calls). Off: the launch callbacks of the APIs seen so
+ * far, then the activity kinds; on: the other way round. Timed, since this is the whole price of
+ * the switch. */
+void lp_inj_cupti_record(int on)
+{
+	uint64_t t0, dt, max;
+	uint32_t seen[sizeof(c.seen) / sizeof(c.seen[0])];
+	unsigned i, n;
+	if (!lp_inj_cupti_active())
+		return;
+	t0 = lp_inj_now_ns();
+	atomic_store(&c.recording, on);
+	if (on) {
+		if (c.kernel_activity)
+			CUPTI_CALL(p_cuptiActivityEnable(CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL));
+		if (c.copy_activity) {
+			CUPTI_CALL(p_cuptiActivityEnable(CUPTI_ACTIVITY_KIND_MEMCPY));
+			CUPTI_CALL(p_cuptiActivityEnable(CUPTI_ACTIVITY_KIND_MEMSET));
+		}
+	}
+	/* a copy: CUPTI is never called with c.lock held (its buffer callback takes c.lock while a
+	 * flush holds CUPTI's own lock) */
+	pthread_mutex_lock(&c.lock);
+	n = c.n_seen;
+	memcpy(seen, c.seen, n * sizeof(seen[0]));
+	pthread_mutex_unlock(&c.lock);
+	for (i = 0; i < n; i++)
+		CUPTI_CALL(p_cuptiEnableCallback(on ? 1 : 0, c.sub, (CUpti_CallbackDomain)(seen[i] >> 16),
+			(CUpti_CallbackId)(seen[i] & 0xffff)));
+	if (!on) {
+		if (c.kernel_activity)
+			CUPTI_CALL(p_cuptiActivityDisable(CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL));
+		if (c.copy_activity) {
+			CUPTI_CALL(p_cuptiActivityDisable(CUPTI_ACTIVITY_KIND_MEMCPY));
+			CUPTI_CALL(p_cuptiActivityDisable(CUPTI_ACTIVITY_KIND_MEMSET));
+		}
+	}
+	dt = lp_inj_now_ns() - t0;
+	atomic_fetch_add(&c.toggles, 1);
+	atomic_fetch_add(&c.toggle_ns, dt);
+	max = atomic_load(&c.toggle_max_ns);
+	while (dt > max && !atomic_compare_exchange_weak(&c.toggle_max_ns, &max, dt)) {
+	}
+}
+
+void lp_inj_cupti_record_cost(uint64_t *n, uint64_t *total_ns, uint64_t *max_ns)
+{
+	*n = atomic_load(&c.toggles);
+	*total_ns = atomic_load(&c.toggle_ns);
+	*max_ns = atomic_load(&c.toggle_max_ns);
 }
 
 LP_INJ_EXPORT int InitializeInjection(void);

@@ -1,6 +1,7 @@
 /* cupti_none.c: stands in for cupti.c when the library is built without CUPTI (no CUDA toolkit
  * found): NVTX ranges are still recorded; a CUDA program that loads this file through
- * CUDA_INJECTION64_PATH gets a trace saying CUPTI was not built in. */
+ * CUDA_INJECTION64_PATH gets a trace saying CUPTI was not built in. Stands in for stage_gpu.c too
+ * (no stage GPU times without CUDA headers). */
 #include "inject.h"
 
 LP_INJ_EXPORT int InitializeInjection(void);
@@ -33,4 +34,40 @@ void lp_inj_cupti_finalize(void)
 int lp_inj_cupti_forked(void)
 {
 	return 0;
+}
+
+int lp_inj_cupti_active(void)
+{
+	return 0;
+}
+
+void lp_inj_cupti_record(int on)
+{
+	(void)on;
+}
+
+void lp_inj_cupti_record_cost(uint64_t *n, uint64_t *total_ns, uint64_t *max_ns)
+{
+	*n = *total_ns = *max_ns = 0;
+}
+
+int lp_inj_gpu_mark(void **ev)
+{
+	*ev = NULL;
+	return LP_TRACE_STAGE_GPU_NONE;
+}
+
+int lp_inj_gpu_times(void *start, void *end, int wait, uint64_t *start_ns, uint64_t *end_ns,
+	uint64_t *elapsed_ns)
+{
+	(void)start;
+	(void)end;
+	(void)wait;
+	*start_ns = *end_ns = *elapsed_ns = 0;
+	return -1;
+}
+
+void lp_inj_gpu_release(void *ev)
+{
+	(void)ev;
 }

@@ -26,7 +26,7 @@
 struct lp_inj_frame {               /* an open push/pop range */
 	uint64_t id;
 	uint32_t domain;
-	uint32_t reserved;
+	uint32_t stage;                 /* sample.c: lp_inj_stage_push's mark, 0: not a stage */
 };
 
 struct lp_inj_strcache {            /* a string this thread interned recently */
@@ -46,6 +46,12 @@ struct lp_inj_thread {
 	uint32_t busy;                  /* inside lp_inj_append: a nested call (signal handler) is dropped */
 	uint32_t depth, overflow;       /* nvtx.c: frames in `stack`; pushes beyond the limit */
 	uint32_t rt_correlation;        /* cupti.c: runtime launch traced on this thread right now */
+	uint64_t launches;              /* cupti.c: kernel and graph launches traced on this thread */
+	uint64_t unit_parent;           /* sample.c: parent range of the last sampling unit pushed ... */
+	uint32_t unit_index;            /* ... and the index the next one under it gets */
+	uint32_t unit_skipping;         /* sample.c: inside an unrecorded unit (1) */
+	uint64_t unit_t0, unit_l0;      /* sample.c: clock and launches at the open unit's push */
+	uint64_t rate_ns, rate_max;     /* sample.c: time inside measured units, fastest launch rate (auto) */
 	uint64_t next_id, end_id;       /* block of range ids handed out by lp_inj_next_id */
 	struct lp_inj_slot *slot;       /* writer.c: this thread's record buffer */
 	struct lp_inj_frame stack[LP_TRACE_MAX_DEPTH];
@@ -123,6 +129,37 @@ int lp_inj_rank_read(struct lp_inj_rank *out);
  * context creation calls it: a program may set RANK after the tracer started). */
 void lp_inj_rank_update(void);
 
+/* ---- sample.c ---- */
+
+/* Reads LLMPROF_TRACE_SAMPLE, LLMPROF_TRACE_STAGES ... once (lp_inj_init calls it after opening the
+ * file) and writes the first SAMPLING record. */
+void lp_inj_sample_init(void);
+/* At the push of range instance `id` named `name_sid` on thread `t`, parent `parent` (0: none):
+ * when the name is a stage, starts its GPU timestamp, and when it is the sampling unit, decides
+ * whether this instance is recorded (switching CUPTI off if not). Returns the mark the frame
+ * keeps for lp_inj_stage_pop, 0 when the range is no stage. */
+uint32_t lp_inj_stage_push(struct lp_inj_thread *t, uint32_t name_sid, uint64_t id, uint64_t parent);
+/* At the pop of a frame whose push returned `mark` (non-zero). */
+void lp_inj_stage_pop(struct lp_inj_thread *t, uint32_t mark, uint64_t id);
+/* Flush thread: writes the STAGE records whose GPU times are known (`final`: waits for the GPU). */
+void lp_inj_stage_drain(int final);
+/* End of the process: the last SAMPLING record (counts, the cost of switching). */
+void lp_inj_sample_finish(void);
+/* Fork child (atfork handler): forgets the parent's pending stages and switch state. */
+void lp_inj_sample_forked(void);
+
+/* ---- stage_gpu.c (or cupti_none.c) ---- */
+
+/* Records a timing event on the legacy default stream of the calling thread's CUDA context.
+ * Returns LP_TRACE_STAGE_GPU_EVENTS with *ev set, or the reason there is none (*ev NULL). */
+int lp_inj_gpu_mark(void **ev);
+/* Trace-clock times of two marks and the time between them. Returns 0 when done, 1 when the GPU
+ * has not reached `end` yet (wait = 0), -1 on failure. Flush thread only. */
+int lp_inj_gpu_times(void *start, void *end, int wait, uint64_t *start_ns, uint64_t *end_ns,
+	uint64_t *elapsed_ns);
+/* Returns a mark's event to the pool. */
+void lp_inj_gpu_release(void *ev);
+
 /* ---- cupti.c (or cupti_none.c) ---- */
 
 /* Starts the CUPTI half once; called from InitializeInjection. */
@@ -137,5 +174,12 @@ void lp_inj_cupti_finalize(void);
 /* Fork child (inside the atfork handler, writer locks held): leave CUPTI alone from now on.
  * Returns 1 when the parent had CUPTI active. */
 int lp_inj_cupti_forked(void);
+/* 1 when CUPTI records activity (started, not finalized). */
+int lp_inj_cupti_active(void);
+/* Sampling: kernel, copy and set activity and the launch callbacks on (1) or off (0), timed.
+ * Callbacks of launch APIs not seen yet stay subscribed and return at once while off. */
+void lp_inj_cupti_record(int on);
+/* What lp_inj_cupti_record cost: switches, ns in all, ns at most. */
+void lp_inj_cupti_record_cost(uint64_t *n, uint64_t *total_ns, uint64_t *max_ns);
 
 #endif

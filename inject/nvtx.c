@@ -141,6 +141,7 @@ static int push(uint32_t domain, struct lp_trace_nvtx *r)
 {
 	struct lp_inj_thread *t = lp_inj_self();
 	int level = (int)(t->depth + t->overflow);
+	uint64_t parent = lp_inj_current_range(t);
 	if (t->depth >= LP_TRACE_MAX_DEPTH) {
 		t->overflow++;
 		return level;
@@ -148,8 +149,11 @@ static int push(uint32_t domain, struct lp_trace_nvtx *r)
 	r->id = lp_inj_next_id();
 	t->stack[t->depth].id = r->id;
 	t->stack[t->depth].domain = domain;
+	t->stack[t->depth].stage = 0;
 	t->depth++;
 	emit(r);
+	/* after the record: a stage's GPU mark and CUPTI switch are not inside its push time */
+	t->stack[t->depth - 1].stage = lp_inj_stage_push(t, r->name_sid, r->id, parent);
 	return level;
 }
 
@@ -157,7 +161,7 @@ static int pop(uint32_t domain)
 {
 	struct lp_inj_thread *t = lp_inj_self();
 	struct lp_trace_nvtx r;
-	uint32_t i;
+	uint32_t i, stage;
 	if (t->overflow) {
 		t->overflow--;
 		return (int)(t->depth + t->overflow);
@@ -170,8 +174,11 @@ static int pop(uint32_t domain)
 		return -1;
 	base_record(&r, LP_TRACE_NVTX_POP, domain);
 	r.id = t->stack[i - 1].id;
+	stage = t->stack[i - 1].stage;
 	memmove(&t->stack[i - 1], &t->stack[i], (t->depth - i) * sizeof(t->stack[0]));
 	t->depth--;
+	if (stage)
+		lp_inj_stage_pop(t, stage, r.id);
 	emit(&r);
 	return (int)t->depth;
 }

@@ -27,7 +27,7 @@
 
 #define LP_TRACE_MAGIC "LLMPTRC\n"          /* 8 bytes, no NUL */
 #define LP_TRACE_VERSION_MAJOR 1
-#define LP_TRACE_VERSION_MINOR 1         /* 1.1: RANK records */
+#define LP_TRACE_VERSION_MINOR 1         /* 1.1: RANK, SAMPLING and STAGE records */
 #define LP_TRACE_FILE_SUFFIX ".lptrace"
 
 /* Limits a reader enforces (a writer never exceeds them). */
@@ -66,6 +66,8 @@ enum lp_trace_rec_type {
 	LP_TREC_CLOCK_SYNC = 14,
 	LP_TREC_END = 15,
 	LP_TREC_RANK = 16,              /* since 1.1 */
+	LP_TREC_SAMPLING = 17,          /* since 1.1 */
+	LP_TREC_STAGE = 18,             /* since 1.1 */
 };
 
 /* Clocks a file's timestamps may be on (lp_trace_process.clock). */
@@ -271,6 +273,65 @@ struct lp_trace_rank {
 	uint32_t visible_devices_sid;   /* CUDA_VISIBLE_DEVICES; 0 unset */
 };
 
+/* Sampled tracing (docs/tracer.md "Sampled tracing"): kernel activity and launch attribution are
+ * recorded only inside sampled instances of the sampling unit (a range name, `decode_step`), all
+ * of them outside it. */
+enum lp_trace_sample_mode {
+	LP_TRACE_SAMPLE_EXACT = 1,      /* every launch recorded */
+	LP_TRACE_SAMPLE_SAMPLED = 2,    /* the schedule below */
+};
+
+enum lp_trace_sample_why {
+	LP_TRACE_SAMPLE_WHY_OFF = 1,        /* LLMPROF_TRACE_SAMPLE=off (trace.sample=off) */
+	LP_TRACE_SAMPLE_WHY_FORCED = 2,     /* a schedule was given (every=N) */
+	LP_TRACE_SAMPLE_WHY_AUTO_HIGH = 3,  /* auto: launch rate above the threshold */
+	LP_TRACE_SAMPLE_WHY_AUTO_LOW = 4,   /* auto: launch rate at or below the threshold */
+	LP_TRACE_SAMPLE_WHY_AUTO_NONE = 5,  /* auto: no sampling-unit range past the first ones */
+};
+
+struct lp_trace_sampling {          /* the mode and why; the last one in a file wins */
+	uint32_t mode;                  /* enum lp_trace_sample_mode */
+	uint32_t why;                   /* enum lp_trace_sample_why */
+	uint32_t every;                 /* one unit instance in `every` is recorded ... */
+	uint32_t first;                 /* ... after the first `first` under each parent range (all) */
+	uint32_t unit_sid;              /* range name of the sampling unit */
+	uint32_t auto_rate;             /* auto: threshold in kernel launches per second */
+	uint64_t launch_rate;           /* auto: launches per second measured (0: not measured) */
+	uint64_t toggles;               /* CUPTI switched off or on */
+	uint64_t toggle_ns;             /* host time those switches took, in all ... */
+	uint64_t toggle_max_ns;         /* ... and at most */
+	uint64_t units;                 /* unit instances seen ... */
+	uint64_t units_recorded;        /* ... and recorded */
+};
+
+enum lp_trace_stage_sample {
+	LP_TRACE_STAGE_NOT_UNIT = 0,    /* not a sampling unit: recorded unless inside an unrecorded one */
+	LP_TRACE_STAGE_RECORDED = 1,    /* a unit instance recorded */
+	LP_TRACE_STAGE_SKIPPED = 2,     /* a unit instance not recorded (its kernels are missing) */
+};
+
+enum lp_trace_stage_gpu {           /* where gpu_* come from */
+	LP_TRACE_STAGE_GPU_NONE = 0,    /* not measured (no CUDA, LLMPROF_TRACE_STAGE_EVENTS=0) */
+	LP_TRACE_STAGE_GPU_EVENTS = 1,  /* CUDA events on the legacy default stream at push and pop */
+	LP_TRACE_STAGE_GPU_CAPTURE = 2, /* not measured: a stream capture was active */
+	LP_TRACE_STAGE_GPU_NO_CONTEXT = 3, /* not measured: no CUDA context on the thread */
+	LP_TRACE_STAGE_GPU_BUSY = 4,    /* not measured: too many instances waiting for the GPU */
+	LP_TRACE_STAGE_GPU_ERROR = 5,   /* not measured: a CUDA call failed (the log says which) */
+};
+
+struct lp_trace_stage {             /* one per instance of a timed stage range (prefill, decode_all, decode_step ...) */
+	uint64_t range_id;              /* its push/pop instance id */
+	uint64_t gpu_start_ns;          /* trace clock when the GPU reached the push (0 unknown) */
+	uint64_t gpu_end_ns;            /* ... and the pop */
+	uint64_t gpu_elapsed_ns;        /* cuEventElapsedTime of the two (~0.5 us resolution), 0 unknown */
+	uint32_t tid;
+	uint32_t index;                 /* units: instance index under the same parent range, else 0 */
+	uint8_t sample;                 /* enum lp_trace_stage_sample */
+	uint8_t gpu;                    /* enum lp_trace_stage_gpu */
+	uint16_t reserved;
+	uint32_t name_sid;
+};
+
 /* The layouts above are the file layout: no implicit padding anywhere. */
 _Static_assert(sizeof(struct lp_trace_preamble) == 16, "preamble layout");
 _Static_assert(sizeof(struct lp_trace_rec_header) == 8, "record header layout");
@@ -290,5 +351,7 @@ _Static_assert(sizeof(struct lp_trace_device) == 48, "device layout");
 _Static_assert(sizeof(struct lp_trace_clock_sync) == 16, "clock sync layout");
 _Static_assert(sizeof(struct lp_trace_end) == 16, "end layout");
 _Static_assert(sizeof(struct lp_trace_rank) == 24, "rank layout");
+_Static_assert(sizeof(struct lp_trace_sampling) == 72, "sampling layout");
+_Static_assert(sizeof(struct lp_trace_stage) == 48, "stage layout");
 
 #endif

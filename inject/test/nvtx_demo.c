@@ -6,7 +6,9 @@
  *   spin N  N push/pop pairs (for the overhead benchmark);
  *   threads DEMO_THREADS threads push DEMO_PAIRS ranges each at once (per-thread buffers, flush
  *           rounds while they write), and a start/end range started on one thread, ended on another;
- *   sleep   opens "sleeping", prints "ready" and waits for a signal.
+ *   sleep   opens "sleeping", prints "ready" and waits for a signal;
+ *   steps [G N]  G (2) generations of LLM prefill, then decode_all with N (10) decode_step ranges each
+ *           (the sampling schedule of docs/tracer.md, checked by tests/unit/test_trace_sample.c).
  * Exit status 0 when every NVTX return value was as documented. */
 
 #include <pthread.h>
@@ -206,6 +208,28 @@ int main(int argc, char **argv)
 		for (i = 0; i < n; i++) {
 			nvtxRangePushA("spin");
 			nvtxRangePop();
+		}
+		return 0;
+	}
+	if (argc > 1 && !strcmp(argv[1], "steps")) {
+		long g, i, gens = argc > 2 ? strtol(argv[2], NULL, 10) : 2, n = argc > 3 ? strtol(argv[3], NULL, 10) : 10;
+		nvtxDomainHandle_t llm = nvtxDomainCreateA("LLM");
+		for (g = 0; g < gens; g++) {
+			nvtxEventAttributes_t a = attr("prefill");
+			nvtxDomainRangePushEx(llm, &a);
+			nvtxDomainRangePop(llm);
+			a = attr("decode_all");
+			nvtxDomainRangePushEx(llm, &a);
+			for (i = 0; i < n; i++) {
+				a = attr("decode_step");
+				a.payloadType = NVTX_PAYLOAD_TYPE_UNSIGNED_INT64;
+				a.payload.ullValue = (uint64_t)i;
+				nvtxDomainRangePushEx(llm, &a);
+				nvtxRangePushA("layer");
+				nvtxRangePop();
+				nvtxDomainRangePop(llm);
+			}
+			nvtxDomainRangePop(llm);
 		}
 		return 0;
 	}

@@ -1,0 +1,269 @@
+#!/usr/bin/env python3
+"""sample_check.py: issue 24's checks on traces of libllmprof_inject.so, standard library only
+(it reads the .lptrace format of docs/trace-format.md itself, so it runs on the GPU machine next
+to the traces, which are too large to bring back whole).
+
+    sample_check.py summary OUT            overhead table of bench/tracer/sampled.sh's runs
+    sample_check.py kernels EXACT SAMPLED  per-kernel totals of the unit stage (decode_step):
+                                           the exact run's against the sampled run's estimate
+                                           and its 95% confidence interval
+    sample_check.py steps TRACE PROGRAM_OUTPUT
+                                           per-step GPU latencies (STAGE records) against the
+                                           program's own CUDA-event step_ms lines
+
+The estimate is the one src/analyze/sampling.c computes (docs/tracer.md "Sampled tracing"): the
+first units under each parent are all recorded (their stratum is exact); of the others, n of N
+were recorded, so a kernel's total is exact part + N * mean over the recorded ones, with the
+variance N^2 (1 - n/N) s^2 / n of a simple random sample and a Student t interval.
+"""
+
+import json
+import math
+import os
+import statistics
+import struct
+import sys
+
+REC = struct.Struct("<HHI")
+NVTX = struct.Struct("<BBHIIIQQQII")
+LAUNCH = struct.Struct("<IIQQIBBH")
+KERNEL = struct.Struct("<QQQIIIIII")
+STAGE = struct.Struct("<QQQQIIBBHI")
+SAMPLING = struct.Struct("<IIIIIIQQQQQQ")
+
+
+def read_trace(path):
+    """One .lptrace (or the first in a folder): strings, ranges, launches, kernels, stages."""
+    if os.path.isdir(path):
+        files = sorted(f for f in os.listdir(path) if f.endswith(".lptrace"))
+        path = os.path.join(path, files[0])
+    data = open(path, "rb").read()
+    assert data[:8] == b"LLMPTRC\n", path
+    t = {"strings": {}, "ranges": {}, "launch": {}, "kernels": [], "stages": {}, "sampling": None}
+    stacks = {}
+    off = 16
+    while off + 8 <= len(data):
+        typ, _flags, size = REC.unpack_from(data, off)
+        p = off + 8
+        if p + size > len(data):
+            break
+        if typ == 2:
+            sid, n = struct.unpack_from("<II", data, p)
+            t["strings"][sid] = data[p + 8:p + 8 + n].decode("utf-8", "replace")
+        elif typ == 6:
+            ev, _pt, _r, tid, dom, name, rid, ts, _pl, _c, _col = NVTX.unpack_from(data, p)
+            st = stacks.setdefault(tid, [])
+            if ev == 1:
+                t["ranges"][rid] = [name, st[-1] if st else 0, ts, 0]
+                st.append(rid)
+            elif ev == 2 and rid in st:
+                st.remove(rid)
+                if rid in t["ranges"]:
+                    t["ranges"][rid][3] = ts
+        elif typ == 7:
+            corr, _tid, rid, _ts, _cbid, _api, _kind, _r = LAUNCH.unpack_from(data, p)
+            t["launch"][corr] = rid
+        elif typ == 9:
+            start, end, _node, name, _dev, _ctx, _stream, corr, _g = KERNEL.unpack_from(data, p)
+            t["kernels"].append((name, corr, end - start))
+        elif typ == 16:
+            t["sampling"] = SAMPLING.unpack_from(data, p)
+        elif typ == 17:
+            rid, g0, g1, gel, tid, idx, sample, gpu, _r, name = STAGE.unpack_from(data, p)
+            t["stages"][rid] = dict(start=g0, end=g1, elapsed=gel, index=idx, sample=sample, gpu=gpu,
+                                    name=name)
+        off = p + size
+    return t
+
+
+def name_of(t, sid):
+    return t["strings"].get(sid, "?")
+
+
+def unit_of(t, rid, unit):
+    """The innermost ancestor range (or rid itself) named `unit`, or 0."""
+    seen = 0
+    while rid and seen < 300:
+        r = t["ranges"].get(rid)
+        if not r:
+            return 0
+        if name_of(t, r[0]) == unit:
+            return rid
+        rid = r[1]
+        seen += 1
+    return 0
+
+
+def per_unit(t, unit):
+    """{unit instance: {kernel name: total ns}} over the kernels launched inside a unit."""
+    out = {}
+    for name, corr, dur in t["kernels"]:
+        u = unit_of(t, t["launch"].get(corr, 0), unit)
+        if u:
+            d = out.setdefault(u, {})
+            k = name_of(t, name)
+            d[k] = d.get(k, 0) + dur
+    return out
+
+
+T975 = {1: 12.71, 2: 4.30, 3: 3.18, 4: 2.78, 5: 2.57, 6: 2.45, 7: 2.36, 8: 2.31, 9: 2.26, 10: 2.23,
+        12: 2.18, 15: 2.13, 20: 2.09, 25: 2.06, 30: 2.04, 40: 2.02, 60: 2.00, 120: 1.98}
+
+
+def t975(df):
+    if df <= 0:
+        return float("inf")
+    best = 1.96
+    for k in sorted(T975):
+        if df <= k:
+            return T975[k]
+    return best
+
+
+def estimate(t, unit):
+    """Per kernel: (estimate ns, CI half-width ns, recorded units, units) over all unit instances."""
+    units = {rid: s for rid, s in t["stages"].items() if name_of(t, s["name"]) == unit}
+    first = t["sampling"][3] if t["sampling"] else 0
+    data = per_unit(t, unit)
+    exact_ids = [r for r, s in units.items() if s["index"] < first or t["sampling"][0] == 1]
+    b_ids = [r for r in units if r not in set(exact_ids)]
+    rec_b = [r for r in b_ids if units[r]["sample"] == 1]
+    names = set()
+    for d in data.values():
+        names.update(d)
+    res = {}
+    N, n = len(b_ids), len(rec_b)
+    for k in names:
+        ex = sum(data.get(r, {}).get(k, 0) for r in exact_ids)
+        xs = [data.get(r, {}).get(k, 0) for r in rec_b]
+        if n:
+            m = sum(xs) / n
+            s2 = statistics.variance(xs) if n > 1 else 0.0
+            est = ex + N * m
+            half = t975(n - 1) * math.sqrt(N * N * (1 - n / N) * s2 / n) if N else 0.0
+        else:
+            est, half = ex, 0.0
+        res[k] = (est, half)
+    return res, n, N, len(exact_ids)
+
+
+def cmd_kernels(exact_path, sampled_path, unit="decode_step"):
+    ex, sa = read_trace(exact_path), read_trace(sampled_path)
+    exact = {}
+    for d in per_unit(ex, unit).values():
+        for k, v in d.items():
+            exact[k] = exact.get(k, 0) + v
+    total = sum(exact.values())
+    est, n, N, n_exact = estimate(sa, unit)
+    rows, inside, big = [], 0, 0
+    for k, v in sorted(exact.items(), key=lambda kv: -kv[1]):
+        e, h = est.get(k, (0.0, 0.0))
+        share = v / total if total else 0
+        ok = abs(e - v) <= h
+        if share > 0.01:
+            big += 1
+            inside += ok
+        rows.append(dict(kernel=k[:120], exact_ms=v / 1e6, share=round(share, 4), sampled_ms=e / 1e6,
+                         ci_ms=h / 1e6, diff_pct=(e - v) / v * 100 if v else None, inside=ok))
+    est_total = sum(e for e, _ in est.values())
+    # kernels per recorded unit: a switch that lost records of a unit still running would show
+    ncount = {}
+    for name, corr, dur in sa["kernels"]:
+        u = unit_of(sa, sa["launch"].get(corr, 0), unit)
+        if u:
+            ncount[u] = ncount.get(u, 0) + 1
+    ecount = {}
+    for name, corr, dur in ex["kernels"]:
+        u = unit_of(ex, ex["launch"].get(corr, 0), unit)
+        if u:
+            ecount[u] = ecount.get(u, 0) + 1
+    def mmm(v):
+        v = sorted(v)
+        return [v[0], statistics.median(v), v[-1]] if v else None
+    out = dict(unit=unit, exact_total_ms=total / 1e6, sampled_total_ms=est_total / 1e6,
+               units_exact_stratum=n_exact, units_sampled=n, units_sampled_stratum=N,
+               kernels_over_1pct=big, inside_ci=inside,
+               kernels_per_unit_sampled_min_med_max=mmm(ncount.values()),
+               kernels_per_unit_exact_min_med_max=mmm(ecount.values()),
+               kernels_outside_units_sampled=sum(1 for n, c, d in sa["kernels"]
+                                                 if not unit_of(sa, sa["launch"].get(c, 0), unit)),
+               kernels_outside_units_exact=sum(1 for n, c, d in ex["kernels"]
+                                               if not unit_of(ex, ex["launch"].get(c, 0), unit)),
+               sampling=list(sa["sampling"]) if sa["sampling"] else None, rows=rows[:40])
+    print(json.dumps(out, indent=1))
+    return out
+
+
+def cmd_steps(trace_path, program_out, unit="decode_step"):
+    t = read_trace(trace_path)
+    prog = []
+    prefill_prog = []
+    for line in open(program_out):
+        if line.startswith("{") and '"step_ms"' in line:
+            d = json.loads(line)
+            prog.extend(d["step_ms"])
+            prefill_prog.append(d.get("prefill_ms"))
+    ours = [s for rid, s in sorted(t["stages"].items()) if name_of(t, s["name"]) == unit]
+    ours = ours[len(ours) - len(prog):] if len(prog) <= len(ours) else ours
+    diffs = []
+    for s, p in zip(ours, prog):
+        if s["gpu"] == 1 and p > 0:
+            diffs.append((s["elapsed"] / 1e6 - p) / p * 100)
+    ad = sorted(abs(x) for x in diffs)
+    pre = [s for rid, s in sorted(t["stages"].items()) if name_of(t, s["name"]) == "prefill"]
+    pre = pre[len(pre) - len(prefill_prog):] if prefill_prog else []
+    out = dict(steps_program=len(prog), steps_matched=len(diffs),
+               gpu_status=sorted(set(s["gpu"] for s in ours)),
+               median_abs_diff_pct=statistics.median(ad) if ad else None,
+               p95_abs_diff_pct=ad[int(0.95 * (len(ad) - 1))] if ad else None,
+               max_abs_diff_pct=ad[-1] if ad else None,
+               within_2pct=sum(1 for x in ad if x <= 2.0),
+               sum_ours_ms=sum(s["elapsed"] for s in ours) / 1e6, sum_program_ms=sum(prog),
+               prefill_ours_ms=[s["elapsed"] / 1e6 for s in pre], prefill_program_ms=prefill_prog)
+    print(json.dumps(out, indent=1))
+    return out
+
+
+def per_step_ms(path):
+    vals = []
+    for line in open(path):
+        if line.startswith("{") and '"iter"' in line:
+            vals.append(json.loads(line)["decode_ms_per_step"])
+    return statistics.median(vals) if vals else None
+
+
+def cmd_summary(out):
+    runs = {}
+    for f in sorted(os.listdir(out)):
+        if f.endswith(".txt") and f.count("_") >= 2 and not f.startswith("log"):
+            prog, mode, rest = f[:-4].split("_", 2)
+            v = per_step_ms(os.path.join(out, f))
+            if v is not None:
+                runs.setdefault(prog, {}).setdefault(mode, []).append(v)
+    res = {}
+    for prog, modes in runs.items():
+        base = statistics.median(modes["plain"]) if "plain" in modes else None
+        res[prog] = {}
+        for mode, vals in modes.items():
+            med = statistics.median(vals)
+            res[prog][mode] = dict(median_ms_per_step=med, runs=vals,
+                                   overhead_pct=(med / base - 1) * 100 if base else None)
+    print(json.dumps(res, indent=1))
+    return res
+
+
+def main(argv):
+    if len(argv) >= 2 and argv[0] == "summary":
+        cmd_summary(argv[1])
+    elif len(argv) >= 3 and argv[0] == "kernels":
+        cmd_kernels(argv[1], argv[2], *argv[3:4])
+    elif len(argv) >= 3 and argv[0] == "steps":
+        cmd_steps(argv[1], argv[2], *argv[3:4])
+    else:
+        sys.stderr.write(__doc__)
+        return 2
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv[1:]))

@@ -1,0 +1,86 @@
+#!/bin/bash
+# bench/tracer/sampled.sh [ROUNDS]: issue 24's measurement of sampled tracing, side by side in one
+# run, ROUNDS rounds (default 3) alternating the order of the modes (as listed in odd rounds,
+# reversed in even ones), on two programs:
+#   hf     examples/hf_generate.py (llama-3.2-1b shape, eager, random weights, its own NVTX stages)
+#   plain  examples/hf_generate_plain.py (an unmodified generate(); under the tracer its stages come
+#          from python/llmprof_auto, as under `llmprof run`; in mode plain neither is loaded)
+# Modes: plain (nothing), sampled (LLMPROF_TRACE_SAMPLE=$LP_SAMPLE, default auto), exact
+# (LLMPROF_TRACE_SAMPLE=off), kineto (hf only: --kineto), nsys (LP_NSYS, LP_NSYS_LIBS);
+# LP_SAMPLED_MODES picks them (default "plain sampled exact").
+# Both programs time themselves with CUDA events (--step-times: every decode step too). Writes
+# under $OUT (default /tmp/lp-sampled): <prog>_<mode>_<round>.txt (the program's output),
+# inject_<prog>_<mode>_<round>.log, then sample_check.py's summary.json, kernels_<prog>.json
+# (sampled estimate against the exact run of the same round) and steps_<prog>_<mode>.json
+# (per-step latencies against the program's own). Traces are deleted after the checks unless
+# LP_KEEP_TRACES=1. Run from the repo root with build/ (LP_BUILD) on the GPU machine.
+set -u
+cd "$(dirname "$0")/../.."
+B=${LP_BUILD:-build}
+OUT=${OUT:-/tmp/lp-sampled}
+ROUNDS=${1:-3}
+MODES=${LP_SAMPLED_MODES:-plain sampled exact}
+SAMPLE=${LP_SAMPLE:-auto}
+case $B in /*) LIB=$B/lib/libllmprof_inject.so ;; *) LIB=$PWD/$B/lib/libllmprof_inject.so ;; esac
+[ -f "$LIB" ] || { echo "sampled: $LIB missing (build first)"; exit 2; }
+mkdir -p "$OUT"
+TOKENS=${LP_SAMPLED_TOKENS:-128}
+HF="python3 examples/hf_generate.py --model llama-3.2-1b --prompt-len 512 --new-tokens $TOKENS --iters 3 --warmup 1 --step-times"
+PLAIN="python3 examples/hf_generate_plain.py --model llama-3.2-1b --prompt-len 512 --new-tokens $TOKENS --iters 4 --step-times"
+NSYS=${LP_NSYS:-$(command -v nsys || true)}
+SITE=$PWD/python/llmprof_auto/site:$PWD/python
+
+run() { # run PROG MODE ROUND
+  local prog=$1 mode=$2 i=$3 tag=$1_$2_$3 cmd
+  cmd=$HF; [ "$prog" = plain ] && cmd=$PLAIN
+  local out=$OUT/$tag.txt auto=()
+  [ "$prog" = plain ] && [ "$mode" != plain ] && auto=(PYTHONPATH=$SITE LLMPROF_AUTO_DIR=$OUT/auto_$tag)
+  case $mode in
+    plain) $cmd >"$out" 2>"$OUT/$tag.err" ;;
+    sampled|exact)
+      local s=$SAMPLE; [ "$mode" = exact ] && s=off
+      env "${auto[@]}" CUDA_INJECTION64_PATH=$LIB NVTX_INJECTION64_PATH=$LIB LLMPROF_TRACE_DIR=$OUT/trace_$tag \
+        LLMPROF_TRACE_LOG=$OUT/inject_$tag.log LLMPROF_TRACE_SAMPLE=$s $cmd >"$out" 2>"$OUT/$tag.err" ;;
+    kineto) [ "$prog" = hf ] || return 0; $cmd --kineto >"$out" 2>"$OUT/$tag.err" ;;
+    nsys)
+      [ -n "$NSYS" ] || return 0
+      env "${auto[@]}" LD_LIBRARY_PATH=${LP_NSYS_LIBS:+$LP_NSYS_LIBS:}${LD_LIBRARY_PATH:-} "$NSYS" profile \
+        -o "$OUT/nsys_$tag" --force-overwrite true --trace=cuda,nvtx --sample=none --cpuctxsw=none $cmd \
+        >"$out" 2>"$OUT/$tag.err"
+      rm -f "$OUT/nsys_$tag".* ;;
+  esac
+  echo "$(date +%T) $tag rc=$? $(grep -c '"iter"' "$out" 2>/dev/null) iterations"
+}
+
+order() { if [ $(( $1 % 2 )) = 1 ]; then echo "$2"; else echo "$2" | tr ' ' '\n' | tac | tr '\n' ' '; fi; }
+
+# LP_SAMPLED_DEADLINE_S: no new round after that many seconds (the device's time is counted);
+# LP_SAMPLED_KINETO_ONCE=1: one Kineto run of hf in round 1 (the earlier rounds' numbers are in README)
+T0=$(date +%s)
+for i in $(seq 1 "$ROUNDS"); do
+  if [ -n "${LP_SAMPLED_DEADLINE_S:-}" ] && [ $(( $(date +%s) - T0 )) -gt "$LP_SAMPLED_DEADLINE_S" ]; then
+    echo "sampled: deadline reached before round $i"; break
+  fi
+  [ "$i" = 1 ] && [ "${LP_SAMPLED_KINETO_ONCE:-0}" = 1 ] && run hf kineto 1
+  for prog in hf plain; do
+    for m in $(order "$i" "$MODES"); do
+      run "$prog" "$m" "$i"
+    done
+  done
+done
+
+python3 bench/tracer/sample_check.py summary "$OUT" >"$OUT/summary.json"
+for prog in hf plain; do
+  if [ -d "$OUT/trace_${prog}_exact_1" ] && [ -d "$OUT/trace_${prog}_sampled_1" ]; then
+    python3 bench/tracer/sample_check.py kernels "$OUT/trace_${prog}_exact_1" "$OUT/trace_${prog}_sampled_1" \
+      >"$OUT/kernels_$prog.json" 2>&1
+  fi
+  for m in sampled exact; do
+    [ -d "$OUT/trace_${prog}_${m}_1" ] && python3 bench/tracer/sample_check.py steps "$OUT/trace_${prog}_${m}_1" \
+      "$OUT/${prog}_${m}_1.txt" >"$OUT/steps_${prog}_$m.json" 2>&1
+  done
+done
+du -sh "$OUT"/trace_* 2>/dev/null | head -20 >"$OUT/trace_sizes.txt"
+grep -h 'sampling switches\|auto sampling' "$OUT"/inject_*.log >"$OUT/switches.txt" 2>/dev/null
+[ "${LP_KEEP_TRACES:-0}" = 1 ] || rm -rf "$OUT"/trace_*
+cat "$OUT/summary.json"

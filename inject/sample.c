@@ -1,0 +1,456 @@
+/* sample.c: stage ranges in the injected tracer (docs/tracer.md "Sampled tracing").
+ *
+ * Two things happen at the push and pop of a stage range (by name: LLMPROF_TRACE_STAGES, default
+ * prefill, decode_all, decode_step, in any domain):
+ *   - its GPU boundaries are timed: a CUDA event on the legacy default stream at push and at pop
+ *     (stage_gpu.c); the flush thread turns finished pairs into STAGE records, so every stage
+ *     instance has an exact GPU latency whether its kernels were recorded or not;
+ *   - when it is the sampling unit (decode_step), the schedule decides whether this instance is
+ *     recorded: the first `first` instances under each parent range always, then one in `every`.
+ *     Inside an instance that is not, CUPTI's kernel/copy activity and launch callbacks are off
+ *     (cupti.c lp_inj_cupti_record): that is where the tracer's cost per launch goes away.
+ * LLMPROF_TRACE_SAMPLE picks the mode: `off` (exact: everything recorded), `every=N[,first=K]`
+ * (sampled), `auto` (the default: sampled when the launches inside the first recorded units run
+ * faster than `rate` per second, exact otherwise), with `unit=NAME` and `rate=R` as options. The
+ * SAMPLING record says which mode ran and why.
+ *
+ * Threads: the schedule is per thread (the parent range and the index are the pushing thread's);
+ * CUPTI's switch is process-wide, so it is off while at least one thread is inside an unrecorded
+ * unit (launches of other threads in that time are not recorded either). The hot path of a range
+ * that is no stage is one comparison per configured name.
+ */
+
+#include "inject.h"
+
+#include <pthread.h>
+#include <stdatomic.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#define MAX_STAGES 8
+#define MAX_PENDING 4096                 /* stage instances waiting for their GPU times */
+
+/* frame marks (struct lp_inj_frame.stage) */
+#define MARK_STAGE 1u                    /* a stage range */
+#define MARK_SKIPPED 2u                  /* an unrecorded unit: CUPTI back on at its pop */
+#define MARK_MEASURED 4u                 /* a recorded unit whose launch rate auto mode uses */
+#define MARK_SLOT_SHIFT 3                /* pending slot + 1 above these bits (0: none) */
+
+enum { MODE_EXACT = LP_TRACE_SAMPLE_EXACT, MODE_SAMPLED = LP_TRACE_SAMPLE_SAMPLED, MODE_PENDING = 3 };
+
+struct pending {
+	uint64_t range_id;
+	void *ev[2];                         /* push and pop events */
+	uint32_t tid, index, name_sid;
+	uint8_t sample, gpu;
+	uint8_t state;                       /* 0 free, 1 open, 2 closed, 3 being resolved */
+};
+
+static struct {
+	pthread_once_t once;
+	_Atomic int ready;                   /* set last by init_once (the flush thread runs already) */
+	char names[MAX_STAGES][64];
+	uint32_t sids[MAX_STAGES];
+	unsigned n_stages;
+	uint32_t unit_sid;
+	int events;                          /* LLMPROF_TRACE_STAGE_EVENTS (on) */
+	_Atomic int mode;                    /* MODE_* */
+	uint32_t why;
+	uint32_t every, first, auto_rate;
+	_Atomic uint64_t launch_rate;
+	_Atomic uint64_t units, units_recorded;
+	pthread_mutex_t switch_lock;         /* off_threads and the CUPTI switch */
+	unsigned off_threads;
+	pthread_mutex_t lock;                /* the pending table */
+	struct pending p[MAX_PENDING];
+	uint32_t free_top, free_slots[MAX_PENDING];
+	uint64_t start_ns;
+} S = {
+	.once = PTHREAD_ONCE_INIT,
+	.switch_lock = PTHREAD_MUTEX_INITIALIZER,
+	.lock = PTHREAD_MUTEX_INITIALIZER,
+};
+
+/* ---- configuration ---- */
+
+static int parse_uint(const char *s, size_t n, uint32_t lo, uint32_t hi, uint32_t *out)
+{
+	uint64_t v = 0;
+	size_t i;
+	if (n == 0 || n > 9)
+		return -1;
+	for (i = 0; i < n; i++) {
+		if (s[i] < '0' || s[i] > '9')
+			return -1;
+		v = v * 10 + (uint64_t)(s[i] - '0');
+	}
+	if (v < lo || v > hi)
+		return -1;
+	*out = (uint32_t)v;
+	return 0;
+}
+
+/* "auto", "off", "every=8,first=2", "auto,rate=20000,unit=decode_step": 0, or -1 (logged). */
+static int parse_sample(const char *spec, char *unit, size_t unit_cap)
+{
+	const char *p = spec;
+	int have_auto = 0, have_every = 0;
+	while (*p) {
+		const char *end = strchr(p, ',');
+		size_t n = end ? (size_t)(end - p) : strlen(p);
+		const char *eq = memchr(p, '=', n);
+		size_t k = eq ? (size_t)(eq - p) : n;
+		const char *v = eq ? eq + 1 : NULL;
+		size_t vn = eq ? n - k - 1 : 0;
+		if (!eq && n == 3 && !memcmp(p, "off", 3)) {
+			S.mode = MODE_EXACT;
+			S.why = LP_TRACE_SAMPLE_WHY_OFF;
+			return 0;
+		} else if (!eq && n == 4 && !memcmp(p, "auto", 4)) {
+			have_auto = 1;
+		} else if (eq && k == 5 && !memcmp(p, "every", 5)) {
+			if (parse_uint(v, vn, 1, 1000000, &S.every) < 0)
+				return -1;
+			have_every = 1;
+		} else if (eq && k == 5 && !memcmp(p, "first", 5)) {
+			if (parse_uint(v, vn, 0, 1000000, &S.first) < 0)
+				return -1;
+		} else if (eq && k == 4 && !memcmp(p, "rate", 4)) {
+			if (parse_uint(v, vn, 0, 1000000000, &S.auto_rate) < 0)
+				return -1;
+		} else if (eq && k == 4 && !memcmp(p, "unit", 4)) {
+			if (vn == 0 || vn >= unit_cap)
+				return -1;
+			memcpy(unit, v, vn);
+			unit[vn] = '\0';
+		} else {
+			return -1;
+		}
+		p += n;
+		if (*p == ',')
+			p++;
+	}
+	if (have_every && !have_auto) {
+		S.mode = MODE_SAMPLED;
+		S.why = LP_TRACE_SAMPLE_WHY_FORCED;
+	} else {
+		S.mode = MODE_PENDING;
+		S.why = LP_TRACE_SAMPLE_WHY_AUTO_NONE;
+	}
+	return 0;
+}
+
+static void add_stage(const char *name, size_t n)
+{
+	unsigned i;
+	if (n == 0 || n >= sizeof(S.names[0]) || S.n_stages == MAX_STAGES)
+		return;
+	for (i = 0; i < S.n_stages; i++)
+		if (strlen(S.names[i]) == n && !memcmp(S.names[i], name, n))
+			return;
+	memcpy(S.names[S.n_stages], name, n);
+	S.names[S.n_stages][n] = '\0';
+	S.n_stages++;
+}
+
+static void write_sampling(void)
+{
+	struct lp_trace_sampling r;
+	int mode = atomic_load(&S.mode);
+	memset(&r, 0, sizeof(r));
+	r.mode = mode == MODE_SAMPLED ? LP_TRACE_SAMPLE_SAMPLED : LP_TRACE_SAMPLE_EXACT;
+	r.why = S.why;
+	r.every = S.every;
+	r.first = S.first;
+	r.unit_sid = S.unit_sid;
+	r.auto_rate = S.auto_rate;
+	r.launch_rate = atomic_load(&S.launch_rate);
+	lp_inj_cupti_record_cost(&r.toggles, &r.toggle_ns, &r.toggle_max_ns);
+	r.units = atomic_load(&S.units);
+	r.units_recorded = atomic_load(&S.units_recorded);
+	lp_inj_append(LP_TREC_SAMPLING, &r, sizeof(r), NULL, 0);
+}
+
+static void init_once(void)
+{
+	const char *spec = getenv("LLMPROF_TRACE_SAMPLE");
+	const char *stages = getenv("LLMPROF_TRACE_STAGES");
+	const char *ev = getenv("LLMPROF_TRACE_STAGE_EVENTS");
+	char unit[64] = "decode_step";
+	unsigned i;
+
+	S.every = 8;
+	S.first = 2;
+	S.auto_rate = 20000;
+	if (parse_sample(spec && *spec ? spec : "auto", unit, sizeof(unit)) < 0) {
+		lp_inj_log("LLMPROF_TRACE_SAMPLE='%s' is not off, auto or every=N[,first=K][,rate=R][,unit=NAME]: "
+			"tracing every launch", spec);
+		S.mode = MODE_EXACT;
+		S.why = LP_TRACE_SAMPLE_WHY_OFF;
+	}
+	if (!stages)
+		stages = "prefill,decode_all,decode_step";
+	while (*stages) {
+		const char *end = strchr(stages, ',');
+		size_t n = end ? (size_t)(end - stages) : strlen(stages);
+		add_stage(stages, n);
+		stages += n;
+		if (*stages == ',')
+			stages++;
+	}
+	add_stage(unit, strlen(unit));
+	for (i = 0; i < S.n_stages; i++)
+		S.sids[i] = lp_inj_intern(S.names[i], strlen(S.names[i]));
+	S.unit_sid = lp_inj_intern(unit, strlen(unit));
+	S.events = !(ev && (!strcmp(ev, "0") || !strcmp(ev, "off")));
+	S.free_top = 0;
+	for (i = MAX_PENDING; i > 0; i--)
+		S.free_slots[S.free_top++] = i - 1;
+	S.start_ns = lp_inj_now_ns();
+	atomic_store_explicit(&S.ready, S.unit_sid != 0, memory_order_release);
+	lp_inj_log("stages: sampling %s (unit %s, every %u after the first %u, auto above %u launches/s), GPU times %s",
+		S.mode == MODE_EXACT ? "off" : S.mode == MODE_SAMPLED ? "on" : "auto", unit, S.every, S.first,
+		S.auto_rate, S.events ? "on" : "off");
+	write_sampling();
+}
+
+void lp_inj_sample_init(void)
+{
+	pthread_once(&S.once, init_once);
+}
+
+/* ---- the CUPTI switch ---- */
+
+static void skip_begin(void)
+{
+	pthread_mutex_lock(&S.switch_lock);
+	if (S.off_threads++ == 0)
+		lp_inj_cupti_record(0);
+	pthread_mutex_unlock(&S.switch_lock);
+}
+
+static void skip_end(void)
+{
+	pthread_mutex_lock(&S.switch_lock);
+	if (S.off_threads && --S.off_threads == 0)
+		lp_inj_cupti_record(1);
+	pthread_mutex_unlock(&S.switch_lock);
+}
+
+/* auto: the launch rate of the fastest unit recorded so far on this thread (or, with first=0, the
+ * rate since the start) decides, once. The fastest, not the mean: the first decode steps of a
+ * process load modules and pick kernels (an H100 run measured 4.7k launches/s over its first two
+ * steps against 55k/s later). */
+static int decide(const struct lp_inj_thread *t, uint64_t now)
+{
+	uint64_t rate = t->rate_max;
+	int expect = MODE_PENDING, mode;
+	if (!rate && !t->rate_ns)
+		rate = now > S.start_ns ? (uint64_t)((double)t->launches * 1e9 / (double)(now - S.start_ns)) : 0;
+	mode = rate > S.auto_rate ? MODE_SAMPLED : MODE_EXACT;
+	if (atomic_compare_exchange_strong(&S.mode, &expect, mode)) {
+		S.why = mode == MODE_SAMPLED ? LP_TRACE_SAMPLE_WHY_AUTO_HIGH : LP_TRACE_SAMPLE_WHY_AUTO_LOW;
+		atomic_store(&S.launch_rate, rate);
+		lp_inj_log("stages: auto sampling %s: %llu launches/s in the fastest of the first units (threshold %u)",
+			mode == MODE_SAMPLED ? "on" : "off", (unsigned long long)rate, S.auto_rate);
+		write_sampling();
+		return mode;
+	}
+	return expect;
+}
+
+/* ---- push and pop ---- */
+
+static struct lp_trace_stage stage_record(uint64_t id, uint32_t tid, uint32_t index, uint32_t name_sid,
+	uint8_t sample, uint8_t gpu)
+{
+	struct lp_trace_stage r;
+	memset(&r, 0, sizeof(r));
+	r.range_id = id;
+	r.tid = tid;
+	r.index = index;
+	r.name_sid = name_sid;
+	r.sample = sample;
+	r.gpu = gpu;
+	return r;
+}
+
+uint32_t lp_inj_stage_push(struct lp_inj_thread *t, uint32_t name_sid, uint64_t id, uint64_t parent)
+{
+	uint32_t mark = MARK_STAGE, index = 0, slot;
+	uint8_t sample = LP_TRACE_STAGE_NOT_UNIT;
+	unsigned i;
+	void *ev = NULL;
+	int gpu = LP_TRACE_STAGE_GPU_NONE;
+
+	if (!name_sid || !atomic_load_explicit(&S.ready, memory_order_acquire))
+		return 0;
+	for (i = 0; i < S.n_stages && S.sids[i] != name_sid; i++) {
+	}
+	if (i == S.n_stages)
+		return 0;
+	if (name_sid == S.unit_sid && !t->unit_skipping) {
+		int mode = atomic_load_explicit(&S.mode, memory_order_relaxed), record = 1;
+		uint64_t now = lp_inj_now_ns();
+		if (parent != t->unit_parent) {
+			t->unit_parent = parent;
+			t->unit_index = 0;
+		}
+		index = t->unit_index++;
+		if (index >= S.first) {
+			if (mode == MODE_PENDING)
+				mode = decide(t, now);
+			if (mode == MODE_SAMPLED)
+				record = (index - S.first) % S.every == 0;
+		}
+		atomic_fetch_add_explicit(&S.units, 1, memory_order_relaxed);
+		if (record) {
+			atomic_fetch_add_explicit(&S.units_recorded, 1, memory_order_relaxed);
+			sample = LP_TRACE_STAGE_RECORDED;
+			if (mode == MODE_PENDING) {
+				mark |= MARK_MEASURED;
+				t->unit_t0 = now;
+				t->unit_l0 = t->launches;
+			}
+		} else {
+			sample = LP_TRACE_STAGE_SKIPPED;
+			mark |= MARK_SKIPPED;
+			t->unit_skipping = 1;
+		}
+	}
+	if (S.events && lp_inj_cupti_active())
+		gpu = lp_inj_gpu_mark(&ev);
+	if (mark & MARK_SKIPPED)
+		skip_begin();
+	if (!ev) {
+		/* nothing to wait for: the record is complete now */
+		struct lp_trace_stage r = stage_record(id, t->tid, index, name_sid, sample, (uint8_t)gpu);
+		lp_inj_append(LP_TREC_STAGE, &r, sizeof(r), NULL, 0);
+		return mark;
+	}
+	pthread_mutex_lock(&S.lock);
+	if (S.free_top) {
+		struct pending *p;
+		slot = S.free_slots[--S.free_top];
+		p = &S.p[slot];
+		p->range_id = id;
+		p->ev[0] = ev;
+		p->ev[1] = NULL;
+		p->tid = t->tid;
+		p->index = index;
+		p->name_sid = name_sid;
+		p->sample = sample;
+		p->gpu = (uint8_t)gpu;
+		p->state = 1;
+		mark |= (slot + 1) << MARK_SLOT_SHIFT;
+		ev = NULL;
+	}
+	pthread_mutex_unlock(&S.lock);
+	if (ev) {
+		struct lp_trace_stage r = stage_record(id, t->tid, index, name_sid, sample, LP_TRACE_STAGE_GPU_BUSY);
+		lp_inj_gpu_release(ev);
+		lp_inj_append(LP_TREC_STAGE, &r, sizeof(r), NULL, 0);
+	}
+	return mark;
+}
+
+void lp_inj_stage_pop(struct lp_inj_thread *t, uint32_t mark, uint64_t id)
+{
+	uint32_t slot = mark >> MARK_SLOT_SHIFT;
+	if (mark & MARK_SKIPPED) {
+		t->unit_skipping = 0;
+		skip_end();
+	}
+	if (mark & MARK_MEASURED) {
+		uint64_t dt = lp_inj_now_ns() - t->unit_t0, n = t->launches - t->unit_l0;
+		t->rate_ns += dt;
+		if (dt >= 100000 && (uint64_t)((double)n * 1e9 / (double)dt) > t->rate_max)
+			t->rate_max = (uint64_t)((double)n * 1e9 / (double)dt);
+	}
+	if (slot) {
+		void *ev = NULL;
+		int gpu = lp_inj_gpu_mark(&ev);
+		pthread_mutex_lock(&S.lock);
+		if (S.p[slot - 1].state == 1 && S.p[slot - 1].range_id == id) {
+			S.p[slot - 1].ev[1] = ev;
+			if (!ev)
+				S.p[slot - 1].gpu = (uint8_t)gpu;
+			S.p[slot - 1].state = 2;
+			ev = NULL;
+		}
+		pthread_mutex_unlock(&S.lock);
+		if (ev)
+			lp_inj_gpu_release(ev);
+		lp_inj_wake();
+	}
+}
+
+/* ---- the flush thread ---- */
+
+void lp_inj_stage_drain(int final)
+{
+	static uint32_t todo[MAX_PENDING];
+	uint32_t n = 0, i;
+	if (!atomic_load_explicit(&S.ready, memory_order_acquire))
+		return;
+	pthread_mutex_lock(&S.lock);
+	for (i = 0; i < MAX_PENDING; i++) {
+		if (S.p[i].state == 2 || (final && S.p[i].state == 1)) {
+			S.p[i].state = 3;
+			todo[n++] = i;
+		}
+	}
+	pthread_mutex_unlock(&S.lock);
+	for (i = 0; i < n; i++) {
+		struct pending *p = &S.p[todo[i]];
+		struct lp_trace_stage r = stage_record(p->range_id, p->tid, p->index, p->name_sid, p->sample, p->gpu);
+		int rc = 0;
+		if (p->ev[0] && p->ev[1]) {
+			rc = lp_inj_gpu_times(p->ev[0], p->ev[1], final, &r.gpu_start_ns, &r.gpu_end_ns,
+				&r.gpu_elapsed_ns);
+			if (rc == 1) {
+				pthread_mutex_lock(&S.lock);
+				p->state = 2; /* not there yet: the next round */
+				pthread_mutex_unlock(&S.lock);
+				continue;
+			}
+			if (rc < 0)
+				r.gpu = LP_TRACE_STAGE_GPU_ERROR;
+		} else if (r.gpu == LP_TRACE_STAGE_GPU_EVENTS) {
+			r.gpu = LP_TRACE_STAGE_GPU_ERROR; /* never popped (final) */
+		}
+		lp_inj_append(LP_TREC_STAGE, &r, sizeof(r), NULL, 0);
+		lp_inj_gpu_release(p->ev[0]);
+		lp_inj_gpu_release(p->ev[1]);
+		pthread_mutex_lock(&S.lock);
+		p->ev[0] = p->ev[1] = NULL;
+		p->state = 0;
+		S.free_slots[S.free_top++] = todo[i];
+		pthread_mutex_unlock(&S.lock);
+	}
+}
+
+void lp_inj_sample_finish(void)
+{
+	if (!atomic_load_explicit(&S.ready, memory_order_acquire))
+		return;
+	if (atomic_load(&S.mode) == MODE_PENDING)
+		S.why = LP_TRACE_SAMPLE_WHY_AUTO_NONE;
+	write_sampling();
+}
+
+void lp_inj_sample_forked(void)
+{
+	unsigned i;
+	/* the parent's threads and events do not exist here (their locks may be held: reinitialized) */
+	pthread_mutex_init(&S.lock, NULL);
+	pthread_mutex_init(&S.switch_lock, NULL);
+	S.off_threads = 0;
+	S.free_top = 0;
+	for (i = MAX_PENDING; i > 0; i--) {
+		S.p[i - 1].state = 0;
+		S.p[i - 1].ev[0] = S.p[i - 1].ev[1] = NULL;
+		S.free_slots[S.free_top++] = i - 1;
+	}
+}
