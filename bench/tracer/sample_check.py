@@ -66,9 +66,9 @@ def read_trace(path):
         elif typ == 9:
             start, end, _node, name, _dev, _ctx, _stream, corr, _g = KERNEL.unpack_from(data, p)
             t["kernels"].append((name, corr, end - start))
-        elif typ == 16:
-            t["sampling"] = SAMPLING.unpack_from(data, p)
         elif typ == 17:
+            t["sampling"] = SAMPLING.unpack_from(data, p)
+        elif typ == 18:
             rid, g0, g1, gel, tid, idx, sample, gpu, _r, name = STAGE.unpack_from(data, p)
             t["stages"][rid] = dict(start=g0, end=g1, elapsed=gel, index=idx, sample=sample, gpu=gpu,
                                     name=name)
