@@ -1,0 +1,104 @@
+/* cupti_fake.c: a stand-in for cupti.c and stage_gpu.c in test programs built from the tracer's
+ * sources (fixture_writer.c): "CUPTI" is active, its switch only flips a flag the program asks
+ * (lp_fake_recording: the program writes its synthetic kernel records only while it is on, as
+ * CUPTI would), and GPU marks read a simulated GPU clock the program advances. */
+#include "inject.h"
+
+#include <stdlib.h>
+
+static int recording = 1;
+static uint64_t gpu_now = 1000000000ull, toggles;
+
+int lp_fake_recording(void);
+void lp_fake_gpu_advance(uint64_t ns);
+uint64_t lp_fake_gpu_now(void);
+
+int lp_fake_recording(void)
+{
+	return recording;
+}
+
+void lp_fake_gpu_advance(uint64_t ns)
+{
+	gpu_now += ns;
+}
+
+uint64_t lp_fake_gpu_now(void)
+{
+	return gpu_now;
+}
+
+LP_INJ_EXPORT int InitializeInjection(void);
+
+int InitializeInjection(void)
+{
+	lp_inj_cupti_start();
+	return 1;
+}
+
+void lp_inj_cupti_start(void)
+{
+	if (lp_inj_init())
+		lp_inj_set_cupti_status(LP_TRACE_CUPTI_OK, "fake CUPTI (test program)");
+}
+
+void lp_inj_cupti_drain(void)
+{
+}
+
+void lp_inj_cupti_flush(int forced)
+{
+	(void)forced;
+}
+
+void lp_inj_cupti_finalize(void)
+{
+}
+
+int lp_inj_cupti_forked(void)
+{
+	return 0;
+}
+
+int lp_inj_cupti_active(void)
+{
+	return 1;
+}
+
+void lp_inj_cupti_record(int on)
+{
+	recording = on;
+	toggles++;
+}
+
+void lp_inj_cupti_record_cost(uint64_t *n, uint64_t *total_ns, uint64_t *max_ns)
+{
+	*n = toggles;
+	*total_ns = toggles * 1000;
+	*max_ns = toggles ? 1000 : 0;
+}
+
+int lp_inj_gpu_mark(void **ev)
+{
+	uint64_t *t = malloc(sizeof(*t));
+	*ev = t;
+	if (!t)
+		return LP_TRACE_STAGE_GPU_ERROR;
+	*t = gpu_now;
+	return LP_TRACE_STAGE_GPU_EVENTS;
+}
+
+int lp_inj_gpu_times(void *start, void *end, int wait, uint64_t *start_ns, uint64_t *end_ns,
+	uint64_t *elapsed_ns)
+{
+	(void)wait;
+	*start_ns = *(uint64_t *)start;
+	*end_ns = *(uint64_t *)end;
+	*elapsed_ns = *end_ns - *start_ns;
+	return 0;
+}
+
+void lp_inj_gpu_release(void *ev)
+{
+	free(ev);
+}

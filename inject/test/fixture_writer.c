@@ -1,0 +1,153 @@
+/* fixture_writer.c: writes a synthetic decode trace with the tracer's own writer (writer.c,
+ * lifecycle.c, nvtx.c, sample.c compiled in; cupti_fake.c stands in for CUPTI and the GPU), for
+ * tests/unit/test_sampling.c. The program: GENS generations of an LLM-domain `prefill` (one kernel)
+ * then `decode_all` holding STEPS `decode_step` ranges, each launching the KERNELS kernels below.
+ * Their durations are a deterministic function of (generation, step, kernel): a base, a growth
+ * with the step (attention over a longer context) and a pseudo-random jitter, so that two runs
+ * with different LLMPROF_TRACE_SAMPLE values differ only in what was recorded. Kernel and launch
+ * records are written only while the (fake) CUPTI switch is on, as CUPTI would; the simulated GPU
+ * clock advances by each kernel's duration plus a 2 us gap, so each step's STAGE record must say
+ * exactly the sum printed on stdout ("step G S NS" lines, every step recorded or not).
+ *
+ *   lp_trace_fixture DIR    (LLMPROF_TRACE_SAMPLE as the caller sets it)
+ */
+#include "inject.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <nvtx3/nvToolsExt.h>
+
+#define GENS 3
+#define STEPS 48
+#define KERNELS 5
+
+int lp_fake_recording(void);
+void lp_fake_gpu_advance(uint64_t ns);
+uint64_t lp_fake_gpu_now(void);
+
+LP_INJ_EXPORT int NVTX_API InitializeInjectionNvtx2(NvtxGetExportTableFunc_t get_export_table);
+LP_INJ_EXPORT int InitializeInjection(void);
+
+static NvtxFunctionPointer core[NVTX_CBID_CORE_SIZE], core2[NVTX_CBID_CORE2_SIZE];
+static NvtxFunctionPointer *core_t[NVTX_CBID_CORE_SIZE], *core2_t[NVTX_CBID_CORE2_SIZE];
+
+static int NVTX_API get_table(NvtxCallbackModule m, NvtxFunctionTable *out, unsigned int *size)
+{
+	if (m == NVTX_CB_MODULE_CORE) {
+		*out = core_t;
+		*size = NVTX_CBID_CORE_SIZE;
+		return 1;
+	}
+	if (m == NVTX_CB_MODULE_CORE2) {
+		*out = core2_t;
+		*size = NVTX_CBID_CORE2_SIZE;
+		return 1;
+	}
+	return 0;
+}
+
+static const NvtxExportTableCallbacks callbacks = { sizeof(NvtxExportTableCallbacks), get_table };
+
+static const void *NVTX_API export_table(uint32_t id)
+{
+	return id == NVTX_ETID_CALLBACKS ? &callbacks : NULL;
+}
+
+typedef nvtxDomainHandle_t (*domain_create_fn)(const char *);
+typedef int (*domain_push_fn)(nvtxDomainHandle_t, const nvtxEventAttributes_t *);
+typedef int (*domain_pop_fn)(nvtxDomainHandle_t);
+
+static domain_push_fn dpush;
+static domain_pop_fn dpop;
+static nvtxDomainHandle_t llm;
+static uint32_t corr = 1;
+
+static void push(const char *name)
+{
+	nvtxEventAttributes_t a;
+	memset(&a, 0, sizeof(a));
+	a.version = NVTX_VERSION;
+	a.size = NVTX_EVENT_ATTRIB_STRUCT_SIZE;
+	a.messageType = NVTX_MESSAGE_TYPE_ASCII;
+	a.message.ascii = name;
+	dpush(llm, &a);
+}
+
+/* A kernel's duration in ns: deterministic, different per (gen, step, kernel). */
+static uint64_t duration(int gen, int step, int k)
+{
+	static const uint64_t base[KERNELS] = { 40000, 12000, 6000, 2500, 900 };
+	uint32_t h = (uint32_t)(gen * 7919 + step * 104729 + k * 1299709) * 2654435761u;
+	uint64_t jitter = (uint64_t)(h >> 20) % (base[k] / 5 + 1);   /* up to +20% */
+	uint64_t growth = k == 1 ? (uint64_t)step * 150 : 0;        /* "attention" grows */
+	return base[k] + growth + jitter;
+}
+
+static void kernel(const char *name, uint64_t dur)
+{
+	if (lp_fake_recording()) {
+		struct lp_inj_thread *t = lp_inj_self();
+		struct lp_trace_launch l;
+		struct lp_trace_kernel k;
+		memset(&l, 0, sizeof(l));
+		l.correlation_id = corr;
+		l.tid = t->tid;
+		l.range_id = lp_inj_current_range(t);
+		l.ts_ns = lp_inj_now_ns();
+		l.api = 2;
+		l.kind = LP_TRACE_LAUNCH_KERNEL;
+		lp_inj_append(LP_TREC_LAUNCH, &l, sizeof(l), NULL, 0);
+		memset(&k, 0, sizeof(k));
+		k.start_ns = lp_fake_gpu_now();
+		k.end_ns = k.start_ns + dur;
+		k.name_sid = lp_inj_intern(name, strlen(name));
+		k.correlation_id = corr;
+		k.grid[0] = k.grid[1] = k.grid[2] = 1;
+		k.block[0] = k.block[1] = k.block[2] = 1;
+		lp_inj_append(LP_TREC_KERNEL, &k, sizeof(k), NULL, 0);
+	}
+	corr++;
+	lp_fake_gpu_advance(dur + 2000);
+}
+
+int main(int argc, char **argv)
+{
+	static const char *names[KERNELS] = { "gemm_mlp", "attention_decode", "gemm_qkv", "rmsnorm", "rope" };
+	unsigned i;
+	int g, s, k;
+	if (argc < 2) {
+		fprintf(stderr, "usage: %s DIR\n", argv[0]);
+		return 2;
+	}
+	setenv("LLMPROF_TRACE_DIR", argv[1], 1);
+	for (i = 0; i < NVTX_CBID_CORE_SIZE; i++)
+		core_t[i] = &core[i];
+	for (i = 0; i < NVTX_CBID_CORE2_SIZE; i++)
+		core2_t[i] = &core2[i];
+	if (!InitializeInjectionNvtx2(export_table))
+		return 3;
+	InitializeInjection();
+	llm = ((domain_create_fn)(uintptr_t)core2[NVTX_CBID_CORE2_DomainCreateA])("LLM");
+	dpush = (domain_push_fn)(uintptr_t)core2[NVTX_CBID_CORE2_DomainRangePushEx];
+	dpop = (domain_pop_fn)(uintptr_t)core2[NVTX_CBID_CORE2_DomainRangePop];
+	for (g = 0; g < GENS; g++) {
+		push("prefill");
+		kernel("gemm_prefill", 300000);
+		dpop(llm);
+		push("decode_all");
+		for (s = 0; s < STEPS; s++) {
+			uint64_t t0;
+			push("decode_step");
+			t0 = lp_fake_gpu_now();
+			for (k = 0; k < KERNELS; k++)
+				kernel(names[k], duration(g, s, k));
+			printf("step %d %d %llu\n", g, s, (unsigned long long)(lp_fake_gpu_now() - t0));
+			dpop(llm);
+			kernel("argmax_between_steps", 1500); /* in decode_all, outside every unit */
+		}
+		dpop(llm);
+	}
+	return 0;
+}

@@ -1,0 +1,363 @@
+/* sampling.c: scaling tables of sampled traces to the whole stage, with confidence intervals
+ * (sampling.h has the estimator and its assumptions; docs/tracer.md "Sampled tracing" the user's
+ * view). Input: a loaded profile (its kernels attributed to ranges) and the tracer's plan; output:
+ * rows with estimates. The schedule is replayed from the range tree, so the same code serves a
+ * trace whose reader does not carry the tracer's per-instance flags. */
+
+#include "analyze/sampling.h"
+
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+int lp_sample_recorded(const struct lp_sample_plan *plan, uint32_t index)
+{
+	if (!plan->sampled || index < plan->first || plan->every <= 1)
+		return 1;
+	return (index - plan->first) % plan->every == 0;
+}
+
+/* ---- Student's t ---- */
+
+/* The standard normal quantile (Acklam's rational approximation, relative error < 1.2e-9). */
+static double normal_quantile(double p)
+{
+	static const double a[] = { -3.969683028665376e+01, 2.209460984245205e+02, -2.759285104469687e+02,
+		1.383577518672690e+02, -3.066479806614716e+01, 2.506628277459239e+00 };
+	static const double b[] = { -5.447609879822406e+01, 1.615858368580409e+02, -1.556989798598866e+02,
+		6.680131188771972e+01, -1.328068155288572e+01 };
+	static const double c[] = { -7.784894002430293e-03, -3.223964580411365e-01, -2.400758277161838e+00,
+		-2.549732539343734e+00, 4.374664141464968e+00, 2.938163982698783e+00 };
+	static const double d[] = { 7.784695709041462e-03, 3.224671290700398e-01, 2.445134137142996e+00,
+		3.754408661907416e+00 };
+	double q, r;
+	if (p <= 0 || p >= 1)
+		return p <= 0 ? -INFINITY : INFINITY;
+	if (p < 0.02425) {
+		q = sqrt(-2 * log(p));
+		return (((((c[0] * q + c[1]) * q + c[2]) * q + c[3]) * q + c[4]) * q + c[5]) /
+			((((d[0] * q + d[1]) * q + d[2]) * q + d[3]) * q + 1);
+	}
+	if (p > 1 - 0.02425)
+		return -normal_quantile(1 - p);
+	q = p - 0.5;
+	r = q * q;
+	return (((((a[0] * r + a[1]) * r + a[2]) * r + a[3]) * r + a[4]) * r + a[5]) * q /
+		(((((b[0] * r + b[1]) * r + b[2]) * r + b[3]) * r + b[4]) * r + 1);
+}
+
+/* Exact for df 1 and 2; the Cornish-Fisher expansion in 1/df above (error < 0.3% at df 3, less
+ * beyond: t(0.975, 3) = 3.1824 exactly, 3.178 here). */
+double lp_student_t_quantile(double p, double df)
+{
+	double z, z2, g1, g2, g3, g4;
+	if (df < 1)
+		df = 1;
+	if (df < 1.5)
+		return tan(M_PI * (p - 0.5));
+	if (df < 2.5)
+		return (2 * p - 1) / sqrt(2 * p * (1 - p));
+	z = normal_quantile(p);
+	z2 = z * z;
+	g1 = (z2 + 1) * z / 4;
+	g2 = ((5 * z2 + 16) * z2 + 3) * z / 96;
+	g3 = (((3 * z2 + 19) * z2 + 17) * z2 - 15) * z / 384;
+	g4 = ((((79 * z2 + 776) * z2 + 1482) * z2 - 1920) * z2 - 945) * z / 92160;
+	return z + g1 / df + g2 / (df * df) + g3 / (df * df * df) + g4 / (df * df * df * df);
+}
+
+void lp_sample_estimate(double exact_sum, const double *x, uint32_t n, uint32_t N, double conf,
+	struct lp_sample_est *out)
+{
+	double sum = 0, mean, ss = 0, var;
+	uint32_t i;
+	memset(out, 0, sizeof(*out));
+	out->exact_part = exact_sum;
+	out->total = exact_sum;
+	out->n = n;
+	out->N = N;
+	if (N == 0)
+		return; /* nothing to scale: exact */
+	if (n == 0) {
+		out->half_ci = -1; /* units nobody recorded: unknown */
+		return;
+	}
+	for (i = 0; i < n; i++)
+		sum += x[i];
+	mean = sum / n;
+	out->total = exact_sum + (double)N * mean;
+	if (n >= N) {
+		out->half_ci = 0;
+		return;
+	}
+	if (n < 2) {
+		out->half_ci = -1;
+		return;
+	}
+	for (i = 0; i < n; i++)
+		ss += (x[i] - mean) * (x[i] - mean);
+	var = (double)N * N * (1.0 - (double)n / N) * (ss / (n - 1)) / n;
+	out->half_ci = lp_student_t_quantile(0.5 + conf / 2, n - 1) * sqrt(var);
+}
+
+/* ---- the units of a profile ---- */
+
+struct unit_ref {
+	uint32_t pid, tid;
+	uint64_t start_ns;
+	int32_t idx;
+};
+
+static int cmp_unit(const void *a, const void *b)
+{
+	const struct unit_ref *x = a, *y = b;
+	if (x->pid != y->pid)
+		return x->pid < y->pid ? -1 : 1;
+	if (x->tid != y->tid)
+		return x->tid < y->tid ? -1 : 1;
+	if (x->start_ns != y->start_ns)
+		return x->start_ns < y->start_ns ? -1 : 1;
+	return x->idx < y->idx ? -1 : x->idx > y->idx;
+}
+
+int lp_sample_units_find(const struct lp_profile *p, const struct lp_sample_plan *plan,
+	struct lp_sample_units *out, struct lp_err *err)
+{
+	struct unit_ref *u;
+	size_t i, n = 0;
+	uint32_t next = 0;
+	memset(out, 0, sizeof(*out));
+	out->stratum = calloc(p->n_ranges ? p->n_ranges : 1, sizeof(*out->stratum));
+	out->unit_index = calloc(p->n_ranges ? p->n_ranges : 1, sizeof(*out->unit_index));
+	u = calloc(p->n_ranges ? p->n_ranges : 1, sizeof(*u));
+	if (!out->stratum || !out->unit_index || !u) {
+		free(u);
+		lp_sample_units_release(out);
+		return lp_err_set(err, LP_EOTHER, "out of memory");
+	}
+	for (i = 0; i < p->n_ranges; i++) {
+		const struct lp_range *r = &p->ranges[i];
+		if (r->synthetic || strcmp(r->name, plan->unit) != 0)
+			continue;
+		if (r->parent >= 0 && lp_profile_range_find_ancestor(p, r->parent, plan->unit) >= 0)
+			continue; /* nested in another unit: the tracer does not count it either */
+		u[n].pid = r->pid;
+		u[n].tid = r->tid;
+		u[n].start_ns = r->start_ns;
+		u[n].idx = (int32_t)i;
+		n++;
+	}
+	qsort(u, n, sizeof(*u), cmp_unit);
+	for (i = 0; i < n; i++) {
+		const struct lp_range *r = &p->ranges[u[i].idx];
+		uint8_t s;
+		if (i == 0 || u[i].pid != u[i - 1].pid || u[i].tid != u[i - 1].tid ||
+		    r->parent != p->ranges[u[i - 1].idx].parent)
+			next = 0;
+		out->unit_index[u[i].idx] = next;
+		if (!plan->sampled || next < plan->first)
+			s = LP_SAMPLE_EXACT;
+		else
+			s = lp_sample_recorded(plan, next) ? LP_SAMPLE_RECORDED : LP_SAMPLE_SKIPPED;
+		out->stratum[u[i].idx] = s;
+		out->n_exact += s == LP_SAMPLE_EXACT;
+		out->n_recorded += s == LP_SAMPLE_RECORDED;
+		out->n_skipped += s == LP_SAMPLE_SKIPPED;
+		next++;
+	}
+	free(u);
+	return 0;
+}
+
+void lp_sample_units_release(struct lp_sample_units *u)
+{
+	free(u->stratum);
+	free(u->unit_index);
+	memset(u, 0, sizeof(*u));
+}
+
+/* ---- tables ---- */
+
+struct acc {                          /* one row while building */
+	const char *key;
+	uint32_t hash;
+	double exact_ns, outside_ns;
+	uint64_t exact_calls, outside_calls;
+	double *x_ns, *x_calls;           /* per recorded unit (slot order) */
+};
+
+static uint32_t hash_str(const char *s)
+{
+	uint32_t h = 2166136261u;
+	for (; *s; s++) {
+		h ^= (unsigned char)*s;
+		h *= 16777619u;
+	}
+	return h;
+}
+
+static int cmp_row(const void *a, const void *b)
+{
+	const struct lp_sample_row *x = a, *y = b;
+	if (x->time_ns.total != y->time_ns.total)
+		return x->time_ns.total > y->time_ns.total ? -1 : 1;
+	return strcmp(x->key, y->key);
+}
+
+static const char *kernel_name(const struct lp_profile *p, size_t k, void *ctx)
+{
+	(void)ctx;
+	return p->kernels[k].name;
+}
+
+int lp_sample_table_build(const struct lp_profile *p, const struct lp_sample_plan *plan, double conf,
+	lp_sample_key_fn key, void *ctx, struct lp_sample_table *out, struct lp_err *err)
+{
+	struct lp_sample_units units;
+	struct acc *rows = NULL;
+	uint32_t *slots = NULL, *slot_of_range = NULL;
+	size_t n_rows = 0, cap_rows = 0, cap_slots = 64, i;
+	double *tot_ns = NULL;
+	int rc = -1;
+
+	memset(out, 0, sizeof(*out));
+	if (lp_sample_units_find(p, plan, &units, err) < 0)
+		return -1;
+	out->sampled = plan->sampled && units.n_recorded + units.n_skipped > 0;
+	out->units_exact = units.n_exact;
+	out->units_recorded = units.n_recorded;
+	out->units_sampled_stratum = units.n_recorded + units.n_skipped;
+	/* recorded units get slots 0..n_recorded-1 (per-unit values live in those columns) */
+	slot_of_range = malloc((p->n_ranges ? p->n_ranges : 1) * sizeof(*slot_of_range));
+	slots = calloc(cap_slots, sizeof(*slots));
+	tot_ns = calloc(units.n_recorded ? units.n_recorded : 1, sizeof(*tot_ns));
+	if (!slot_of_range || !slots || !tot_ns)
+		goto oom;
+	{
+		uint32_t next = 0;
+		for (i = 0; i < p->n_ranges; i++)
+			slot_of_range[i] = units.stratum[i] == LP_SAMPLE_RECORDED ? next++ : UINT32_MAX;
+	}
+	for (i = 0; i < cap_slots; i++)
+		slots[i] = UINT32_MAX;
+	for (i = 0; i < p->n_kernels; i++) {
+		const struct lp_kernel *k = &p->kernels[i];
+		const char *name = key(p, i, ctx);
+		int32_t unit = -1;
+		uint32_t h, j;
+		struct acc *a;
+		double dur;
+		if (!name)
+			continue;
+		if (k->range >= 0)
+			unit = lp_profile_range_find_ancestor(p, k->range, plan->unit);
+		/* the row */
+		h = hash_str(name);
+		if ((n_rows + 1) * 2 > cap_slots) {
+			size_t ncap = cap_slots * 2, s;
+			uint32_t *ns = malloc(ncap * sizeof(*ns));
+			if (!ns)
+				goto oom;
+			for (s = 0; s < ncap; s++)
+				ns[s] = UINT32_MAX;
+			for (s = 0; s < n_rows; s++) {
+				uint32_t t = rows[s].hash & (uint32_t)(ncap - 1);
+				while (ns[t] != UINT32_MAX)
+					t = (t + 1) & (uint32_t)(ncap - 1);
+				ns[t] = (uint32_t)s;
+			}
+			free(slots);
+			slots = ns;
+			cap_slots = ncap;
+		}
+		for (j = h & (uint32_t)(cap_slots - 1); slots[j] != UINT32_MAX; j = (j + 1) & (uint32_t)(cap_slots - 1))
+			if (rows[slots[j]].hash == h && !strcmp(rows[slots[j]].key, name))
+				break;
+		if (slots[j] == UINT32_MAX) {
+			if (n_rows == cap_rows) {
+				size_t ncap = cap_rows ? cap_rows * 2 : 64;
+				struct acc *nr = realloc(rows, ncap * sizeof(*nr));
+				if (!nr)
+					goto oom;
+				rows = nr;
+				cap_rows = ncap;
+			}
+			a = &rows[n_rows];
+			memset(a, 0, sizeof(*a));
+			a->key = name;
+			a->hash = h;
+			a->x_ns = calloc(units.n_recorded ? units.n_recorded : 1, sizeof(double));
+			a->x_calls = calloc(units.n_recorded ? units.n_recorded : 1, sizeof(double));
+			if (!a->x_ns || !a->x_calls) {
+				free(a->x_ns);
+				free(a->x_calls);
+				goto oom;
+			}
+			slots[j] = (uint32_t)n_rows++;
+		}
+		a = &rows[slots[j]];
+		dur = k->end_ns > k->start_ns ? (double)(k->end_ns - k->start_ns) : 0;
+		if (unit < 0 || units.stratum[unit] == LP_SAMPLE_OUTSIDE) {
+			a->outside_ns += dur;
+			a->outside_calls++;
+		} else if (units.stratum[unit] == LP_SAMPLE_RECORDED) {
+			a->x_ns[slot_of_range[unit]] += dur;
+			a->x_calls[slot_of_range[unit]] += 1;
+			tot_ns[slot_of_range[unit]] += dur;
+		} else {
+			/* exact stratum (a skipped unit has no kernels; one would come from another
+			 * thread's launch while CUPTI was on: counted as exact, it is real) */
+			a->exact_ns += dur;
+			a->exact_calls++;
+		}
+	}
+	out->rows = calloc(n_rows ? n_rows : 1, sizeof(*out->rows));
+	if (!out->rows)
+		goto oom;
+	{
+		double exact_total = 0;
+		for (i = 0; i < n_rows; i++) {
+			struct lp_sample_row *r = &out->rows[i];
+			r->key = rows[i].key;
+			lp_sample_estimate(rows[i].exact_ns, rows[i].x_ns, units.n_recorded, out->units_sampled_stratum,
+				conf, &r->time_ns);
+			lp_sample_estimate((double)rows[i].exact_calls, rows[i].x_calls, units.n_recorded,
+				out->units_sampled_stratum, conf, &r->calls);
+			r->outside_ns = rows[i].outside_ns;
+			r->outside_calls = rows[i].outside_calls;
+			exact_total += rows[i].exact_ns;
+		}
+		lp_sample_estimate(exact_total, tot_ns, units.n_recorded, out->units_sampled_stratum, conf,
+			&out->total_ns);
+	}
+	out->n_rows = n_rows;
+	qsort(out->rows, out->n_rows, sizeof(*out->rows), cmp_row);
+	rc = 0;
+	goto done;
+oom:
+	lp_err_set(err, LP_EOTHER, "out of memory");
+	lp_sample_table_release(out);
+done:
+	for (i = 0; i < n_rows; i++) {
+		free(rows[i].x_ns);
+		free(rows[i].x_calls);
+	}
+	free(rows);
+	free(slots);
+	free(slot_of_range);
+	free(tot_ns);
+	lp_sample_units_release(&units);
+	return rc;
+}
+
+int lp_sample_kernel_table(const struct lp_profile *p, const struct lp_sample_plan *plan, double conf,
+	struct lp_sample_table *out, struct lp_err *err)
+{
+	return lp_sample_table_build(p, plan, conf, kernel_name, NULL, out, err);
+}
+
+void lp_sample_table_release(struct lp_sample_table *t)
+{
+	free(t->rows);
+	memset(t, 0, sizeof(*t));
+}

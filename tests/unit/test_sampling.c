@@ -1,0 +1,361 @@
+/* test_sampling.c: src/analyze/sampling.c, the statistics of sampled traces (issue 24).
+ *   - the schedule, Student's t quantiles against tables, the estimator by hand;
+ *   - the interval's coverage: 2000 random samples of a skewed population, the 95% interval must
+ *     hold the true total in 92-98% of them;
+ *   - fixture traces written by the tracer's own writer (build/tests/lp_trace_fixture: NVTX half
+ *     and sample.c for real, CUPTI and the GPU faked) in exact and in sampled mode from the same
+ *     deterministic program: the units' strata replayed from the range tree equal the tracer's
+ *     STAGE flags, every STAGE GPU time equals the program's, the exact table is the raw sums, and
+ *     the sampled table's estimates hold the exact totals within their intervals. */
+#include "testutil.h"
+
+#include <dirent.h>
+#include <fcntl.h>
+#include <math.h>
+#include <spawn.h>
+#include <string.h>
+#include <sys/wait.h>
+
+#include "analyze/sampling.h"
+#include "core/fs.h"
+#include "llmprof/trace_format.h"
+#include "parse/trace_read.h"
+
+extern char **environ;
+
+static char g_fixture[4096];
+
+static int setup(void **state)
+{
+	struct lp_buf dir = LP_BUF_INIT;
+	struct lp_err err = LP_ERR_INIT;
+	(void)state;
+	assert_int_equal(lp_fs_exe_dir(&dir, &err), 0);
+	snprintf(g_fixture, sizeof(g_fixture), "%s/lp_trace_fixture", dir.data);
+	lp_buf_release(&dir);
+	return 0;
+}
+
+static void test_schedule(void **state)
+{
+	struct lp_sample_plan exact = { 0, 8, 2, "decode_step" }, s = { 1, 8, 2, "decode_step" };
+	struct lp_sample_plan every1 = { 1, 1, 0, "decode_step" };
+	uint32_t i, n = 0;
+	(void)state;
+	for (i = 0; i < 100; i++)
+		assert_true(lp_sample_recorded(&exact, i));
+	assert_true(lp_sample_recorded(&s, 0));
+	assert_true(lp_sample_recorded(&s, 1));
+	assert_true(lp_sample_recorded(&s, 2));
+	assert_false(lp_sample_recorded(&s, 3));
+	assert_false(lp_sample_recorded(&s, 9));
+	assert_true(lp_sample_recorded(&s, 10));
+	assert_true(lp_sample_recorded(&s, 18));
+	for (i = 0; i < 128; i++)
+		n += (uint32_t)lp_sample_recorded(&s, i);
+	assert_int_equal(n, 2 + 16); /* 128 tokens: 2 first, then 126 / 8 rounded up */
+	for (i = 0; i < 10; i++)
+		assert_true(lp_sample_recorded(&every1, i));
+}
+
+static void test_t_quantiles(void **state)
+{
+	/* two-sided 95% and 99% points of Student's t (any statistics table) */
+	static const struct { double p, df, t; } cases[] = {
+		{ 0.975, 1, 12.7062 }, { 0.975, 2, 4.3027 }, { 0.975, 3, 3.1824 }, { 0.975, 5, 2.5706 },
+		{ 0.975, 10, 2.2281 }, { 0.975, 30, 2.0423 }, { 0.975, 120, 1.9799 }, { 0.975, 1e6, 1.9600 },
+		{ 0.995, 4, 4.6041 }, { 0.995, 20, 2.8453 }, { 0.95, 15, 1.7531 }, { 0.5, 7, 0.0 },
+	};
+	size_t i;
+	(void)state;
+	for (i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		double q = lp_student_t_quantile(cases[i].p, cases[i].df);
+		if (fabs(q - cases[i].t) > 0.004 * cases[i].t + 1e-9)
+			fail_msg("t(%g, %g) = %g, expected %g", cases[i].p, cases[i].df, q, cases[i].t);
+	}
+}
+
+static void test_estimate_by_hand(void **state)
+{
+	const double x[] = { 1, 2, 3, 4 };
+	struct lp_sample_est e;
+	(void)state;
+	/* mean 2.5, s^2 = 5/3; var = 8^2 (1 - 4/8) (5/3) / 4 = 13.33; t(0.975, 3) = 3.1824 */
+	lp_sample_estimate(10, x, 4, 8, 0.95, &e);
+	assert_true(fabs(e.total - 30) < 1e-9);
+	assert_true(fabs(e.exact_part - 10) < 1e-9);
+	assert_true(fabs(e.half_ci - 3.1824 * sqrt(40.0 / 3)) < 0.02);
+	assert_int_equal(e.n, 4);
+	assert_int_equal(e.N, 8);
+	/* everything recorded: exact */
+	lp_sample_estimate(10, x, 4, 4, 0.95, &e);
+	assert_true(fabs(e.total - 20) < 1e-9);
+	assert_true(e.half_ci == 0);
+	/* one unit recorded: an estimate, no interval */
+	lp_sample_estimate(0, x, 1, 10, 0.95, &e);
+	assert_true(fabs(e.total - 10) < 1e-9);
+	assert_true(e.half_ci < 0);
+	/* no sampled stratum: the exact part alone */
+	lp_sample_estimate(7, NULL, 0, 0, 0.95, &e);
+	assert_true(e.total == 7 && e.half_ci == 0);
+	/* a constant row has no spread: its interval is 0 wide */
+	{
+		const double c[] = { 5, 5, 5 };
+		lp_sample_estimate(0, c, 3, 30, 0.95, &e);
+		assert_true(fabs(e.total - 150) < 1e-9 && fabs(e.half_ci) < 1e-9);
+	}
+}
+
+static void test_coverage(void **state)
+{
+	enum { N = 400, n = 40, REPS = 2000 };
+	double pop[N], x[n], truth = 0;
+	uint32_t seed = 12345;
+	int i, r, covered = 0;
+	(void)state;
+	for (i = 0; i < N; i++) {
+		/* a skewed population: mostly ~100, one unit in ten ~400 */
+		seed = seed * 1664525u + 1013904223u;
+		pop[i] = 100 + (double)(seed >> 24) / 8 + ((seed >> 8) % 10 == 0 ? 300 : 0);
+		truth += pop[i];
+	}
+	for (r = 0; r < REPS; r++) {
+		int idx[N];
+		struct lp_sample_est e;
+		for (i = 0; i < N; i++)
+			idx[i] = i;
+		for (i = 0; i < n; i++) { /* partial Fisher-Yates: a sample without replacement */
+			int j;
+			seed = seed * 1664525u + 1013904223u;
+			j = i + (int)((seed >> 8) % (uint32_t)(N - i));
+			int t = idx[i];
+			idx[i] = idx[j];
+			idx[j] = t;
+			x[i] = pop[idx[i]];
+		}
+		lp_sample_estimate(0, x, n, N, 0.95, &e);
+		covered += fabs(e.total - truth) <= e.half_ci;
+	}
+	if (covered < REPS * 92 / 100 || covered > REPS * 98 / 100)
+		fail_msg("the 95%% interval held the total in %d of %d samples", covered, REPS);
+}
+
+/* ---- fixture traces ---- */
+
+static void write_fixture(const char *dir, const char *spec, const char *out)
+{
+	char e_spec[256];
+	const char *argv[] = { g_fixture, dir, NULL };
+	const char *envp[64];
+	size_t k = 0, i;
+	posix_spawn_file_actions_t fa;
+	pid_t pid;
+	int status = 0;
+	struct lp_err err = LP_ERR_INIT;
+	snprintf(e_spec, sizeof(e_spec), "LLMPROF_TRACE_SAMPLE=%s", spec);
+	envp[k++] = e_spec;
+	for (i = 0; environ[i] && k < 62; i++)
+		if (strncmp(environ[i], "LLMPROF_TRACE", 13))
+			envp[k++] = environ[i];
+	envp[k] = NULL;
+	lp_fs_remove_tree(dir, &err);
+	lp_err_clear(&err);
+	assert_int_equal(posix_spawn_file_actions_init(&fa), 0);
+	assert_int_equal(posix_spawn_file_actions_addopen(&fa, 1, out, O_WRONLY | O_CREAT | O_TRUNC, 0644), 0);
+	assert_int_equal(posix_spawn(&pid, g_fixture, &fa, NULL, (char *const *)(uintptr_t)argv,
+		(char *const *)(uintptr_t)envp), 0);
+	posix_spawn_file_actions_destroy(&fa);
+	assert_int_equal(waitpid(pid, &status, 0), pid);
+	assert_true(WIFEXITED(status) && WEXITSTATUS(status) == 0);
+}
+
+static void load(const char *dir, struct lp_profile *p)
+{
+	struct lp_err err = LP_ERR_INIT;
+	lp_profile_init(p, dir);
+	if (lp_trace_load(dir, p, &err) < 0)
+		fail_msg("%s", err.msg);
+}
+
+/* The STAGE records of decode_step (the tracer's flags and GPU times), by range id. */
+struct stage_list {
+	struct lp_trace_stage r[256];
+	size_t n;
+	struct lp_trace_sampling sampling;
+};
+
+static void read_stages(const char *dir, struct stage_list *out)
+{
+	struct lp_buf path = LP_BUF_INIT, data = LP_BUF_INIT;
+	struct lp_err err = LP_ERR_INIT;
+	uint32_t unit_sid = 0;
+	struct dirent *de;
+	DIR *d = opendir(dir);
+	size_t off, i, j;
+	assert_non_null(d);
+	while ((de = readdir(d)) != NULL)
+		if (strstr(de->d_name, LP_TRACE_FILE_SUFFIX))
+			lp_buf_addf(&path, "%s/%s", dir, de->d_name);
+	closedir(d);
+	assert_int_equal(lp_fs_read_file(path.data, &data, 1 << 26, &err), 0);
+	memset(out, 0, sizeof(*out));
+	for (off = sizeof(struct lp_trace_preamble); off + sizeof(struct lp_trace_rec_header) <= data.len;) {
+		struct lp_trace_rec_header h;
+		const char *p;
+		memcpy(&h, data.data + off, sizeof(h));
+		p = data.data + off + sizeof(h);
+		if (h.type == LP_TREC_STRING) {
+			struct lp_trace_string s;
+			memcpy(&s, p, sizeof(s));
+			if (s.len == 11 && !memcmp(p + sizeof(s), "decode_step", 11))
+				unit_sid = s.sid;
+		} else if (h.type == LP_TREC_SAMPLING) {
+			memcpy(&out->sampling, p, sizeof(out->sampling));
+		} else if (h.type == LP_TREC_STAGE) {
+			assert_true(out->n < 256);
+			memcpy(&out->r[out->n++], p, sizeof(struct lp_trace_stage));
+		}
+		off += sizeof(h) + h.size;
+	}
+	/* decode_step only, by range id */
+	for (i = j = 0; i < out->n; i++)
+		if (out->r[i].name_sid == unit_sid)
+			out->r[j++] = out->r[i];
+	out->n = j;
+	for (i = 1; i < out->n; i++)
+		for (j = i; j > 0 && out->r[j - 1].range_id > out->r[j].range_id; j--) {
+			struct lp_trace_stage t = out->r[j];
+			out->r[j] = out->r[j - 1];
+			out->r[j - 1] = t;
+		}
+	lp_buf_release(&path);
+	lp_buf_release(&data);
+}
+
+static const struct lp_sample_row *row(const struct lp_sample_table *t, const char *key)
+{
+	size_t i;
+	for (i = 0; i < t->n_rows; i++)
+		if (!strcmp(t->rows[i].key, key))
+			return &t->rows[i];
+	fail_msg("no row '%s'", key);
+	return NULL;
+}
+
+static void test_fixture_traces(void **state)
+{
+	const char *ex_dir = LP_TEST_TMP "/sampling_exact", *sa_dir = LP_TEST_TMP "/sampling_sampled";
+	const char *ex_out = LP_TEST_TMP "/sampling_exact.txt", *sa_out = LP_TEST_TMP "/sampling_sampled.txt";
+	struct lp_sample_plan exact_plan = { 0, 4, 2, "decode_step" }, plan = { 1, 4, 2, "decode_step" };
+	struct lp_profile ex, sa;
+	struct lp_sample_table te, ts;
+	struct lp_sample_units units;
+	struct stage_list *st = calloc(1, sizeof(*st));
+	struct lp_err err = LP_ERR_INIT;
+	struct lp_buf steps = LP_BUF_INIT;
+	const char *line;
+	size_t i, k, inside = 0, big = 0;
+	double total_exact = 0;
+	(void)state;
+
+	write_fixture(ex_dir, "off", ex_out);
+	write_fixture(sa_dir, "every=4,first=2", sa_out);
+	load(ex_dir, &ex);
+	load(sa_dir, &sa);
+
+	/* the tracer's flags and GPU times: 3 generations x 48 steps; first 2 + every 4th of 46 */
+	read_stages(sa_dir, st);
+	assert_int_equal(st->sampling.mode, LP_TRACE_SAMPLE_SAMPLED);
+	assert_int_equal(st->sampling.units, 144);
+	assert_int_equal(st->sampling.units_recorded, 3 * (2 + 12));
+	assert_int_equal(st->sampling.toggles, 2 * (144 - 42)); /* off and on around each skipped unit */
+	assert_int_equal(st->n, 144);
+	assert_int_equal(lp_fs_read_file(sa_out, &steps, 1 << 20, &err), 0);
+	line = steps.data;
+	for (i = 0; i < st->n; i++) {
+		int g, s;
+		unsigned long long ns;
+		assert_int_equal(sscanf(line, "step %d %d %llu", &g, &s, &ns), 3);
+		assert_int_equal(st->r[i].index, (uint32_t)s);
+		assert_int_equal(st->r[i].gpu, LP_TRACE_STAGE_GPU_EVENTS);
+		assert_true(st->r[i].gpu_elapsed_ns == ns); /* exact for every step, recorded or not */
+		assert_true(st->r[i].gpu_end_ns - st->r[i].gpu_start_ns == ns);
+		line = strchr(line, '\n') + 1;
+	}
+
+	/* the strata replayed from the range tree are the tracer's */
+	assert_int_equal(lp_sample_units_find(&sa, &plan, &units, &err), 0);
+	assert_int_equal(units.n_exact, 6);
+	assert_int_equal(units.n_recorded, 36);
+	assert_int_equal(units.n_skipped, 102);
+	for (i = 0, k = 0; i < sa.n_ranges; i++) {
+		if (units.stratum[i] == LP_SAMPLE_OUTSIDE)
+			continue;
+		assert_true(k < st->n);
+		assert_int_equal(units.unit_index[i], st->r[k].index);
+		assert_int_equal(units.stratum[i] == LP_SAMPLE_SKIPPED, st->r[k].sample == LP_TRACE_STAGE_SKIPPED);
+		k++;
+	}
+	assert_int_equal(k, 144);
+	lp_sample_units_release(&units);
+
+	/* exact: no interval, the raw sums */
+	assert_int_equal(lp_sample_kernel_table(&ex, &exact_plan, 0.95, &te, &err), 0);
+	assert_false(te.sampled);
+	assert_int_equal(te.n_rows, 7);
+	for (i = 0; i < ex.n_kernels; i++) {
+		const struct lp_kernel *kk = &ex.kernels[i];
+		if (kk->range >= 0 && lp_profile_range_find_ancestor(&ex, kk->range, "decode_step") >= 0)
+			total_exact += (double)(kk->end_ns - kk->start_ns);
+	}
+	assert_true(fabs(te.total_ns.total - total_exact) < 1);
+	assert_true(te.total_ns.half_ci == 0);
+	assert_true(row(&te, "gemm_mlp")->calls.total == 144);
+	assert_true(row(&te, "argmax_between_steps")->outside_calls == 144);
+	assert_true(row(&te, "gemm_prefill")->outside_calls == 3);
+
+	/* sampled: every row of over 1% of the unit time within its interval of the exact total */
+	assert_int_equal(lp_sample_kernel_table(&sa, &plan, 0.95, &ts, &err), 0);
+	assert_true(ts.sampled);
+	assert_int_equal(ts.units_recorded, 36);
+	assert_int_equal(ts.units_sampled_stratum, 138);
+	assert_int_equal(ts.units_exact, 6);
+	for (i = 0; i < ts.n_rows; i++) {
+		const struct lp_sample_row *s = &ts.rows[i], *e = row(&te, s->key);
+		if (e->time_ns.total <= 0.01 * te.total_ns.total)
+			continue;
+		big++;
+		assert_true(s->time_ns.half_ci > 0);
+		assert_true(s->time_ns.n == 36 && s->time_ns.N == 138);
+		inside += fabs(s->time_ns.total - e->time_ns.total) <= s->time_ns.half_ci;
+		/* one launch of each kernel per step: the count is estimated without error */
+		assert_true(fabs(s->calls.total - 144) < 1e-6 && fabs(s->calls.half_ci) < 1e-6);
+		/* and the interval is honest about its size: a few percent here, not 0, not 50% */
+		assert_true(s->time_ns.half_ci < 0.1 * e->time_ns.total);
+	}
+	assert_int_equal(big, 5);
+	assert_int_equal(inside, big);
+	assert_true(fabs(ts.total_ns.total - te.total_ns.total) <= ts.total_ns.half_ci);
+	/* what lies outside the units is exact in both */
+	assert_true(row(&ts, "argmax_between_steps")->outside_ns == row(&te, "argmax_between_steps")->outside_ns);
+	assert_true(row(&ts, "gemm_prefill")->outside_ns == 3 * 300000.0);
+
+	lp_sample_table_release(&te);
+	lp_sample_table_release(&ts);
+	lp_profile_release(&ex);
+	lp_profile_release(&sa);
+	lp_buf_release(&steps);
+	free(st);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_schedule),
+		cmocka_unit_test(test_t_quantiles),
+		cmocka_unit_test(test_estimate_by_hand),
+		cmocka_unit_test(test_coverage),
+		cmocka_unit_test(test_fixture_traces),
+	};
+	return cmocka_run_group_tests(tests, setup, NULL);
+}
