@@ -95,7 +95,7 @@ struct lp_region_kernel_pattern {
 	regex_t re;                           /* when is_regex */
 };
 
-/* What the model is built from (collect/regions_args.h fills it from the config). */
+/* What the model is built from (analyze/regions_args.h fills it from the config). */
 struct lp_regions_spec {
 	const char *const *include;  size_t n_include;
 	const char *const *exclude;  size_t n_exclude;

@@ -1,5 +1,5 @@
 /* cmd_report.c: `llmprof report RUN_DIR`: recompute the analysis from a run folder's artifacts
- * alone and rewrite every report (report/rebuild.h). Identical artifacts give identical reports.
+ * alone and rewrite every report (run/rebuild.h). Identical artifacts give identical reports.
  * Exit codes: 0 ok, 2 not a run folder (or its artifacts cannot be read), 3 damaged artifacts (a
  * truncated trace, a missing export: reports already there are kept), 1 other failures. */
 #include <spawn.h>
@@ -16,8 +16,8 @@
 #include "core/log.h"
 #include "core/opt.h"
 #include "report/html.h"
-#include "report/rebuild.h"
 #include "report/reports.h"
+#include "run/rebuild.h"
 
 extern char **environ;
 

@@ -1,20 +1,20 @@
 /* cmd_run.c: `llmprof run`: resolve the configuration, make the run folder, write provenance,
- * then (issue 6) run the phases. The work is in src/collect/prepare.c; this file only maps the
- * command line onto it and prints. */
+ * then (issue 6) run the phases. The work is in src/run/ (prepare.h, pipeline.h); this file only
+ * maps the command line onto it and prints what the run reports (run/events.h). */
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "cmd/cmd.h"
-#include "collect/pipeline.h"
-#include "collect/prepare.h"
 #include "core/fs.h"
 #include "core/buf.h"
 #include "core/log.h"
 #include "core/opt.h"
 #include "core/proc.h"
 #include "report/reports.h"
+#include "run/pipeline.h"
+#include "run/prepare.h"
 
 static const char usage_line[] =
 	"llmprof run [--mode light|deep] [--cfg] [--dry-run] [overrides...] [-- workload argv...]";
@@ -156,6 +156,41 @@ static void print_summary(const char *run_dir, int status)
 	lp_buf_release(&path);
 }
 
+/* What the run layer reports, on stderr: progress and phase statuses (quiet when stderr is not a
+ * terminal), warnings, and the once-a-second ticker of a running child on a terminal. */
+static void on_run_event(void *ctx, const struct lp_run_event *ev)
+{
+	(void)ctx;
+	switch (ev->kind) {
+	case LP_RUN_EV_PROGRESS:
+		lp_log_info("[%d/%d] %s: %s", ev->index + 1, ev->count, ev->phase, ev->text);
+		break;
+	case LP_RUN_EV_PHASE:
+		if (!strcmp(ev->status, "ok"))
+			lp_log_debug("phase %s: ok", ev->phase);
+		else
+			lp_log_info("phase %s: %s%s%s", ev->phase, ev->status, ev->text[0] ? ": " : "", ev->text);
+		break;
+	case LP_RUN_EV_INFO:
+		lp_log_info("%s", ev->text);
+		break;
+	case LP_RUN_EV_WARN:
+		lp_log_warn("%s", ev->text);
+		break;
+	case LP_RUN_EV_TICK:
+		if (ev->profiled >= 0)
+			fprintf(stderr, "\r  %s: %.0f s, %ld kernels profiled   ", ev->phase, ev->elapsed_s, ev->profiled);
+		else
+			fprintf(stderr, "\r  %s: %.0f s   ", ev->phase, ev->elapsed_s);
+		fflush(stderr);
+		break;
+	case LP_RUN_EV_TICK_END:
+		if (ev->elapsed_s >= 1.0)   /* a tick was shown: end its line */
+			fputc('\n', stderr);
+		break;
+	}
+}
+
 /* One line before anything runs: a CPU run or a GPU run, and what it will leave out. */
 static int announce_and_run(struct lp_pipeline *pl, struct lp_run *run, struct lp_err *err)
 {
@@ -203,14 +238,20 @@ static int cmd_run(const struct lp_args *args, struct lp_ctx *ctx)
 		rc = print_cfg(&run);
 	} else {
 		struct lp_pipeline pl;
-		struct lp_pipeline_opts po = { ctx->exe_dir, dry_run };
+		struct lp_run_sink sink = { on_run_event, NULL, lp_log_progress_enabled() };
+		struct lp_pipeline_opts po = { ctx->exe_dir, dry_run, &sink };
 		if (lp_pipeline_init(&pl, &run, &po, &err) < 0) {
 			if (run.dir.path)
 				lp_fs_remove_tree(run.dir.path, NULL);  /* nothing ran: leave no empty run behind */
 			rc = lp_cmd_fail(&err);
 		} else if (dry_run) {
 			/* the exit status the real run will have when the workload and the tools succeed */
-			rc = lp_pipeline_print_plan(&pl, &run, &err) < 0 ? lp_cmd_fail(&err) : lp_exit_status(pl.outlook.exit_status);
+			struct lp_buf plan = LP_BUF_INIT;
+			int prc = lp_pipeline_plan(&pl, &run, &plan, &err);
+			fwrite(plan.data, 1, plan.len, stdout);   /* what was planned up to a failure too */
+			fflush(stdout);
+			rc = prc < 0 ? lp_cmd_fail(&err) : lp_exit_status(pl.outlook.exit_status);
+			lp_buf_release(&plan);
 		} else if (announce_and_run(&pl, &run, &err) < 0) {
 			rc = lp_cmd_fail(&err);
 		} else {

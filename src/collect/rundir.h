@@ -25,10 +25,10 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "config/run_id.h"
 #include "core/buf.h"
 #include "core/err.h"
 
-#define LP_RUNDIR_ID_MAX 128
 #define LP_RUNDIR_MANIFEST "manifest.json"
 
 enum lp_run_status { LP_RUN_RUNNING, LP_RUN_OK, LP_RUN_PARTIAL, LP_RUN_FAILED, LP_RUN_INTERRUPTED };
@@ -39,10 +39,7 @@ struct lp_rundir {
 	json_t *manifest;                    /* the content of manifest.json */
 };
 
-/* A run id or run.id value: [A-Za-z0-9._-], 1..128 chars, no "..", not starting with '.'. */
-int lp_rundir_validate_id(const char *id, struct lp_err *err);
-/* 1 when `id` has the generated form YYYYmmdd-HHMMSS-xxxx. */
-int lp_rundir_is_generated_id(const char *id);
+/* lp_rundir_validate_id, lp_rundir_is_generated_id and LP_RUNDIR_ID_MAX: config/run_id.h. */
 
 /* Makes <root>/<run_id>/ (root created when missing) with its subfolders and a manifest with
  * status "running". run_id NULL: generated. A given run_id that exists is an error. */

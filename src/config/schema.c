@@ -8,7 +8,7 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "collect/rundir.h"
+#include "config/run_id.h"
 #include "config/stage_hooks.h"
 
 enum schema_type { T_INT, T_FLOAT, T_BOOL, T_STRING, T_STRLIST, T_RUN_ID, T_HOOKLIST };

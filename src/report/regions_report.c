@@ -1,37 +1,20 @@
 /* regions_report.c: ncu/regions/ of a run folder (see regions_report.h). Last stage of the
- * region flow: config (collect/regions_args.c) + ncu raw page (parse/ncu_raw.c) -> region model
- * (analyze/regions.c) -> report.json, report.md, one folder per region. */
+ * region flow: config (analyze/regions_args.c) + ncu raw page (parse/ncu_raw.c) -> region model
+ * (analyze/regions.c) -> report.json, report.md, one folder per region. The flow itself is
+ * strung together by run/regions_run.c; this file renders and writes. */
 #include "report/regions_report.h"
 
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/stat.h>
-#include <time.h>
 
 #include "analyze/regions.h"
-#include "collect/regions_args.h"
+#include "analyze/regions_args.h"
 #include "core/buf.h"
 #include "core/fs.h"
 #include "core/utf8.h"
 #include "parse/csv.h"
 #include "report/md.h"
-
-struct ctx {
-	const struct lp_regions_run *run;
-	struct lp_regions_cfg cfg;
-	struct lp_regions r;
-	struct lp_region_scope *scopes;   /* [0] aggregate, then processes, then devices */
-	size_t n_scopes;
-	const char **seen;                /* ranges seen, sorted */
-	size_t n_seen;
-	const char *seen_source;          /* "capture" or "ncu" */
-	struct lp_arena arena;
-	struct lp_buf warnings;           /* one per line */
-	const char *raw_rel;              /* raw page path as shown */
-	int have_raw;
-	char generated_at[32];
-};
 
 static int oom(struct lp_err *err)
 {
@@ -66,11 +49,11 @@ static json_t *jlist(const struct lp_regions_list *l)
 	return a;
 }
 
-static json_t *region_json(const struct ctx *c, const struct lp_region_scope *s, int32_t n)
+static json_t *region_json(const struct lp_regions_doc *c, const struct lp_region_scope *s, int32_t n)
 {
-	const struct lp_region *rg = &c->r.nodes[n];
+	const struct lp_region *rg = &c->r->nodes[n];
 	const struct lp_region_stats *st = &s->stats[n];
-	const struct lp_regions_spec *spec = &c->cfg.spec;
+	const struct lp_regions_spec *spec = &c->cfg->spec;
 	json_t *o = json_object(), *ks = json_array(), *files;
 	size_t i, m;
 	if (!o || !ks)
@@ -80,7 +63,7 @@ static json_t *region_json(const struct ctx *c, const struct lp_region_scope *s,
 	json_object_set_new(o, "kind", json_string(rg->kind == LP_REGION_PUSHPOP ? "push/pop" : "start/end"));
 	json_object_set_new(o, "domain", lp_json_string(rg->domain));
 	json_object_set_new(o, "range", lp_json_string(rg->range));
-	json_object_set_new(o, "parent", rg->parent >= 0 ? lp_json_string(c->r.nodes[rg->parent].name) : json_null());
+	json_object_set_new(o, "parent", rg->parent >= 0 ? lp_json_string(c->r->nodes[rg->parent].name) : json_null());
 	json_object_set_new(o, "depth", json_integer(rg->depth));
 	json_object_set_new(o, "process", st->pid >= 0 ? json_integer(st->pid) : json_null());
 	json_object_set_new(o, "device", st->device >= 0 ? json_integer(st->device) : json_null());
@@ -136,7 +119,7 @@ fail:
 	return NULL;
 }
 
-static json_t *scope_json(const struct ctx *c, const struct lp_region_scope *s)
+static json_t *scope_json(const struct lp_regions_doc *c, const struct lp_region_scope *s)
 {
 	json_t *o = json_object(), *regs = json_array(), *tot = json_object();
 	size_t i;
@@ -154,8 +137,8 @@ static json_t *scope_json(const struct ctx *c, const struct lp_region_scope *s)
 	json_object_set_new(tot, "range_instances", json_integer((json_int_t)s->range_instances));
 	json_object_set_new(tot, "regions", json_integer((json_int_t)s->n_present));
 	json_object_set_new(o, "totals", tot);
-	for (i = 0; i < c->r.n_nodes; i++) {
-		int32_t n = c->r.order[i];
+	for (i = 0; i < c->r->n_nodes; i++) {
+		int32_t n = c->r->order[i];
 		json_t *ro;
 		if (!s->stats[n].present)
 			continue;
@@ -218,31 +201,31 @@ static json_t *seen_json(const char *seen)
 	return j;
 }
 
-static int build_json(const struct ctx *c, struct lp_buf *out, struct lp_err *err)
+static int build_json(const struct lp_regions_doc *c, struct lp_buf *out, struct lp_err *err)
 {
 	json_t *root = json_object(), *src, *cfg, *kern, *un, *seen, *scopes, *warn, *miss;
-	const struct lp_regions_cfg *g = &c->cfg;
+	const struct lp_regions_cfg *g = c->cfg;
 	const char *line;
 	char *text;
 	size_t i;
 	if (!root)
 		return oom(err);
 	json_object_set_new(root, "schema_version", json_integer(1));
-	json_object_set_new(root, "generated_at", c->generated_at[0] ? json_string(c->generated_at) : json_null());
+	json_object_set_new(root, "generated_at", c->generated_at && c->generated_at[0] ? json_string(c->generated_at) : json_null());
 	src = json_object();
 	json_object_set_new(src, "raw_csv", jstr_or_null(c->raw_rel));
-	json_object_set_new(src, "results", json_integer((json_int_t)c->r.results_read));
-	json_object_set_new(src, "in_regions", json_integer((json_int_t)c->r.n_rows));
-	json_object_set_new(src, "outside_regions", json_integer((json_int_t)c->r.outside_regions));
-	json_object_set_new(src, "dropped_by_nvtx_exclude", json_integer((json_int_t)c->r.dropped_nvtx_exclude));
-	json_object_set_new(src, "dropped_by_kernel_filter", json_integer((json_int_t)c->r.dropped_kernel_filter));
+	json_object_set_new(src, "results", json_integer((json_int_t)c->r->results_read));
+	json_object_set_new(src, "in_regions", json_integer((json_int_t)c->r->n_rows));
+	json_object_set_new(src, "outside_regions", json_integer((json_int_t)c->r->outside_regions));
+	json_object_set_new(src, "dropped_by_nvtx_exclude", json_integer((json_int_t)c->r->dropped_nvtx_exclude));
+	json_object_set_new(src, "dropped_by_kernel_filter", json_integer((json_int_t)c->r->dropped_kernel_filter));
 	json_object_set_new(root, "source", src);
 	cfg = json_object();
 	json_object_set_new(cfg, "fingerprint", json_string(g->fingerprint));
 	json_object_set_new(cfg, "replay_mode", json_string(g->replay_mode));
 	json_object_set_new(cfg, "replay_mode_used",
-		json_string(c->run->replay_mode_used ? c->run->replay_mode_used : g->replay_mode));
-	json_object_set_new(cfg, "replay_note", jstr_or_null(c->run->replay_note));
+		json_string(c->replay_mode_used ? c->replay_mode_used : g->replay_mode));
+	json_object_set_new(cfg, "replay_note", jstr_or_null(c->replay_note));
 	json_object_set_new(cfg, "include", jlist(&g->include));
 	json_object_set_new(cfg, "include_defaulted", json_boolean(g->include_defaulted));
 	json_object_set_new(cfg, "exclude", jlist(&g->exclude));
@@ -256,13 +239,13 @@ static int build_json(const struct ctx *c, struct lp_buf *out, struct lp_err *er
 	json_object_set_new(root, "config", cfg);
 	miss = json_array();
 	for (i = 0; i < g->metrics.n; i++)
-		if (c->have_raw && !c->r.metric_present[i])
+		if (c->have_raw && !c->r->metric_present[i])
 			json_array_append_new(miss, json_string(g->metrics.v[i]));
 	json_object_set_new(root, "metrics_missing", miss);
 	un = json_array();
-	for (i = 0; i < c->r.n_inc; i++)
-		if (!c->r.inc_hits[i])
-			json_array_append_new(un, lp_json_string(c->r.inc[i].text));
+	for (i = 0; i < c->r->n_inc; i++)
+		if (!c->r->inc_hits[i])
+			json_array_append_new(un, lp_json_string(c->r->inc[i].text));
 	json_object_set_new(root, "unmatched", un);
 	seen = json_object();
 	json_object_set_new(seen, "source", json_string(c->seen_source));
@@ -287,7 +270,7 @@ static int build_json(const struct ctx *c, struct lp_buf *out, struct lp_err *er
 	}
 	json_object_set_new(root, "scopes", scopes);
 	warn = json_array();
-	for (line = c->warnings.data; *line;) {
+	for (line = c->warnings; *line;) {
 		const char *nl = strchr(line, '\n');
 		size_t len = nl ? (size_t)(nl - line) : strlen(line);
 		json_array_append_new(warn, json_stringn(line, len));
@@ -319,18 +302,18 @@ static void md_metric(char *b, size_t cap, const struct lp_metric *m)
 		snprintf(b, cap, "%.4g", m->value);
 }
 
-static void md_tree(const struct ctx *c, const struct lp_region_scope *s, struct lp_buf *b)
+static void md_tree(const struct lp_regions_doc *c, const struct lp_region_scope *s, struct lp_buf *b)
 {
 	size_t i, d;
-	for (i = 0; i < c->r.n_nodes; i++) {
-		int32_t n = c->r.order[i];
+	for (i = 0; i < c->r->n_nodes; i++) {
+		int32_t n = c->r->order[i];
 		const struct lp_region_stats *st = &s->stats[n];
 		if (!st->present)
 			continue;
-		for (d = 0; d < c->r.nodes[n].depth; d++)
+		for (d = 0; d < c->r->nodes[n].depth; d++)
 			lp_buf_adds(b, "  ");
 		lp_buf_adds(b, "- **");
-		lp_md_text(b, c->r.nodes[n].name);
+		lp_md_text(b, c->r->nodes[n].name);
 		lp_buf_addf(b, "**: %.3f ms inclusive, %.3f ms exclusive, %llu kernels (%llu exclusive)",
 			st->incl_ms, st->excl_ms, (unsigned long long)st->kernel_count,
 			(unsigned long long)st->kernel_count_excl);
@@ -340,15 +323,15 @@ static void md_tree(const struct ctx *c, const struct lp_region_scope *s, struct
 	}
 }
 
-static void md_table(const struct ctx *c, const struct lp_region_scope *s, struct lp_buf *b)
+static void md_table(const struct lp_regions_doc *c, const struct lp_region_scope *s, struct lp_buf *b)
 {
 	static const char *const cols[] = { "region", "parent", "depth", "inclusive_ms", "exclusive_ms",
 		"kernels", "kernels_exclusive", "range_results" };
 	size_t i;
 	lp_md_header(b, 8, cols, "llrrrrrr");
-	for (i = 0; i < c->r.n_nodes; i++) {
-		int32_t n = c->r.order[i];
-		const struct lp_region *rg = &c->r.nodes[n];
+	for (i = 0; i < c->r->n_nodes; i++) {
+		int32_t n = c->r->order[i];
+		const struct lp_region *rg = &c->r->nodes[n];
 		const struct lp_region_stats *st = &s->stats[n];
 		char depth[16], incl[32], excl[32], kc[32], kx[32], ri[32];
 		const char *cells[8];
@@ -361,7 +344,7 @@ static void md_table(const struct ctx *c, const struct lp_region_scope *s, struc
 		snprintf(kx, sizeof(kx), "%llu", (unsigned long long)st->kernel_count_excl);
 		snprintf(ri, sizeof(ri), "%llu", (unsigned long long)st->range_instances);
 		cells[0] = rg->name;
-		cells[1] = rg->parent >= 0 ? c->r.nodes[rg->parent].name : "";
+		cells[1] = rg->parent >= 0 ? c->r->nodes[rg->parent].name : "";
 		cells[2] = depth;
 		cells[3] = incl;
 		cells[4] = excl;
@@ -374,11 +357,11 @@ static void md_table(const struct ctx *c, const struct lp_region_scope *s, struc
 
 /* One region's section: links, figures, kernel table with the selected metrics. `prefix` is
  * the path from the Markdown file to ncu/regions/. */
-static int md_region(const struct ctx *c, int32_t n, const char *heading, const char *prefix, struct lp_buf *b)
+static int md_region(const struct lp_regions_doc *c, int32_t n, const char *heading, const char *prefix, struct lp_buf *b)
 {
-	const struct lp_region *rg = &c->r.nodes[n];
+	const struct lp_region *rg = &c->r->nodes[n];
 	const struct lp_region_stats *st = &c->scopes[0].stats[n];
-	const struct lp_regions_spec *spec = &c->cfg.spec;
+	const struct lp_regions_spec *spec = &c->cfg->spec;
 	size_t nc = 6 + spec->n_metrics, i, m;
 	const char **cols = calloc(nc, sizeof(*cols));
 	const char **cells = calloc(nc, sizeof(*cells));
@@ -405,7 +388,7 @@ static int md_region(const struct ctx *c, int32_t n, const char *heading, const 
 	}
 	lp_buf_adds(b, "; parent: ");
 	if (rg->parent >= 0)
-		lp_md_text(b, c->r.nodes[rg->parent].name);
+		lp_md_text(b, c->r->nodes[rg->parent].name);
 	else
 		lp_buf_adds(b, "none");
 	lp_buf_addf(b, "; %s range.\n\n", rg->kind == LP_REGION_PUSHPOP ? "push/pop" : "start/end");
@@ -426,8 +409,8 @@ static int md_region(const struct ctx *c, int32_t n, const char *heading, const 
 	memcpy(align, "lrrrrr", 6);
 	for (m = 0; m < spec->n_metrics; m++) {
 		lp_buf_adds(&hdr[m], spec->metrics[m]);
-		if (c->r.metric_unit[m][0])
-			lp_buf_addf(&hdr[m], " (%s)", c->r.metric_unit[m]);
+		if (c->r->metric_unit[m][0])
+			lp_buf_addf(&hdr[m], " (%s)", c->r->metric_unit[m]);
 		cols[6 + m] = hdr[m].data;
 		align[6 + m] = 'r';
 	}
@@ -473,9 +456,9 @@ static void md_code_list(struct lp_buf *b, const struct lp_regions_list *l)
 		lp_buf_addf(b, "%s`%s`", i ? ", " : "", l->v[i]);
 }
 
-static int build_md(const struct ctx *c, struct lp_buf *b)
+static int build_md(const struct lp_regions_doc *c, struct lp_buf *b)
 {
-	const struct lp_regions_cfg *g = &c->cfg;
+	const struct lp_regions_cfg *g = c->cfg;
 	size_t i, n_un = 0;
 	lp_buf_adds(b, "# Nsight Compute regions\n\n");
 	lp_buf_adds(b, "- source: ");
@@ -484,16 +467,16 @@ static int build_md(const struct ctx *c, struct lp_buf *b)
 	else
 		lp_buf_adds(b, "no ncu raw page (ncu profiled nothing)");
 	lp_buf_addf(b, "; %llu results, %llu in regions, %llu outside every region",
-		(unsigned long long)c->r.results_read, (unsigned long long)c->r.n_rows,
-		(unsigned long long)c->r.outside_regions);
-	if (c->r.dropped_nvtx_exclude || c->r.dropped_kernel_filter)
+		(unsigned long long)c->r->results_read, (unsigned long long)c->r->n_rows,
+		(unsigned long long)c->r->outside_regions);
+	if (c->r->dropped_nvtx_exclude || c->r->dropped_kernel_filter)
 		lp_buf_addf(b, ", %llu dropped by the NVTX exclude, %llu by the kernel filters",
-			(unsigned long long)c->r.dropped_nvtx_exclude, (unsigned long long)c->r.dropped_kernel_filter);
+			(unsigned long long)c->r->dropped_nvtx_exclude, (unsigned long long)c->r->dropped_kernel_filter);
 	lp_buf_adds(b, "\n- replay mode: ");
-	lp_buf_adds(b, c->run->replay_mode_used ? c->run->replay_mode_used : g->replay_mode);
-	if (c->run->replay_note) {
+	lp_buf_adds(b, c->replay_mode_used ? c->replay_mode_used : g->replay_mode);
+	if (c->replay_note) {
 		lp_buf_adds(b, " (");
-		lp_md_text(b, c->run->replay_note);
+		lp_md_text(b, c->replay_note);
 		lp_buf_adds(b, ")");
 	}
 	lp_buf_adds(b, "\n- include: ");
@@ -514,7 +497,7 @@ static int build_md(const struct ctx *c, struct lp_buf *b)
 	lp_buf_adds(b, "; metrics shown: ");
 	md_code_list(b, &g->metrics);
 	lp_buf_addf(b, "\n- config fingerprint: `%s`\n", g->fingerprint);
-	if (c->generated_at[0])
+	if (c->generated_at && c->generated_at[0])
 		lp_buf_addf(b, "- generated at: %s\n", c->generated_at);
 	lp_buf_addc(b, '\n');
 
@@ -543,19 +526,19 @@ static int build_md(const struct ctx *c, struct lp_buf *b)
 	}
 	if (c->scopes[0].n_present) {
 		lp_buf_adds(b, "## Regions\n\n");
-		for (i = 0; i < c->r.n_nodes; i++) {
-			int32_t n = c->r.order[i];
+		for (i = 0; i < c->r->n_nodes; i++) {
+			int32_t n = c->r->order[i];
 			if (c->scopes[0].stats[n].present && md_region(c, n, "###", "", b) < 0)
 				return -1;
 		}
 	}
-	for (i = 0; i < c->r.n_inc; i++)
-		n_un += !c->r.inc_hits[i];
+	for (i = 0; i < c->r->n_inc; i++)
+		n_un += !c->r->inc_hits[i];
 	if (n_un) {
 		lp_buf_adds(b, "## Expressions that matched nothing\n\n");
-		for (i = 0; i < c->r.n_inc; i++)
-			if (!c->r.inc_hits[i])
-				lp_buf_addf(b, "- `%s`\n", c->r.inc[i].text);
+		for (i = 0; i < c->r->n_inc; i++)
+			if (!c->r->inc_hits[i])
+				lp_buf_addf(b, "- `%s`\n", c->r->inc[i].text);
 		lp_buf_addf(b, "\nRanges seen (%s): ", !strcmp(c->seen_source, "capture") ?
 			"in the capture phase" : "on the ncu results");
 		if (!c->n_seen)
@@ -570,10 +553,10 @@ static int build_md(const struct ctx *c, struct lp_buf *b)
 			lp_buf_addf(b, " and %zu more", c->n_seen - LP_REGIONS_SEEN_MAX);
 		lp_buf_adds(b, ".\n\n");
 	}
-	if (c->warnings.len) {
+	if (c->warnings[0]) {
 		const char *line;
 		lp_buf_adds(b, "## Warnings\n\n");
-		for (line = c->warnings.data; *line;) {
+		for (line = c->warnings; *line;) {
 			const char *nl = strchr(line, '\n');
 			size_t len = nl ? (size_t)(nl - line) : strlen(line);
 			struct lp_buf t = LP_BUF_INIT;
@@ -609,9 +592,9 @@ static void csv_record(struct lp_buf *b, const struct lp_csv *c)
 	lp_buf_addc(b, '\n');
 }
 
-static int write_slices(const struct ctx *c, const char *dir, struct lp_err *err)
+static int write_slices(const struct lp_regions_doc *c, const char *dir, struct lp_err *err)
 {
-	struct lp_buf *out = calloc(c->r.n_nodes + 1, sizeof(*out));
+	struct lp_buf *out = calloc(c->r->n_nodes + 1, sizeof(*out));
 	struct lp_buf path = LP_BUF_INIT;
 	struct lp_csv csv;
 	size_t i, k = 0, j;
@@ -619,7 +602,7 @@ static int write_slices(const struct ctx *c, const char *dir, struct lp_err *err
 	if (!out)
 		return oom(err);
 	if (c->have_raw) {
-		if (lp_csv_open(&csv, c->run->raw_csv, NULL, err) < 0) {
+		if (lp_csv_open(&csv, c->raw_csv, NULL, err) < 0) {
 			free(out);
 			return -1;
 		}
@@ -628,23 +611,23 @@ static int write_slices(const struct ctx *c, const char *dir, struct lp_err *err
 				continue;
 			if (id_col < 0 && first) {  /* header */
 				id_col = lp_csv_column(&csv, "ID");
-				for (i = 0; i < c->r.n_nodes; i++)
+				for (i = 0; i < c->r->n_nodes; i++)
 					csv_record(&out[i], &csv);
 				continue;
 			}
 			if (first && id_col >= 0 && (size_t)id_col < csv.n_fields && !*csv.fields[id_col]) {
 				first = 0;  /* the units row */
-				for (i = 0; i < c->r.n_nodes; i++)
+				for (i = 0; i < c->r->n_nodes; i++)
 					csv_record(&out[i], &csv);
 				continue;
 			}
 			first = 0;
-			while (k < c->r.n_rows && c->r.rows[k].line < csv.line)
+			while (k < c->r->n_rows && c->r->rows[k].line < csv.line)
 				k++;
-			if (k < c->r.n_rows && c->r.rows[k].line == csv.line) {
-				const struct lp_region_row *row = &c->r.rows[k];
+			if (k < c->r->n_rows && c->r->rows[k].line == csv.line) {
+				const struct lp_region_row *row = &c->r->rows[k];
 				for (j = 0; j < row->n_members; j++) {
-					const struct lp_region_member *m = &c->r.members[row->first_member + j];
+					const struct lp_region_member *m = &c->r->members[row->first_member + j];
 					if (row->is_range && !m->exclusive)
 						continue;
 					csv_record(&out[m->node], &csv);
@@ -655,8 +638,8 @@ static int write_slices(const struct ctx *c, const char *dir, struct lp_err *err
 		if (rc < 0)
 			goto out;
 	}
-	for (i = 0; i < c->r.n_nodes; i++) {
-		const struct lp_region *rg = &c->r.nodes[i];
+	for (i = 0; i < c->r->n_nodes; i++) {
+		const struct lp_region *rg = &c->r->nodes[i];
 		struct lp_buf md = LP_BUF_INIT;
 		if (!c->scopes[0].stats[i].present)
 			continue;
@@ -685,7 +668,7 @@ static int write_slices(const struct ctx *c, const char *dir, struct lp_err *err
 	}
 	ret = 0;
 out:
-	for (i = 0; i < c->r.n_nodes; i++)
+	for (i = 0; i < c->r->n_nodes; i++)
 		lp_buf_release(&out[i]);
 	free(out);
 	lp_buf_release(&path);
@@ -694,175 +677,52 @@ out:
 
 /* ---- the whole report ---- */
 
-static void note_warnings(struct ctx *c)
+void lp_regions_report_warnings(const struct lp_regions_doc *c, struct lp_buf *out)
 {
 	size_t i, s;
-	lp_buf_adds(&c->warnings, c->r.warnings.data);
-	for (i = 0; i < c->cfg.metrics.n; i++)
-		if (c->have_raw && c->r.results_read && !c->r.metric_present[i])
-			lp_buf_addf(&c->warnings, "metric '%s' is not a column of the raw page (not collected)\n",
-				c->cfg.metrics.v[i]);
+	lp_buf_adds(out, c->r->warnings.data);
+	for (i = 0; i < c->cfg->metrics.n; i++)
+		if (c->have_raw && c->r->results_read && !c->r->metric_present[i])
+			lp_buf_addf(out, "metric '%s' is not a column of the raw page (not collected)\n",
+				c->cfg->metrics.v[i]);
 	for (s = 0; s < c->n_scopes; s++)
-		for (i = 0; i < c->r.n_nodes; i++) {
-			int32_t n = c->r.order[i];
+		for (i = 0; i < c->r->n_nodes; i++) {
+			int32_t n = c->r->order[i];
 			const struct lp_region_stats *st = &c->scopes[s].stats[n];
 			if (!st->present || st->reconciled)
 				continue;
-			lp_buf_addf(&c->warnings, "region '%s' (%s", c->r.nodes[n].name, scope_name(c->scopes[s].kind));
+			lp_buf_addf(out, "region '%s' (%s", c->r->nodes[n].name, scope_name(c->scopes[s].kind));
 			if (c->scopes[s].kind == LP_REGION_SCOPE_PROCESS)
-				lp_buf_addf(&c->warnings, " %u", c->scopes[s].pid);
+				lp_buf_addf(out, " %u", c->scopes[s].pid);
 			else if (c->scopes[s].kind == LP_REGION_SCOPE_DEVICE)
-				lp_buf_addf(&c->warnings, " %d", c->scopes[s].device);
-			lp_buf_addf(&c->warnings, "): inclusive %.6f ms is off by %.6f ms from exclusive + children "
+				lp_buf_addf(out, " %d", c->scopes[s].device);
+			lp_buf_addf(out, "): inclusive %.6f ms is off by %.6f ms from exclusive + children "
 				"(more than 1%%: overlapping ranges, or a range result shorter than its nested ones)\n",
 				st->incl_ms, st->reconcile_error_ms);
 		}
 }
 
-static int make_scopes(struct ctx *c, struct lp_err *err)
+int lp_regions_report_write(const struct lp_regions_doc *c, const char *dir, struct lp_err *err)
 {
-	uint32_t *pids = NULL;
-	int32_t *devs = NULL;
-	size_t np = 0, nd = 0, i, k = 0;
-	if (lp_regions_pids(&c->r, &pids, &np) < 0 || lp_regions_devices(&c->r, &devs, &nd) < 0) {
-		free(pids);
-		return oom(err);
-	}
-	c->scopes = calloc(1 + (np > 1 ? np : 0) + (nd > 1 ? nd : 0), sizeof(*c->scopes));
-	if (!c->scopes) {
-		free(pids);
-		free(devs);
-		return oom(err);
-	}
-	if (lp_regions_scope(&c->r, LP_REGION_SCOPE_AGGREGATE, 0, -1, &c->scopes[k], err) < 0)
-		goto fail;
-	c->n_scopes = ++k;
-	for (i = 0; np > 1 && i < np; i++) {
-		if (lp_regions_scope(&c->r, LP_REGION_SCOPE_PROCESS, pids[i], -1, &c->scopes[k], err) < 0)
-			goto fail;
-		c->n_scopes = ++k;
-	}
-	for (i = 0; nd > 1 && i < nd; i++) {
-		if (lp_regions_scope(&c->r, LP_REGION_SCOPE_DEVICE, 0, devs[i], &c->scopes[k], err) < 0)
-			goto fail;
-		c->n_scopes = ++k;
-	}
-	free(pids);
-	free(devs);
-	return 0;
-fail:
-	free(pids);
-	free(devs);
-	return -1;
-}
-
-static void utc_mtime(const char *path, char *out, size_t cap)
-{
-	struct stat st;
-	struct tm tm;
-	out[0] = '\0';
-	if (!path || stat(path, &st) < 0 || !gmtime_r(&st.st_mtime, &tm))
-		return;
-	strftime(out, cap, "%Y-%m-%dT%H:%M:%SZ", &tm);
-}
-
-int lp_regions_run_report(const struct lp_regions_run *run, struct lp_regions_outcome *outcome,
-	struct lp_err *err)
-{
-	struct ctx c;
-	struct lp_buf dir = LP_BUF_INIT, path = LP_BUF_INIT, json = LP_BUF_INIT, md = LP_BUF_INIT;
-	struct lp_regions_outcome o;
-	size_t i, rl;
+	struct lp_buf path = LP_BUF_INIT, json = LP_BUF_INIT, md = LP_BUF_INIT;
 	int ret = -1;
-	memset(&c, 0, sizeof(c));
-	memset(&o, 0, sizeof(o));
-	c.run = run;
-	if (outcome)
-		memset(outcome, 0, sizeof(*outcome));
-	if (lp_regions_cfg_load(run->ncu_preset, run->reference_workload, &c.cfg, err) < 0)
-		return -1;
-	if (!lp_regions_cfg_active(&c.cfg)) {
-		lp_regions_cfg_release(&c.cfg);
-		return 0;
-	}
-	o.active = 1;
-	lp_buf_init(&c.warnings, 0);
-	if (lp_regions_init(&c.r, &c.cfg.spec, err) < 0)
+	if (build_json(c, &json, err) < 0)
 		goto out;
-	c.have_raw = run->raw_csv && lp_fs_is_file(run->raw_csv);
-	if (run->raw_csv) {
-		rl = strlen(run->run_dir);
-		c.raw_rel = run->raw_csv;
-		if (!strncmp(run->raw_csv, run->run_dir, rl) && run->raw_csv[rl] == '/')
-			c.raw_rel = run->raw_csv + rl + 1;
-		if (!c.have_raw)
-			lp_buf_addf(&c.warnings, "no ncu raw page at '%s': ncu profiled nothing\n", c.raw_rel);
-	}
-	if (c.have_raw && lp_regions_load_ncu_raw(&c.r, run->raw_csv, err) < 0)
-		goto out;
-	if (!c.have_raw)
-		c.raw_rel = NULL;
-	if (lp_regions_finish(&c.r, err) < 0 || lp_regions_assign_dirs(&c.r, err) < 0 || make_scopes(&c, err) < 0)
-		goto out;
-	if (run->capture) {
-		if (lp_regions_profile_ranges(run->capture, &c.arena, &c.seen, &c.n_seen, err) < 0)
-			goto out;
-		c.seen_source = "capture";
-	} else {
-		c.seen = c.r.seen;
-		c.n_seen = c.r.n_seen;
-		c.seen_source = "ncu";
-	}
-	if (run->generated_at)
-		snprintf(c.generated_at, sizeof(c.generated_at), "%s", run->generated_at);
-	else
-		utc_mtime(c.have_raw ? run->raw_csv : NULL, c.generated_at, sizeof(c.generated_at));
-	if (run->replay_note)
-		lp_buf_addf(&c.warnings, "%s\n", run->replay_note);
-	note_warnings(&c);
-	/* the folder is ours: rebuild it from scratch so no stale region survives */
-	lp_buf_addf(&dir, "%s/ncu/regions", run->run_dir);
-	if (dir.oom) {
+	if (build_md(c, &md) < 0) {
 		oom(err);
 		goto out;
 	}
-	if (lp_fs_is_dir(dir.data) && lp_fs_remove_tree(dir.data, err) < 0)
-		goto out;
-	if (lp_fs_mkdir_p(dir.data, err) < 0)
-		goto out;
-	if (build_json(&c, &json, err) < 0)
-		goto out;
-	if (build_md(&c, &md) < 0) {
-		oom(err);
-		goto out;
-	}
-	lp_buf_addf(&path, "%s/report.json", dir.data);
+	lp_buf_addf(&path, "%s/report.json", dir);
 	if (lp_fs_write_atomic(path.data, json.data, json.len, err) < 0)
 		goto out;
 	lp_buf_reset(&path);
-	lp_buf_addf(&path, "%s/report.md", dir.data);
+	lp_buf_addf(&path, "%s/report.md", dir);
 	if (lp_fs_write_atomic(path.data, md.data, md.len, err) < 0)
 		goto out;
-	if (write_slices(&c, dir.data, err) < 0)
+	if (write_slices(c, dir, err) < 0)
 		goto out;
-	o.n_regions = c.scopes[0].n_present;
-	for (i = 0; i < c.r.n_inc; i++)
-		o.n_unmatched += !c.r.inc_hits[i];
-	for (i = 0; i < c.warnings.len; i++)
-		o.n_warnings += c.warnings.data[i] == '\n';
-	o.total_ms = c.scopes[0].total_ms;
-	if (outcome)
-		*outcome = o;
 	ret = 0;
 out:
-	for (i = 0; i < c.n_scopes; i++)
-		lp_regions_scope_release(&c.scopes[i]);
-	free(c.scopes);
-	lp_regions_release(&c.r);
-	lp_regions_cfg_release(&c.cfg);
-	lp_arena_release(&c.arena);
-	lp_buf_release(&c.warnings);
-	lp_buf_release(&dir);
 	lp_buf_release(&path);
 	lp_buf_release(&json);
 	lp_buf_release(&md);

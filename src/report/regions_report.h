@@ -7,19 +7,15 @@
  *   ncu/regions/<dir>/region.md      the region's section alone
  * <dir> is the region name made safe for paths (analyze/regions.h: lp_regions_assign_dirs).
  *
- * The run pipeline calls lp_regions_run_report after the ncu phase (and `llmprof report RUN_DIR`
- * may call it again: same inputs -> same bytes; nothing reads the clock: generated_at is given,
- * or the raw page's modification time). The folder is rebuilt from scratch each time. No region
- * matching anything is not an error: the report lists the expressions that matched nothing and
- * the ranges that were seen (from the capture profile when given, else from the ncu results).
+ * This is the rendering: the region model is built and the folder made by the regions run
+ * (run/regions_run.h: lp_regions_run_report), which fills a struct lp_regions_doc and calls
+ * lp_regions_report_write. Same document -> same bytes (nothing reads the clock).
  *
- * Ownership: the caller owns everything it passes. Not thread-safe (one report at a time).
- * Never prints.
+ * Ownership: the document borrows everything it points at. Not thread-safe (one report at a
+ * time). Never prints.
  *
- *   struct lp_regions_run run = { .run_dir = dir, .ncu_preset = ncu, .reference_workload = 1,
- *                                 .raw_csv = "RUN/ncu/ncu_default_raw.csv", .capture = &profile };
- *   struct lp_regions_outcome o;
- *   if (lp_regions_run_report(&run, &o, err) < 0) return -1;   // o.active == 0: nothing to do
+ *   struct lp_regions_doc d = { .cfg = &cfg, .r = &model, .scopes = s, .n_scopes = n, ... };
+ *   if (lp_regions_report_write(&d, "RUN/ncu/regions", err) < 0) return -1;
  */
 #ifndef LP_REPORT_REGIONS_REPORT_H
 #define LP_REPORT_REGIONS_REPORT_H
@@ -27,40 +23,42 @@
 #include <jansson.h>
 #include <stddef.h>
 
+#include "analyze/regions.h"
+#include "analyze/regions_args.h"
+#include "core/buf.h"
 #include "core/err.h"
-#include "profile/profile.h"
 
 #define LP_REGIONS_SEEN_MAX 200   /* ranges listed for an expression that matched nothing */
 
-struct lp_regions_run {
-	const char *run_dir;              /* outputs: <run_dir>/ncu/regions/ */
-	const json_t *ncu_preset;         /* the resolved profiling.ncu object (as run) */
-	int reference_workload;           /* the workload is llmprof-llm (default include applies) */
-	const char *raw_csv;              /* the ncu raw page; NULL or missing: ncu profiled nothing */
-	const struct lp_profile *capture; /* the capture phase's profile, for the ranges seen; may be NULL */
-	const char *replay_mode_used;     /* NULL: the preset's replay_mode */
-	const char *replay_note;          /* why it differs, e.g. the app-range fallback; may be NULL */
-	const char *generated_at;         /* NULL: the raw page's mtime (UTC, ISO 8601), else null */
+struct lp_regions_doc {
+	const struct lp_regions_cfg *cfg;     /* the regions config as resolved */
+	const struct lp_regions *r;           /* the finished model (lp_regions_finish, lp_regions_assign_dirs) */
+	const struct lp_region_scope *scopes; /* [0] aggregate, then processes, then devices */
+	size_t n_scopes;
+	const char **seen;                    /* ranges seen, sorted */
+	size_t n_seen;
+	const char *seen_source;              /* "capture" or "ncu" */
+	const char *warnings;                 /* one per line ("" none) */
+	const char *raw_csv;                  /* the raw page read (have_raw) */
+	const char *raw_rel;                  /* raw page path as shown; NULL when there is none */
+	int have_raw;
+	const char *replay_mode_used;         /* NULL: the config's replay_mode */
+	const char *replay_note;              /* why it differs; may be NULL */
+	const char *generated_at;             /* "" or NULL: null in report.json */
 };
 
-struct lp_regions_outcome {
-	int active;                       /* 0: no include (after defaults): nothing was written */
-	size_t n_regions;                 /* regions in the aggregate scope */
-	size_t n_unmatched;               /* include expressions that matched nothing */
-	size_t n_warnings;
-	double total_ms;                  /* aggregate total (each result once) */
-};
+/* The warnings the model gives (one a line, appended to `out`): the model's own, metrics that
+ * are not columns of the raw page, regions whose inclusive time does not reconcile. */
+void lp_regions_report_warnings(const struct lp_regions_doc *d, struct lp_buf *out);
 
-/* Builds and writes ncu/regions/. Errors: a bad regions config (LP_EUSAGE, the key named), an
- * unreadable raw page (LP_EPARTIAL, file:line), I/O (LP_EOTHER). `out` may be NULL. */
-int lp_regions_run_report(const struct lp_regions_run *run, struct lp_regions_outcome *out,
-	struct lp_err *err);
+/* Writes report.json, report.md and one folder per region into `dir` (which exists and is
+ * empty). Errors: LP_EOTHER (I/O, memory), a raw page that cannot be read again (its error). */
+int lp_regions_report_write(const struct lp_regions_doc *d, const char *dir, struct lp_err *err);
 
 /* A "ranges seen" entry (analyze/regions.h) as an expression that can be pasted back into
  * profiling.ncu.regions.include: "::", a leading '[', a trailing ']' and a lone '*' of the range
  * name escaped with '\' (`aten\:\:to, op_id = 21/`), so lp_region_pattern_parse reads it back as
  * one level named as seen. Replaces `out`'s contents. */
-struct lp_buf;
 int lp_regions_pasteable(const char *seen, struct lp_buf *out);
 
 #endif

@@ -1,4 +1,4 @@
-/* lp_regions_tool: runs the region report (report/regions_report.h) on one ncu raw page, outside
+/* lp_regions_tool: runs the regions run (run/regions_run.h) on one ncu raw page, outside
  * of `llmprof run`. Used by scripts/gpu/regions.sh on the GPU machine to check the report on real
  * captures; also handy by hand. Not installed.
  *
@@ -13,7 +13,7 @@
 #include "core/buf.h"
 #include "core/err.h"
 #include "core/fs.h"
-#include "report/regions_report.h"
+#include "run/regions_run.h"
 
 static int usage(void)
 {

@@ -14,11 +14,12 @@
 #include <string.h>
 
 #include "analyze/regions.h"
+#include "analyze/regions_args.h"
 #include "collect/ncu.h"
-#include "collect/regions_args.h"
 #include "core/fs.h"
 #include "parse/nsys_sqlite.h"
 #include "report/regions_report.h"
+#include "run/regions_run.h"
 
 #define N(a) (sizeof(a) / sizeof((a)[0]))
 

@@ -9,10 +9,11 @@
 #include <string.h>
 
 #include "analyze/regions.h"
-#include "collect/regions_args.h"
+#include "analyze/regions_args.h"
 #include "config/yaml.h"
 #include "core/fs.h"
 #include "report/regions_report.h"
+#include "run/regions_run.h"
 
 static json_t *yaml(const char *text)
 {

@@ -7,7 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "collect/prepare.h"
+#include "run/prepare.h"
 #include "collect/provenance.h"
 #include "config/yaml.h"
 #include "core/fs.h"

@@ -1,6 +1,6 @@
 /* rebuild.c: run folder -> analysis input -> lp_analyze -> reports (see rebuild.h). The one
  * place that knows which artifact feeds which part of the analysis. */
-#include "report/rebuild.h"
+#include "run/rebuild.h"
 
 #include <dirent.h>
 #include <stdarg.h>

@@ -21,8 +21,8 @@
  *
  *   if (lp_report_rebuild("tmp/stage2/20250101-000000-abcd", err) < 0) return lp_err_print(err);
  */
-#ifndef LP_REPORT_REBUILD_H
-#define LP_REPORT_REBUILD_H
+#ifndef LP_RUN_REBUILD_H
+#define LP_RUN_REBUILD_H
 
 #include <jansson.h>
 

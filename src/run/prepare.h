@@ -12,8 +12,8 @@
  *   ... phases write through lp_rundir_write(&run.dir, ...) ...
  *   lp_run_release(&run);
  */
-#ifndef LP_COLLECT_PREPARE_H
-#define LP_COLLECT_PREPARE_H
+#ifndef LP_RUN_PREPARE_H
+#define LP_RUN_PREPARE_H
 
 #include <jansson.h>
 #include <stddef.h>

@@ -1,6 +1,6 @@
 /* prepare.c: from command-line words to a run folder with its provenance (see prepare.h). The
  * first step of `llmprof run`; the phases of the pipeline follow on the struct lp_run it fills. */
-#include "collect/prepare.h"
+#include "run/prepare.h"
 
 #include <string.h>
 

@@ -1,4 +1,4 @@
-/* pipeline.h: the phases of `llmprof run`, in order, on a prepared run (collect/prepare.h):
+/* pipeline.h: the phases of `llmprof run`, in order, on a prepared run (run/prepare.h):
  *
  *   1 provenance  env.json (with the tools found), config.yaml, inputs.yaml (model.json: the
  *                 shape given to the reference model when model.* overrides change it)
@@ -9,12 +9,13 @@
  *   5 ncu         deep mode on a GPU run: the profiling.ncu preset, gated by NVTX, filtered to the
  *                 selection (or the regions' filters when profiling.ncu.regions.include is set)
  *                 -> ncu/<name>.ncu-rep, _raw.csv, _details.csv, ncu/regions/
- *   6 analysis    }  lp_report_rebuild: the same code as `llmprof report RUN_DIR`
- *   7 reports     }  -> kernels.md, operators.md, report.md, stakeholder_summary.md, summary.json
+ *   6 analysis    }  lp_report_rebuild (run/rebuild.h): the same code as `llmprof report RUN_DIR`
+ *   7 reports     }  -> the files of report/reports.h (lp_report_files)
  *
  * Each phase ends ok, skipped (reason) or failed (reason); statuses go to phases.json as soon as
  * they are known, so a failure never loses what earlier phases wrote (every file they wrote is in
- * manifest.json). The run's exit status: 0 when every requested phase ran, 3 when one failed (or
+ * manifest.json). An artifact that cannot be written or recorded in manifest.json fails the phase
+ * that wrote it (its reason names the file), so an incomplete manifest never goes unnoticed. The run's exit status: 0 when every requested phase ran, 3 when one failed (or
  * the analysis read damaged artifacts), 4 when the environment could not run what was asked (a
  * tool or GPU missing; `llmprof check`). Interrupted (lp_proc_interrupted): the running phase is
  * stopped, later ones are not started, the run's status is "interrupted" (the CLI exits 128 +
@@ -26,22 +27,30 @@
  * CUDA path was built; tokens from inputs.*, recorded back into the config). With `--`, the
  * given argv; its model and tokens come from the config (model.*, inputs.*) or NVTX payloads.
  *
- * Ownership: struct lp_pipeline_result is plain data. Not thread-safe. Prints progress through
- * core/log.h (quiet when stderr is not a terminal) and nothing on stdout.
+ * Files: pipeline.c (the phase statuses, the order of the phases, analysis + reports),
+ * workload.c (resolving the workload, the children's environments), phases.c (provenance, capture,
+ * nsys, select), phase_ncu.c (ncu and the NVTX region report), plan.c (--dry-run).
+ *
+ * Ownership: struct lp_pipeline owns its workload argv and tools. Not thread-safe. Never prints:
+ * progress, phase statuses and warnings go to the sink of the options (run/events.h); the plan
+ * of --dry-run is returned as text.
  */
-#ifndef LP_COLLECT_PIPELINE_H
-#define LP_COLLECT_PIPELINE_H
+#ifndef LP_RUN_PIPELINE_H
+#define LP_RUN_PIPELINE_H
 
-#include "collect/prepare.h"
 #include "collect/tools.h"
-#include "core/proc.h"
+#include "core/buf.h"
 #include "core/err.h"
+#include "core/proc.h"
+#include "run/events.h"
+#include "run/prepare.h"
 
 #define LP_PIPELINE_HOOKS_CAP 33024   /* stages.hooks: 64 entries of 512 characters, one a line */
 
 struct lp_pipeline_opts {
 	const char *exe_dir;       /* folder of the llmprof binary: llmprof-llm and ../lib are found from it */
-	int dry_run;               /* print the phases and their command lines to stdout, run nothing */
+	int dry_run;               /* resolve everything for lp_pipeline_plan, run nothing */
+	const struct lp_run_sink *sink; /* progress, phase statuses, warnings (run/events.h); NULL: none */
 };
 
 /* State of one run of the pipeline; lp_pipeline_release frees it. */
@@ -66,8 +75,8 @@ struct lp_pipeline {
  * environment (4) errors and nothing has run. */
 int lp_pipeline_init(struct lp_pipeline *pl, struct lp_run *run, const struct lp_pipeline_opts *o,
 	struct lp_err *err);
-/* Prints the plan (phases and exact command lines) to stdout; runs nothing. */
-int lp_pipeline_print_plan(struct lp_pipeline *pl, struct lp_run *run, struct lp_err *err);
+/* The plan (phases and exact command lines) as text, appended to `out`; runs nothing. */
+int lp_pipeline_plan(struct lp_pipeline *pl, struct lp_run *run, struct lp_buf *out, struct lp_err *err);
 /* Runs the phases; phase failures are results (pl->exit_status); -1 only when the run folder
  * cannot be written at all. */
 int lp_pipeline_run(struct lp_pipeline *pl, struct lp_run *run, struct lp_err *err);

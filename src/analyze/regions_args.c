@@ -2,7 +2,7 @@
  * the ncu phase runs with (see regions_args.h). Sits between the config (config/yaml.c loads it)
  * and the ncu phase (collect/ncu.c builds the command line); the region report reads the same
  * resolved config, so both sides agree on the expressions. */
-#include "collect/regions_args.h"
+#include "analyze/regions_args.h"
 
 #include <stdlib.h>
 #include <string.h>

@@ -28,8 +28,8 @@
  *   json_t *preset2;                        // the preset the ncu phase should run with
  *   if (lp_regions_cfg_active(&c) && lp_regions_apply_preset(ncu_preset, &c, &preset2, err) < 0) ...
  */
-#ifndef LP_COLLECT_REGIONS_ARGS_H
-#define LP_COLLECT_REGIONS_ARGS_H
+#ifndef LP_ANALYZE_REGIONS_ARGS_H
+#define LP_ANALYZE_REGIONS_ARGS_H
 
 #include <jansson.h>
 #include <stddef.h>

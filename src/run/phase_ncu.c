@@ -1,0 +1,214 @@
+/* phase_ncu.c: phase 5 of `llmprof run` (see pipeline.h): Nsight Compute on the kernels the
+ * select phase chose (or on the NVTX regions of profiling.ncu.regions), then what it profiled of
+ * the selection (ncu/selection.json) and the per-region report (ncu/regions/, run/regions_run.h). */
+#include "run/pipeline.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "analyze/regions_args.h"
+#include "collect/ncu.h"
+#include "collect/rundir.h"
+#include "core/fs.h"
+#include "parse/ncu_raw.h"
+#include "run/pipeline_int.h"
+#include "run/regions_run.h"
+
+static void ranges_seen(const struct lp_profile *p, struct lp_buf *out)
+{
+	/* names are interned: pointer pairs identify a domain@name; only the listed ones need checking */
+	const struct lp_range *listed[12];
+	size_t i, j, shown = 0;
+	for (i = 0; i < p->n_ranges && shown < 12; i++) {
+		const struct lp_range *r = &p->ranges[i];
+		int dup = 0;
+		for (j = 0; j < shown && !dup; j++)
+			dup = listed[j]->name == r->name && listed[j]->domain == r->domain;
+		if (dup || r->kind == LP_RANGE_MARK)
+			continue;
+		lp_buf_addf(out, "%s%s@%s", shown ? ", " : "", r->domain, r->name);
+		listed[shown++] = r;
+	}
+	if (!shown)
+		lp_buf_adds(out, "none");
+}
+
+/* Adds to ncu/selection.json which selected kernels ncu profiled (and how often), and says in
+ * the phase reason how many were missed. */
+static void note_profiled(struct lp_pl_state *st, const char *raw_csv)
+{
+	struct lp_kernel_table t;
+	struct lp_err err = LP_ERR_INIT;
+	struct lp_buf path = LP_BUF_INIT;
+	uint64_t *counts = calloc(st->topn.n_picks + 1, sizeof(*counts));
+	json_t *sel, *arr, *item;
+	size_t i, n_ok;
+	char *text;
+	if (!counts || lp_ncu_raw_kernel_table(raw_csv, NULL, &t, &err) < 0) {
+		free(counts);
+		return;
+	}
+	n_ok = lp_topn_check(&st->topn, &t, "function", counts);
+	lp_rundir_path(&st->run->dir, "ncu/selection.json", &path);
+	sel = json_load_file(path.data, 0, NULL);
+	arr = json_object_get(sel, "selected");
+	json_array_foreach(arr, i, item) {
+		if (i >= st->topn.n_picks)
+			break;
+		json_object_set_new(item, "profiled_launches", json_integer((json_int_t)counts[i]));
+		if (!counts[i])
+			json_object_set_new(item, "not_profiled_why", json_string(
+				"no launch matched the kernel filter inside the NVTX include ranges (launched "
+				"outside them, or ncu names it differently)"));
+	}
+	json_object_set_new(sel, "profiled", json_integer((json_int_t)n_ok));
+	text = sel ? json_dumps(sel, JSON_INDENT(2) | JSON_REAL_PRECISION(17)) : NULL;
+	if (text) {
+		lp_err_clear(&err);
+		lp_pl_wrote(st, PH_NCU, lp_rundir_write(&st->run->dir, "ncu/selection.json", text, strlen(text), "ncu", &err),
+			"ncu/selection.json", &err);
+	}
+	if (n_ok < st->topn.n_picks)
+		lp_run_warnf(st->sink, "ncu profiled %zu of the %zu selected kernels (see ncu/selection.json)", n_ok,
+			st->topn.n_picks);
+	free(text);
+	json_decref(sel);
+	lp_kernel_table_release(&t);
+	lp_buf_release(&path);
+	free(counts);
+}
+
+void lp_pl_phase_ncu(struct lp_pl_state *st)
+{
+	struct lp_pipeline *pl = st->pl;
+	struct lp_ncu_plan plan;
+	struct lp_ncu_outcome oc;
+	struct lp_regions_cfg rc;
+	struct lp_err err = LP_ERR_INIT;
+	struct lp_buf out = LP_BUF_INIT, logs = LP_BUF_INIT, ncu_log = LP_BUF_INIT;
+	struct lp_proc_env env[8];
+	const json_t *preset = lp_config_get(&st->run->cfg, "profiling.ncu");
+	json_t *preset_copy = NULL;   /* the preset as run (regions applied, or the top-N base name) */
+	const json_t *inc = lp_config_get(&st->run->cfg, "profiling.ncu.regions.include");
+	int explicit_regions = json_is_array(inc) && json_array_size(inc) > 0;
+	int have_rc = 0;
+
+	memset(&oc, 0, sizeof(oc));
+	if (strcmp(st->run->mode, "deep") != 0) {
+		lp_pl_set_phase(st, PH_NCU, "skipped", "light mode");
+		goto out;
+	}
+	if (!st->have_prof || strcmp(st->ph[PH_CAPTURE].status, "ok") != 0) {
+		lp_pl_set_phase(st, PH_NCU, "skipped", "the capture phase did not succeed");
+		goto out;
+	}
+	if (st->prof.n_kernels == 0) {
+		lp_pl_set_phase(st, PH_NCU, "skipped", "no GPU kernels were recorded (a CPU run)");
+		goto out;
+	}
+	if (!pl->tools->ncu.found || pl->tools->ncu.problem[0]) {
+		lp_pl_set_phase(st, PH_NCU, "skipped", "ncu is not usable here: %s",
+			pl->tools->ncu.problem[0] ? pl->tools->ncu.problem : "not found");
+		pl->exit_status = LP_EENV;
+		goto out;
+	}
+	if (lp_regions_cfg_load(preset, pl->reference, &rc, &err) < 0) {
+		lp_pl_set_phase(st, PH_NCU, "failed", "%s", err.msg);
+		pl->exit_status = pl->exit_status ? pl->exit_status : LP_EPARTIAL;
+		goto out;
+	}
+	have_rc = 1;
+	if (explicit_regions) {
+		/* a region run: the regions' NVTX and kernel filters replace the top-N selection */
+		if (lp_regions_apply_preset(preset, &rc, &preset_copy, &err) < 0) {
+			lp_pl_set_phase(st, PH_NCU, "failed", "%s", err.msg);
+			pl->exit_status = pl->exit_status ? pl->exit_status : LP_EPARTIAL;
+			goto out;
+		}
+		preset = preset_copy;
+	} else if (!st->have_topn || !st->topn.regex) {
+		lp_pl_set_phase(st, PH_NCU, "skipped", "no kernels were selected in stage '%s'",
+			lp_pl_cfg_str(st->run, "run.stage") ? lp_pl_cfg_str(st->run, "run.stage") : "decode_all");
+		goto out;
+	} else {
+		preset_copy = json_deep_copy(preset);
+		json_object_set_new(preset_copy, "kernel_name_base", json_string("function"));
+		preset = preset_copy;
+	}
+	lp_pl_progress(st, PH_NCU, explicit_regions ? "NVTX regions" : st->topn.regex);
+	memset(&plan, 0, sizeof(plan));
+	lp_rundir_path(&st->run->dir, "ncu", &out);
+	lp_rundir_path(&st->run->dir, "logs", &logs);
+	plan.ncu = pl->tools->ncu.path;
+	plan.preset = preset;
+	plan.out_dir = out.data;
+	plan.logs_dir = logs.data;
+	plan.workload = lp_argv_get(&pl->workload);
+	plan.env = env;
+	plan.n_env = lp_pl_tool_env(pl, env);
+	if (!explicit_regions) {
+		plan.kernel_filter = st->topn.regex;
+		plan.filter_mode = "per-launch-config";
+	}
+	plan.timeout_s = lp_pl_cfg_num(st->run, "run.timeout_s", 1800);
+	lp_fs_join(&ncu_log, logs.data, "ncu.log");
+	plan.tick = lp_pl_tick;
+	plan.tick_ctx = &(struct lp_pl_ticker){ st->sink, "ncu", ncu_log.data, 0, 0 };
+	if (lp_ncu_run(&plan, &oc, &err) < 0) {
+		lp_pl_set_phase(st, PH_NCU, "failed", "%s", err.msg);
+		pl->exit_status = err.status == LP_EENV ? LP_EENV : (pl->exit_status ? pl->exit_status : LP_EPARTIAL);
+		lp_pl_record_tree(st, "ncu", PH_NCU);
+		goto out;
+	}
+	if (oc.profiled_nothing) {
+		struct lp_buf seen = LP_BUF_INIT;
+		const json_t *ninc = json_object_get(json_object_get(preset, "nvtx"), "include");
+		char *expr = ninc ? json_dumps(ninc, JSON_COMPACT | JSON_ENCODE_ANY) : NULL;
+		ranges_seen(&st->prof, &seen);
+		lp_pl_set_phase(st, PH_NCU, "failed", "ncu profiled no kernels with nvtx include %s; ranges seen in the capture: %s",
+			expr ? expr : "[]", seen.data);
+		free(expr);
+		lp_buf_release(&seen);
+		pl->exit_status = pl->exit_status ? pl->exit_status : LP_EPARTIAL;
+	} else {
+		struct lp_buf note = LP_BUF_INIT;
+		if (oc.retried_app_range)
+			lp_buf_adds(&note, "range replay failed (Unsupported API during capture): reran in app-range mode");
+		if (oc.metrics_na.len)
+			lp_buf_addf(&note, "%smetrics n/a on this GPU: %s", note.len ? "; " : "", oc.metrics_na.data);
+		if (note.len)
+			lp_pl_set_phase(st, PH_NCU, "ok", "%s", note.data);
+		else
+			lp_pl_set_phase(st, PH_NCU, "ok", NULL);
+		lp_buf_release(&note);
+	}
+	if (!explicit_regions && oc.raw_csv[0])
+		note_profiled(st, oc.raw_csv);
+	if (lp_regions_cfg_active(&rc)) {
+		struct lp_regions_run rr;
+		struct lp_regions_outcome ro;
+		memset(&rr, 0, sizeof(rr));
+		rr.run_dir = st->run->dir.path;
+		rr.ncu_preset = preset;
+		rr.reference_workload = pl->reference;
+		rr.raw_csv = oc.raw_csv[0] ? oc.raw_csv : NULL;
+		rr.capture = &st->prof;
+		rr.replay_mode_used = oc.retried_app_range ? "app-range" : NULL;
+		rr.replay_note = oc.retried_app_range ?
+			"range replay failed (Unsupported API during capture): reran in app-range" : NULL;
+		if (lp_regions_run_report(&rr, &ro, &err) < 0)
+			lp_run_warnf(st->sink, "NVTX region report: %s", err.msg);
+	}
+	lp_pl_record_tree(st, "ncu", PH_NCU);
+out:
+	lp_pl_record_tree(st, "logs", PH_NCU);
+	if (have_rc)
+		lp_regions_cfg_release(&rc);
+	json_decref(preset_copy);
+	lp_ncu_outcome_release(&oc);
+	lp_buf_release(&out);
+	lp_buf_release(&logs);
+	lp_buf_release(&ncu_log);
+	lp_pl_save_phases(st);
+}
