@@ -120,5 +120,5 @@ int lp_pipeline_plan(struct lp_pipeline *pl, struct lp_run *run, struct lp_buf *
 	else
 		lp_buf_addf(out, "expected exit: 0 when the workload and the tools succeed\n");
 	lp_buf_release(&ldpath);
-	return out->oom ? lp_err_set(err, LP_EOTHER, "out of memory") : 0;
+	return out->oom ? lp_oom(err) : 0;
 }
