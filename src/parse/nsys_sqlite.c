@@ -1,247 +1,41 @@
 /* nsys_sqlite.c: Nsight Systems' SQLite export into the profile model (see nsys_sqlite.h).
  * The nsys phase (collect/nsys.c) writes nsys/run.sqlite; `llmprof kernels` and the analysis read
  * it through here, so nsys timelines and our own traces answer the same questions. */
-#include "parse/nsys_sqlite.h"
+#include "parse/nsys_impl.h"
 
-#include <sqlite3.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "core/buf.h"
-#include "parse/ncu_raw.h"
+#include "core/vec.h"
 #include "parse/trace_read.h"
-
-#define TID_MASK 0xFFFFFFull
-
-struct db {
-	sqlite3 *h;
-	const char *path;
-	sqlite3_stmt *str_stmt;
-	/* StringIds cache: id -> interned string (open addressing) */
-	int64_t *keys;
-	const char **vals;
-	size_t cap, n;
-	struct lp_profile *p;
-};
-
-/* What db_string caches and returns for an id that StringIds does not hold: prints as "", and
- * callers that need the name (kernels) tell it apart by its address. */
-static const char missing_string[1] = "";
-
-static int db_fail(struct db *d, const char *what, struct lp_err *err)
-{
-	return lp_err_set(err, LP_EPARTIAL, "%s: %s: %s", d->path, what, sqlite3_errmsg(d->h));
-}
-
-int lp_nsys_sqlite_is_sqlite(const char *path)
-{
-	char head[16];
-	FILE *f = fopen(path, "rb");
-	size_t n;
-	if (!f)
-		return 0;
-	n = fread(head, 1, sizeof(head), f);
-	fclose(f);
-	return n == 16 && memcmp(head, "SQLite format 3", 16) == 0;
-}
-
-static int has_table(struct db *d, const char *name)
-{
-	sqlite3_stmt *st;
-	int found = 0;
-	if (sqlite3_prepare_v2(d->h, "SELECT 1 FROM sqlite_master WHERE type IN ('table','view') AND name = ?",
-			-1, &st, NULL) != SQLITE_OK)
-		return 0;
-	sqlite3_bind_text(st, 1, name, -1, SQLITE_STATIC);
-	found = sqlite3_step(st) == SQLITE_ROW;
-	sqlite3_finalize(st);
-	return found;
-}
-
-/* Column list of a table, as one ",a,b,c," string for cheap membership tests. */
-static int table_columns(struct db *d, const char *table, struct lp_buf *out, struct lp_err *err)
-{
-	sqlite3_stmt *st;
-	struct lp_buf q = LP_BUF_INIT;
-	int rc;
-	lp_buf_reset(out);
-	lp_buf_addf(&q, "PRAGMA table_info(%s)", table);
-	rc = sqlite3_prepare_v2(d->h, q.data, -1, &st, NULL);
-	lp_buf_release(&q);
-	if (rc != SQLITE_OK)
-		return db_fail(d, "reading the columns of a table", err);
-	lp_buf_addc(out, ',');
-	while (sqlite3_step(st) == SQLITE_ROW)
-		lp_buf_addf(out, "%s,", (const char *)sqlite3_column_text(st, 1));
-	sqlite3_finalize(st);
-	return out->oom ? lp_err_set(err, LP_EOTHER, "out of memory") : 0;
-}
-
-static int has_col(const struct lp_buf *cols, const char *name)
-{
-	char key[96];
-	snprintf(key, sizeof(key), ",%s,", name);
-	return strstr(cols->data, key) != NULL;
-}
-
-/* "alias.col" when the column exists, else the fallback SQL literal. */
-static void add_col(struct lp_buf *q, const struct lp_buf *cols, const char *alias, const char *name,
-	const char *fallback)
-{
-	if (has_col(cols, name))
-		lp_buf_addf(q, "%s.%s, ", alias, name);
-	else
-		lp_buf_addf(q, "%s, ", fallback);
-}
-
-/* A file shorter than the size its SQLite header gives (bytes 16-17 page size, 28-31 page count,
- * valid when 92-95 equal the change counter at 24-27) was cut: say so before SQLite reports a
- * missing table or a malformed image. 1 truncated (err set), 0 not (or cannot tell). */
-static int truncated(struct db *d, const char *path, struct lp_err *err)
-{
-	unsigned char h[100];
-	FILE *f = fopen(path, "rb");
-	long long size, want;
-	uint32_t pages, page_bytes;
-	(void)d;
-	if (!f)
-		return 0;
-	if (fread(h, 1, sizeof(h), f) != sizeof(h) || fseek(f, 0, SEEK_END) != 0 || (size = ftell(f)) < 0) {
-		fclose(f);
-		lp_err_set(err, LP_EPARTIAL, "'%s' is truncated (shorter than an SQLite header): corrupt or an incomplete nsys export",
-			path);
-		return 1;
-	}
-	fclose(f);
-	page_bytes = (uint32_t)h[16] << 8 | h[17];
-	if (page_bytes == 1)
-		page_bytes = 65536;
-	pages = (uint32_t)h[28] << 24 | (uint32_t)h[29] << 16 | (uint32_t)h[30] << 8 | h[31];
-	if (memcmp(h + 24, h + 92, 4) != 0 || pages == 0)
-		return 0;
-	want = (long long)pages * page_bytes;
-	if (size >= want)
-		return 0;
-	lp_err_set(err, LP_EPARTIAL, "'%s' is truncated: %lld bytes, its SQLite header says %lld (a corrupt or incomplete nsys export)",
-		path, size, want);
-	return 1;
-}
-
-static int db_open(struct db *d, const char *path, struct lp_profile *p, struct lp_err *err)
-{
-	memset(d, 0, sizeof(*d));
-	d->path = path;
-	d->p = p;
-	if (!lp_nsys_sqlite_is_sqlite(path)) {
-		FILE *f = fopen(path, "rb");
-		if (!f)
-			return lp_err_set(err, LP_EPARTIAL, "cannot open '%s'", path);
-		fclose(f);
-		return lp_err_set(err, LP_EPARTIAL, "'%s' is not an SQLite database (expected an nsys export)", path);
-	}
-	if (sqlite3_open_v2(path, &d->h, SQLITE_OPEN_READONLY | SQLITE_OPEN_NOMUTEX, NULL) != SQLITE_OK) {
-		lp_err_set(err, LP_EPARTIAL, "cannot open '%s': %s", path, d->h ? sqlite3_errmsg(d->h) : "out of memory");
-		sqlite3_close(d->h);
-		d->h = NULL;
-		return -1;
-	}
-	if (truncated(d, path, err))
-		return -1;
-	if (!has_table(d, "StringIds"))
-		return lp_err_set(err, LP_EPARTIAL, "'%s' is corrupt or not an nsys export: table 'StringIds' missing", path);
-	if (sqlite3_prepare_v2(d->h, "SELECT value FROM StringIds WHERE id = ?", -1, &d->str_stmt, NULL) != SQLITE_OK)
-		return db_fail(d, "table 'StringIds'", err);
-	return 0;
-}
-
-static void db_close(struct db *d)
-{
-	sqlite3_finalize(d->str_stmt);
-	sqlite3_close(d->h);
-	free(d->keys);
-	free(d->vals);
-	memset(d, 0, sizeof(*d));
-}
-
-static size_t id_hash(int64_t id, size_t cap)
-{
-	uint64_t h = (uint64_t)id * 0x9E3779B97F4A7C15ull;
-	return (size_t)(h >> 17) & (cap - 1);
-}
-
-/* StringIds[id], interned in the profile; "" for a missing id; NULL out of memory. */
-static const char *db_string(struct db *d, int64_t id)
-{
-	size_t j;
-	const char *v;
-	if ((d->n + 1) * 2 > d->cap) {
-		size_t ncap = d->cap ? d->cap * 2 : 1024, i;
-		int64_t *nk = malloc(ncap * sizeof(*nk));
-		const char **nv = calloc(ncap, sizeof(*nv));
-		if (!nk || !nv) {
-			free(nk);
-			free(nv);
-			return NULL;
-		}
-		for (i = 0; i < d->cap; i++) {
-			if (!d->vals[i])
-				continue;
-			j = id_hash(d->keys[i], ncap);
-			while (nv[j])
-				j = (j + 1) & (ncap - 1);
-			nk[j] = d->keys[i];
-			nv[j] = d->vals[i];
-		}
-		free(d->keys);
-		free(d->vals);
-		d->keys = nk;
-		d->vals = nv;
-		d->cap = ncap;
-	}
-	j = id_hash(id, d->cap);
-	while (d->vals[j]) {
-		if (d->keys[j] == id)
-			return d->vals[j];
-		j = (j + 1) & (d->cap - 1);
-	}
-	sqlite3_reset(d->str_stmt);
-	sqlite3_bind_int64(d->str_stmt, 1, id);
-	if (sqlite3_step(d->str_stmt) == SQLITE_ROW) {
-		const char *s = (const char *)sqlite3_column_text(d->str_stmt, 0);
-		v = lp_profile_intern(d->p, s ? s : "");
-	} else {
-		v = missing_string;
-	}
-	if (!v)
-		return NULL;
-	d->keys[j] = id;
-	d->vals[j] = v;
-	d->n++;
-	return v;
-}
 
 /* ---- devices and processes ---- */
 
-static int load_devices(struct db *d, struct lp_err *err)
+static int load_devices(struct lp_nsys_db *d, struct lp_err *err)
 {
 	struct lp_buf cols = LP_BUF_INIT, q = LP_BUF_INIT;
 	sqlite3_stmt *st = NULL;
 	int rc = 0;
-	if (!has_table(d, "TARGET_INFO_GPU"))
+	if (!lp_nsys_has_table(d, "TARGET_INFO_GPU"))
 		return 0;
-	if (table_columns(d, "TARGET_INFO_GPU", &cols, err) < 0)
+	if (lp_nsys_table_columns(d, "TARGET_INFO_GPU", &cols, err) < 0)
 		return -1;
 	lp_buf_adds(&q, "SELECT ");
-	add_col(&q, &cols, "g", has_col(&cols, "cuDevice") ? "cuDevice" : "id", "0");
-	add_col(&q, &cols, "g", "name", "''");
-	add_col(&q, &cols, "g", "smCount", "0");
-	add_col(&q, &cols, "g", "totalMemory", "0");
-	add_col(&q, &cols, "g", "l2CacheSize", "0");
-	add_col(&q, &cols, "g", "clockRate", "0");
+	lp_nsys_add_col(&q, &cols, "g", lp_nsys_has_col(&cols, "cuDevice") ? "cuDevice" : "id", "0");
+	lp_nsys_add_col(&q, &cols, "g", "name", "''");
+	lp_nsys_add_col(&q, &cols, "g", "smCount", "0");
+	lp_nsys_add_col(&q, &cols, "g", "totalMemory", "0");
+	lp_nsys_add_col(&q, &cols, "g", "l2CacheSize", "0");
+	lp_nsys_add_col(&q, &cols, "g", "clockRate", "0");
 	lp_buf_adds(&q, "1 FROM TARGET_INFO_GPU g");
+	if (q.oom) {
+		rc = lp_oom(err);
+		goto out;
+	}
 	if (sqlite3_prepare_v2(d->h, q.data, -1, &st, NULL) != SQLITE_OK) {
-		rc = db_fail(d, "table 'TARGET_INFO_GPU'", err);
+		rc = lp_nsys_db_fail(d, "table 'TARGET_INFO_GPU'", err);
 		goto out;
 	}
 	while (sqlite3_step(st) == SQLITE_ROW) {
@@ -294,7 +88,7 @@ struct range_side {
 	int64_t gtid;       /* globalTid, for the per-thread sweep */
 };
 
-static int load_ranges(struct db *d, struct range_side **side_out, struct lp_err *err)
+static int load_ranges(struct lp_nsys_db *d, struct range_side **side_out, struct lp_err *err)
 {
 	struct lp_buf cols = LP_BUF_INIT, q = LP_BUF_INIT;
 	sqlite3_stmt *st = NULL;
@@ -305,30 +99,24 @@ static int load_ranges(struct db *d, struct range_side **side_out, struct lp_err
 	int depth = 0, rc = -1, with_text_id, with_domain;
 	int64_t cur_gtid = -1;
 	*side_out = NULL;
-	if (!has_table(d, "NVTX_EVENTS"))
+	if (!lp_nsys_has_table(d, "NVTX_EVENTS"))
 		return 0;
-	if (table_columns(d, "NVTX_EVENTS", &cols, err) < 0)
+	if (lp_nsys_table_columns(d, "NVTX_EVENTS", &cols, err) < 0)
 		return -1;
-	with_text_id = has_col(&cols, "textId");
-	with_domain = has_col(&cols, "domainId");
+	with_text_id = lp_nsys_has_col(&cols, "textId");
+	with_domain = lp_nsys_has_col(&cols, "domainId");
 	/* domains: type-75 rows, per process */
 	if (with_domain) {
 		if (sqlite3_prepare_v2(d->h, "SELECT globalTid, domainId, text FROM NVTX_EVENTS WHERE eventType = 75",
 				-1, &st, NULL) != SQLITE_OK) {
-			db_fail(d, "table 'NVTX_EVENTS'", err);
+			lp_nsys_db_fail(d, "table 'NVTX_EVENTS'", err);
 			goto out;
 		}
 		while (sqlite3_step(st) == SQLITE_ROW) {
 			const char *t = (const char *)sqlite3_column_text(st, 2);
-			if (n_doms == cap_doms) {
-				size_t nc = cap_doms ? cap_doms * 2 : 16;
-				struct domain_key *nd = realloc(doms, nc * sizeof(*nd));
-				if (!nd)
-					goto oom;
-				doms = nd;
-				cap_doms = nc;
-			}
-			doms[n_doms].pid = (uint32_t)(((uint64_t)sqlite3_column_int64(st, 0) >> 24) & TID_MASK);
+			if (LP_ARRAY_RESERVE(doms, cap_doms, n_doms + 1, NULL) < 0)
+				goto oom;
+			doms[n_doms].pid = (uint32_t)(((uint64_t)sqlite3_column_int64(st, 0) >> 24) & LP_NSYS_TID_MASK);
 			doms[n_doms].domain_id = sqlite3_column_int64(st, 1);
 			doms[n_doms].name = lp_profile_intern(d->p, t ? t : "");
 			if (!doms[n_doms].name)
@@ -343,13 +131,13 @@ static int load_ranges(struct db *d, struct range_side **side_out, struct lp_err
 		lp_buf_adds(&q, "coalesce(e.text, s.value), ");
 	else
 		lp_buf_adds(&q, "e.text, ");
-	add_col(&q, &cols, "e", "domainId", "0");
-	add_col(&q, &cols, "e", "uint64Value", "NULL");
-	add_col(&q, &cols, "e", "int64Value", "NULL");
-	add_col(&q, &cols, "e", "doubleValue", "NULL");
-	add_col(&q, &cols, "e", "uint32Value", "NULL");
-	add_col(&q, &cols, "e", "int32Value", "NULL");
-	add_col(&q, &cols, "e", "floatValue", "NULL");
+	lp_nsys_add_col(&q, &cols, "e", "domainId", "0");
+	lp_nsys_add_col(&q, &cols, "e", "uint64Value", "NULL");
+	lp_nsys_add_col(&q, &cols, "e", "int64Value", "NULL");
+	lp_nsys_add_col(&q, &cols, "e", "doubleValue", "NULL");
+	lp_nsys_add_col(&q, &cols, "e", "uint32Value", "NULL");
+	lp_nsys_add_col(&q, &cols, "e", "int32Value", "NULL");
+	lp_nsys_add_col(&q, &cols, "e", "floatValue", "NULL");
 	lp_buf_adds(&q, "1 FROM NVTX_EVENTS e ");
 	if (with_text_id)
 		lp_buf_adds(&q, "LEFT JOIN StringIds s ON s.id = e.textId ");
@@ -357,7 +145,7 @@ static int load_ranges(struct db *d, struct range_side **side_out, struct lp_err
 	if (q.oom)
 		goto oom;
 	if (sqlite3_prepare_v2(d->h, q.data, -1, &st, NULL) != SQLITE_OK) {
-		db_fail(d, "table 'NVTX_EVENTS'", err);
+		lp_nsys_db_fail(d, "table 'NVTX_EVENTS'", err);
 		goto out;
 	}
 	while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
@@ -366,7 +154,7 @@ static int load_ranges(struct db *d, struct range_side **side_out, struct lp_err
 		int64_t gtid = sqlite3_column_int64(st, 3);
 		const char *text = (const char *)sqlite3_column_text(st, 4);
 		int64_t dom = sqlite3_column_int64(st, 5);
-		uint32_t pid = (uint32_t)(((uint64_t)gtid >> 24) & TID_MASK);
+		uint32_t pid = (uint32_t)(((uint64_t)gtid >> 24) & LP_NSYS_TID_MASK);
 		struct lp_range *r;
 		size_t i, idx = d->p->n_ranges;
 		int c;
@@ -377,7 +165,7 @@ static int load_ranges(struct db *d, struct range_side **side_out, struct lp_err
 		if (!r->name)
 			goto oom;
 		r->pid = pid;
-		r->tid = (uint32_t)((uint64_t)gtid & TID_MASK);
+		r->tid = (uint32_t)((uint64_t)gtid & LP_NSYS_TID_MASK);
 		r->start_ns = (uint64_t)start;
 		r->end_ns = sqlite3_column_type(st, 1) == SQLITE_NULL ? 0 : (uint64_t)sqlite3_column_int64(st, 1);
 		r->kind = type == LP_NSYS_NVTX_PUSHPOP ? LP_RANGE_PUSHPOP :
@@ -425,18 +213,12 @@ static int load_ranges(struct db *d, struct range_side **side_out, struct lp_err
 			if (depth < (int)(sizeof(stack) / sizeof(stack[0])))
 				stack[depth++] = (int32_t)idx;
 		}
-		if (idx == cap_side) {
-			size_t nc = cap_side ? cap_side * 2 : 256;
-			struct range_side *ns = realloc(side, nc * sizeof(*ns));
-			if (!ns)
-				goto oom;
-			side = ns;
-			cap_side = nc;
-		}
+		if (LP_ARRAY_RESERVE(side, cap_side, idx + 1, NULL) < 0)
+			goto oom;
 		side[idx].gtid = gtid;
 	}
 	if (rc != SQLITE_DONE) {
-		db_fail(d, "reading table 'NVTX_EVENTS'", err);
+		lp_nsys_db_fail(d, "reading table 'NVTX_EVENTS'", err);
 		rc = -1;
 		goto out;
 	}
@@ -568,7 +350,7 @@ static const struct call *calls_get(const struct calls *c, uint64_t key)
 
 static uint64_t call_key(uint64_t global_id, uint32_t corr)
 {
-	return ((((global_id >> 24) & TID_MASK) + 1) << 32) | corr;
+	return ((((global_id >> 24) & LP_NSYS_TID_MASK) + 1) << 32) | corr;
 }
 
 /* One kernel's or copy's launch for the attribution sweep, from its API call (NULL: unknown, so
@@ -581,18 +363,18 @@ static void set_launch(struct launch *l, size_t order, int32_t *range, const str
 	l->gtid = c ? c->gtid : -1;
 	l->t_ns = c ? c->start : 0;
 	if (c) {
-		*launch_tid = (uint32_t)((uint64_t)c->gtid & TID_MASK);
+		*launch_tid = (uint32_t)((uint64_t)c->gtid & LP_NSYS_TID_MASK);
 		*launch_ns = c->start > 0 ? (uint64_t)c->start : 0;   /* profile.h: 0 = unknown */
 	}
 }
 
-static int load_calls(struct db *d, struct calls *c, struct lp_err *err)
+static int load_calls(struct lp_nsys_db *d, struct calls *c, struct lp_err *err)
 {
 	sqlite3_stmt *st;
 	int rc;
 	if (sqlite3_prepare_v2(d->h, "SELECT correlationId, globalTid, start FROM CUPTI_ACTIVITY_KIND_RUNTIME "
 			"WHERE correlationId IS NOT NULL", -1, &st, NULL) != SQLITE_OK)
-		return db_fail(d, "table 'CUPTI_ACTIVITY_KIND_RUNTIME'", err);
+		return lp_nsys_db_fail(d, "table 'CUPTI_ACTIVITY_KIND_RUNTIME'", err);
 	while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
 		int64_t gtid = sqlite3_column_int64(st, 1);
 		if (calls_put(c, call_key((uint64_t)gtid, (uint32_t)sqlite3_column_int64(st, 0)), gtid,
@@ -603,7 +385,7 @@ static int load_calls(struct db *d, struct calls *c, struct lp_err *err)
 	}
 	sqlite3_finalize(st);
 	if (rc != SQLITE_DONE)
-		return db_fail(d, "reading table 'CUPTI_ACTIVITY_KIND_RUNTIME'", err);
+		return lp_nsys_db_fail(d, "reading table 'CUPTI_ACTIVITY_KIND_RUNTIME'", err);
 	return 0;
 }
 
@@ -615,38 +397,7 @@ static int cmp_kernel_start(const void *a, const void *b)
 	return (x->correlation_id > y->correlation_id) - (x->correlation_id < y->correlation_id);
 }
 
-/* A kernel's names: demangled when nsys left them mangled ("_ZN7cutlass13device_kernel..."),
- * the short name derived from the demangled one then. An id missing from StringIds is an error
- * (a kernel without a name would print as an empty row). */
-static int kernel_names(struct db *d, int64_t name_id, int64_t short_id, const char **name, const char **short_name,
-	struct lp_err *err)
-{
-	const char *n = db_string(d, name_id), *sn = db_string(d, short_id);
-	if (!n || !sn)
-		return lp_err_set(err, LP_EOTHER, "out of memory reading '%s'", d->path);
-	if (n == missing_string)
-		return lp_err_set(err, LP_EPARTIAL, "'%s': kernel name id %lld is not in table 'StringIds' (a corrupt or edited export)",
-			d->path, (long long)name_id);
-	if (!strncmp(n, "_Z", 2)) {
-		const char *dm = lp_trace_demangle(d->p, n);
-		if (!dm)
-			return lp_err_set(err, LP_EOTHER, "out of memory reading '%s'", d->path);
-		if (dm != n && strcmp(dm, n) != 0) {
-			n = dm;
-			if (sn == missing_string || !*sn || !strncmp(sn, "_Z", 2) || !strcmp(sn, db_string(d, name_id)))
-				sn = lp_trace_short_name(d->p, dm);
-		}
-	}
-	if (sn == missing_string || !*sn)
-		sn = n;
-	if (!sn)
-		return lp_err_set(err, LP_EOTHER, "out of memory reading '%s'", d->path);
-	*name = n;
-	*short_name = sn;
-	return 0;
-}
-
-static int load_kernels(struct db *d, const struct range_side *side, struct lp_err *err)
+static int load_kernels(struct lp_nsys_db *d, const struct range_side *side, struct lp_err *err)
 {
 	struct lp_buf cols = LP_BUF_INIT, rcols = LP_BUF_INIT, q = LP_BUF_INIT;
 	sqlite3_stmt *st = NULL;
@@ -654,47 +405,47 @@ static int load_kernels(struct db *d, const struct range_side *side, struct lp_e
 	struct calls calls = { NULL, 0, 0 };
 	size_t n_ls = 0, cap_ls = 0, first = d->p->n_kernels, i;
 	int rc = -1, join;
-	if (!has_table(d, "CUPTI_ACTIVITY_KIND_KERNEL"))
+	if (!lp_nsys_has_table(d, "CUPTI_ACTIVITY_KIND_KERNEL"))
 		return 0;
-	if (table_columns(d, "CUPTI_ACTIVITY_KIND_KERNEL", &cols, err) < 0)
+	if (lp_nsys_table_columns(d, "CUPTI_ACTIVITY_KIND_KERNEL", &cols, err) < 0)
 		return -1;
-	if (!has_col(&cols, "start") || !has_col(&cols, "end") ||
-			(!has_col(&cols, "demangledName") && !has_col(&cols, "shortName"))) {
+	if (!lp_nsys_has_col(&cols, "start") || !lp_nsys_has_col(&cols, "end") ||
+			(!lp_nsys_has_col(&cols, "demangledName") && !lp_nsys_has_col(&cols, "shortName"))) {
 		rc = lp_err_set(err, LP_EPARTIAL, "%s: table 'CUPTI_ACTIVITY_KIND_KERNEL' lacks start/end/demangledName",
 			d->path);
 		goto out;
 	}
-	join = has_table(d, "CUPTI_ACTIVITY_KIND_RUNTIME") && has_col(&cols, "correlationId") &&
-		has_col(&cols, "globalPid");
-	if (join && table_columns(d, "CUPTI_ACTIVITY_KIND_RUNTIME", &rcols, err) < 0)
+	join = lp_nsys_has_table(d, "CUPTI_ACTIVITY_KIND_RUNTIME") && lp_nsys_has_col(&cols, "correlationId") &&
+		lp_nsys_has_col(&cols, "globalPid");
+	if (join && lp_nsys_table_columns(d, "CUPTI_ACTIVITY_KIND_RUNTIME", &rcols, err) < 0)
 		goto out;
-	join = join && has_col(&rcols, "correlationId") && has_col(&rcols, "globalTid");
+	join = join && lp_nsys_has_col(&rcols, "correlationId") && lp_nsys_has_col(&rcols, "globalTid");
 	lp_buf_adds(&q, "SELECT k.start, k.end, ");
-	add_col(&q, &cols, "k", "demangledName", has_col(&cols, "shortName") ? "k.shortName" : "0");
-	add_col(&q, &cols, "k", "shortName", "k.demangledName");
-	add_col(&q, &cols, "k", "deviceId", "0");
-	add_col(&q, &cols, "k", "contextId", "0");
-	add_col(&q, &cols, "k", "streamId", "0");
-	add_col(&q, &cols, "k", "correlationId", "0");
-	add_col(&q, &cols, "k", "globalPid", "0");
-	add_col(&q, &cols, "k", "gridX", "0");
-	add_col(&q, &cols, "k", "gridY", "0");
-	add_col(&q, &cols, "k", "gridZ", "0");
-	add_col(&q, &cols, "k", "blockX", "0");
-	add_col(&q, &cols, "k", "blockY", "0");
-	add_col(&q, &cols, "k", "blockZ", "0");
-	add_col(&q, &cols, "k", "registersPerThread", "0");
-	add_col(&q, &cols, "k", "staticSharedMemory", "0");
-	add_col(&q, &cols, "k", "dynamicSharedMemory", "0");
-	add_col(&q, &cols, "k", "graphNodeId", "0");
-	add_col(&q, &cols, "k", "graphId", "0");
+	lp_nsys_add_col(&q, &cols, "k", "demangledName", lp_nsys_has_col(&cols, "shortName") ? "k.shortName" : "0");
+	lp_nsys_add_col(&q, &cols, "k", "shortName", "k.demangledName");
+	lp_nsys_add_col(&q, &cols, "k", "deviceId", "0");
+	lp_nsys_add_col(&q, &cols, "k", "contextId", "0");
+	lp_nsys_add_col(&q, &cols, "k", "streamId", "0");
+	lp_nsys_add_col(&q, &cols, "k", "correlationId", "0");
+	lp_nsys_add_col(&q, &cols, "k", "globalPid", "0");
+	lp_nsys_add_col(&q, &cols, "k", "gridX", "0");
+	lp_nsys_add_col(&q, &cols, "k", "gridY", "0");
+	lp_nsys_add_col(&q, &cols, "k", "gridZ", "0");
+	lp_nsys_add_col(&q, &cols, "k", "blockX", "0");
+	lp_nsys_add_col(&q, &cols, "k", "blockY", "0");
+	lp_nsys_add_col(&q, &cols, "k", "blockZ", "0");
+	lp_nsys_add_col(&q, &cols, "k", "registersPerThread", "0");
+	lp_nsys_add_col(&q, &cols, "k", "staticSharedMemory", "0");
+	lp_nsys_add_col(&q, &cols, "k", "dynamicSharedMemory", "0");
+	lp_nsys_add_col(&q, &cols, "k", "graphNodeId", "0");
+	lp_nsys_add_col(&q, &cols, "k", "graphId", "0");
 	lp_buf_adds(&q, "1 FROM CUPTI_ACTIVITY_KIND_KERNEL k");
 	if (join && load_calls(d, &calls, err) < 0)
 		goto out;
 	if (q.oom)
 		goto oom;
 	if (sqlite3_prepare_v2(d->h, q.data, -1, &st, NULL) != SQLITE_OK) {
-		db_fail(d, "table 'CUPTI_ACTIVITY_KIND_KERNEL'", err);
+		lp_nsys_db_fail(d, "table 'CUPTI_ACTIVITY_KIND_KERNEL'", err);
 		goto out;
 	}
 	while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
@@ -705,7 +456,7 @@ static int load_kernels(struct db *d, const struct range_side *side, struct lp_e
 			goto oom;
 		k->start_ns = (uint64_t)sqlite3_column_int64(st, 0);
 		k->end_ns = (uint64_t)sqlite3_column_int64(st, 1);
-		if (kernel_names(d, sqlite3_column_int64(st, 2), sqlite3_column_int64(st, 3), &k->name, &k->short_name,
+		if (lp_nsys_kernel_names(d, sqlite3_column_int64(st, 2), sqlite3_column_int64(st, 3), &k->name, &k->short_name,
 				err) < 0) {
 			rc = -1;
 			goto out;
@@ -715,7 +466,7 @@ static int load_kernels(struct db *d, const struct range_side *side, struct lp_e
 		k->stream = (uint32_t)sqlite3_column_int64(st, 6);
 		k->correlation_id = (uint32_t)sqlite3_column_int64(st, 7);
 		gpid = (uint64_t)sqlite3_column_int64(st, 8);
-		k->pid = (uint32_t)((gpid >> 24) & TID_MASK);
+		k->pid = (uint32_t)((gpid >> 24) & LP_NSYS_TID_MASK);
 		k->grid[0] = (uint32_t)sqlite3_column_int(st, 9);
 		k->grid[1] = (uint32_t)sqlite3_column_int(st, 10);
 		k->grid[2] = (uint32_t)sqlite3_column_int(st, 11);
@@ -731,7 +482,7 @@ static int load_kernels(struct db *d, const struct range_side *side, struct lp_e
 				goto oom;
 	}
 	if (rc != SQLITE_DONE) {
-		db_fail(d, "reading table 'CUPTI_ACTIVITY_KIND_KERNEL'", err);
+		lp_nsys_db_fail(d, "reading table 'CUPTI_ACTIVITY_KIND_KERNEL'", err);
 		rc = -1;
 		goto out;
 	}
@@ -777,7 +528,7 @@ static uint8_t copy_kind(int64_t k)
 
 /* Memcpy and memset rows (when the tables exist), attributed like kernels: to the push/pop range
  * open on the launching thread at the time of the API call with the same correlation id. */
-static int load_copies(struct db *d, const struct range_side *side, const char *table, int memset_rows,
+static int load_copies(struct lp_nsys_db *d, const struct range_side *side, const char *table, int memset_rows,
 	struct lp_err *err)
 {
 	struct lp_buf cols = LP_BUF_INIT, q = LP_BUF_INIT;
@@ -786,27 +537,27 @@ static int load_copies(struct db *d, const struct range_side *side, const char *
 	struct calls calls = { NULL, 0, 0 };
 	size_t first = d->p->n_copies, i, n_ls = 0;
 	int rc = -1;
-	if (!has_table(d, table))
+	if (!lp_nsys_has_table(d, table))
 		return 0;
-	if (table_columns(d, table, &cols, err) < 0)
+	if (lp_nsys_table_columns(d, table, &cols, err) < 0)
 		return -1;
-	if (!has_col(&cols, "start") || !has_col(&cols, "end") || !has_col(&cols, "bytes")) {
+	if (!lp_nsys_has_col(&cols, "start") || !lp_nsys_has_col(&cols, "end") || !lp_nsys_has_col(&cols, "bytes")) {
 		rc = lp_err_set(err, LP_EPARTIAL, "%s: table '%s' lacks start/end/bytes", d->path, table);
 		goto out;
 	}
 	lp_buf_adds(&q, "SELECT c.start, c.end, c.bytes, ");
-	add_col(&q, &cols, "c", "deviceId", "0");
-	add_col(&q, &cols, "c", "streamId", "0");
-	add_col(&q, &cols, "c", "correlationId", "0");
-	add_col(&q, &cols, "c", "globalPid", "0");
-	add_col(&q, &cols, "c", "copyKind", "0");
+	lp_nsys_add_col(&q, &cols, "c", "deviceId", "0");
+	lp_nsys_add_col(&q, &cols, "c", "streamId", "0");
+	lp_nsys_add_col(&q, &cols, "c", "correlationId", "0");
+	lp_nsys_add_col(&q, &cols, "c", "globalPid", "0");
+	lp_nsys_add_col(&q, &cols, "c", "copyKind", "0");
 	lp_buf_addf(&q, "1 FROM %s c", table);
 	if (q.oom)
 		goto oom;
-	if (has_table(d, "CUPTI_ACTIVITY_KIND_RUNTIME") && load_calls(d, &calls, err) < 0)
+	if (lp_nsys_has_table(d, "CUPTI_ACTIVITY_KIND_RUNTIME") && load_calls(d, &calls, err) < 0)
 		goto out;
 	if (sqlite3_prepare_v2(d->h, q.data, -1, &st, NULL) != SQLITE_OK) {
-		db_fail(d, table, err);
+		lp_nsys_db_fail(d, table, err);
 		goto out;
 	}
 	while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
@@ -819,11 +570,11 @@ static int load_copies(struct db *d, const struct range_side *side, const char *
 		c->device = sqlite3_column_int(st, 3);
 		c->stream = (uint32_t)sqlite3_column_int64(st, 4);
 		c->correlation_id = (uint32_t)sqlite3_column_int64(st, 5);
-		c->pid = (uint32_t)(((uint64_t)sqlite3_column_int64(st, 6) >> 24) & TID_MASK);
+		c->pid = (uint32_t)(((uint64_t)sqlite3_column_int64(st, 6) >> 24) & LP_NSYS_TID_MASK);
 		c->kind = memset_rows ? LP_COPY_MEMSET : copy_kind(sqlite3_column_int64(st, 7));
 	}
 	if (rc != SQLITE_DONE) {
-		db_fail(d, table, err);
+		lp_nsys_db_fail(d, table, err);
 		rc = -1;
 		goto out;
 	}
@@ -854,10 +605,10 @@ out:
 
 int lp_nsys_sqlite_load(const char *path, struct lp_profile *out, struct lp_err *err)
 {
-	struct db d;
+	struct lp_nsys_db d;
 	struct range_side *side = NULL;
 	int rc = -1;
-	if (db_open(&d, path, out, err) < 0)
+	if (lp_nsys_db_open(&d, path, out, err) < 0)
 		goto done;
 	out->source_kind = "nsys-sqlite";
 	if (load_devices(&d, err) < 0 || load_ranges(&d, &side, err) < 0 || load_kernels(&d, side, err) < 0 ||
@@ -867,131 +618,6 @@ int lp_nsys_sqlite_load(const char *path, struct lp_profile *out, struct lp_err 
 	rc = 0;
 done:
 	free(side);
-	db_close(&d);
-	return rc;
-}
-
-/* ---- direct aggregation ---- */
-
-struct agg_key {
-	int64_t name_id;
-	int64_t short_id;
-	int32_t device;
-	int used;
-	uint64_t calls;
-	double total_ms, min_ms, max_ms;
-};
-
-/* (name id, device) as one hash input; unsigned, as ids are any 64-bit value in a damaged file */
-static int64_t agg_hash(int64_t name_id, int32_t dev)
-{
-	return (int64_t)((uint64_t)name_id * 31u + (uint32_t)dev);
-}
-
-int lp_nsys_sqlite_kernel_table(const char *path, struct lp_kernel_table *out, struct lp_err *err)
-{
-	struct lp_profile strings;
-	struct db d;
-	struct lp_buf cols = LP_BUF_INIT, q = LP_BUF_INIT;
-	sqlite3_stmt *st = NULL;
-	struct agg_key *keys = NULL;
-	size_t cap = 0, n = 0, i;
-	struct lp_ncu_agg *agg = NULL;
-	int rc = -1, src;
-	memset(out, 0, sizeof(*out));
-	lp_profile_init(&strings, path);
-	if (db_open(&d, path, &strings, err) < 0)
-		goto out;
-	if (!has_table(&d, "CUPTI_ACTIVITY_KIND_KERNEL")) {
-		rc = 0;
-		goto out;
-	}
-	if (table_columns(&d, "CUPTI_ACTIVITY_KIND_KERNEL", &cols, err) < 0)
-		goto out;
-	if (!has_col(&cols, "start") || !has_col(&cols, "end") ||
-			(!has_col(&cols, "demangledName") && !has_col(&cols, "shortName"))) {
-		lp_err_set(err, LP_EPARTIAL, "%s: table 'CUPTI_ACTIVITY_KIND_KERNEL' lacks start/end/demangledName", path);
-		goto out;
-	}
-	lp_buf_adds(&q, "SELECT k.start, k.end, ");
-	add_col(&q, &cols, "k", "demangledName", "k.shortName");
-	add_col(&q, &cols, "k", "shortName", "k.demangledName");
-	add_col(&q, &cols, "k", "deviceId", "0");
-	lp_buf_adds(&q, "1 FROM CUPTI_ACTIVITY_KIND_KERNEL k");
-	if (sqlite3_prepare_v2(d.h, q.data, -1, &st, NULL) != SQLITE_OK) {
-		db_fail(&d, "table 'CUPTI_ACTIVITY_KIND_KERNEL'", err);
-		goto out;
-	}
-	while ((src = sqlite3_step(st)) == SQLITE_ROW) {
-		int64_t s = sqlite3_column_int64(st, 0), e = sqlite3_column_int64(st, 1);
-		int64_t nid = sqlite3_column_int64(st, 2);
-		int32_t dev = sqlite3_column_int(st, 4);
-		double ms = e > s ? (double)(e - s) / 1e6 : 0;
-		size_t j;
-		if ((n + 1) * 2 > cap) {
-			size_t ncap = cap ? cap * 2 : 256;
-			struct agg_key *nk = calloc(ncap, sizeof(*nk));
-			if (!nk)
-				goto oom;
-			for (i = 0; i < cap; i++) {
-				if (!keys[i].used)
-					continue;
-				j = id_hash(agg_hash(keys[i].name_id, keys[i].device), ncap);
-				while (nk[j].used)
-					j = (j + 1) & (ncap - 1);
-				nk[j] = keys[i];
-			}
-			free(keys);
-			keys = nk;
-			cap = ncap;
-		}
-		j = id_hash(agg_hash(nid, dev), cap);
-		while (keys[j].used && !(keys[j].name_id == nid && keys[j].device == dev))
-			j = (j + 1) & (cap - 1);
-		if (!keys[j].used) {
-			keys[j].used = 1;
-			keys[j].name_id = nid;
-			keys[j].short_id = sqlite3_column_int64(st, 3);
-			keys[j].device = dev;
-			keys[j].min_ms = ms;
-			n++;
-		}
-		keys[j].calls++;
-		keys[j].total_ms += ms;
-		if (ms < keys[j].min_ms)
-			keys[j].min_ms = ms;
-		if (ms > keys[j].max_ms)
-			keys[j].max_ms = ms;
-	}
-	if (src != SQLITE_DONE) {
-		db_fail(&d, "reading table 'CUPTI_ACTIVITY_KIND_KERNEL'", err);
-		goto out;
-	}
-	agg = lp_ncu_agg_new();
-	if (!agg)
-		goto oom;
-	for (i = 0; i < cap; i++) {
-		const char *name, *short_name;
-		if (!keys[i].used)
-			continue;
-		if (kernel_names(&d, keys[i].name_id, keys[i].short_id, &name, &short_name, err) < 0)
-			goto out;
-		if (lp_ncu_agg_add_summary(agg, name, short_name, keys[i].device, keys[i].calls,
-				keys[i].total_ms, keys[i].min_ms, keys[i].max_ms, err) < 0)
-			goto out;
-	}
-	rc = lp_ncu_agg_finish(agg, out, err);
-	agg = NULL;
-	goto out;
-oom:
-	lp_err_set(err, LP_EOTHER, "out of memory reading '%s'", path);
-out:
-	sqlite3_finalize(st);
-	lp_ncu_agg_free(agg);
-	free(keys);
-	lp_buf_release(&cols);
-	lp_buf_release(&q);
-	db_close(&d);
-	lp_profile_release(&strings);
+	lp_nsys_db_close(&d);
 	return rc;
 }
