@@ -621,6 +621,8 @@ int lp_analyze(const struct lp_analysis_input *in, struct lp_analysis *out, stru
 	out->own = in->own;
 	self_check(out);
 	hook_rows(in, out);
+	out->baseline_asked = in->baseline || in->baseline_why;
+	lp_baseline_compare(in->baseline, in->baseline_why, out, &out->baseline);
 	out->traced_s = in->traced_s;
 	out->untraced_s = in->untraced_s;
 	if (in->n_phases) {

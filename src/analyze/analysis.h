@@ -38,6 +38,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "analyze/baseline.h"
 #include "analyze/flops.h"
 #include "analyze/kernels.h"
 #include "analyze/operators.h"
@@ -83,6 +84,8 @@ struct lp_analysis_input {
 	const json_t *hooks_config;            /* stages.hooks (array of strings); NULL none */
 	const json_t *hook_accounts;           /* array: each process account's "hooks" array; NULL none */
 	const char *auto_info_path;            /* its path in the run folder, for the reports */
+	const json_t *baseline;                /* run.baseline=reference: baseline/summary.json; NULL none */
+	const char *baseline_why;              /* no baseline although asked: the phase's reason; NULL */
 };
 
 /* Stage rules from a resolved config (`stages.*` lists, `run.skip_first`); the names point into
@@ -188,6 +191,8 @@ struct lp_analysis {
 	struct lp_hook_row hooks[LP_HOOK_ROWS_MAX];  /* stages.hooks, in config order */
 	size_t n_hooks, n_hook_warnings;
 	size_t n_hook_accounts;                /* process accounts that listed hooks */
+	int baseline_asked;                    /* run.baseline=reference: the reports show the section */
+	struct lp_baseline baseline;           /* the program against the reference (baseline.h) */
 	struct lp_arena arena;
 };
 

@@ -125,6 +125,15 @@ static void print_summary(const char *run_dir, int status)
 			printf("time to first token: %.3f ms\n", jnum(tok, "ttft_ms"));
 		if (jnum(tok, "decode_tokens_per_s") >= 0)
 			printf("decode: %.1f tokens/s, %.3f ms/step\n", jnum(tok, "decode_tokens_per_s"), jnum(tok, "decode_step_ms"));
+		{   /* run.baseline=reference: the program against the reference on its shape */
+			const json_t *b = json_object_get(sum, "baseline"), *r;
+			json_array_foreach(json_object_get(b, "rows"), i, r)
+				if (jnum(r, "ratio") > 0)
+					printf("vs reference: %s %.3f vs %.3f (%.2fx)\n", json_string_value(json_object_get(r, "what")),
+						jnum(r, "program"), jnum(r, "reference"), jnum(r, "ratio"));
+			if (json_is_object(b) && !json_is_true(json_object_get(b, "valid")))
+				printf("vs reference: none (%s)\n", json_string_value(json_object_get(b, "why")));
+		}
 		{
 			const json_t *sc = json_object_get(sum, "self_check"), *c;
 			json_array_foreach(json_object_get(sc, "checks"), i, c)

@@ -40,6 +40,7 @@ static const struct schema_entry schema[] = {
 	{ "run.timeout_s", T_FLOAT, F_REQUIRED | F_MIN_EXCL, 0, NULL },
 	{ "run.measure_overhead", T_BOOL, 0, 0, NULL },
 	{ "run.probe_bandwidth", T_BOOL, 0, 0, NULL },
+	{ "run.baseline", T_STRING, 0, 0, "none|reference" },
 	{ "run.skip_first", T_INT, F_NULLABLE | F_MIN, 0, NULL },
 	{ "run.auto_stages", T_BOOL, 0, 0, NULL },
 	{ "run.auto_ops", T_BOOL, 0, 0, NULL },

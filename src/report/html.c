@@ -12,6 +12,7 @@
 
 #include "analyze/advice.h"
 #include "core/fs.h"
+#include "report/baseline_report.h"
 #include "report/figures.h"
 #include "report/sections.h"
 #include "report/svg.h"
@@ -776,6 +777,7 @@ int lp_report_html(const struct lp_analysis *a, const char *run_dir, struct lp_b
 	h2(b, "recommendations", "Recommendations");
 	advice(a, LP_ADVICE_RECOMMENDATION, b);
 	self_check(a, b);
+	lp_baseline_html(a, b);
 	run_section(a, b);
 	lp_buf_adds(b, "</main>\n<script>\n");
 	lp_buf_adds(b, js);

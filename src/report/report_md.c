@@ -11,6 +11,7 @@
 
 #include "core/fs.h"
 #include "report/figures.h"
+#include "report/baseline_report.h"
 #include "report/md.h"
 #include "report/reports.h"
 #include "report/sections.h"
@@ -160,6 +161,7 @@ int lp_report_report_md(const struct lp_analysis *a, const char *run_dir, struct
 	lp_section_stages(a, out);
 	lp_buf_adds(out, "\n## Self-check against the workload's own timings\n\n");
 	self_check(a, out);
+	lp_baseline_md(a, out);
 	lp_buf_adds(out, "\n## MFU and MBU\n\n");
 	lp_section_mfu(a, out);
 	lp_buf_adds(out, "\n## Where the time goes: from the floor to the measured latency\n\n");

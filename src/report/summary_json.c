@@ -8,6 +8,7 @@
 #include <string.h>
 
 #include "core/utf8.h"
+#include "report/baseline_report.h"
 #include "report/reports.h"
 
 static json_t *real(double v)
@@ -397,6 +398,8 @@ int lp_report_summary_json(const struct lp_analysis *a, struct lp_buf *out, stru
 	}
 	put(o, "checks", arr);
 	put(root, "self_check", o);
+	if (a->baseline_asked)
+		put(root, "baseline", lp_baseline_json(a));
 	put(root, "std", lp_json_string("sample (n - 1)"));
 	put(root, "have_gpu", json_boolean(a->stages.have_gpu));
 	put(root, "top_level_fallback", json_boolean(a->stages.top_level_fallback));

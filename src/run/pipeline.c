@@ -18,7 +18,7 @@
 #include "run/rebuild.h"
 
 const char *const lp_pl_phase_names[PH_COUNT] = {
-	"provenance", "capture", "nsys", "select", "ncu", "analysis", "reports",
+	"provenance", "capture", "nsys", "select", "ncu", "baseline", "analysis", "reports",
 };
 
 /* ---- small helpers ---- */
@@ -314,6 +314,8 @@ int lp_pipeline_run(struct lp_pipeline *pl, struct lp_run *run, struct lp_err *e
 		lp_pl_phase_select(&st);
 	if (!lp_proc_interrupted())
 		lp_pl_phase_ncu(&st);
+	if (!lp_proc_interrupted())
+		lp_pl_phase_baseline(&st);
 	phase_analysis_reports(&st);
 
 	for (i = 0; i < PH_COUNT; i++)

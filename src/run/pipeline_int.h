@@ -16,7 +16,7 @@
 #include "report/reports.h"
 #include "run/pipeline.h"
 
-enum { PH_PROVENANCE, PH_CAPTURE, PH_NSYS, PH_SELECT, PH_NCU, PH_ANALYSIS, PH_REPORTS, PH_COUNT };
+enum { PH_PROVENANCE, PH_CAPTURE, PH_NSYS, PH_SELECT, PH_NCU, PH_BASELINE, PH_ANALYSIS, PH_REPORTS, PH_COUNT };
 extern const char *const lp_pl_phase_names[PH_COUNT];
 
 struct lp_pl_state {
@@ -78,5 +78,7 @@ void lp_pl_phase_capture(struct lp_pl_state *st);
 void lp_pl_phase_nsys(struct lp_pl_state *st);
 void lp_pl_phase_select(struct lp_pl_state *st);
 void lp_pl_phase_ncu(struct lp_pl_state *st);
+/* run.baseline=reference: the reference workload on the program's shape, in <run>/baseline/ (baseline.c). */
+void lp_pl_phase_baseline(struct lp_pl_state *st);
 
 #endif

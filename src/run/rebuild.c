@@ -239,7 +239,7 @@ static void run_id_of(const char *run_dir, const json_t *cfg, struct lp_buf *id)
 /* The Python shim's account of the program (python/llmprof_auto writes auto/program.<pid>.json,
  * one per process): the first file in name order that names a model, else the first one; NULL
  * when there is none. `rel` gets its path in the run folder. */
-static json_t *load_auto_info(const char *run_dir, struct lp_buf *rel)
+json_t *lp_rebuild_load_auto_info(const char *run_dir, struct lp_buf *rel)
 {
 	struct lp_buf dir = LP_BUF_INIT, path = LP_BUF_INIT;
 	struct dirent **names = NULL;
@@ -298,6 +298,33 @@ static json_t *load_hook_accounts(const char *run_dir)
 	return all;
 }
 
+/* run.baseline=reference: the nested reference run's summary.json (baseline/, see run/baseline.c);
+ * NULL with `why` (the baseline phase's reason, else the missing file) when there is none. NULL
+ * and why NULL when no baseline was asked. */
+static json_t *load_baseline(const char *run_dir, const json_t *cfg, const struct lp_phase_status *phases,
+	size_t n_phases, const char **why)
+{
+	const json_t *mode = json_object_get(json_object_get(cfg, "run"), "baseline");
+	struct lp_buf path = LP_BUF_INIT;
+	json_t *doc = NULL;
+	size_t i;
+	*why = NULL;
+	if (!json_is_string(mode) || strcmp(json_string_value(mode), "reference"))
+		return NULL;
+	lp_fs_join(&path, run_dir, "baseline/summary.json");
+	if (lp_fs_is_file(path.data))
+		doc = json_load_file(path.data, 0, NULL);
+	lp_buf_release(&path);
+	if (json_is_object(doc))
+		return doc;
+	json_decref(doc);
+	*why = "baseline/summary.json is missing or unreadable";
+	for (i = 0; i < n_phases; i++)
+		if (!strcmp(phases[i].name, "baseline") && phases[i].reason[0])
+			*why = phases[i].reason;
+	return NULL;
+}
+
 static int64_t cfg_i64(const json_t *cfg, const char *a, const char *b)
 {
 	const json_t *v = json_object_get(json_object_get(cfg, a), b);
@@ -326,7 +353,7 @@ void lp_rebuild_outcome_release(struct lp_rebuild_outcome *oc)
 int lp_report_rebuild_ex(const char *run_dir, struct lp_rebuild_outcome *oc, struct lp_err *err)
 {
 	struct lp_buf path = LP_BUF_INIT, trace_damage = LP_BUF_INIT;
-	json_t *cfg = NULL, *env = NULL, *auto_info = NULL, *hook_accounts = NULL;
+	json_t *cfg = NULL, *env = NULL, *auto_info = NULL, *hook_accounts = NULL, *baseline = NULL;
 	struct lp_buf auto_rel = LP_BUF_INIT;
 	struct lp_stage_rules_buf rules;
 	struct lp_profile prof;
@@ -412,10 +439,12 @@ int lp_report_rebuild_ex(const char *run_dir, struct lp_rebuild_outcome *oc, str
 	if (lp_stage_rules_from_config(cfg, &rules, err) < 0)
 		goto done;
 	in.stage_rules = &rules.rules;
-	in.auto_info = auto_info = load_auto_info(run_dir, &auto_rel);
+	in.auto_info = auto_info = lp_rebuild_load_auto_info(run_dir, &auto_rel);
 	in.auto_info_path = auto_rel.data;
 	in.hooks_config = json_object_get(json_object_get(cfg, "stages"), "hooks");
 	in.hook_accounts = hook_accounts = load_hook_accounts(run_dir);
+	baseline = load_baseline(run_dir, cfg, phases, in.n_phases, &in.baseline_why);
+	in.baseline = baseline;
 	{
 		struct lp_buf id = LP_BUF_INIT;
 		run_id_of(run_dir, cfg, &id);
@@ -445,6 +474,7 @@ done:
 		json_decref(env);
 	json_decref(auto_info);
 	json_decref(hook_accounts);
+	json_decref(baseline);
 	lp_buf_release(&auto_rel);
 	lp_buf_release(&path);
 	lp_buf_release(&trace_damage);

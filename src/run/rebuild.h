@@ -49,6 +49,11 @@ int lp_report_rebuild(const char *run_dir, struct lp_err *err);
  * (light mode, CPU run, ncu skipped): an empty table and 0. An unreadable export: -1. */
 int lp_rebuild_load_ncu(const char *run_dir, struct lp_kernel_table *out, struct lp_err *err);
 
+/* The Python shim's account of the program (auto/program.<pid>.json, one per process): the first in
+ * name order that names a model, else the first; NULL when there is none. `rel` gets its path in
+ * the run folder. New reference. */
+json_t *lp_rebuild_load_auto_info(const char *run_dir, struct lp_buf *rel);
+
 /* The GPU described by env.json's "gpus"[0] (keys in docs/summary-schema.md); 0 found, -1 none.
  * Strings point into `env` (keep it alive). */
 int lp_rebuild_device_from_env(const json_t *env, struct lp_device *out);
