@@ -4,7 +4,8 @@
  *
  * The shape: the config's model (model=<name>, model.hf_config, model.*) when it has one, else the
  * Hugging Face config the program's account reports (python/llmprof_auto: auto/program.<pid>.json);
- * batch, prompt length and new tokens from inputs.* else the account's counts. The model is written
+ * batch, prompt length and new tokens from inputs.* else the account's counts (new tokens = the
+ * program's decode steps: the reference runs one decode step per new token). The model is written
  * to baseline.model.json and given to the nested run as model.hf_config, so what the reference
  * cannot run (MLA, another activation, ...) is refused here by the same reader, naming the field.
  * A refusal or a missing shape skips the phase with the reason; a nested run that fails fails it. */
@@ -42,8 +43,15 @@ static json_t *baseline_model(const struct lp_run *run, const json_t *account, c
 		return json_deep_copy(m);
 	}
 	if (json_is_object(hf)) {
+		/* named after the program's model class when the config has no name of its own (random
+		 * weights): the reader would take the run folder's name otherwise */
+		json_t *doc = json_deep_copy(hf);
+		const char *cls = json_string_value(json_object_get(json_object_get(account, "model"), "class"));
+		const char *nm = json_string_value(json_object_get(doc, "_name_or_path"));
+		if (doc && (!nm || !*nm) && cls && *cls)
+			json_object_set_new(doc, "_name_or_path", json_string(cls));
 		*from = "the program's Hugging Face config (llmprof_auto)";
-		return json_deep_copy(hf);
+		return doc;
 	}
 	lp_buf_addf(why, "no model shape: the program reported no Hugging Face model (llmprof_auto) and the config "
 		"has none (model=<name> or model.hf_config=PATH gives one)");
@@ -91,7 +99,11 @@ void lp_pl_phase_baseline(struct lp_pl_state *st)
 	}
 	batch = token_count(st->run, account, "batch", "batch");
 	prompt = token_count(st->run, account, "prompt_len", "prompt_len");
-	new_tokens = token_count(st->run, account, "new_tokens", "new_tokens");
+	/* the reference runs one decode step per new token: the program's decode steps, where it
+	 * reported them (generate()'s new tokens count the prefill's token too) */
+	new_tokens = token_count(st->run, account, "new_tokens", "decode_steps");
+	if (!new_tokens)
+		new_tokens = token_count(st->run, account, "new_tokens", "new_tokens");
 	if (!batch || !prompt || !new_tokens) {
 		lp_pl_set_phase(st, PH_BASELINE, "skipped", "the program's %s unknown: set inputs.batch, inputs.prompt_len "
 			"and inputs.new_tokens", !batch ? "batch is" : !prompt ? "prompt length is" : "number of new tokens is");

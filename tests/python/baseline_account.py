@@ -20,4 +20,4 @@ if out:
         json.dump({"schema_version": 1, "writer": "llmprof_auto", "pid": os.getpid(),
                    "model": {"class": cfg["architectures"][0], "hf_config": cfg, "dtype": "bf16",
                              "parameters": 1},
-                   "tokens": {"batch": 1, "prompt_len": 16, "new_tokens": 4}}, f)
+                   "tokens": {"batch": 1, "prompt_len": 16, "decode_steps": 3, "new_tokens": 4}}, f)
