@@ -123,7 +123,7 @@ static int cmp_porder(const void *a, const void *b)
 
 static int oom(struct lp_err *err)
 {
-	return lp_err_set(err, LP_EOTHER, "out of memory computing the per-rank view");
+	return lp_oom(err);
 }
 
 /* ---- one rank's own profile ---- */
@@ -745,7 +745,7 @@ static int group(const struct lp_profile *p, struct lp_rank_view *v, struct lp_e
 			continue;
 		}
 		if (v->n_ranks >= LP_RANKS_MAX) {
-			lp_err_set(err, LP_EOTHER, "the profile holds more than %d ranks", LP_RANKS_MAX);
+			lp_err_set(err, LP_EUSAGE, "the profile holds more than %d ranks", LP_RANKS_MAX);
 			goto out;
 		}
 		rk = &v->ranks[v->n_ranks++];

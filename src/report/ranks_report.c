@@ -255,7 +255,7 @@ static int intro(const struct lp_rank_view *v, struct lp_buf *out)
 		lp_buf_addf(out, ", world size %d", (int)v->world_size);
 	lp_buf_adds(out, ")");
 	if (v->n_not_ranks)
-		lp_buf_addf(out, "; %zu other process%s (launchers) left out", v->n_not_ranks,
+		lp_buf_addf(out, "; %zu other process%s without a rank (launchers) left out", v->n_not_ranks,
 			v->n_not_ranks == 1 ? "" : "es");
 	lp_buf_adds(out, ". Iteration k of a stage is lined up across the ranks; times are per iteration; "
 		"exposed = communication no compute of the rank hides; wait = time in collectives beyond the "

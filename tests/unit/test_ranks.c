@@ -300,7 +300,7 @@ static void test_report(void **state)
 	assert_int_equal(lp_ranks_compute(&p, &no_skip, &v, &err), 0);
 	assert_true(lp_ranks_report_wanted(&v));
 	assert_int_equal(lp_ranks_md(&v, &md), 0);
-	assert_non_null(strstr(md.data, "## Ranks\n\n2 ranks (rank from RANK, world size 2); 1 other process (launchers) left out."));
+	assert_non_null(strstr(md.data, "## Ranks\n\n2 ranks (rank from RANK, world size 2); 1 other process without a rank (launchers) left out."));
 	assert_non_null(strstr(md.data, "### Stages across ranks"));
 	/* prefill: 2 ranks, 4 aligned of 5, latency, skew 2.25 / 3, slowest rank 1 in 4 of 4 */
 	assert_non_null(strstr(md.data, "| prefill | 2 | 4 (up to 5) | "));
