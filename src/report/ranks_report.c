@@ -8,6 +8,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "core/vec.h"
 #include "report/md.h"
 #include "report/svg.h"
 
@@ -45,19 +46,13 @@ static void tbl_release(struct tbl *t)
 
 static struct cell *cell_new(struct tbl *t)
 {
-	if (t->n_cells == t->cap) {
-		size_t nc = t->cap ? t->cap * 2 : 64;
-		struct cell *c = realloc(t->cells, nc * sizeof(*c));
-		if (!c) {
-			t->oom = 1;
-			return NULL;
-		}
-		t->cells = c;
-		t->cap = nc;
+	struct cell *c = LP_ARRAY_PUSH(t->cells, t->n_cells, t->cap, NULL);
+	if (!c) {
+		t->oom = 1;
+		return NULL;
 	}
-	memset(&t->cells[t->n_cells], 0, sizeof(t->cells[0]));
-	t->cells[t->n_cells].off = t->text.len;
-	return &t->cells[t->n_cells++];
+	c->off = t->text.len;
+	return c;
 }
 
 static void cell_end(struct tbl *t)
