@@ -201,6 +201,16 @@ static void dump_record(const struct lp_trace_file *f, const struct lp_trace_rec
 		printf(" trace_ns=%" PRIu64 " cupti_ns=%" PRIu64, r.trace_ns, r.cupti_ns);
 		break;
 	}
+	case LP_TREC_RANK: {
+		struct lp_trace_rank r;
+		lp_trace_record_get(rec, &r, sizeof(r));
+		printf(" rank=%d local_rank=%d world_size=%d local_world_size=%d source=", (int)r.rank, (int)r.local_rank,
+			(int)r.world_size, (int)r.local_world_size);
+		print_str(f, r.source_sid);
+		printf(" cuda_visible_devices=");
+		print_str(f, r.visible_devices_sid);
+		break;
+	}
 	case LP_TREC_END: {
 		struct lp_trace_end r;
 		lp_trace_record_get(rec, &r, sizeof(r));
