@@ -49,6 +49,7 @@ static const struct {
 	{ LP_TREC_DEVICE, "DEVICE", sizeof(struct lp_trace_device) },
 	{ LP_TREC_CLOCK_SYNC, "CLOCK_SYNC", sizeof(struct lp_trace_clock_sync) },
 	{ LP_TREC_END, "END", sizeof(struct lp_trace_end) },
+	{ LP_TREC_RANK, "RANK", sizeof(struct lp_trace_rank) },
 };
 
 const char *lp_trace_record_type_name(uint16_t type)

@@ -515,8 +515,24 @@ static int replay_file(struct lp_trace_file *f, struct lp_profile *p, struct lp_
 			if (!*pr->name)
 				pr->name = str_of(&r, ph.exe_sid);
 			pr->start_ns = ph.start_ns;
+			pr->ppid = ph.ppid;
+			pr->forked = ph.forked != 0;
 			if (!*pr->cupti_status)
 				pr->cupti_status = cupti_text(p, LP_TRACE_CUPTI_NONE, "");
+			break;
+		}
+		case LP_TREC_RANK: {   /* the last one wins (docs/trace-format.md) */
+			struct lp_trace_rank rk;
+			lp_trace_record_get(&rec, &rk, sizeof(rk));
+			pr->rank = rk.rank >= 0 ? rk.rank : -1;
+			pr->local_rank = rk.local_rank >= 0 ? rk.local_rank : -1;
+			pr->world_size = rk.world_size >= 0 ? rk.world_size : -1;
+			pr->rank_source = str_of(&r, rk.source_sid);
+			pr->visible_devices = str_of(&r, rk.visible_devices_sid);
+			if (!pr->rank_source || !pr->visible_devices) {
+				rc = oom(&r);
+				goto done;
+			}
 			break;
 		}
 		case LP_TREC_CUPTI_STATUS: {
