@@ -149,6 +149,27 @@ static uint32_t gpu_pid(size_t proc, int32_t device)
 	return LP_GPU_PID_BASE + (uint32_t)(proc << 8) + ((uint32_t)device & 0xFFu);
 }
 
+/* Several ranks (lp_process.rank): every rank's CPU track, then its GPUs, in rank order, named
+ * "rank R"; other processes (launchers) after them. */
+static int ranked(const struct lp_profile *p)
+{
+	size_t i;
+	for (i = 0; i < p->n_processes; i++)
+		if (p->processes[i].rank >= 0)
+			return 1;
+	return 0;
+}
+
+static long long sort_index(const struct lp_profile *p, size_t proc, int gpu, int32_t device)
+{
+	const struct lp_process *pr = proc < p->n_processes ? &p->processes[proc] : NULL;
+	long long base;
+	if (!ranked(p))
+		return gpu ? 1000 + (long long)proc * 64 + device : (long long)proc;
+	base = pr && pr->rank >= 0 ? (long long)pr->rank * 256 : (1LL << 30) + (long long)proc * 256;
+	return gpu ? base + 1 + (device & 0xFF) : base;
+}
+
 struct track {
 	uint32_t pid, stream;
 };
@@ -179,8 +200,14 @@ static void write_header(struct jw *w, const struct lp_profile *p)
 		lp_perfetto_json_string(&w->b, pr->name);
 		lp_buf_adds(&w->b, ",\"cupti_status\":");
 		lp_perfetto_json_string(&w->b, pr->cupti_status);
-		lp_buf_addf(&w->b, ",\"dropped_records\":%" PRIu64 ",\"overhead_ns\":%" PRIu64 "}",
-			pr->dropped_records, pr->overhead_ns);
+		lp_buf_addf(&w->b, ",\"dropped_records\":%" PRIu64 ",\"overhead_ns\":%" PRIu64 ",\"ppid\":%" PRIu32,
+			pr->dropped_records, pr->overhead_ns, pr->ppid);
+		if (pr->rank >= 0) {
+			lp_buf_addf(&w->b, ",\"rank\":%d,\"local_rank\":%d,\"world_size\":%d,\"rank_source\":",
+				(int)pr->rank, (int)pr->local_rank, (int)pr->world_size);
+			lp_perfetto_json_string(&w->b, pr->rank_source);
+		}
+		lp_buf_adds(&w->b, "}");
 	}
 	lp_buf_adds(&w->b, "]},\"traceEvents\":[");
 }
@@ -191,10 +218,22 @@ static void write_processes(struct jw *w, const struct lp_profile *p)
 	for (i = 0; i < p->n_processes; i++) {
 		const struct lp_process *pr = &p->processes[i];
 		struct lp_buf name = LP_BUF_INIT;
+		if (pr->rank >= 0)
+			lp_buf_addf(&name, "rank %d: ", (int)pr->rank);
 		lp_buf_addf(&name, "%s (pid %" PRIu32 ")", *pr->name ? pr->name : "process", pr->pid);
 		meta(w, "process_name", pr->pid, 0, "name", name.data);
-		meta_int(w, "process_sort_index", pr->pid, 0, (long long)i);
+		meta_int(w, "process_sort_index", pr->pid, 0, sort_index(p, i, 0, 0));
 		lp_buf_reset(&name);
+		if (pr->rank >= 0) {
+			lp_buf_addf(&name, "rank %d", (int)pr->rank);
+			if (pr->world_size >= 0)
+				lp_buf_addf(&name, " of %d", (int)pr->world_size);
+			if (pr->local_rank >= 0)
+				lp_buf_addf(&name, ", local rank %d", (int)pr->local_rank);
+			lp_buf_addf(&name, " (%s); ", pr->rank_source);
+		}
+		if (pr->ppid)
+			lp_buf_addf(&name, "parent pid %" PRIu32 "; ", pr->ppid);
 		lp_buf_addf(&name, "cupti: %s; dropped records: %" PRIu64, pr->cupti_status, pr->dropped_records);
 		meta(w, "process_labels", pr->pid, 0, "labels", name.data);
 		lp_buf_release(&name);
@@ -284,9 +323,11 @@ static int track_seen(const struct lp_profile *p, struct jw *w, struct track **t
 		const struct lp_device *d = lp_profile_device(p, device);
 		struct lp_buf s = LP_BUF_INIT;
 		uint32_t cpid = proc < p->n_processes ? p->processes[proc].pid : 0;
+		if (proc < p->n_processes && p->processes[proc].rank >= 0)
+			lp_buf_addf(&s, "rank %d ", (int)p->processes[proc].rank);
 		lp_buf_addf(&s, "GPU %d: %s (pid %" PRIu32 ")", (int)device, d && *d->name ? d->name : "unknown", cpid);
 		meta(w, "process_name", gpid, 0, "name", s.data);
-		meta_int(w, "process_sort_index", gpid, 0, 1000 + (long long)proc * 64 + device);
+		meta_int(w, "process_sort_index", gpid, 0, sort_index(p, proc, 1, device));
 		if (d) {
 			lp_buf_reset(&s);
 			lp_buf_addf(&s, "%d SMs, CC %d.%d, %u MHz, %.1f GiB, %u-bit bus, %u MiB L2", (int)d->sm_count,

@@ -2,7 +2,9 @@
  * that opens in ui.perfetto.dev (and chrome://tracing): NVTX push/pop ranges as slices on their
  * CPU thread's track, start/end ranges as async slices, marks as instants; kernels and copies on
  * one track per (process, GPU, stream); an arrow from each launch to its kernel; process, GPU and
- * stream names; device properties as process labels and in "otherData".
+ * stream names; device properties as process labels and in "otherData". Several ranks of one job
+ * (lp_process.rank, docs/ranks.md) share the file: each rank is one process track named "rank R: ..."
+ * with its GPU tracks right after it, in rank order; other processes (launchers) come last.
  *
  * The JSON is streamed through zlib in 64 KiB pieces (never built whole in memory) into a
  * temporary file renamed over `path` at the end, so a failure leaves no half file. Names are
