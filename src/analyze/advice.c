@@ -327,6 +327,14 @@ static void attention_vs_projections(struct ctx *c)
 			pct(att / (att + pr)));
 }
 
+/* Several ranks: exposed communication and skew (analyze/ranks.h makes the text). */
+static void ranks(struct ctx *c)
+{
+	size_t i;
+	for (i = 0; i < c->a->ranks.n_advice; i++)
+		add(c, LP_ADVICE_RECOMMENDATION, c->a->ranks.advice[i].rule, "%s", c->a->ranks.advice[i].text);
+}
+
 int lp_advice_compute(struct lp_analysis *a, struct lp_err *err)
 {
 	struct ctx c = { a, 0, 0 };
@@ -346,6 +354,7 @@ int lp_advice_compute(struct lp_analysis *a, struct lp_err *err)
 	families(&c);
 	attention_vs_projections(&c);
 	waterfall(&c);
+	ranks(&c);
 	if (c.oom)
 		return lp_err_set(err, LP_EOTHER, "out of memory writing the advice");
 	return 0;

@@ -43,6 +43,7 @@ void lp_analysis_release(struct lp_analysis *a)
 	lp_op_table_release(&a->ops);
 	lp_kernel_set_release(&a->kernels);
 	lp_timeline_release(&a->timeline);
+	lp_rank_view_release(&a->ranks);
 	free(a->phases);
 	free(a->advice);
 	if (a->env)
@@ -565,6 +566,7 @@ static void compute_perf(struct lp_analysis *a)
 
 int lp_analyze(const struct lp_analysis_input *in, struct lp_analysis *out, struct lp_err *err)
 {
+	static const struct lp_stage_rules no_rules = { { NULL }, 0, NULL };   /* lp_stages_compute's */
 	const struct lp_profile *p = in->profile;
 	const struct lp_device *dev = in->device;
 	size_t i;
@@ -601,7 +603,8 @@ int lp_analyze(const struct lp_analysis_input *in, struct lp_analysis *out, stru
 	if ((in->stage_rules ? lp_stages_compute_ex(p, in->stage_rules, &out->stages, err)
 			     : lp_stages_compute(p, &out->stages, err)) < 0 || lp_operators_compute(p, &out->stages, &out->ops, err) < 0 ||
 	    lp_kernels_compute(p, &out->stages, in->ncu, in->n_ncu, &out->peak, &out->kernels, err) < 0 ||
-	    lp_timeline_compute(p, &out->stages, &out->timeline, err) < 0) {
+	    lp_timeline_compute(p, &out->stages, &out->timeline, err) < 0 ||
+	    (p->n_processes > 1 && lp_ranks_compute(p, in->stage_rules ? in->stage_rules : &no_rules, &out->ranks, err) < 0)) {
 		lp_analysis_release(out);
 		return -1;
 	}

@@ -43,6 +43,7 @@
 #include "analyze/kernels.h"
 #include "analyze/operators.h"
 #include "analyze/peaks.h"
+#include "analyze/ranks.h"
 #include "analyze/stages.h"
 #include "analyze/timeline.h"
 #include "analyze/waterfall.h"
@@ -152,6 +153,7 @@ struct lp_analysis {
 	struct lp_op_table ops;
 	struct lp_kernel_set kernels;
 	struct lp_timeline timeline;            /* one measured iteration, for the timeline figure */
+	struct lp_rank_view ranks;              /* several processes (docs/ranks.md); n_ranks <= 1: one */
 	int have_model;
 	struct lp_model_shape model;
 	struct lp_model_params params;

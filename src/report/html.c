@@ -14,6 +14,7 @@
 #include "core/fs.h"
 #include "report/baseline_report.h"
 #include "report/figures.h"
+#include "report/ranks_report.h"
 #include "report/sections.h"
 #include "report/svg.h"
 
@@ -767,6 +768,7 @@ int lp_report_html(const struct lp_analysis *a, const char *run_dir, struct lp_b
 	environment(a, b);
 	aggregates(a, b);
 	stages(a, b);
+	lp_ranks_html(&a->ranks, b);
 	mfu(a, b);
 	waterfall(a, b);
 	h2(b, "takeaways", "Stage takeaways");

@@ -13,6 +13,7 @@
 #include "report/figures.h"
 #include "report/baseline_report.h"
 #include "report/md.h"
+#include "report/ranks_report.h"
 #include "report/reports.h"
 #include "report/sections.h"
 
@@ -159,6 +160,10 @@ int lp_report_report_md(const struct lp_analysis *a, const char *run_dir, struct
 	phases(a, out);
 	lp_buf_adds(out, "\n## Per-stage timings\n\n");
 	lp_section_stages(a, out);
+	if (lp_ranks_report_wanted(&a->ranks)) {
+		lp_buf_adds(out, "\n");
+		lp_ranks_md(&a->ranks, out);
+	}
 	lp_buf_adds(out, "\n## Self-check against the workload's own timings\n\n");
 	self_check(a, out);
 	lp_baseline_md(a, out);

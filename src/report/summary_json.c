@@ -9,6 +9,7 @@
 
 #include "core/utf8.h"
 #include "report/baseline_report.h"
+#include "report/ranks_report.h"
 #include "report/reports.h"
 
 static json_t *real(double v)
@@ -405,6 +406,8 @@ int lp_report_summary_json(const struct lp_analysis *a, struct lp_buf *out, stru
 	put(root, "top_level_fallback", json_boolean(a->stages.top_level_fallback));
 	put(root, "stages", stages(a));
 	put(root, "stage_mapping", stage_mapping(a));
+	if (lp_ranks_report_wanted(&a->ranks))
+		put(root, "ranks", lp_ranks_json(&a->ranks));
 	put(root, "stage_hooks", stage_hooks(a));
 	o = json_object();
 	put(o, "span_ms", real((double)a->stages.run_span_ns / 1e6));

@@ -10,7 +10,9 @@
 #include <string.h>
 
 #include "analyze/ranks.h"
+#include "analyze/analysis.h"
 #include "report/ranks_report.h"
+#include "report/reports.h"
 
 #define US 1000ull
 #define MS 1000000ull
@@ -339,6 +341,51 @@ static void test_report(void **state)
 	lp_profile_release(&p);
 }
 
+/* Wired into the analysis and the reports: the two-rank profile gets the view, the advice and the
+ * sections; one process gets none of them. */
+static void check_reports(struct lp_profile *p, int want)
+{
+	struct lp_analysis_input in;
+	struct lp_analysis a;
+	struct lp_err err = LP_ERR_INIT;
+	struct lp_buf md = LP_BUF_INIT, js = LP_BUF_INIT;
+	size_t i, n_rank_advice = 0;
+	memset(&in, 0, sizeof(in));
+	in.profile = p;
+	assert_int_equal(lp_analyze(&in, &a, &err), 0);
+	assert_int_equal(a.ranks.n_ranks > 1, want);
+	for (i = 0; i < a.n_advice; i++)
+		if (!strcmp(a.advice[i].rule, "exposed-communication") || !strcmp(a.advice[i].rule, "rank-skew")) {
+			assert_int_equal(a.advice[i].kind, LP_ADVICE_RECOMMENDATION);
+			n_rank_advice++;
+		}
+	assert_int_equal(n_rank_advice, want ? 2 : 0);
+	assert_int_equal(lp_report_report_md(&a, NULL, &md), 0);
+	assert_int_equal(lp_report_summary_json(&a, &js, &err), 0);
+	assert_int_equal(strstr(md.data, "\n## Ranks\n") != NULL, want);
+	assert_int_equal(strstr(js.data, "\"ranks\":") != NULL, want);
+	lp_buf_release(&md);
+	lp_buf_release(&js);
+	lp_analysis_release(&a);
+}
+
+static void test_analysis_and_reports(void **state)
+{
+	struct lp_profile p;
+	int32_t it;
+	(void)state;
+	lp_profile_init(&p, "two");
+	build_two(&p, 4, 0, 2);
+	check_reports(&p, 1);
+	lp_profile_release(&p);
+	lp_profile_init(&p, "one");
+	proc(&p, 1, -1, 0);
+	it = R(&p, 1, -1, "prefill", 0, 4 * MS);
+	K(&p, 1, it, nccl, 9, 0, 4 * MS);
+	check_reports(&p, 0);
+	lp_profile_release(&p);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -348,6 +395,7 @@ int main(void)
 		cmocka_unit_test(test_single_process),
 		cmocka_unit_test(test_process_order_and_host_collectives),
 		cmocka_unit_test(test_report),
+		cmocka_unit_test(test_analysis_and_reports),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
