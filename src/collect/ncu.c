@@ -15,7 +15,7 @@
 static const char *const known_keys[] = {
 	"name", "target_processes", "replay_mode", "nvtx", "set", "sections", "metrics", "kernel_name",
 	"kernel_name_base", "launch_skip", "launch_count", "clock_control", "cache_control",
-	"force_overwrite", "regions", NULL,
+	"force_overwrite", "regions", "sample_per_group", "coverage", "budget_s", "cache", "cache_dir", NULL,
 };
 
 static int one_of(const char *v, const char *const *allowed)
@@ -149,9 +149,13 @@ int lp_ncu_argv(const struct lp_ncu_plan *p, struct lp_argv *out, struct lp_err 
 		lp_argv_add(out, b.data);
 		lp_buf_release(&b);
 	}
-	if (kname) {
+	if (kname && !p->kernel_id) {
 		lp_argv_add(out, "--kernel-name");
 		lp_argv_add(out, kname);
+	}
+	if (p->kernel_id) {
+		lp_argv_add(out, "--kernel-id");
+		lp_argv_add(out, p->kernel_id);
 	}
 	if (kbase) {
 		lp_argv_add(out, "--kernel-name-base");

@@ -1,0 +1,514 @@
+/* ncu_sampled.c: the sampled Nsight Compute phase (see ncu_sampled.h). The plan comes from
+ * analyze/ncu_sample.c; this file runs it: ncu processes through collect/ncu.c, the cache through
+ * collect/ncu_cache.c, and the merged export the analysis reads afterwards. */
+#include "collect/ncu_sampled.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "core/fs.h"
+#include "parse/csv.h"
+#include "parse/ncu_raw.h"
+
+static double mono_s(void)
+{
+	struct timespec ts;
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
+}
+
+void lp_ncu_sampled_costs(const json_t *preset, double workload_s, double *per_launch_s, double *per_process_s)
+{
+	const char *set = json_string_value(json_object_get(preset, "set"));
+	int passes = lp_sample_passes_estimate(set, json_array_size(json_object_get(preset, "sections")),
+		json_array_size(json_object_get(preset, "metrics")));
+	*per_launch_s = lp_sample_launch_cost_s(passes);
+	*per_process_s = 5.0 + 1.5 * (workload_s > 0 ? workload_s : 2.0);
+}
+
+void lp_ncu_sampled_outcome_release(struct lp_ncu_sampled_outcome *o)
+{
+	if (o->have_plan)
+		lp_sample_plan_release(&o->plan);
+	lp_sample_input_release(&o->input);
+	lp_buf_release(&o->metrics_na);
+	o->have_plan = 0;
+}
+
+/* ---- which results belong to which group ---- */
+
+struct attach_ctx {
+	struct lp_sample_plan *plan;
+	const struct lp_sample_select *sel;
+	int32_t *keep;               /* per row of the page: its group, -1 dropped */
+	size_t n_rows, cap;
+	const uint32_t *expect;      /* the launches the process profiles, in order (lp_sample_expected) */
+	size_t n_expect;
+	size_t fallback;             /* rows not where expected: attached by name, grid, block, region */
+};
+
+/* The region of a result: the stage when its stack is in it (and not in a warm-up), or the
+ * first include expression that matches it; NULL: outside the selection. */
+static const char *result_region(const struct lp_sample_select *sel, const struct lp_ncu_nvtx_stack *st)
+{
+	const char *warm = sel->warmup ? sel->warmup : "warmup";
+	size_t i, lo, hi;
+	if (*warm && lp_ncu_stack_matches(st, warm))
+		return NULL;
+	if (sel->stage)
+		return lp_ncu_stack_matches(st, sel->stage) ? sel->stage : NULL;
+	if (!sel->regions)
+		return NULL;
+	for (i = 0; i < sel->regions->n_exc; i++)
+		if (lp_region_pattern_match(&sel->regions->exc[i], st, &lo, &hi))
+			return NULL;
+	for (i = 0; i < sel->regions->n_inc; i++)
+		if (sel->regions->inc[i].kind == LP_REGION_PUSHPOP &&
+		    lp_region_pattern_match(&sel->regions->inc[i], st, &lo, &hi))
+			return sel->regions->inc[i].name;
+	return NULL;
+}
+
+static int same_launch(const struct lp_sample_launch *l, const struct lp_ncu_result *r)
+{
+	return r->has_launch && !strcmp(l->name, r->short_name) && !memcmp(l->grid, r->grid, sizeof(l->grid)) &&
+		!memcmp(l->block, r->block, sizeof(l->block));
+}
+
+/* Row k of a process's page is the k-th launch it was to profile (ncu numbers results in profiling
+ * order): its group is known exactly. A row that is not (a launch ncu counted differently) is
+ * attached by name, grid, block and region instead, and counted in `fallback`. */
+static int attach_cb(const struct lp_ncu_result *r, void *vctx, struct lp_err *err)
+{
+	struct attach_ctx *c = vctx;
+	long g = -1;
+	if (c->n_rows == c->cap) {
+		size_t nc = c->cap ? c->cap * 2 : 256;
+		int32_t *nk = realloc(c->keep, nc * sizeof(*nk));
+		if (!nk)
+			return lp_err_set(err, LP_EOTHER, "out of memory");
+		c->keep = nk;
+		c->cap = nc;
+	}
+	if (c->n_rows < c->n_expect && same_launch(lp_sample_launch_at(c->plan, c->expect[c->n_rows]), r)) {
+		g = lp_sample_group_of(c->plan, c->expect[c->n_rows]);
+	} else if (r->has_launch && !r->is_range) {
+		const char *region = result_region(c->sel, r->pushpop);
+		size_t i;
+		c->fallback++;
+		for (i = 0; region && i < c->plan->n_groups; i++) {
+			const struct lp_sample_group *gr = &c->plan->groups[i];
+			if (!strcmp(gr->name, r->short_name) && !memcmp(gr->grid, r->grid, sizeof(gr->grid)) &&
+			    !memcmp(gr->block, r->block, sizeof(gr->block)) && !strcmp(gr->region, region)) {
+				g = (long)i;
+				break;
+			}
+		}
+	}
+	if (g >= 0 && c->plan->groups[g].status != LP_SAMPLE_PLANNED)
+		g = -1;   /* an extra of a group that was not asked for */
+	if (g >= 0)
+		lp_sample_attach_group(c->plan, (size_t)g, r->duration_ns);
+	c->keep[c->n_rows++] = (int32_t)g;
+	return 0;
+}
+
+/* Loads one process's pages, keeps the results of planned groups (extras of other regions go), and
+ * appends them to the merged tables. */
+static int merge_part(const struct lp_ncu_sampled *s, struct lp_sample_plan *plan, size_t proc, const char *raw,
+	const char *details, json_t *m_raw, json_t *m_details, json_t **by_group, size_t *fallback, struct lp_err *err)
+{
+	struct attach_ctx c;
+	json_t *t = NULL, *d = NULL, *rows, *kept, *ids;
+	uint32_t *expect = NULL;
+	long off = -1, id_col;
+	size_t i;
+	int rc = -1;
+	memset(&c, 0, sizeof(c));
+	c.plan = plan;
+	c.sel = s->select;
+	if (lp_sample_expected(plan, proc, &expect, &c.n_expect, err) < 0)
+		return -1;
+	c.expect = expect;
+	if (lp_ncu_raw_stream(raw, attach_cb, &c, err) < 0 || lp_ncu_table_load(raw, 1, &t, err) < 0)
+		goto out;
+	*fallback += c.fallback;
+	rows = json_object_get(t, "rows");
+	if (json_array_size(rows) != c.n_rows) {
+		lp_err_set(err, LP_EPARTIAL, "%s: %zu results parsed, %zu rows read", raw, c.n_rows, json_array_size(rows));
+		goto out;
+	}
+	kept = json_array();
+	ids = json_object();
+	id_col = lp_ncu_table_column(t, "ID");
+	for (i = 0; i < c.n_rows; i++) {
+		json_t *row = json_array_get(rows, i);
+		if (c.keep[i] < 0)
+			continue;
+		json_array_append(kept, row);
+		if (!by_group[c.keep[i]]) {
+			by_group[c.keep[i]] = json_pack("{s:O, s:[]}", "columns", json_object_get(t, "columns"), "rows");
+			if (json_object_get(t, "units"))
+				json_object_set(by_group[c.keep[i]], "units", json_object_get(t, "units"));
+		}
+		json_array_append(json_object_get(by_group[c.keep[i]], "rows"), row);
+		if (id_col >= 0 && json_string_value(json_array_get(row, (size_t)id_col)))
+			json_object_set_new(ids, json_string_value(json_array_get(row, (size_t)id_col)), json_true());
+	}
+	json_object_set_new(t, "rows", kept);
+	if (lp_ncu_table_append(m_raw, t, &off, err) < 0) {
+		json_decref(ids);
+		goto out;
+	}
+	if (details && lp_fs_is_file(details) && lp_ncu_table_load(details, 0, &d, err) == 0) {
+		long dcol = lp_ncu_table_column(d, "ID");
+		json_t *dk = json_array(), *row;
+		json_array_foreach(json_object_get(d, "rows"), i, row) {
+			const char *id = dcol >= 0 ? json_string_value(json_array_get(row, (size_t)dcol)) : NULL;
+			if (id && json_object_get(ids, id))
+				json_array_append(dk, row);
+		}
+		json_object_set_new(d, "rows", dk);
+		if (lp_ncu_table_append(m_details, d, &off, err) < 0) {
+			json_decref(ids);
+			goto out;
+		}
+	}
+	json_decref(ids);
+	rc = 0;
+out:
+	free(expect);
+	free(c.keep);
+	json_decref(t);
+	json_decref(d);
+	return rc;
+}
+
+/* ---- progress ---- */
+
+struct tick_ctx {
+	const struct lp_ncu_sampled *s;
+	struct lp_ncu_sampled_progress pr;
+	double t0;
+	double rest_est_s;           /* estimates of the processes after the running one */
+};
+
+static void tick(void *vctx, double elapsed_s)
+{
+	struct tick_ctx *t = vctx;
+	double cur = t->pr.plan->procs[t->pr.proc].est_s - elapsed_s;
+	t->pr.elapsed_s = mono_s() - t->t0;
+	t->pr.eta_s = (cur > 0 ? cur : 0) + t->rest_est_s;
+	if (t->s->tick)
+		t->s->tick(t->s->ctx, &t->pr);
+}
+
+/* ---- the phase ---- */
+
+static json_t *part_preset(const json_t *preset, const char *name, size_t i)
+{
+	json_t *p = json_deep_copy(preset);
+	char buf[160];
+	snprintf(buf, sizeof(buf), "%s_p%zu", name, i + 1);
+	json_object_set_new(p, "name", json_string(buf));
+	/* --kernel-id selects: no NVTX include/exclude (they would change nothing ncu counts, but
+	 * a launch outside them would not be profiled), no name filter, no launch counts */
+	json_object_set_new(p, "nvtx", json_pack("{s:[], s:[]}", "include", "exclude"));
+	json_object_set_new(p, "kernel_name", json_null());
+	json_object_set_new(p, "kernel_name_base", json_string("function"));
+	json_object_set_new(p, "launch_count", json_null());
+	json_object_set_new(p, "launch_skip", json_null());
+	return p;
+}
+
+static void append_file(const char *from, const char *to)
+{
+	struct lp_buf a = LP_BUF_INIT, b = LP_BUF_INIT;
+	if (lp_fs_read_file(from, &a, 8u << 20, NULL) == 0) {
+		lp_fs_read_file(to, &b, 8u << 20, NULL);
+		lp_buf_add(&b, a.data, a.len);
+		lp_fs_write_atomic(to, b.data, b.len, NULL);
+	}
+	lp_buf_release(&a);
+	lp_buf_release(&b);
+}
+
+static int write_json(const char *dir, const char *file, json_t *o, struct lp_err *err)
+{
+	struct lp_buf path = LP_BUF_INIT;
+	char *text = json_dumps(o, JSON_INDENT(2) | JSON_REAL_PRECISION(10));
+	int rc;
+	lp_fs_join(&path, dir, file);
+	rc = text ? lp_fs_write_atomic(path.data, text, strlen(text), err) : lp_err_set(err, LP_EOTHER, "out of memory");
+	free(text);
+	lp_buf_release(&path);
+	return rc;
+}
+
+int lp_ncu_sampled_run(const struct lp_ncu_sampled *s, struct lp_ncu_sampled_outcome *o, struct lp_err *err)
+{
+	struct lp_sample_input *in = &o->input;
+	struct lp_sample_opts opts = s->opts;
+	struct lp_ncu_cache cache;
+	struct lp_buf parts = LP_BUF_INIT, logs = LP_BUF_INIT, path = LP_BUF_INIT, cmds = LP_BUF_INIT;
+	const char *name = json_string_value(json_object_get(s->preset, "name"));
+	json_t *m_raw = json_object(), *m_details = json_object(), **by_group = NULL, **hits = NULL, *pj, *runs = json_array();
+	size_t fallback = 0;
+	struct tick_ctx tc;
+	double t0 = mono_s(), wall_sum = 0, base_sum = 0;
+	uint64_t results_sum = 0;
+	size_t i, p;
+	int rc = -1, have_cache = 0, nothing = 1, any_run = 0;
+
+	memset(o, 0, sizeof(*o));
+	lp_buf_init(&o->metrics_na, 0);
+	if (!name)
+		name = "run";
+	if (opts.per_launch_s <= 0 || opts.per_process_s <= 0) {
+		double pl, pp;
+		lp_ncu_sampled_costs(s->preset, s->workload_s, &pl, &pp);
+		if (opts.per_launch_s <= 0)
+			opts.per_launch_s = pl;
+		if (opts.per_process_s <= 0)
+			opts.per_process_s = pp;
+	}
+	o->per_launch_s = opts.per_launch_s;
+	o->per_process_s = opts.per_process_s;
+	if (lp_fs_mkdir_p(s->out_dir, err) < 0 || lp_fs_mkdir_p(s->logs_dir, err) < 0)
+		goto out;
+	if (lp_sample_input_from_profile(s->capture, s->select, in, err) < 0 ||
+	    lp_sample_group(in->launches, in->n, &opts, &o->plan, err) < 0)
+		goto out;
+	o->have_plan = 1;
+	hits = calloc(o->plan.n_groups + 1, sizeof(*hits));
+	by_group = calloc(o->plan.n_groups + 1, sizeof(*by_group));
+	if (!hits || !by_group) {
+		lp_err_set(err, LP_EOTHER, "out of memory");
+		goto out;
+	}
+	if (s->use_cache) {
+		struct lp_err cerr = LP_ERR_INIT;
+		if (lp_ncu_cache_init(&cache, s->cache_dir, &s->ident, s->preset, &cerr) == 0) {
+			have_cache = 1;
+			for (i = 0; i < o->plan.n_groups; i++) {
+				struct lp_sample_group *g = &o->plan.groups[i];
+				char key[65];
+				if (!g->wanted)
+					continue;
+				lp_ncu_cache_key(&cache, g->kernel_name, g->grid, g->block, g->shared_bytes, key);
+				if (lp_ncu_cache_get(&cache, key, &hits[i]) == 1)
+					g->cached = 1;
+			}
+		}
+	}
+	if (lp_sample_schedule(&o->plan, &opts, err) < 0)
+		goto out;
+	pj = lp_sample_plan_json(&o->plan, 0);
+	json_object_set_new(pj, "per_launch_s", json_real(opts.per_launch_s));
+	json_object_set_new(pj, "per_process_s", json_real(opts.per_process_s));
+	if (write_json(s->out_dir, "sampling.json", pj, err) < 0) {
+		json_decref(pj);
+		goto out;
+	}
+	json_decref(pj);
+	if (s->on_plan)
+		s->on_plan(s->ctx, &o->plan);
+
+	lp_fs_join(&parts, s->out_dir, "parts");
+	memset(&tc, 0, sizeof(tc));
+	tc.s = s;
+	tc.pr.plan = &o->plan;
+	tc.t0 = t0;
+	for (p = 0; p < o->plan.n_procs; p++) {
+		struct lp_ncu_plan np;
+		struct lp_ncu_outcome oc;
+		struct lp_err perr = LP_ERR_INIT;
+		json_t *pp = part_preset(s->preset, name, p);
+		double elapsed = mono_s() - t0, left = opts.budget_s > 0 ? opts.budget_s - elapsed : 0, t_start;
+		size_t q;
+		if (opts.budget_s > 0 && p > 0 && left < 0.5 * o->plan.procs[p].est_s) {
+			o->partial = 1;
+			snprintf(o->why, sizeof(o->why), "profiling.ncu.budget_s (%.0f s) spent after %zu of %zu ncu processes "
+				"(%.0f s)", opts.budget_s, p, o->plan.n_procs, elapsed);
+			for (q = p; q < o->plan.n_procs; q++)
+				for (i = 0; i < o->plan.procs[q].n_groups; i++)
+					o->plan.groups[o->plan.procs[q].groups[i]].status = LP_SAMPLE_NOT_RUN;
+			json_decref(pp);
+			break;
+		}
+		lp_buf_reset(&logs);
+		lp_buf_addf(&logs, "%s/ncu_p%zu", s->logs_dir, p + 1);
+		memset(&np, 0, sizeof(np));
+		np.ncu = s->ncu;
+		np.preset = pp;
+		np.out_dir = parts.data;
+		np.logs_dir = logs.data;
+		np.workload = s->workload;
+		np.env = s->env;
+		np.n_env = s->n_env;
+		np.sections_known = s->sections_known;
+		np.kernel_id = o->plan.procs[p].kernel_id.data;
+		np.timeout_s = s->timeout_s;
+		if (opts.budget_s > 0) {
+			/* a grace past the budget: a process killed halfway leaves nothing */
+			double limit = left + (opts.budget_s * 0.5 > 30 ? opts.budget_s * 0.5 : 30);
+			if (np.timeout_s <= 0 || limit < np.timeout_s)
+				np.timeout_s = limit;
+		}
+		tc.pr.proc = p;
+		lp_buf_reset(&path);
+		lp_fs_join(&path, logs.data, "ncu.log");
+		tc.pr.log_path = path.data;
+		tc.rest_est_s = 0;
+		for (q = p + 1; q < o->plan.n_procs; q++)
+			tc.rest_est_s += o->plan.procs[q].est_s;
+		np.tick = tick;
+		np.tick_ctx = &tc;
+		t_start = mono_s();
+		any_run = 1;
+		if (lp_ncu_run(&np, &oc, &perr) < 0) {
+			lp_buf_reset(&path);
+			lp_fs_join(&path, parts.data, "cmd.txt");
+			lp_buf_reset(&logs);
+			lp_fs_join(&logs, s->out_dir, "cmd.txt");
+			append_file(path.data, logs.data);
+			json_decref(pp);
+			lp_ncu_outcome_release(&oc);
+			if (!o->procs_run && !o->plan.n_cached) {
+				lp_err_set(err, perr.status, "%s", perr.msg);
+				if (perr.hint[0])
+					lp_err_hint(err, "%s", perr.hint);
+				goto out;
+			}
+			o->partial = 1;
+			snprintf(o->why, sizeof(o->why), "ncu process %zu of %zu: %.400s", p + 1, o->plan.n_procs, perr.msg);
+			for (q = p; q < o->plan.n_procs; q++)
+				for (i = 0; i < o->plan.procs[q].n_groups; i++)
+					o->plan.groups[o->plan.procs[q].groups[i]].status = LP_SAMPLE_NOT_RUN;
+			break;
+		}
+		o->procs_run++;
+		json_array_append_new(runs, json_pack("{s:f, s:i, s:b}", "wall_s", mono_s() - t_start, "results", oc.results,
+			"profiled_nothing", oc.profiled_nothing));
+		wall_sum += mono_s() - t_start;
+		base_sum += s->workload_s;
+		results_sum += (uint64_t)oc.results;
+		o->retried_app_range |= oc.retried_app_range;
+		if (oc.metrics_na.len && !o->metrics_na.len)
+			lp_buf_adds(&o->metrics_na, oc.metrics_na.data);
+		lp_buf_reset(&path);
+		lp_fs_join(&path, parts.data, "cmd.txt");
+		lp_buf_reset(&logs);
+		lp_fs_join(&logs, s->out_dir, "cmd.txt");
+		append_file(path.data, logs.data);
+		if (!oc.profiled_nothing && oc.raw_csv[0]) {
+			nothing = 0;
+			if (merge_part(s, &o->plan, p, oc.raw_csv, oc.details_csv, m_raw, m_details, by_group, &fallback, err) < 0) {
+				json_decref(pp);
+				lp_ncu_outcome_release(&oc);
+				goto out;
+			}
+		}
+		json_decref(pp);
+		lp_ncu_outcome_release(&oc);
+	}
+	if (results_sum > 0 && wall_sum > base_sum)
+		o->measured_per_launch_s = (wall_sum - base_sum) / (double)results_sum;
+
+	/* cached results: once per key (one configuration in two regions is one entry) */
+	{
+		json_t *seen = json_object();
+		for (i = 0; i < o->plan.n_groups; i++) {
+			const char *key;
+			if (!hits[i] || o->plan.groups[i].status != LP_SAMPLE_CACHED)
+				continue;
+			key = json_string_value(json_object_get(hits[i], "key"));
+			if (key && json_object_get(seen, key))
+				continue;
+			if (key)
+				json_object_set_new(seen, key, json_true());
+			if (lp_ncu_table_append(m_raw, json_object_get(hits[i], "table"), NULL, err) < 0) {
+				json_decref(seen);
+				goto out;
+			}
+			nothing = 0;
+		}
+		json_decref(seen);
+	}
+	o->profiled_nothing = any_run && nothing;
+	if (json_array_size(json_object_get(m_raw, "rows")) > 0) {
+		snprintf(o->raw_csv, sizeof(o->raw_csv), "%s/%s_raw.csv", s->out_dir, name);
+		if (lp_ncu_table_write(m_raw, o->raw_csv, err) < 0)
+			goto out;
+		if (json_array_size(json_object_get(m_details, "rows")) > 0) {
+			snprintf(o->details_csv, sizeof(o->details_csv), "%s/%s_details.csv", s->out_dir, name);
+			if (lp_ncu_table_write(m_details, o->details_csv, err) < 0)
+				goto out;
+		}
+		/* the cached rows count for their groups too */
+		for (i = 0; i < o->plan.n_groups; i++) {
+			const json_t *tab, *row;
+			long dcol;
+			size_t r;
+			if (o->plan.groups[i].status != LP_SAMPLE_CACHED || !hits[i])
+				continue;
+			tab = json_object_get(hits[i], "table");
+			dcol = lp_ncu_table_column(tab, LP_NCU_DURATION_METRIC);
+			json_array_foreach(json_object_get(tab, "rows"), r, row) {
+				double d = -1;
+				if (dcol >= 0 && json_string_value(json_array_get(row, (size_t)dcol)) &&
+				    lp_csv_number(json_string_value(json_array_get(row, (size_t)dcol)), &d) != 1)
+					d = -1;
+				lp_sample_attach_group(&o->plan, i, d);
+			}
+		}
+	}
+	/* new results into the cache */
+	if (have_cache) {
+		for (i = 0; i < o->plan.n_groups; i++) {
+			struct lp_sample_group *g = &o->plan.groups[i];
+			char key[65];
+			if (g->status != LP_SAMPLE_PLANNED || !by_group[i])
+				continue;
+			lp_ncu_cache_key(&cache, g->kernel_name, g->grid, g->block, g->shared_bytes, key);
+			if (lp_ncu_cache_put(&cache, key, g->kernel_name, g->grid, g->block, g->shared_bytes, s->run_id,
+				    by_group[i], NULL) == 0)
+				o->cache_stored++;
+		}
+	}
+	o->elapsed_s = mono_s() - t0;
+	pj = lp_sample_plan_json(&o->plan, 1);
+	json_object_set_new(pj, "per_launch_s", json_real(opts.per_launch_s));
+	json_object_set_new(pj, "per_process_s", json_real(opts.per_process_s));
+	json_object_set_new(pj, "measured_per_launch_s", o->measured_per_launch_s > 0 ? json_real(o->measured_per_launch_s) : json_null());
+	json_object_set_new(pj, "processes_run", json_integer((json_int_t)o->procs_run));
+	json_object_set(pj, "runs", runs);
+	json_object_set_new(pj, "results_attached_by_config", json_integer((json_int_t)fallback));
+	json_object_set_new(pj, "elapsed_s", json_real(o->elapsed_s));
+	json_object_set_new(pj, "partial", o->partial ? json_string(o->why) : json_null());
+	json_object_set_new(pj, "cache", s->use_cache ? json_pack("{s:s, s:I}", "dir", have_cache ? cache.dir : "",
+		"stored", (json_int_t)o->cache_stored) : json_null());
+	rc = write_json(s->out_dir, "sampling.json", pj, err);
+	json_decref(pj);
+out:
+	if (hits)
+		for (i = 0; i < o->plan.n_groups; i++)
+			json_decref(hits[i]);
+	free(hits);
+	if (by_group)
+		for (i = 0; i < o->plan.n_groups; i++)
+			json_decref(by_group[i]);
+	free(by_group);
+	json_decref(runs);
+	json_decref(m_raw);
+	json_decref(m_details);
+
+	lp_buf_release(&parts);
+	lp_buf_release(&logs);
+	lp_buf_release(&path);
+	lp_buf_release(&cmds);
+	o->elapsed_s = mono_s() - t0;
+	return rc;
+}

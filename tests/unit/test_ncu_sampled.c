@@ -1,0 +1,259 @@
+/* test_ncu_sampled.c: the sampled ncu phase (collect/ncu_sampled.h) against a fake `ncu`: the
+ * --kernel-id flags it gets, the merged export keeping only the planned groups' results (a
+ * same-named kernel of the prefill goes), the IDs of the details page following, sampling.json
+ * with the coverage, and the cache: a second run reuses every group and starts no ncu. */
+#include "testutil.h"
+
+#include <stdio.h>
+#include <string.h>
+#include <sys/stat.h>
+
+#include "collect/ncu_sampled.h"
+#include "core/fs.h"
+#include "parse/ncu_raw.h"
+
+static char dir[2048], ncu[4096];
+
+static const char fake[] =
+	"#!/bin/sh\n"
+	"D='%s'\n"
+	"echo \"$*\" >> \"$D/calls\"\n"
+	"case \"$*\" in\n"
+	"*--page\\ raw*) cat \"$D/raw.csv\"; exit 0;;\n"
+	"*--page\\ details*) cat \"$D/details.csv\"; exit 0;;\n"
+	"esac\n"
+	"out=''; prev=''\n"
+	"for a in \"$@\"; do [ \"$prev\" = --export ] && out=\"$a\"; prev=\"$a\"; done\n"
+	"echo '==PROF== Profiling \"k_gemv\" - 0: 0%%....50%%....100%% - 9 passes'\n"
+	"touch \"$out.ncu-rep\"\n"
+	"exit 0\n";
+
+#define NVTX_COL "thread Domain:Push/Pop_Range:PL_Type:PL_Value:CLR_Type:Color:Msg_Type:Msg"
+#define SE_COL "Id:Domain:Start/Stop_Range:PL_Type:PL_Value:CLR_Type:Color:Msg_Type:Msg"
+
+static const char raw[] =
+	"\"ID\",\"Process ID\",\"Process Name\",\"Host Name\",\"" NVTX_COL "\",\"" SE_COL "\",\"Kernel Name\",\"Context\","
+	"\"Stream\",\"Block Size\",\"Grid Size\",\"Device\",\"CC\",\"gpu__time_duration.sum\"\n"
+	"\"\",\"\",\"\",\"\",\"\",\"\",\"\",\"\",\"\",\"\",\"\",\"\",\"\",\"nsecond\"\n"
+	"\"0\",\"7\",\"llm\",\"h\",\"7  \"\"LLM:prefill:none:none:none:none:ASCII:prefill\"\" \",\"\",\"k_gemv(int)\",\"1\","
+	"\"7\",\"(32, 1, 1)\",\"(16, 1, 1)\",\"0\",\"9.0\",\"100\"\n"
+	"\"1\",\"7\",\"llm\",\"h\",\"7  \"\"LLM:decode_all:none:none:none:none:ASCII:decode_all\"\"  "
+	"\"\"LLM:decode_step:none:none:none:none:ASCII:decode_step\"\" \",\"\",\"k_gemv(int)\",\"1\",\"7\",\"(32, 1, 1)\","
+	"\"(8, 1, 1)\",\"0\",\"9.0\",\"200\"\n"
+	"\"2\",\"7\",\"llm\",\"h\",\"7  \"\"LLM:decode_all:none:none:none:none:ASCII:decode_all\"\" \",\"\",\"k_gemv(int)\","
+	"\"1\",\"7\",\"(32, 1, 1)\",\"(8, 1, 1)\",\"0\",\"9.0\",\"300\"\n"
+	"\"3\",\"7\",\"llm\",\"h\",\"7  \"\"LLM:decode_all:none:none:none:none:ASCII:decode_all\"\" \",\"\",\"k_other(int)\","
+	"\"1\",\"7\",\"(1, 1, 1)\",\"(1, 1, 1)\",\"0\",\"9.0\",\"5\"\n";
+
+static const char details[] =
+	"\"ID\",\"Kernel Name\",\"Section Name\",\"Metric Name\",\"Metric Unit\",\"Metric Value\"\n"
+	"\"0\",\"k_gemv(int)\",\"GPU Speed Of Light Throughput\",\"Duration\",\"nsecond\",\"100\"\n"
+	"\"1\",\"k_gemv(int)\",\"GPU Speed Of Light Throughput\",\"Duration\",\"nsecond\",\"200\"\n"
+	"\"2\",\"k_gemv(int)\",\"GPU Speed Of Light Throughput\",\"Duration\",\"nsecond\",\"300\"\n"
+	"\"3\",\"k_other(int)\",\"GPU Speed Of Light Throughput\",\"Duration\",\"nsecond\",\"5\"\n";
+
+static void capture(struct lp_profile *p)
+{
+	int32_t pf, da, st;
+	uint32_t corr = 1;
+	uint64_t t = 0;
+	int s, l;
+	struct lp_kernel *k;
+	lp_profile_init(p, "test");
+	pf = lp_test_range(p, -1, "LLM", "prefill", 0, 1000000);
+	for (l = 0; l < 2; l++) {
+		k = lp_test_kernel(p, pf, "k_gemv(int)", t, t + 100);
+		k->grid[0] = 16, k->grid[1] = k->grid[2] = 1, k->block[0] = 32, k->block[1] = k->block[2] = 1;
+		k->correlation_id = corr++;
+		t += 1000;
+	}
+	da = lp_test_range(p, -1, "LLM", "decode_all", 0, 1000000);
+	for (s = 0; s < 3; s++) {
+		st = lp_test_range(p, da, "LLM", "decode_step", 0, 1000000);
+		for (l = 0; l < 2; l++) {
+			k = lp_test_kernel(p, st, "k_gemv(int)", t, t + 250);
+			k->grid[0] = 8, k->grid[1] = k->grid[2] = 1, k->block[0] = 32, k->block[1] = k->block[2] = 1;
+			k->correlation_id = corr++;
+			t += 1000;
+		}
+		k = lp_test_kernel(p, st, "k_other(int)", t, t + 5);   /* 1.6% of the time: beyond 95% */
+		k->grid[0] = k->grid[1] = k->grid[2] = 1, k->block[0] = k->block[1] = k->block[2] = 1;
+		k->correlation_id = corr++;
+		t += 1000;
+	}
+}
+
+static json_t *preset(void)
+{
+	json_error_t je;
+	return json_loads("{\"name\": \"ncu_light\", \"target_processes\": \"all\", \"replay_mode\": \"kernel\","
+		"\"nvtx\": {\"include\": [\"LLM@decode_all/\"], \"exclude\": []}, \"set\": null, \"sections\": [],"
+		"\"metrics\": [\"gpu__time_duration.sum\"], \"kernel_name\": null, \"kernel_name_base\": \"demangled\","
+		"\"launch_skip\": 0, \"launch_count\": 1, \"sample_per_group\": 3, \"budget_s\": 60, \"cache\": true}", 0, &je);
+}
+
+static int count_lines(const char *path, const char *needle)
+{
+	struct lp_buf b = LP_BUF_INIT;
+	const char *p;
+	int n = 0;
+	if (lp_fs_read_file(path, &b, 1 << 20, NULL) == 0)
+		for (p = b.data; (p = strstr(p, needle)) != NULL; p++)
+			n++;
+	lp_buf_release(&b);
+	return n;
+}
+
+struct ids_ctx {
+	int n;
+	uint64_t ids[8];
+};
+
+static int ids_cb(const struct lp_ncu_result *r, void *vctx, struct lp_err *err)
+{
+	struct ids_ctx *c = vctx;
+	(void)err;
+	if (c->n < 8)
+		c->ids[c->n] = r->id;
+	c->n++;
+	return 0;
+}
+
+static int plans_seen;
+
+static void on_plan(void *ctx, const struct lp_sample_plan *plan)
+{
+	(void)ctx;
+	(void)plan;
+	plans_seen++;
+}
+
+static void test_run_and_cache(void **state)
+{
+	struct lp_profile prof;
+	struct lp_ncu_sampled s;
+	struct lp_ncu_sampled_outcome o;
+	struct lp_sample_select sel = { "decode_all", NULL, NULL };
+	struct lp_err err = LP_ERR_INIT;
+	const char *wl[] = { "/bin/true", NULL };
+	char text[8192], out[4096], logs[4096], path[8192], cache[4096];
+	struct ids_ctx ids = { 0, { 0 } };
+	json_t *p = preset(), *sj, *g0;
+	(void)state;
+	snprintf(dir, sizeof(dir), "%s", lp_test_tmpdir("ncu_sampled"));
+	snprintf(ncu, sizeof(ncu), "%s/fake-ncu", dir);
+	snprintf(text, sizeof(text), fake, dir);
+	lp_test_write(ncu, text);
+	assert_int_equal(chmod(ncu, 0755), 0);
+	snprintf(path, sizeof(path), "%s/calls", dir);
+	remove(path);
+	snprintf(path, sizeof(path), "%s/cache", dir);
+	lp_fs_remove_tree(path, NULL);
+	snprintf(path, sizeof(path), "%s/raw.csv", dir);
+	lp_test_write(path, raw);
+	snprintf(path, sizeof(path), "%s/details.csv", dir);
+	lp_test_write(path, details);
+	snprintf(out, sizeof(out), "%s/run/ncu", dir);
+	snprintf(logs, sizeof(logs), "%s/run/logs", dir);
+	snprintf(cache, sizeof(cache), "%s/cache", dir);
+	capture(&prof);
+
+	memset(&s, 0, sizeof(s));
+	s.ncu = ncu;
+	s.preset = p;
+	s.out_dir = out;
+	s.logs_dir = logs;
+	s.workload = wl;
+	s.capture = &prof;
+	s.select = &sel;
+	s.opts.k = 3;
+	s.opts.coverage = 0.95;
+	s.opts.budget_s = 60;
+	s.workload_s = 0.1;
+	s.use_cache = 1;
+	s.cache_dir = cache;
+	s.ident = (struct lp_ncu_cache_ident){ "NVIDIA H100 80GB HBM3", "580.65.06", "2025.3.1" };
+	s.run_id = "run-1";
+	s.timeout_s = 30;
+	s.on_plan = on_plan;
+	if (lp_ncu_sampled_run(&s, &o, &err) < 0)
+		fail_msg("%s", err.msg);
+	assert_int_equal(plans_seen, 1);
+	assert_int_equal(o.plan.n_groups, 2);
+	assert_int_equal(o.plan.n_procs, 1);
+	assert_int_equal(o.procs_run, 1);
+	assert_false(o.partial);
+	/* invocations of k_gemv: 1, 2 in the prefill, then 2 a step; one in each step (the first of
+	 * two equally central ones) -> 3, 5, 7 */
+	assert_string_equal(o.plan.procs[0].kernel_id.data, "::regex:^(k_gemv)$:^(3|5|7)$");
+	snprintf(path, sizeof(path), "%s/calls", dir);
+	assert_int_equal(count_lines(path, "--kernel-id ::regex:^(k_gemv)$:^(3|5|7)$ "), 1);
+	assert_int_equal(count_lines(path, "--kernel-name-base function"), 1);
+	assert_int_equal(count_lines(path, "--nvtx-include"), 0);
+	assert_int_equal(count_lines(path, "--launch-count"), 0);
+	assert_int_equal(count_lines(path, "--export "), 1);
+	/* the export: the decode's k_gemv results only, details following their IDs */
+	assert_non_null(strstr(o.raw_csv, "/ncu/ncu_light_raw.csv"));
+	assert_int_equal(lp_ncu_raw_stream(o.raw_csv, ids_cb, &ids, &err), 0);
+	assert_int_equal(ids.n, 2);
+	assert_int_equal(ids.ids[0], 1);
+	assert_int_equal(ids.ids[1], 2);
+	assert_int_equal(count_lines(o.details_csv, "k_gemv"), 2);
+	assert_int_equal(count_lines(o.details_csv, "k_other"), 0);
+	assert_int_equal(o.plan.groups[0].got, 2);
+	assert_true(o.plan.groups[0].got_min_ns == 200 && o.plan.groups[0].got_max_ns == 300);
+	assert_int_equal(o.plan.groups[1].status, LP_SAMPLE_BEYOND_TARGET);
+	assert_int_equal(o.cache_stored, 1);
+	snprintf(path, sizeof(path), "%s/sampling.json", out);
+	sj = json_load_file(path, 0, NULL);
+	assert_non_null(sj);
+	assert_true(json_is_true(json_object_get(json_object_get(sj, "coverage"), "met")));
+	g0 = json_array_get(json_object_get(sj, "groups"), 0);
+	assert_string_equal(json_string_value(json_object_get(g0, "status")), "planned");
+	assert_int_equal(json_integer_value(json_object_get(g0, "profiled")), 2);
+	assert_int_equal(json_integer_value(json_object_get(json_object_get(sj, "cache"), "stored")), 1);
+	/* the fake page is not what ncu would have profiled (its rows 0 and 3 are no planned launch):
+	 * those rows went through the name/grid/block/region fallback, and were dropped */
+	assert_int_equal(json_integer_value(json_object_get(sj, "results_attached_by_config")), 2);
+	json_decref(sj);
+	lp_ncu_sampled_outcome_release(&o);
+
+	/* again: everything from the cache, no ncu process; the export has the cached rows */
+	snprintf(path, sizeof(path), "%s/calls", dir);
+	remove(path);
+	if (lp_ncu_sampled_run(&s, &o, &err) < 0)
+		fail_msg("%s", err.msg);
+	assert_int_equal(o.plan.n_procs, 0);
+	assert_int_equal(o.plan.n_cached, 1);
+	assert_int_equal(o.plan.groups[0].status, LP_SAMPLE_CACHED);
+	assert_false(lp_fs_is_file(path));
+	ids.n = 0;
+	assert_int_equal(lp_ncu_raw_stream(o.raw_csv, ids_cb, &ids, &err), 0);
+	assert_int_equal(ids.n, 2);
+	snprintf(path, sizeof(path), "%s/sampling.json", out);
+	sj = json_load_file(path, 0, NULL);
+	g0 = json_array_get(json_object_get(sj, "groups"), 0);
+	assert_string_equal(json_string_value(json_object_get(g0, "status")), "cached");
+	assert_int_equal(json_integer_value(json_object_get(json_object_get(sj, "coverage"), "groups_reused")), 1);
+	json_decref(sj);
+	lp_ncu_sampled_outcome_release(&o);
+
+	/* another preset's metrics: another key, profiled again */
+	json_array_append_new(json_object_get(p, "metrics"), json_string("dram__bytes.sum"));
+	if (lp_ncu_sampled_run(&s, &o, &err) < 0)
+		fail_msg("%s", err.msg);
+	assert_int_equal(o.plan.n_cached, 0);
+	assert_int_equal(o.procs_run, 1);
+	lp_ncu_sampled_outcome_release(&o);
+
+	json_decref(p);
+	lp_profile_release(&prof);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_run_and_cache),
+	};
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}
