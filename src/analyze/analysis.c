@@ -48,6 +48,7 @@ void lp_analysis_release(struct lp_analysis *a)
 	free(a->advice);
 	if (a->env)
 		json_decref(a->env);
+	json_decref(a->ncu_sampling);
 	lp_arena_release(&a->arena);
 	memset(a, 0, sizeof(*a));
 }
@@ -639,6 +640,7 @@ int lp_analyze(const struct lp_analysis_input *in, struct lp_analysis *out, stru
 	}
 	if (in->env)
 		out->env = json_incref((json_t *)(uintptr_t)in->env);
+	out->ncu_sampling = in->ncu_sampling ? json_incref((json_t *)(uintptr_t)in->ncu_sampling) : NULL;
 	if (lp_advice_compute(out, err) < 0) {
 		lp_analysis_release(out);
 		return -1;

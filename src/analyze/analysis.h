@@ -87,6 +87,7 @@ struct lp_analysis_input {
 	const char *auto_info_path;            /* its path in the run folder, for the reports */
 	const json_t *baseline;                /* run.baseline=reference: baseline/summary.json; NULL none */
 	const char *baseline_why;              /* no baseline although asked: the phase's reason; NULL */
+	const json_t *ncu_sampling;            /* ncu/sampling.json (docs/ncu-sampling.md); NULL none */
 };
 
 /* Stage rules from a resolved config (`stages.*` lists, `run.skip_first`); the names point into
@@ -196,6 +197,7 @@ struct lp_analysis {
 	int baseline_asked;                    /* run.baseline=reference: the reports show the section */
 	struct lp_baseline baseline;           /* the program against the reference (baseline.h) */
 	struct lp_arena arena;
+	json_t *ncu_sampling;                  /* the input's, by reference; NULL none */
 };
 
 int lp_analyze(const struct lp_analysis_input *in, struct lp_analysis *out, struct lp_err *err);

@@ -37,7 +37,7 @@ struct ent {
 
 static int oom(struct lp_err *err)
 {
-	return lp_err_set(err, LP_EOTHER, "out of memory");
+	return lp_oom(err);
 }
 
 static int cmp_u32x3(const uint32_t *a, const uint32_t *b)
@@ -1347,7 +1347,7 @@ int lp_sample_input_from_profile(const struct lp_profile *p, const struct lp_sam
 	rc = 0;
 	goto out;
 nomem:
-	lp_err_set(err, LP_EOTHER, "out of memory");
+	lp_oom(err);
 	lp_sample_input_release(out);
 out:
 	if (st)

@@ -14,7 +14,7 @@
  *   force_overwrite: true          -> --force-overwrite
  *   name                           -> the output name: ncu/<name>.ncu-rep
  *   regions                        -> not an ncu flag: read by the report
- *   sample_per_group, coverage,    -> not ncu flags: the sampler's (collect/ncu_sampled.h)
+ *   sample_per_group, coverage,    -> not ncu flags: the sampler's (run/ncu_sampled.h)
  *   budget_s, cache, cache_dir
  * `--nvtx` is always given so that the raw page carries the NVTX columns.
  * With a top-N selection (analyze/topn.h) the plan's kernel_filter replaces kernel_name, and
@@ -56,7 +56,7 @@ struct lp_ncu_plan {
 	long launch_count_total;         /* > 0: replaces launch_count */
 	const char *replay_override;     /* NULL: the preset's replay_mode */
 	const char *filter_mode;         /* --filter-mode (global | per-gpu | per-launch-config); NULL none */
-	const char *kernel_id;           /* --kernel-id (the sampler's, collect/ncu_sampled.h); replaces the kernel name */
+	const char *kernel_id;           /* --kernel-id (the sampler's, run/ncu_sampled.h); replaces the kernel name */
 	const struct lp_ncu_sections *sections_known;  /* NULL: do not check */
 	double timeout_s;
 	void (*tick)(void *ctx, double elapsed_s);  /* progress while ncu runs (core/proc.h); may be NULL */

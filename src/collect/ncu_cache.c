@@ -15,7 +15,7 @@
 
 static int oom(struct lp_err *err)
 {
-	return lp_err_set(err, LP_EOTHER, "out of memory");
+	return lp_oom(err);
 }
 
 void lp_ncu_cache_preset_fp(const json_t *preset, char out[65])

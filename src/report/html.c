@@ -1,6 +1,7 @@
 /* html.c: report.html (see html.h), rendered from the analysis like the Markdown reports, with
  * the figures of figures.c inlined. Every string from the artifacts goes through lp_xml_text;
  * every number through a fixed printf format. */
+#include "report/ncu_coverage.h"
 #include "report/html.h"
 
 #include <jansson.h>
@@ -775,6 +776,7 @@ int lp_report_html(const struct lp_analysis *a, const char *run_dir, struct lp_b
 	advice(a, LP_ADVICE_TAKEAWAY, b);
 	operators(a, b);
 	kernels(a, b);
+	lp_report_ncu_coverage_html(a->ncu_sampling, b);
 	regions(run_dir, b);
 	h2(b, "recommendations", "Recommendations");
 	advice(a, LP_ADVICE_RECOMMENDATION, b);

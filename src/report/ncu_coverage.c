@@ -20,7 +20,7 @@ int lp_report_ncu_sampling_load(const char *run_dir, json_t **out, struct lp_err
 	}
 	*out = json_load_file(path.data, 0, &je);
 	if (!*out || !json_is_object(*out)) {
-		lp_err_set(err, LP_EPARTIAL, "%s:%d: %s", path.data, je.line, *out ? "not an object" : je.text);
+		lp_err_set(err, LP_EPARSE, "%s:%d: %s", path.data, je.line, *out ? "not an object" : je.text);
 		json_decref(*out);
 		*out = NULL;
 		lp_buf_release(&path);

@@ -1,5 +1,5 @@
 /* ncu_coverage.h: what the reports say about the sampled Nsight Compute phase (issue 15;
- * docs/ncu-sampling.md), rendered from ncu/sampling.json (collect/ncu_sampled.h writes it):
+ * docs/ncu-sampling.md), rendered from ncu/sampling.json (run/ncu_sampled.h writes it):
  * the coverage of the selection's kernel time against the target, and per group whether its
  * metrics were sampled in this run or reused from the cache, or why it has none.
  *

@@ -10,6 +10,7 @@
 #include <sys/stat.h>
 
 #include "core/fs.h"
+#include "report/ncu_coverage.h"
 #include "report/figures.h"
 #include "report/baseline_report.h"
 #include "report/md.h"
@@ -173,6 +174,7 @@ int lp_report_report_md(const struct lp_analysis *a, const char *run_dir, struct
 	lp_section_waterfall(a, out);
 	lp_buf_addf(out, "\n## Top kernels\n\n");
 	lp_section_top_kernels(a, LP_REPORT_TOP_KERNELS, out);
+	lp_report_ncu_coverage_md(a->ncu_sampling, 0, out);
 	lp_buf_adds(out, "\n## Tracer overhead\n\n");
 	overhead(a, out);
 	lp_figures_md(a, out);

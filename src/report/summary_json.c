@@ -9,6 +9,7 @@
 
 #include "core/utf8.h"
 #include "report/baseline_report.h"
+#include "report/ncu_coverage.h"
 #include "report/ranks_report.h"
 #include "report/reports.h"
 
@@ -481,6 +482,8 @@ int lp_report_summary_json(const struct lp_analysis *a, struct lp_buf *out, stru
 	put(o, "ncu_joined_kernels", json_integer((json_int_t)a->kernels.n_joined_rows));
 	put(o, "rows", kernels(a));
 	put(root, "kernels", o);
+	if (a->ncu_sampling)   /* only sampled runs: the summaries of other runs keep their bytes */
+		put(root, "ncu_sampling", lp_report_ncu_coverage_json(a->ncu_sampling));
 	put(root, "operators", operators(a));
 	o = json_object();
 	put(o, "processes", json_integer((json_int_t)a->n_processes));

@@ -5,6 +5,7 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "report/ncu_coverage.h"
 #include "report/md.h"
 #include "report/reports.h"
 #include "report/sections.h"
@@ -82,6 +83,7 @@ int lp_report_kernels_md(const struct lp_analysis *a, struct lp_buf *out)
 			lp_md_row(out, 10, cells, LP_MD_NAME_MAX);
 		}
 	}
+	lp_report_ncu_coverage_md(a->ncu_sampling, 1, out);
 	return out->oom ? -1 : 0;
 }
 

@@ -1,6 +1,8 @@
 /* phase_ncu.c: phase 5 of `llmprof run` (see pipeline.h): Nsight Compute on the kernels the
  * select phase chose (or on the NVTX regions of profiling.ncu.regions), then what it profiled of
- * the selection (ncu/selection.json) and the per-region report (ncu/regions/, run/regions_run.h). */
+ * the selection (ncu/selection.json) and the per-region report (ncu/regions/, run/regions_run.h).
+ * With profiling.ncu.sample_per_group > 0 (the presets' default) and kernel replay, the phase
+ * profiles a sample instead (run/ncu_sampled.h, docs/ncu-sampling.md). */
 #include "run/pipeline.h"
 
 #include <stdio.h>
@@ -12,6 +14,7 @@
 #include "collect/rundir.h"
 #include "core/fs.h"
 #include "parse/ncu_raw.h"
+#include "run/ncu_sampled.h"
 #include "run/pipeline_int.h"
 #include "run/regions_run.h"
 
@@ -79,6 +82,147 @@ static void note_profiled(struct lp_pl_state *st, const char *raw_csv)
 	free(counts);
 }
 
+/* ---- the sampled phase (run/ncu_sampled.h) ---- */
+
+struct sample_view {
+	struct lp_pl_state *st;
+	struct lp_pl_ticker t;   /* the running process's "==PROF== Profiling" count */
+	char label[96];          /* "ncu 1/2, ETA 12 s": the ticker's phase */
+};
+
+static void sample_on_plan(void *ctx, const struct lp_sample_plan *p)
+{
+	struct sample_view *v = ctx;
+	size_t i, planned = 0;
+	char budget[32] = "none";
+	for (i = 0; i < p->n_groups; i++)
+		planned += p->groups[i].status == LP_SAMPLE_PLANNED || p->groups[i].status == LP_SAMPLE_CACHED;
+	if (p->budget_s > 0)
+		snprintf(budget, sizeof(budget), "%.0f s", p->budget_s);
+	lp_run_infof(v->st->sink, "ncu plan: %zu of %zu groups (%.1f%% of the kernel time, %zu from the cache), K=%u, "
+		"%zu ncu process%s, %llu launches, ETA %.0f s (budget %s)", planned, p->n_groups, 100.0 * p->planned_share,
+		p->n_cached, p->k_used, p->n_procs, p->n_procs == 1 ? "" : "es", (unsigned long long)p->predicted, p->eta_s,
+		budget);
+}
+
+static void sample_tick(void *ctx, const struct lp_ncu_sampled_progress *pr)
+{
+	struct sample_view *v = ctx;
+	if (v->t.log_path != pr->log_path) {   /* the next process: count its log */
+		v->t.log_path = pr->log_path;
+		v->t.read_bytes = 0;
+		v->t.profiled = 0;
+	}
+	snprintf(v->label, sizeof(v->label), "ncu %zu/%zu, ETA %.0f s", pr->proc + 1, pr->plan->n_procs, pr->eta_s);
+	lp_pl_tick(&v->t, pr->elapsed_s);
+}
+
+/* 1 when the sampled phase ran (its status is set); 0 when sampling does not apply (off, a range
+ * replay, nothing selected): the caller runs ncu as before. */
+static int run_sampled(struct lp_pl_state *st, const json_t *preset, int explicit_regions,
+	const struct lp_regions_cfg *rcfg, struct lp_ncu_sampled_outcome *so)
+{
+	struct lp_pipeline *pl = st->pl;
+	struct lp_ncu_sampled s;
+	struct lp_sample_select sel;
+	struct lp_regions regs;
+	struct lp_err err = LP_ERR_INIT;
+	struct lp_buf out = LP_BUF_INIT, logs = LP_BUF_INIT;
+	struct lp_proc_env env[8];
+	struct sample_view view;
+	const char *replay = json_string_value(json_object_get(preset, "replay_mode"));
+	const char *run_id = strrchr(st->run->dir.path, '/');
+	int64_t k = lp_pl_cfg_int(st->run, "profiling.ncu.sample_per_group", 0);
+	int have_regs = 0, ran = 1;
+
+	if (k <= 0 || (replay && strcmp(replay, "kernel")))
+		return 0;
+	memset(&sel, 0, sizeof(sel));
+	if (explicit_regions) {
+		if (lp_regions_init(&regs, &rcfg->spec, &err) < 0) {
+			lp_pl_set_phase(st, PH_NCU, "failed", "%s", err.msg);
+			pl->exit_status = pl->exit_status ? pl->exit_status : LP_EPARTIAL;
+			return 1;
+		}
+		have_regs = 1;
+		sel.regions = &regs;
+	} else {
+		sel.stage = lp_pl_cfg_str(st->run, "run.stage") ? lp_pl_cfg_str(st->run, "run.stage") : "decode_all";
+	}
+	memset(&s, 0, sizeof(s));
+	lp_rundir_path(&st->run->dir, "ncu", &out);
+	lp_rundir_path(&st->run->dir, "logs", &logs);
+	s.ncu = pl->tools->ncu.path;
+	s.preset = preset;
+	s.out_dir = out.data;
+	s.logs_dir = logs.data;
+	s.workload = lp_argv_get(&pl->workload);
+	s.env = env;
+	s.n_env = lp_pl_tool_env(pl, env);
+	s.capture = &st->prof;
+	s.select = &sel;
+	s.opts.k = (unsigned)(k > LP_SAMPLE_MAX_K ? LP_SAMPLE_MAX_K : k);
+	s.opts.coverage = lp_pl_cfg_num(st->run, "profiling.ncu.coverage", LP_SAMPLE_DEFAULT_COVERAGE);
+	s.opts.budget_s = lp_pl_cfg_num(st->run, "profiling.ncu.budget_s", 0);
+	s.workload_s = st->traced_s;
+	s.use_cache = lp_pl_cfg_bool(st->run, "profiling.ncu.cache");
+	s.cache_dir = lp_pl_cfg_str(st->run, "profiling.ncu.cache_dir");
+	s.ident.gpu = pl->tools->n_gpus > 0 ? pl->tools->gpus[0].name : "";
+	s.ident.driver = pl->tools->driver_version;
+	s.ident.ncu_version = pl->tools->ncu.version;
+	s.run_id = run_id ? run_id + 1 : st->run->dir.path;
+	s.timeout_s = lp_pl_cfg_num(st->run, "run.timeout_s", 1800);
+	memset(&view, 0, sizeof(view));
+	view.st = st;
+	view.t.sink = st->sink;
+	view.t.phase = view.label;
+	snprintf(view.label, sizeof(view.label), "ncu");
+	s.on_plan = sample_on_plan;
+	s.tick = sample_tick;
+	s.ctx = &view;
+	lp_pl_progress(st, PH_NCU, explicit_regions ? "NVTX regions, sampled" : "sampled");
+	if (lp_ncu_sampled_run(&s, so, &err) < 0) {
+		lp_pl_tick_end(st->sink, so->elapsed_s);
+		lp_pl_set_phase(st, PH_NCU, "failed", "%s", err.msg);
+		pl->exit_status = err.kind == LP_EENV ? LP_EENV : (pl->exit_status ? pl->exit_status : LP_EPARTIAL);
+		goto out;
+	}
+	lp_pl_tick_end(st->sink, so->elapsed_s);
+	if (so->have_plan && so->plan.n_groups == 0) {
+		ran = 0;   /* nothing in the selection: the plain phase says what ncu finds */
+		goto out;
+	}
+	{
+		struct lp_sample_coverage c;
+		struct lp_buf note = LP_BUF_INIT;
+		lp_sample_coverage(&so->plan, &c);
+		lp_buf_addf(&note, "sampled %zu of %zu groups (K=%u, %zu ncu process%s, %.0f s): %.1f%% of the kernel time has "
+			"metrics (target %.0f%%%s)", c.n_covered, c.n_groups, so->plan.k_used, so->procs_run,
+			so->procs_run == 1 ? "" : "es", so->elapsed_s, 100.0 * c.share, 100.0 * c.target, c.met ? "" : ", not met");
+		if (c.n_reused)
+			lp_buf_addf(&note, ", %zu reused from the cache", c.n_reused);
+		if (so->metrics_na.len)
+			lp_buf_addf(&note, "; metrics n/a on this GPU: %s", so->metrics_na.data);
+		if (so->partial) {
+			lp_pl_set_phase(st, PH_NCU, "partial", "%s; %s", so->why, note.data);
+			pl->exit_status = pl->exit_status ? pl->exit_status : LP_EPARTIAL;
+		} else if (so->profiled_nothing) {
+			lp_pl_set_phase(st, PH_NCU, "failed", "ncu profiled none of the planned launches (see ncu/sampling.json "
+				"and logs/ncu_p1/ncu.log)");
+			pl->exit_status = pl->exit_status ? pl->exit_status : LP_EPARTIAL;
+		} else {
+			lp_pl_set_phase(st, PH_NCU, "ok", "%s", note.data);
+		}
+		lp_buf_release(&note);
+	}
+out:
+	if (have_regs)
+		lp_regions_release(&regs);
+	lp_buf_release(&out);
+	lp_buf_release(&logs);
+	return ran;
+}
+
 void lp_pl_phase_ncu(struct lp_pl_state *st)
 {
 	struct lp_pipeline *pl = st->pl;
@@ -92,9 +236,11 @@ void lp_pl_phase_ncu(struct lp_pl_state *st)
 	json_t *preset_copy = NULL;   /* the preset as run (regions applied, or the top-N base name) */
 	const json_t *inc = lp_config_get(&st->run->cfg, "profiling.ncu.regions.include");
 	int explicit_regions = json_is_array(inc) && json_array_size(inc) > 0;
-	int have_rc = 0;
+	int have_rc = 0, sampled = 0;
+	struct lp_ncu_sampled_outcome so;
 
 	memset(&oc, 0, sizeof(oc));
+	memset(&so, 0, sizeof(so));
 	if (strcmp(st->run->mode, "deep") != 0) {
 		lp_pl_set_phase(st, PH_NCU, "skipped", "light mode");
 		goto out;
@@ -136,6 +282,14 @@ void lp_pl_phase_ncu(struct lp_pl_state *st)
 		json_object_set_new(preset_copy, "kernel_name_base", json_string("function"));
 		preset = preset_copy;
 	}
+	if (run_sampled(st, preset, explicit_regions, &rc, &so)) {
+		sampled = 1;
+		if (so.raw_csv[0])
+			snprintf(oc.raw_csv, sizeof(oc.raw_csv), "%s", so.raw_csv);
+		goto regions;
+	}
+	lp_ncu_sampled_outcome_release(&so);
+	memset(&so, 0, sizeof(so));
 	lp_pl_progress(st, PH_NCU, explicit_regions ? "NVTX regions" : st->topn.regex);
 	memset(&plan, 0, sizeof(plan));
 	lp_rundir_path(&st->run->dir, "ncu", &out);
@@ -185,7 +339,8 @@ void lp_pl_phase_ncu(struct lp_pl_state *st)
 	}
 	if (!explicit_regions && oc.raw_csv[0])
 		note_profiled(st, oc.raw_csv);
-	if (lp_regions_cfg_active(&rc)) {
+regions:
+	if (lp_regions_cfg_active(&rc) && (!sampled || strcmp(st->ph[PH_NCU].status, "failed"))) {
 		struct lp_regions_run rr;
 		struct lp_regions_outcome ro;
 		memset(&rr, 0, sizeof(rr));
@@ -207,6 +362,7 @@ out:
 		lp_regions_cfg_release(&rc);
 	json_decref(preset_copy);
 	lp_ncu_outcome_release(&oc);
+	lp_ncu_sampled_outcome_release(&so);
 	lp_buf_release(&out);
 	lp_buf_release(&logs);
 	lp_buf_release(&ncu_log);

@@ -110,6 +110,15 @@ int lp_pipeline_plan(struct lp_pipeline *pl, struct lp_run *run, struct lp_buf *
 		spec.stdout_path = spec.stderr_path = "<run>/logs/ncu.log";
 		add_cmd(out, "5 ncu", &spec);
 		lp_argv_release(&av);
+		if (lp_pl_cfg_int(run, "profiling.ncu.sample_per_group", 0) > 0) {
+			const char *rm = lp_pl_cfg_str(run, "profiling.ncu.replay_mode");
+			if (!rm || !strcmp(rm, "kernel"))
+				lp_buf_addf(out, "    sampled instead (docs/ncu-sampling.md): %lld launches a group, groups up to %.0f%% "
+					"of each region's kernel time, budget %.0f s; --kernel-id from the capture replaces the "
+					"filters above\n", (long long)lp_pl_cfg_int(run, "profiling.ncu.sample_per_group", 0),
+					100.0 * lp_pl_cfg_num(run, "profiling.ncu.coverage", 0.95),
+					lp_pl_cfg_num(run, "profiling.ncu.budget_s", 0));
+		}
 	}
 	lp_buf_addf(out, "  6 analysis + 7 reports:");
 	for (k = 0; k < LP_REPORT_N_FILES; k++)

@@ -15,6 +15,7 @@
 #include "parse/ncu_raw.h"
 #include "parse/trace_read.h"
 #include "parse/workload_timings.h"
+#include "report/ncu_coverage.h"
 #include "report/reports.h"
 
 /* The main ncu export of the run: the first ncu/<name>_raw.csv in name order (a run writes one;
@@ -363,6 +364,7 @@ int lp_report_rebuild_ex(const char *run_dir, struct lp_rebuild_outcome *oc, str
 	struct lp_analysis a;
 	struct lp_device env_dev;
 	int rc = -1, have_prof = 0, have_ncu = 0;
+	json_t *sampling = NULL;
 
 	memset(&in, 0, sizeof(in));
 	memset(oc, 0, sizeof(*oc));
@@ -446,6 +448,12 @@ int lp_report_rebuild_ex(const char *run_dir, struct lp_rebuild_outcome *oc, str
 	baseline = load_baseline(run_dir, cfg, phases, in.n_phases, &in.baseline_why);
 	in.baseline = baseline;
 	{
+		struct lp_err serr = LP_ERR_INIT;
+		if (lp_report_ncu_sampling_load(run_dir, &sampling, &serr) < 0)
+			damage(oc, "%s", serr.msg);   /* the reports go on without the coverage */
+		in.ncu_sampling = sampling;
+	}
+	{
 		struct lp_buf id = LP_BUF_INIT;
 		run_id_of(run_dir, cfg, &id);
 		in.run_id = id.data;
@@ -463,6 +471,7 @@ int lp_report_rebuild_ex(const char *run_dir, struct lp_rebuild_outcome *oc, str
 		lp_buf_release(&id);
 	}
 done:
+	json_decref(sampling);
 	if (have_ncu)
 		lp_kernel_table_release(&ncu);
 	if (have_prof)

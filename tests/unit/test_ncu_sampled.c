@@ -1,4 +1,4 @@
-/* test_ncu_sampled.c: the sampled ncu phase (collect/ncu_sampled.h) against a fake `ncu`: the
+/* test_ncu_sampled.c: the sampled ncu phase (run/ncu_sampled.h) against a fake `ncu`: the
  * --kernel-id flags it gets, the merged export keeping only the planned groups' results (a
  * same-named kernel of the prefill goes), the IDs of the details page following, sampling.json
  * with the coverage, and the cache: a second run reuses every group and starts no ncu. */
@@ -8,7 +8,7 @@
 #include <string.h>
 #include <sys/stat.h>
 
-#include "collect/ncu_sampled.h"
+#include "run/ncu_sampled.h"
 #include "core/fs.h"
 #include "parse/ncu_raw.h"
 

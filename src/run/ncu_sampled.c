@@ -1,7 +1,7 @@
 /* ncu_sampled.c: the sampled Nsight Compute phase (see ncu_sampled.h). The plan comes from
  * analyze/ncu_sample.c; this file runs it: ncu processes through collect/ncu.c, the cache through
  * collect/ncu_cache.c, and the merged export the analysis reads afterwards. */
-#include "collect/ncu_sampled.h"
+#include "run/ncu_sampled.h"
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -88,7 +88,7 @@ static int attach_cb(const struct lp_ncu_result *r, void *vctx, struct lp_err *e
 		size_t nc = c->cap ? c->cap * 2 : 256;
 		int32_t *nk = realloc(c->keep, nc * sizeof(*nk));
 		if (!nk)
-			return lp_err_set(err, LP_EOTHER, "out of memory");
+			return lp_oom(err);
 		c->keep = nk;
 		c->cap = nc;
 	}
@@ -241,7 +241,7 @@ static int write_json(const char *dir, const char *file, json_t *o, struct lp_er
 	char *text = json_dumps(o, JSON_INDENT(2) | JSON_REAL_PRECISION(10));
 	int rc;
 	lp_fs_join(&path, dir, file);
-	rc = text ? lp_fs_write_atomic(path.data, text, strlen(text), err) : lp_err_set(err, LP_EOTHER, "out of memory");
+	rc = text ? lp_fs_write_atomic(path.data, text, strlen(text), err) : lp_oom(err);
 	free(text);
 	lp_buf_release(&path);
 	return rc;
@@ -285,7 +285,7 @@ int lp_ncu_sampled_run(const struct lp_ncu_sampled *s, struct lp_ncu_sampled_out
 	hits = calloc(o->plan.n_groups + 1, sizeof(*hits));
 	by_group = calloc(o->plan.n_groups + 1, sizeof(*by_group));
 	if (!hits || !by_group) {
-		lp_err_set(err, LP_EOTHER, "out of memory");
+		lp_oom(err);
 		goto out;
 	}
 	if (s->use_cache) {
@@ -377,7 +377,7 @@ int lp_ncu_sampled_run(const struct lp_ncu_sampled *s, struct lp_ncu_sampled_out
 			json_decref(pp);
 			lp_ncu_outcome_release(&oc);
 			if (!o->procs_run && !o->plan.n_cached) {
-				lp_err_set(err, perr.status, "%s", perr.msg);
+				lp_err_set(err, perr.kind, "%s", perr.msg);
 				if (perr.hint[0])
 					lp_err_hint(err, "%s", perr.hint);
 				goto out;

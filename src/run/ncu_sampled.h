@@ -16,8 +16,8 @@
  * (lp_ncu_sampled_outcome_release). Never prints: `on_plan` and `tick` let the caller show the
  * plan and the progress.
  */
-#ifndef LP_COLLECT_NCU_SAMPLED_H
-#define LP_COLLECT_NCU_SAMPLED_H
+#ifndef LP_RUN_NCU_SAMPLED_H
+#define LP_RUN_NCU_SAMPLED_H
 
 #include <jansson.h>
 
