@@ -68,7 +68,7 @@ void lp_pl_phase_baseline(struct lp_pl_state *st)
 	struct lp_proc_spec spec;
 	struct lp_proc_result res;
 	struct lp_pl_ticker tk;
-	struct lp_proc_env env[8];
+	struct lp_proc_env env[LP_PL_ENV_MAX];
 	json_t *account = NULL, *model = NULL;
 	const char *argv[16];
 	int64_t batch, prompt, new_tokens;

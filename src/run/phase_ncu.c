@@ -231,7 +231,7 @@ void lp_pl_phase_ncu(struct lp_pl_state *st)
 	struct lp_regions_cfg rc;
 	struct lp_err err = LP_ERR_INIT;
 	struct lp_buf out = LP_BUF_INIT, logs = LP_BUF_INIT, ncu_log = LP_BUF_INIT;
-	struct lp_proc_env env[8];
+	struct lp_proc_env env[LP_PL_ENV_MAX];
 	const json_t *preset = lp_config_get(&st->run->cfg, "profiling.ncu");
 	json_t *preset_copy = NULL;   /* the preset as run (regions applied, or the top-N base name) */
 	const json_t *inc = lp_config_get(&st->run->cfg, "profiling.ncu.regions.include");

@@ -19,7 +19,7 @@ static int run_workload(struct lp_pl_state *st, const char *trace_dir, const cha
 	struct lp_proc_result *res, struct lp_err *err)
 {
 	struct lp_pipeline *pl = st->pl;
-	struct lp_proc_env env[8];
+	struct lp_proc_env env[LP_PL_ENV_MAX];
 	struct lp_proc_spec spec;
 	struct lp_buf out = LP_BUF_INIT, errp = LP_BUF_INIT;
 	size_t n_env = trace_dir ? lp_pl_capture_env(pl, trace_dir, env) : lp_pl_tool_env(pl, env);
@@ -204,7 +204,7 @@ void lp_pl_phase_nsys(struct lp_pl_state *st)
 	struct lp_nsys_outcome oc;
 	struct lp_err err = LP_ERR_INIT;
 	struct lp_buf out = LP_BUF_INIT, logs = LP_BUF_INIT, ldpath = LP_BUF_INIT;
-	struct lp_proc_env env[8];
+	struct lp_proc_env env[LP_PL_ENV_MAX];
 	size_t n_env = lp_pl_tool_env(pl, env);
 	const char *libdir = lp_pl_cfg_str(st->run, "tools.nsys_lib_dir");
 

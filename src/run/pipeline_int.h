@@ -68,7 +68,11 @@ void lp_pl_tick(void *ctx, double elapsed_s);
 void lp_pl_tick_end(const struct lp_run_sink *sink, double wall_s);
 
 /* The environments of the children (workload.c): the capture's (tracer injected) and the
- * tools' (tracer removed). `env` has room for 8. */
+ * tools' (tracer removed). `env` has room for LP_PL_ENV_MAX. Both keep NVLink multicast off in
+ * NCCL, torch's symmetric memory and NVSHMEM (NCCL_NVLS_ENABLE=0, TORCH_SYMM_MEM_DISABLE_MULTICAST=1,
+ * NVSHMEM_DISABLE_NVLS=1) unless llmprof's own environment sets them: multicast objects a killed
+ * job leaves behind can wedge a shared machine's NVSwitch (docs/ranks.md). */
+#define LP_PL_ENV_MAX 16
 size_t lp_pl_capture_env(const struct lp_pipeline *pl, const char *trace_dir, struct lp_proc_env *env);
 size_t lp_pl_tool_env(const struct lp_pipeline *pl, struct lp_proc_env *env);
 

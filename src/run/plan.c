@@ -20,7 +20,7 @@ static void add_cmd(struct lp_buf *out, const char *label, const struct lp_proc_
 
 int lp_pipeline_plan(struct lp_pipeline *pl, struct lp_run *run, struct lp_buf *out, struct lp_err *err)
 {
-	struct lp_proc_env env[8];
+	struct lp_proc_env env[LP_PL_ENV_MAX];
 	struct lp_proc_spec spec;
 	const char *root = lp_pl_cfg_str(run, "artifacts.stage2_dir");
 	const char *id = lp_pl_cfg_str(run, "run.id");

@@ -334,6 +334,19 @@ void lp_pipeline_release(struct lp_pipeline *pl)
 
 /* ---- the environments of the children ---- */
 
+/* NVLink multicast off, where our own environment does not say otherwise (pipeline_int.h). */
+static size_t multicast_off(struct lp_proc_env *env, size_t n)
+{
+	static const char *const vars[][2] = {
+		{ "NCCL_NVLS_ENABLE", "0" }, { "TORCH_SYMM_MEM_DISABLE_MULTICAST", "1" }, { "NVSHMEM_DISABLE_NVLS", "1" },
+	};
+	size_t i;
+	for (i = 0; i < sizeof(vars) / sizeof(vars[0]); i++)
+		if (!getenv(vars[i][0]))
+			env[n++] = (struct lp_proc_env){ vars[i][0], vars[i][1] };
+	return n;
+}
+
 size_t lp_pl_capture_env(const struct lp_pipeline *pl, const char *trace_dir, struct lp_proc_env *env)
 {
 	size_t n = 0;
@@ -346,7 +359,7 @@ size_t lp_pl_capture_env(const struct lp_pipeline *pl, const char *trace_dir, st
 		env[n++] = (struct lp_proc_env){ "LLMPROF_AUTO_OPS", pl->auto_ops ? "1" : "0" };
 		env[n++] = (struct lp_proc_env){ "LLMPROF_AUTO_HOOKS", pl->auto_hooks[0] ? pl->auto_hooks : NULL };
 	}
-	return n;
+	return multicast_off(env, n);
 }
 
 /* The tools must not see our tracer: nsys and ncu hold the CUPTI slot themselves. The shim's
@@ -361,5 +374,5 @@ size_t lp_pl_tool_env(const struct lp_pipeline *pl, struct lp_proc_env *env)
 		env[n++] = (struct lp_proc_env){ "LLMPROF_AUTO_OPS", pl->auto_ops ? "1" : "0" };
 		env[n++] = (struct lp_proc_env){ "LLMPROF_AUTO_HOOKS", pl->auto_hooks[0] ? pl->auto_hooks : NULL };
 	}
-	return n;
+	return multicast_off(env, n);
 }

@@ -1,0 +1,21 @@
+#!/bin/bash
+# The workload's environment keeps NVLink multicast off (issue 18): `llmprof run` sets
+# NCCL_NVLS_ENABLE=0, TORCH_SYMM_MEM_DISABLE_MULTICAST=1 and NVSHMEM_DISABLE_NVLS=1 for the capture
+# and the tools' runs, unless llmprof's own environment already sets one (then the user's value
+# passes through untouched). Checked on the printed plan (--dry-run) and inside a real capture.
+set -u
+. "$(dirname "$0")/lib.bash"
+command -v python3 >/dev/null 2>&1 || skip "python3 is not installed"
+expect_exit 0 "$LLMPROF" run --dry-run -- python3 -c 1
+for v in NCCL_NVLS_ENABLE=0 TORCH_SYMM_MEM_DISABLE_MULTICAST=1 NVSHMEM_DISABLE_NVLS=1; do
+  grep -q "capture: .* $v " "$LP_TMP/stdout" || fail "the capture's environment lacks $v: $(grep capture: "$LP_TMP/stdout")"
+done
+NCCL_NVLS_ENABLE=1 "$LLMPROF" run --dry-run -- python3 -c 1 >"$LP_TMP/stdout" 2>"$LP_TMP/stderr" || fail "dry run failed"
+grep -q "NCCL_NVLS_ENABLE" "$LP_TMP/stdout" && fail "llmprof overrode the user's NCCL_NVLS_ENABLE: $(grep capture: "$LP_TMP/stdout")"
+# inside the workload itself
+"$LLMPROF" run --mode light run.id=env -- python3 -c '
+import os
+print("ENV", os.environ.get("NCCL_NVLS_ENABLE"), os.environ.get("TORCH_SYMM_MEM_DISABLE_MULTICAST"), os.environ.get("NVSHMEM_DISABLE_NVLS"))' \
+  >"$LP_TMP/stdout" 2>"$LP_TMP/stderr"
+grep -q "^ENV 0 1 1$" tmp/stage2/env/trace/workload.stdout || fail "the workload saw: $(cat tmp/stage2/env/trace/workload.stdout)"
+pass
