@@ -159,6 +159,45 @@ int lp_llm_k_attn_decode(uint16_t *out, const uint16_t *q, const uint16_t *k_cac
 /* x[i] += delta[i] for i < n (fp32 residual, bf16 delta): the MoE layers' residual add. */
 int lp_llm_k_add(float *x, const uint16_t *delta, size_t n, void *stream, struct lp_err *err);
 
+/* --- fused MoE decode (t = batch <= LP_LLM_MOE_DEC_MAX_T sequences, one new token each) ---
+ * The MLP of an MoE layer in three kernels (cuda_moe.cu), each reading its weights once:
+ *   route: x = rmsnorm(resid) * norm_w; r_logits [t][e] = x router^T (fp32); then, as
+ *     lp_llm_k_moe_topk: ids, weights [t][k]; the experts in use, ascending: *n_used, used[];
+ *     per used expert u and token j: slot[u t + j] = j k + s when token j picked it as its
+ *     s-th expert (else -1), wgt[u t + j] its routing weight (else 0); *done (zeroed) back to 0.
+ *   up: sh_act [t][sh] = silu(bf16 gate) * bf16 up of the shared experts (as one MLP of width
+ *     sh, gate rows then up rows in sh_gate_up [2 sh][h]); r_act [t k][mi] the same for each
+ *     assignment's expert (gate_up [e][2 mi][h]); an expert picked by several tokens is read once.
+ *   down: resid[j] += bf16(shared down (sh_down [h][sh]) of sh_act[j] + sum over token j's
+ *     assignments of weight x expert down (down [e][h][mi]) of its r_act row).
+ * Launched with `pdl`, each kernel loads its first weights before waiting for the one before.
+ * Limits (lp_llm_moe_dec_fits): h, mi, sh multiples of 8 (sh may be 0), e even, t k <= 64. */
+#define LP_LLM_MOE_DEC_MAX_T 8
+#define LP_LLM_MOE_DEC_MAX_ASSIGN 64
+struct lp_llm_moe_dec {
+	int t, h, e, k, mi, sh;      /* tokens, hidden, routed experts, top k, expert width, shared width */
+	int pdl;
+	float *resid;                /* [t][h] */
+	const uint16_t *norm_w;
+	float eps;
+	const uint16_t *router, *gate_up, *down, *sh_gate_up, *sh_down;
+	int sigmoid, norm_topk;      /* the gate: sigmoid (else softmax); renormalise the top k */
+	float scale;
+	/* work buffers (device): r_logits [t][e]; ids, weights [t][k]; n_used [1]; used, slot, wgt
+	 * [min(t k, e) t]; sh_act [t][sh]; r_act [t k][mi]; done [1], zeroed */
+	float *r_logits, *weights, *wgt;
+	int32_t *ids, *used, *slot;
+	int *n_used, *done;
+	uint16_t *sh_act, *r_act;
+};
+int lp_llm_moe_dec_fits(int t, int h, int e, int k, int mi, int sh);
+/* Launches the kernels named in `phases` (in that order; all three make the MoE MLP). */
+#define LP_LLM_MOE_DEC_ROUTE 1
+#define LP_LLM_MOE_DEC_UP 2
+#define LP_LLM_MOE_DEC_DOWN 4
+#define LP_LLM_MOE_DEC_ALL 7
+int lp_llm_k_moe_dec(const struct lp_llm_moe_dec *a, int phases, void *stream, struct lp_err *err);
+
 /* --- cuBLAS --- */
 typedef struct lp_llm_blas lp_llm_blas; /* a cuBLAS handle with its workspace and stream */
 int lp_llm_blas_create(lp_llm_blas **b, void *stream, struct lp_err *err);

@@ -71,20 +71,6 @@ static __device__ __forceinline__ void load_group(uint4 (&w0)[DG_U], uint4 (&w1)
 	}
 }
 
-static __device__ __forceinline__ float dot8(uint4 a, uint4 b)
-{
-	float s;
-	s = bf_bits(a.x & 0xffffu) * bf_bits(b.x & 0xffffu);
-	s = fmaf(__uint_as_float(a.x & 0xffff0000u), __uint_as_float(b.x & 0xffff0000u), s);
-	s = fmaf(bf_bits(a.y & 0xffffu), bf_bits(b.y & 0xffffu), s);
-	s = fmaf(__uint_as_float(a.y & 0xffff0000u), __uint_as_float(b.y & 0xffff0000u), s);
-	s = fmaf(bf_bits(a.z & 0xffffu), bf_bits(b.z & 0xffffu), s);
-	s = fmaf(__uint_as_float(a.z & 0xffff0000u), __uint_as_float(b.z & 0xffff0000u), s);
-	s = fmaf(bf_bits(a.w & 0xffffu), bf_bits(b.w & 0xffffu), s);
-	s = fmaf(__uint_as_float(a.w & 0xffff0000u), __uint_as_float(b.w & 0xffff0000u), s);
-	return s;
-}
-
 template <int T>
 static __device__ __forceinline__ void dot_group(float (&s0)[T], float (&s1)[T],
 	const uint4 (&w0)[DG_U], const uint4 (&w1)[DG_U], const uint16_t *xs, int k8, int g, int lane)
@@ -240,53 +226,10 @@ static __global__ void __launch_bounds__(DG_THREADS, 2) k_dec_gemv(const lp_llm_
 		epilogue_load<T, MODE>(a, p, r0, r1, pos, in);
 	}
 	if (MODE == LP_LLM_DEC_RESID) {
-		const uint4 *src = (const uint4 *)a.x_bf16;
-		for (int i = threadIdx.x; i < T * k8; i += DG_THREADS)
-			((uint4 *)xs)[i] = src[i];
+		block_copy16<DG_THREADS>((uint4 *)xs, (const uint4 *)a.x_bf16, T * k8);
 	} else { /* xs = rmsnorm(resid (+ delta)) * norm_w, as lp_llm_k_rmsnorm computes it */
-		const size_t rs = a.resid_stride ? (size_t)a.resid_stride : (size_t)k;
-		float ss[T], inv[T];
-#pragma unroll
-		for (int j = 0; j < T; j++)
-			ss[j] = 0.0f;
-		for (int i = threadIdx.x; i < k / 4; i += DG_THREADS) {
-#pragma unroll
-			for (int j = 0; j < T; j++) {
-				float4 v = ((const float4 *)(a.resid + j * rs))[i];
-				if (MODE == LP_LLM_DEC_ARGMAX && a.delta) {
-					uint2 dv = ((const uint2 *)(a.delta + j * rs))[i];
-					v.x += bf_bits(dv.x & 0xffffu);
-					v.y += __uint_as_float(dv.x & 0xffff0000u);
-					v.z += bf_bits(dv.y & 0xffffu);
-					v.w += __uint_as_float(dv.y & 0xffff0000u);
-				}
-				ss[j] += v.x * v.x + v.y * v.y + v.z * v.z + v.w * v.w;
-			}
-		}
-#pragma unroll
-		for (int j = 0; j < T; j++) {
-			ss[j] = warp_sum(ss[j]);
-			if (lane == 0)
-				red[j][wid] = ss[j];
-		}
-		__syncthreads();
-#pragma unroll
-		for (int j = 0; j < T; j++) {
-			float tot = 0.0f;
-			for (int w = 0; w < DG_WARPS; w++)
-				tot += red[j][w];
-			inv[j] = rsqrtf(tot / (float)k + a.eps);
-		}
-		for (int i = threadIdx.x; i < k; i += DG_THREADS) {
-			float wv = ld(a.norm_w + i);
-#pragma unroll
-			for (int j = 0; j < T; j++) {
-				float v = a.resid[j * rs + i];
-				if (MODE == LP_LLM_DEC_ARGMAX && a.delta)
-					v += ld(a.delta + j * rs + i);
-				xs[(size_t)j * k + i] = st(v * inv[j] * wv);
-			}
-		}
+		block_rmsnorm_bf16<T, DG_THREADS>(xs, a.resid, a.resid_stride ? (size_t)a.resid_stride : (size_t)k,
+			MODE == LP_LLM_DEC_ARGMAX ? a.delta : NULL, a.norm_w, k, a.eps, &red[0][0]);
 	}
 	__syncthreads();
 
@@ -376,24 +319,6 @@ static int dev_sms(struct lp_err *err)
 	return sms;
 }
 
-/* Launches k with `pdl` as programmatic stream serialization. */
-template <typename... P, typename... A>
-static cudaError_t launch(void (*k)(P...), dim3 grid, dim3 block, size_t smem, cudaStream_t s,
-	int pdl, A &&...args)
-{
-	cudaLaunchConfig_t cfg = {};
-	cudaLaunchAttribute at[1];
-	cfg.gridDim = grid;
-	cfg.blockDim = block;
-	cfg.dynamicSmemBytes = smem;
-	cfg.stream = s;
-	at[0].id = cudaLaunchAttributeProgrammaticStreamSerialization;
-	at[0].val.programmaticStreamSerializationAllowed = 1;
-	cfg.attrs = pdl ? at : NULL;
-	cfg.numAttrs = pdl ? 1 : 0;
-	return cudaLaunchKernelEx(&cfg, k, static_cast<A &&>(args)...);
-}
-
 template <int T, int MODE>
 static int dec_gemv_t(const lp_llm_dec_gemv *a, cudaStream_t s, struct lp_err *err)
 {
@@ -418,7 +343,7 @@ static int dec_gemv_t(const lp_llm_dec_gemv *a, cudaStream_t s, struct lp_err *e
 	grid = (np + DG_WARPS - 1) / DG_WARPS;
 	if (grid > occ * sms)
 		grid = occ * sms; /* then warps loop over their pairs */
-	LP_CUDA_TRY(launch(k, dim3((unsigned)grid), dim3(DG_THREADS), smem, s, a->pdl, *a));
+	LP_CUDA_TRY(lp_llm_launch_pdl(k, dim3((unsigned)grid), dim3(DG_THREADS), smem, s, a->pdl, *a));
 	return 0;
 }
 
@@ -468,21 +393,27 @@ template <int D>
 static __device__ __forceinline__ void load_tile(uint4 (&kv)[D / 16], uint16_t *vs,
 	const uint16_t *kb, const uint16_t *vb, int k0, int n, int skip, int only, int tid)
 {
+	constexpr int NV = LP_LLM_DEC_ATTN_TILE * D / 8 / 128; /* V chunks a thread: all in flight */
 	const int j = tid >> 1, h2 = tid & 1;
-	for (int c = tid; c < LP_LLM_DEC_ATTN_TILE * D / 8; c += 128) {
-		int r = c / (D / 8);
-		uint4 v = make_uint4(0, 0, 0, 0);
-		if (r == skip || (only >= 0 && r != only))
-			continue;
-		if (r < n)
-			v = ((const uint4 *)(vb + (size_t)k0 * D))[c];
-		((uint4 *)vs)[c] = v;
+	uint4 vv[NV];
+#pragma unroll
+	for (int i = 0; i < NV; i++) {
+		int c = tid + 128 * i, r = c / (D / 8);
+		vv[i] = make_uint4(0, 0, 0, 0);
+		if (r < n && r != skip && (only < 0 || r == only))
+			vv[i] = ((const uint4 *)(vb + (size_t)k0 * D))[c];
 	}
 	if (j < n && j != skip && (only < 0 || j == only)) {
 		const uint4 *kr = (const uint4 *)(kb + (size_t)(k0 + j) * D + h2 * (D / 2));
 #pragma unroll
 		for (int c = 0; c < D / 16; c++)
 			kv[c] = kr[c];
+	}
+#pragma unroll
+	for (int i = 0; i < NV; i++) {
+		int c = tid + 128 * i, r = c / (D / 8);
+		if (r != skip && (only < 0 || r == only))
+			((uint4 *)vs)[c] = vv[i];
 	}
 }
 
@@ -678,7 +609,7 @@ static cudaError_t attn_decode_d(uint16_t *out, const uint16_t *q, const uint16_
 	const uint16_t *vc, float *partial, int *counters, const int *pos, int batch, int nh, int nkv,
 	int max_pos, int n_splits, int split_len, int pdl, cudaStream_t s)
 {
-	return launch(k_attn_decode<D>, dim3((unsigned)(batch * nkv), (unsigned)n_splits), dim3(128), 0,
+	return lp_llm_launch_pdl(k_attn_decode<D>, dim3((unsigned)(batch * nkv), (unsigned)n_splits), dim3(128), 0,
 		s, pdl, out, q, kc, vc, partial, counters, pos, nh, nkv, max_pos, n_splits, split_len);
 }
 

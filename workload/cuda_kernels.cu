@@ -401,60 +401,15 @@ extern "C" int lp_llm_k_argmax(int32_t *next, int32_t *tokens, int tokens_stride
 
 /* --- MoE --- */
 
-/* One warp per token: scores in registers (expert lane + 32 u), k rounds of a warp argmax. */
+/* One warp per token (moe_topk_warp). */
 static __global__ void k_moe_topk(int32_t *ids, float *weights, const float *logits, int t, int e,
 	int k, int sigmoid, int norm_topk, float scale)
 {
-	int w = threadIdx.x >> 5, lane = threadIdx.x & 31;
-	int r = blockIdx.x * (blockDim.x >> 5) + w;
-	float s[LP_LLM_MAX_EXPERTS / 32], mx = -FLT_MAX, sum = 0.0f, wsum = 0.0f, wk = 0.0f;
-	int nu = (e + 31) / 32;
+	int r = blockIdx.x * (blockDim.x >> 5) + (threadIdx.x >> 5);
 	if (r >= t)
 		return;
-	for (int u = 0; u < nu; u++) {
-		int x = lane + 32 * u;
-		s[u] = x < e ? logits[(size_t)r * e + x] : -FLT_MAX;
-		mx = fmaxf(mx, s[u]);
-	}
-	if (!sigmoid) {
-		mx = warp_max(mx);
-		for (int u = 0; u < nu; u++) {
-			int x = lane + 32 * u;
-			s[u] = x < e ? expf(s[u] - mx) : 0.0f;
-			sum += s[u];
-		}
-		sum = warp_sum(sum);
-	}
-	for (int u = 0; u < nu; u++) {
-		int x = lane + 32 * u;
-		s[u] = x >= e ? -1.0f : sigmoid ? 1.0f / (1.0f + expf(-s[u])) : s[u] / sum;
-	}
-	for (int j = 0; j < k; j++) {
-		float v = -1.0f;
-		int bi = 0x7fffffff;
-		for (int u = 0; u < nu; u++)
-			if (s[u] > v) {
-				v = s[u];
-				bi = lane + 32 * u;
-			}
-		for (int o = 16; o > 0; o >>= 1) {
-			float ov = __shfl_xor_sync(0xffffffffu, v, o);
-			int oi = __shfl_xor_sync(0xffffffffu, bi, o);
-			if (ov > v || (ov == v && oi < bi)) {
-				v = ov;
-				bi = oi;
-			}
-		}
-		if ((bi & 31) == lane)
-			s[bi >> 5] = -1.0f;
-		if (lane == j) {
-			ids[(size_t)r * k + j] = bi;
-			wk = v;
-		}
-		wsum += v;
-	}
-	if (lane < k)
-		weights[(size_t)r * k + lane] = (norm_topk ? wk / (wsum + 1e-20f) : wk) * scale;
+	moe_topk_warp(ids + (size_t)r * k, weights + (size_t)r * k, logits + (size_t)r * e, e, k, sigmoid,
+		norm_topk, scale, threadIdx.x & 31);
 }
 
 extern "C" int lp_llm_k_moe_topk(int32_t *ids, float *weights, const float *logits, int t, int e,

@@ -47,6 +47,7 @@ struct cu_engine {
 	int q_dim, qkv_dim, max_pos, sh_inter, ops, t_max, moe_rows, max_tiles;
 	int dec_splits, dec_split_len, graph_kernels;
 	int fused, f_splits, f_split_len;   /* the fused decode path (cuda_decode.cu) and its splits */
+	int moe_fused;                      /* its MoE layers on the fused MoE kernels (cuda_moe.cu) */
 	cudaStream_t stream;
 	cudaEvent_t ev[3];
 	lp_llm_blas *blas;
@@ -61,6 +62,10 @@ struct cu_engine {
 	bf *e_gu, *e_act, *e_out, *sh_out;
 	int32_t *prompt, *next, *tokens, *r_ids, *sorted, *tile_expert;
 	int *pos, *done, *n_tiles, *attn_counters;
+	int32_t *md_used, *md_slot;         /* the fused MoE decode's routing (lp_llm_moe_dec) */
+	float *md_wgt;
+	int *md_n_used, *md_done;
+	bf *md_sh_act, *md_r_act;
 	unsigned long long *best;
 	float *h_logits;
 	size_t weight_bytes, act_bytes, kv_bytes;
@@ -156,6 +161,13 @@ static void plan_buffers(struct cu_engine *e, struct plan *p)
 		e->e_act = TAKE(p, rows * mi, bf);
 		e->e_out = TAKE(p, rows * h, bf);
 		e->sh_out = TAKE(p, t * h, bf);
+		e->md_used = TAKE(p, LP_LLM_MOE_DEC_MAX_ASSIGN * LP_LLM_MOE_DEC_MAX_T, int32_t);
+		e->md_slot = TAKE(p, LP_LLM_MOE_DEC_MAX_ASSIGN * LP_LLM_MOE_DEC_MAX_T, int32_t);
+		e->md_wgt = TAKE(p, LP_LLM_MOE_DEC_MAX_ASSIGN * LP_LLM_MOE_DEC_MAX_T, float);
+		e->md_n_used = TAKE(p, 1, int);
+		e->md_done = TAKE(p, 1, int);
+		e->md_sh_act = TAKE(p, nb * (e->sh_inter ? e->sh_inter : 1), bf);
+		e->md_r_act = TAKE(p, nb * c->num_experts_per_tok * mi, bf);
 	}
 }
 
@@ -342,6 +354,59 @@ static int lm_head_fused(struct cu_engine *e, int tn, struct lp_err *err)
 	return lp_llm_k_dec_gemv(&a, e->stream, err);
 }
 
+/* The MLP of an MoE layer in a decode step on the fused MoE kernels (cuda_moe.cu): the "router"
+ * range holds the routing kernel (mlp_norm fused in), "experts" the gate/up and down kernels of
+ * the routed and the shared experts together, with the residual add ("shared_experts" is empty). */
+static int moe_fused(struct cu_engine *e, const struct cu_layer *y, struct lp_err *err)
+{
+	const struct lp_llm_config *c = &e->c;
+	struct lp_llm_moe_dec m;
+	int rc;
+	memset(&m, 0, sizeof(m));
+	m.t = e->o.batch;
+	m.h = c->hidden_size;
+	m.e = c->n_routed_experts;
+	m.k = c->num_experts_per_tok;
+	m.mi = c->moe_intermediate_size;
+	m.sh = e->sh_inter;
+	m.pdl = e->o.pdl;
+	m.resid = e->x;
+	m.norm_w = y->mlp_norm;
+	m.eps = (float)c->rms_norm_eps;
+	m.router = y->router;
+	m.gate_up = y->exp_gate_up;
+	m.down = y->exp_down;
+	m.sh_gate_up = y->sh_gate_up;
+	m.sh_down = y->sh_down;
+	m.sigmoid = c->scoring_func == LP_LLM_GATE_SIGMOID;
+	m.norm_topk = c->norm_topk_prob;
+	m.scale = (float)c->routed_scaling_factor;
+	m.r_logits = e->r_logits;
+	m.weights = e->r_w;
+	m.ids = e->r_ids;
+	m.wgt = e->md_wgt;
+	m.used = e->md_used;
+	m.slot = e->md_slot;
+	m.n_used = e->md_n_used;
+	m.done = e->md_done;
+	m.sh_act = e->md_sh_act;
+	m.r_act = e->md_r_act;
+	OP(e, "mlp_norm", 0);
+	op_push(e, "moe");
+	op_push(e, "router");
+	rc = lp_llm_k_moe_dec(&m, LP_LLM_MOE_DEC_ROUTE, e->stream, err);
+	op_pop(e);
+	if (rc == 0) {
+		op_push(e, "shared_experts");
+		op_pop(e);
+		op_push(e, "experts");
+		rc = lp_llm_k_moe_dec(&m, LP_LLM_MOE_DEC_UP | LP_LLM_MOE_DEC_DOWN, e->stream, err);
+		op_pop(e);
+	}
+	op_pop(e);
+	return rc;
+}
+
 /* One decode step on the fused kernels (cuda_decode.cu): per dense layer, RMSNorm + QKV + RoPE
  * + KV append, attention, O + residual, RMSNorm + gate/up + SwiGLU, down + residual; then
  * final norm + lm_head + argmax. The op ranges stay those of forward(): the ranges of ops fused
@@ -395,6 +460,11 @@ static int forward_fused(struct cu_engine *e, struct lp_err *err)
 			}
 			op_pop(e);
 			if (rc < 0) {
+				op_pop(e);
+				return -1;
+			}
+		} else if (e->moe_fused) {
+			if (moe_fused(e, y, err) < 0) {
 				op_pop(e);
 				return -1;
 			}
@@ -668,6 +738,9 @@ static void pick_fused(struct cu_engine *e, int sms)
 		   g <= LP_LLM_DEC_ATTN_GMAX && (d == 32 || d == 64 || d == 128 || d == 256) &&
 		   c->hidden_size % 8 == 0 && e->q_dim % 8 == 0 && c->intermediate_size % 8 == 0 &&
 		   c->vocab_size % 2 == 0 && lp_llm_dec_gemv_fits(nb, kmax);
+	e->moe_fused = e->fused && c->n_routed_experts > 0 &&
+		       lp_llm_moe_dec_fits(nb, c->hidden_size, c->n_routed_experts, c->num_experts_per_tok,
+			       c->moe_intermediate_size, e->sh_inter);
 	e->f_splits = 1;
 	e->f_split_len = (e->max_pos + LP_LLM_DEC_ATTN_TILE - 1) / LP_LLM_DEC_ATTN_TILE * LP_LLM_DEC_ATTN_TILE;
 	if (!e->fused)

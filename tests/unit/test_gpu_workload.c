@@ -544,6 +544,15 @@ static void compare_engines(const char *model, int batch, int prompt_len)
 	if (lp_llm_engine_iterate(fused, &ifu, &err) < 0)
 		fail_msg("%s", err.msg);
 	assert_memory_equal(ifu.tokens, ife.tokens, sizeof(int32_t) * (STEPS + 1));
+	/* the last decode step's logits, where the fused path decoded the CPU's tokens throughout */
+	if (!memcmp(ic.tokens, ifu.tokens, sizeof(int32_t) * (STEPS + 1))) {
+		if (lp_llm_engine_logits(cpu, &lc, &err) < 0 || lp_llm_engine_logits(fused, &lg, &err) < 0)
+			fail_msg("%s", err.msg);
+		for (v = 0, diff = 0; v < batch * vocab; v++)
+			diff = fabs(lc[v] - lg[v]) > diff ? fabs(lc[v] - lg[v]) : diff;
+		fprintf(stderr, "%s batch %d: fused decode logits max |gpu - cpu| = %.4f\n", model, batch, diff);
+		assert_true(diff <= LP_LOGIT_TOL * scale);
+	}
 	assert_true(lp_llm_engine_graph_kernels(gpu) > 0);
 	assert_int_equal(lp_llm_engine_graph_kernels(eager), 0);
 	free(keep);
@@ -566,8 +575,10 @@ static void test_engine_tiny_matches_cpu(void **state)
 static void test_engine_tiny_moe_matches_cpu(void **state)
 {
 	(void)state;
-	compare_engines("tiny-moe", 2, 48);
 	compare_engines("tiny-moe", 1, 200);
+	compare_engines("tiny-moe", 2, 48);
+	compare_engines("tiny-moe", 3, 48);
+	compare_engines("tiny-moe", 4, 100);
 }
 
 int main(void)

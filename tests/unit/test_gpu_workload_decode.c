@@ -1,7 +1,8 @@
 /* test_gpu_workload_decode.c: the fused decode kernels (workload/cuda_decode.cu) against the CPU
  * reference ops they stand for (workload/cpu_ops.h): each GEMV mode (RMSNorm + QKV + RoPE + KV
  * append, the residual add, RMSNorm + gate/up + SwiGLU, RMSNorm + lm_head + argmax), the
- * split-context decode attention, and the residual add of MoE layers. Inputs are random (fresh per
+ * split-context decode attention, the residual add of MoE layers, and the fused MoE decode
+ * (routing, grouped routed experts, shared experts, residual add). Inputs are random (fresh per
  * case), outputs are poisoned before each launch, and shapes cover partial load groups, several
  * tokens, empty and multi-tile context slices. Skips (77) without a GPU or the CUDA path. */
 #include "testutil.h"
@@ -492,6 +493,146 @@ static void test_add(void **state)
 	lp_llm_cuda_free(dx), lp_llm_cuda_free(dd);
 }
 
+/* --- the fused MoE decode (cuda_moe.cu): routing, grouped experts, shared experts, residual --- */
+
+static void moe_case(int t, int h, int e, int k, int mi, int sh, int sigmoid, int pdl)
+{
+	size_t ngu = (size_t)e * 2 * mi * h, ndn = (size_t)e * h * mi, nsgu = (size_t)2 * sh * h;
+	size_t nsdn = (size_t)h * sh, n = (size_t)t * k;
+	float *x = malloc((size_t)t * h * 4), *nwf = malloc((size_t)h * 4), *rf = malloc((size_t)e * h * 4);
+	float *guf = malloc(ngu * 4), *dnf = malloc(ndn * 4), *sguf = malloc((nsgu + 1) * 4);
+	float *sdnf = malloc((nsdn + 1) * 4), *xn = malloc((size_t)t * h * 4);
+	float *logits = malloc((size_t)t * e * 4), *rw = malloc(n * 4), *want = malloc((size_t)t * h * 4);
+	float *gu = malloc((size_t)2 * (mi > sh ? mi : sh) * 4), *act = malloc((size_t)(mi > sh ? mi : sh) * 4);
+	float *eo = malloc((size_t)h * 4), *got = malloc((size_t)t * (h > e ? h : e) * 4), *gw = malloc(n * 4);
+	uint16_t *nwb = malloc((size_t)h * 2), *rb = malloc((size_t)e * h * 2), *gub = malloc(ngu * 2);
+	uint16_t *dnb = malloc(ndn * 2), *sgub = malloc((nsgu + 1) * 2), *sdnb = malloc((nsdn + 1) * 2);
+	int32_t *ids = malloc(n * 4), *gids = malloc(n * 4), gused[LP_LLM_MOE_DEC_MAX_ASSIGN], gn = 0;
+	int seen[LP_LLM_MAX_EXPERTS] = { 0 }, distinct = 0;
+	struct lp_llm_moe_dec a;
+	void *dnw, *dr, *dgu, *ddn, *dsgu = NULL, *dsdn = NULL;
+	float scale = 0.0f, err = 0.0f;
+	int j, s, i, u;
+	rand_f32(x, (size_t)t * h, 30, 2.0f);
+	rand_bf16(nwf, nwb, h, 31, 1.0f);
+	rand_bf16(rf, rb, (size_t)e * h, 32, 4.0f / sqrtf((float)h));
+	rand_bf16(guf, gub, ngu, 33, 2.0f / sqrtf((float)h));
+	rand_bf16(dnf, dnb, ndn, 34, 1.0f / sqrtf((float)mi));
+	rand_bf16(sguf, sgub, nsgu + 1, 35, 2.0f / sqrtf((float)h));
+	rand_bf16(sdnf, sdnb, nsdn + 1, 36, 1.0f / sqrtf((float)(sh ? sh : 1)));
+	/* the reference: bf16 activations where the GPU path rounds them; the routing of the GPU's
+	 * router logits (checked against the CPU's first), so that an xn element rounded the other
+	 * way cannot flip a near tie between experts */
+	ref_norm(xn, x, nwf, t, h, 1e-6f);
+	lp_llm_cpu_matmul(logits, xn, rf, NULL, t, e, h);
+	memset(&a, 0, sizeof(a));
+	a.t = t, a.h = h, a.e = e, a.k = k, a.mi = mi, a.sh = sh, a.pdl = pdl;
+	a.resid = dev(x, (size_t)t * h * 4);
+	a.norm_w = dnw = dev(nwb, (size_t)h * 2);
+	a.eps = 1e-6f;
+	a.router = dr = dev(rb, (size_t)e * h * 2);
+	a.gate_up = dgu = dev(gub, ngu * 2);
+	a.down = ddn = dev(dnb, ndn * 2);
+	if (sh) {
+		a.sh_gate_up = dsgu = dev(sgub, nsgu * 2);
+		a.sh_down = dsdn = dev(sdnb, nsdn * 2);
+	}
+	a.sigmoid = sigmoid;
+	a.scale = 1.5f;
+	a.r_logits = dev(NULL, (size_t)t * e * 4);
+	a.weights = dev(NULL, n * 4);
+	a.ids = dev(NULL, n * 4);
+	a.wgt = dev(NULL, (size_t)LP_LLM_MOE_DEC_MAX_ASSIGN * t * 4);
+	a.used = dev(NULL, LP_LLM_MOE_DEC_MAX_ASSIGN * 4);
+	a.slot = dev(NULL, (size_t)LP_LLM_MOE_DEC_MAX_ASSIGN * t * 4);
+	a.n_used = dev(NULL, 4);
+	i = 0;
+	a.done = dev(&i, 4);
+	a.sh_act = sh ? dev_poisoned((size_t)t * sh) : NULL;
+	a.r_act = dev_poisoned(n * mi);
+	TRY(lp_llm_k_moe_dec(&a, LP_LLM_MOE_DEC_ALL, NULL, &g_err));
+	get(got, a.r_logits, (size_t)t * e * 4);
+	close_f32("moe router logits", got, logits, (size_t)t * e, 2e-2f, 1.0f / 64);
+	memcpy(logits, got, (size_t)t * e * 4);
+	lp_llm_cpu_moe_route(logits, t, e, k, sigmoid ? LP_LLM_GATE_SIGMOID : LP_LLM_GATE_SOFTMAX, 0,
+		1.5f, ids, rw);
+	for (j = 0; j < t; j++) {
+		float *wj = want + (size_t)j * h;
+		memset(wj, 0, (size_t)h * 4);
+		if (sh) {
+			lp_llm_cpu_matmul(gu, xn + (size_t)j * h, sguf, NULL, 1, 2 * sh, h);
+			for (i = 0; i < 2 * sh; i++)
+				gu[i] = bf(gu[i]);
+			lp_llm_cpu_swiglu(act, gu, 1, sh);
+			for (i = 0; i < sh; i++)
+				act[i] = bf(act[i]);
+			lp_llm_cpu_matmul(wj, act, sdnf, NULL, 1, h, sh);
+		}
+		for (s = 0; s < k; s++) {
+			int ex = ids[j * k + s];
+			lp_llm_cpu_matmul(gu, xn + (size_t)j * h, guf + (size_t)ex * 2 * mi * h, NULL, 1, 2 * mi, h);
+			for (i = 0; i < 2 * mi; i++)
+				gu[i] = bf(gu[i]);
+			lp_llm_cpu_swiglu(act, gu, 1, mi);
+			for (i = 0; i < mi; i++)
+				act[i] = bf(act[i]);
+			lp_llm_cpu_matmul(eo, act, dnf + (size_t)ex * h * mi, NULL, 1, h, mi);
+			for (i = 0; i < h; i++)
+				wj[i] += rw[j * k + s] * eo[i];
+			if (!seen[ex]++)
+				distinct++;
+		}
+	}
+	get(gids, a.ids, n * 4);
+	get(gw, a.weights, n * 4);
+	get(&gn, a.n_used, 4);
+	get(gused, a.used, (size_t)gn * 4);
+	get(got, a.resid, (size_t)t * h * 4);
+	assert_memory_equal(gids, ids, n * 4);
+	close_f32("moe routing weights", gw, rw, n, 1e-5f, 1e-4f);
+	assert_int_equal(gn, distinct); /* each picked expert once, ascending */
+	for (u = 0; u < gn; u++) {
+		assert_true(seen[gused[u]] > 0);
+		if (u)
+			assert_true(gused[u] > gused[u - 1]);
+	}
+	for (i = 0; i < t * h; i++) {
+		got[i] -= x[i];
+		scale = fabsf(want[i]) > scale ? fabsf(want[i]) : scale;
+		err = fabsf(got[i] - want[i]) > err ? fabsf(got[i] - want[i]) : err;
+	}
+	fprintf(stderr, "moe t %d h %d e %d k %d mi %d sh %d: %d experts used, max |gpu - cpu| %.3g of %.3g\n",
+		t, h, e, k, mi, sh, gn, (double)err, (double)scale);
+	/* bf16 roundings of gate/up that fall the other way move an output by ~1e-3 of the scale */
+	close_f32("moe output", got, want, (size_t)t * h, 1e-2f * scale, 1.0f / 64);
+	/* a second run reuses the zeroed counter: the same result */
+	TRY(lp_llm_cuda_h2d((void *)a.resid, x, (size_t)t * h * 4, &g_err));
+	TRY(lp_llm_k_moe_dec(&a, LP_LLM_MOE_DEC_ALL, NULL, &g_err));
+	get(gw, a.weights, n * 4);
+	close_f32("moe routing weights (2nd run)", gw, rw, n, 1e-5f, 1e-4f);
+	lp_llm_cuda_free(a.resid), lp_llm_cuda_free(dnw), lp_llm_cuda_free(dr), lp_llm_cuda_free(dgu);
+	lp_llm_cuda_free(ddn), lp_llm_cuda_free(dsgu), lp_llm_cuda_free(dsdn);
+	lp_llm_cuda_free(a.r_logits), lp_llm_cuda_free(a.weights), lp_llm_cuda_free(a.ids);
+	lp_llm_cuda_free(a.wgt), lp_llm_cuda_free(a.used), lp_llm_cuda_free(a.slot);
+	lp_llm_cuda_free(a.n_used), lp_llm_cuda_free(a.done), lp_llm_cuda_free(a.sh_act);
+	lp_llm_cuda_free(a.r_act);
+	free(x), free(nwf), free(rf), free(guf), free(dnf), free(sguf), free(sdnf), free(xn);
+	free(logits), free(rw), free(want), free(gu), free(act), free(eo), free(got), free(gw);
+	free(nwb), free(rb), free(gub), free(dnb), free(sgub), free(sdnb), free(ids), free(gids);
+}
+
+static void test_moe_dec(void **state)
+{
+	(void)state;
+	moe_case(1, 128, 8, 2, 64, 64, 0, 1);        /* tiny-moe */
+	moe_case(1, 1280, 64, 6, 896, 1792, 0, 1);   /* deepseek-ocr-lm */
+	moe_case(4, 1280, 16, 6, 896, 1792, 0, 0);   /* tokens share experts */
+	moe_case(2, 1000, 10, 3, 72, 0, 1, 1);       /* no shared expert, segments off the lanes */
+	moe_case(3, 2048, 12, 4, 136, 272, 1, 0);    /* two load groups a row */
+	moe_case(8, 512, 64, 8, 128, 256, 0, 1);     /* 64 assignments */
+	moe_case(5, 256, 8, 6, 64, 128, 0, 0);
+}
+
 static void test_bad_shapes_are_errors(void **state)
 {
 	struct lp_llm_dec_gemv a;
@@ -511,6 +652,10 @@ static void test_bad_shapes_are_errors(void **state)
 		200, 3, 64, 0, NULL, &g_err), -1); /* slices do not cover the context */
 	assert_int_equal(lp_llm_k_attn_decode(NULL, NULL, NULL, NULL, NULL, NULL, NULL, 1, 8, 2, 96,
 		128, 1, 128, 0, NULL, &g_err), -1); /* head dim 96 */
+	assert_false(lp_llm_moe_dec_fits(9, 128, 8, 2, 64, 64));  /* over LP_LLM_MOE_DEC_MAX_T */
+	assert_false(lp_llm_moe_dec_fits(8, 128, 64, 9, 64, 64)); /* 72 assignments */
+	assert_false(lp_llm_moe_dec_fits(1, 128, 7, 2, 64, 64));  /* odd expert count */
+	assert_false(lp_llm_moe_dec_fits(1, 128, 8, 2, 60, 64));  /* width not a multiple of 8 */
 	assert_int_equal(lp_llm_k_attn_decode(NULL, NULL, NULL, NULL, NULL, NULL, NULL, 1, 8, 2, 64,
 		65 * 64, 65, 64, 0, NULL, &g_err), -1); /* over LP_LLM_DEC_ATTN_MAX_SPLITS */
 }
@@ -524,6 +669,7 @@ int main(void)
 		cmocka_unit_test(test_dec_argmax),
 		cmocka_unit_test(test_dec_attention),
 		cmocka_unit_test(test_add),
+		cmocka_unit_test(test_moe_dec),
 		cmocka_unit_test(test_bad_shapes_are_errors),
 	};
 	LP_SKIP_WITHOUT_GPU();

@@ -1,0 +1,489 @@
+/* cuda_moe.cu: the fused MoE decode kernels (cuda_api.h, "fused MoE decode"): what the MLP of an
+ * MoE layer runs in a decode step of the fused path, in 3 kernels instead of the 11 of the
+ * op-by-op path (router GEMV, top-k, shared gate/up, SwiGLU, shared down, align, grouped gate/up,
+ * SwiGLU, grouped down, combine, residual add), tested against the CPU reference ops
+ * (tests/unit/test_gpu_workload_decode.c).
+ *
+ * A decode step of t <= 8 tokens reads the router, the shared experts and only the experts the
+ * tokens picked, each once: an expert picked by several tokens is read once and dotted with each
+ * of their inputs. The kernels are GEMVs like cuda_decode.cu's (a warp streams two weight rows
+ * with 16-byte loads, the next rows in flight while the current ones are summed):
+ *   ROUTE: x = rmsnorm(resid) * norm_w; router logits; the block that finishes last runs the
+ *     top-k of every token and groups the assignments by expert (the experts in use, ascending;
+ *     per expert and token the assignment and its weight).
+ *   UP: the shared experts' gate/up rows and SwiGLU (they need no routing, so they run while ROUTE
+ *     finishes: the kernel waits for ROUTE only when its first routed row pair comes up), then the
+ *     routed experts' gate/up rows and SwiGLU for the tokens that picked them.
+ *   DOWN: each output row pair reads the shared experts' down rows and the used experts' down rows
+ *     as one long row, sums each token's weighted expert outputs and adds them to the residual.
+ * With programmatic dependent launch each kernel loads its first weights before it waits. */
+#include <float.h>
+#include <stdint.h>
+
+#include "cuda_common.cuh" /* first: core/err.h with C linkage */
+#include "cuda_api.h"
+
+#define MD_WARPS 4
+#define MD_THREADS (MD_WARPS * 32)
+#define MD_NCH 5 /* 16-byte chunks per lane and row in one load group: 1280 values a row */
+#define MD_SMEM_MAX (200u << 10)
+
+enum { MD_ROUTE = 0, MD_UP = 1, MD_DOWN = 2 };
+
+/* The rows of one item (a row pair) of a warp: PH ROUTE and UP, two row bases; DOWN, the first
+ * row's index (rows are segmented: shared experts, then each used expert). */
+struct md_rows {
+	const uint4 *b0, *b1;
+	int r0;
+};
+
+template <int PH>
+static __device__ __forceinline__ void md_load(uint4 (&w0)[MD_NCH], uint4 (&w1)[MD_NCH],
+	const lp_llm_moe_dec &a, const int *s_used, const md_rows &r, int g, int k8, int lane)
+{
+#pragma unroll
+	for (int v = 0; v < MD_NCH; v++) {
+		int c = (g * MD_NCH + v) * 32 + lane;
+		if (c < k8) {
+			const uint4 *p0, *p1;
+			if (PH != MD_DOWN) {
+				p0 = r.b0 + c;
+				p1 = r.b1 + c;
+			} else {
+				const int s8 = a.sh / 8, m8 = a.mi / 8;
+				if (c < s8) {
+					p0 = (const uint4 *)a.sh_down + (size_t)r.r0 * s8 + c;
+					p1 = p0 + s8;
+				} else {
+					int cc = c - s8, u = cc / m8, off = cc - u * m8;
+					p0 = (const uint4 *)a.down + ((size_t)s_used[u] * a.h + r.r0) * m8 + off;
+					p1 = p0 + m8;
+				}
+			}
+			w0[v] = __ldcs(p0);
+			w1[v] = __ldcs(p1);
+		} else {
+			w0[v] = make_uint4(0, 0, 0, 0);
+			w1[v] = make_uint4(0, 0, 0, 0);
+		}
+	}
+}
+
+/* Sums of one load group: ROUTE and UP dot every token's input; DOWN dots the shared segment with
+ * every token's shared activations and an expert's segment with the activations of each token
+ * that picked it, times its routing weight. */
+template <int T, int PH>
+static __device__ __forceinline__ void md_dot(float (&s0)[T], float (&s1)[T],
+	const uint4 (&w0)[MD_NCH], const uint4 (&w1)[MD_NCH], const lp_llm_moe_dec &a,
+	const uint16_t *xs, const int *s_slot, const float *s_wgt, int g, int k8, int lane)
+{
+#pragma unroll
+	for (int v = 0; v < MD_NCH; v++) {
+		int c = (g * MD_NCH + v) * 32 + lane;
+		if (c >= k8)
+			continue;
+		if (PH != MD_DOWN) {
+#pragma unroll
+			for (int j = 0; j < T; j++) {
+				uint4 xv = ((const uint4 *)xs)[(size_t)j * k8 + c];
+				s0[j] += dot8(w0[v], xv);
+				s1[j] += dot8(w1[v], xv);
+			}
+		} else {
+			const int s8 = a.sh / 8, m8 = a.mi / 8;
+			if (c < s8) {
+#pragma unroll
+				for (int j = 0; j < T; j++) {
+					uint4 xv = ((const uint4 *)xs)[(size_t)j * s8 + c];
+					s0[j] += dot8(w0[v], xv);
+					s1[j] += dot8(w1[v], xv);
+				}
+			} else {
+				const uint4 *xr = (const uint4 *)(xs + (size_t)T * a.sh);
+				int cc = c - s8, u = cc / m8, off = cc - u * m8;
+#pragma unroll
+				for (int j = 0; j < T; j++) {
+					int sl = s_slot[u * T + j];
+					if (sl >= 0) {
+						uint4 xv = xr[(size_t)sl * m8 + off];
+						float wt = s_wgt[u * T + j];
+						s0[j] = fmaf(wt, dot8(w0[v], xv), s0[j]);
+						s1[j] = fmaf(wt, dot8(w1[v], xv), s1[j]);
+					}
+				}
+			}
+		}
+	}
+}
+
+/* The rows of item p; false when p is past the last item. UP waits for ROUTE (once per thread,
+ * *waited) before its first routed item: that needs the routing. */
+template <int PH>
+static __device__ __forceinline__ bool md_item(const lp_llm_moe_dec &a, int p, bool &waited,
+	md_rows &r)
+{
+	const int h8 = a.h / 8;
+	if (PH == MD_ROUTE) {
+		if (p >= a.e / 2)
+			return false;
+		r.b0 = (const uint4 *)a.router + (size_t)(2 * p) * h8;
+		r.b1 = r.b0 + h8;
+		return true;
+	}
+	if (PH == MD_DOWN) {
+		if (p >= a.h / 2)
+			return false;
+		r.r0 = 2 * p;
+		return true;
+	}
+	if (p < a.sh) { /* shared experts: gate row p, up row sh + p */
+		r.b0 = (const uint4 *)a.sh_gate_up + (size_t)p * h8;
+		r.b1 = r.b0 + (size_t)a.sh * h8;
+		return true;
+	}
+	if (!waited) {
+		pdl_wait();
+		pdl_launch_next();
+		waited = true;
+	}
+	int q = p - a.sh, u = q / a.mi, i = q - u * a.mi;
+	if (u >= __ldcg(a.n_used))
+		return false;
+	r.b0 = (const uint4 *)a.gate_up + ((size_t)__ldcg(a.used + u) * 2 * a.mi + i) * h8;
+	r.b1 = r.b0 + (size_t)a.mi * h8;
+	return true;
+}
+
+/* The outputs of item p (lane 0), s0/s1 summed over the warp: ROUTE and UP (DOWN adds up its
+ * warps' sums in the kernel). */
+template <int T, int PH>
+static __device__ __forceinline__ void md_epilogue(const lp_llm_moe_dec &a, int p,
+	const float (&s0)[T], const float (&s1)[T])
+{
+#pragma unroll
+	for (int j = 0; j < T; j++) {
+		if (PH == MD_ROUTE) {
+			a.r_logits[(size_t)j * a.e + 2 * p] = s0[j];
+			a.r_logits[(size_t)j * a.e + 2 * p + 1] = s1[j];
+		} else {
+			float g = bf_round(s0[j]), u = bf_round(s1[j]);
+			uint16_t o = st(g / (1.0f + expf(-g)) * u);
+			if (p < a.sh) {
+				a.sh_act[(size_t)j * a.sh + p] = o;
+			} else {
+				int q = p - a.sh, ue = q / a.mi, i = q - ue * a.mi;
+				int sl = __ldcg(a.slot + ue * T + j);
+				if (sl >= 0)
+					a.r_act[(size_t)sl * a.mi + i] = o;
+			}
+		}
+	}
+}
+
+/* ROUTE's last block: top-k per token (warp j, like k_moe_topk), then the grouping by expert. */
+template <int T>
+static __device__ void md_route(const lp_llm_moe_dec &a)
+{
+	__shared__ int32_t sids[LP_LLM_MOE_DEC_MAX_ASSIGN];
+	__shared__ float sw[LP_LLM_MOE_DEC_MAX_ASSIGN];
+	__shared__ int flag[LP_LLM_MAX_EXPERTS];
+	__shared__ int slot[LP_LLM_MOE_DEC_MAX_ASSIGN * T];
+	__shared__ float wgt[LP_LLM_MOE_DEC_MAX_ASSIGN * T];
+	const int tid = threadIdx.x, lane = tid & 31, wid = tid >> 5, k = a.k, n = T * a.k;
+	const int umax = n < a.e ? n : a.e;
+	for (int j = wid; j < T; j += MD_WARPS)
+		moe_topk_warp(sids + j * k, sw + j * k, a.r_logits + (size_t)j * a.e, a.e, k, a.sigmoid,
+			a.norm_topk, a.scale, lane);
+	for (int x = tid; x < a.e; x += MD_THREADS)
+		flag[x] = -1;
+	for (int i = tid; i < umax * T; i += MD_THREADS) {
+		slot[i] = -1;
+		wgt[i] = 0.0f;
+	}
+	__syncthreads();
+	for (int i = tid; i < n; i += MD_THREADS) {
+		flag[sids[i]] = 0;
+		a.ids[i] = sids[i];
+		a.weights[i] = sw[i];
+	}
+	__syncthreads();
+	if (wid == 0) { /* the experts in use, ascending: flag[x] = its index */
+		int base = 0;
+		for (int b = 0; b < a.e; b += 32) {
+			int x = b + lane;
+			bool f = x < a.e && flag[x] == 0;
+			unsigned m = __ballot_sync(0xffffffffu, f);
+			if (f) {
+				int r = base + __popc(m & ((1u << lane) - 1u));
+				flag[x] = r;
+				a.used[r] = x;
+			}
+			base += __popc(m);
+		}
+		if (lane == 0)
+			*a.n_used = base;
+	}
+	__syncthreads();
+	for (int i = tid; i < n; i += MD_THREADS) {
+		int u = flag[sids[i]], j = i / k;
+		slot[u * T + j] = i;
+		wgt[u * T + j] = sw[i];
+	}
+	__syncthreads();
+	for (int i = tid; i < umax * T; i += MD_THREADS) {
+		a.slot[i] = slot[i];
+		a.wgt[i] = wgt[i];
+	}
+	if (tid == 0)
+		*a.done = 0;
+}
+
+template <int T, int PH>
+static __global__ void __launch_bounds__(MD_THREADS) k_moe_dec(const lp_llm_moe_dec a)
+{
+	extern __shared__ __align__(16) uint16_t xs[]; /* ROUTE, UP: [T][h]; DOWN: [T][sh], [T k][mi] */
+	__shared__ float red[T][MD_WARPS];
+	__shared__ int s_used[PH == MD_DOWN ? LP_LLM_MOE_DEC_MAX_ASSIGN : 1];
+	__shared__ int s_slot[PH == MD_DOWN ? LP_LLM_MOE_DEC_MAX_ASSIGN * T : 1];
+	__shared__ float s_wgt[PH == MD_DOWN ? LP_LLM_MOE_DEC_MAX_ASSIGN * T : 1];
+	__shared__ int last;
+	const int lane = threadIdx.x & 31, wid = threadIdx.x >> 5;
+	/* ROUTE, UP: warps take row pairs in turn; DOWN: blocks take row pairs in turn, warp w sums
+	 * the row's load groups w, w + MD_WARPS, ... (a long row, few pairs), the block adds up */
+	const int stride = PH == MD_DOWN ? gridDim.x : gridDim.x * MD_WARPS;
+	int p = PH == MD_DOWN ? blockIdx.x : blockIdx.x * MD_WARPS + wid, n_used = 0, k8;
+	bool waited = PH != MD_UP, has;
+	uint4 c0[MD_NCH], c1[MD_NCH], n0[MD_NCH], n1[MD_NCH];
+	md_rows cur, nxt;
+
+	/* Before the wait (programmatic dependent launch; see k_dec_gemv): DOWN reads the routing,
+	 * final since the kernel before the one before it (ROUTE) is complete; every kernel loads
+	 * its first weights. UP reads its input before the wait too: the residual is final for the
+	 * same reason (ROUTE only reads it). */
+	if (PH == MD_DOWN) {
+		n_used = __ldcg(a.n_used);
+		for (int i = threadIdx.x; i < n_used; i += MD_THREADS)
+			s_used[i] = __ldcg(a.used + i);
+		__syncthreads();
+		k8 = (a.sh + n_used * a.mi) / 8;
+	} else {
+		k8 = a.h / 8;
+	}
+	const int groups = (k8 + 32 * MD_NCH - 1) / (32 * MD_NCH);
+	int g = PH == MD_DOWN ? wid : 0;
+	if (PH == MD_UP && p >= a.sh) /* a routed item first: wait in md_item */
+		has = false;
+	else
+		has = md_item<PH>(a, p, waited, cur);
+	if (has && g < groups)
+		md_load<PH>(c0, c1, a, s_used, cur, g, k8, lane);
+	if (PH != MD_UP) {
+		pdl_wait();
+		pdl_launch_next();
+	}
+	if (PH == MD_DOWN) {
+		if (a.sh)
+			block_copy16<MD_THREADS>((uint4 *)xs, (const uint4 *)a.sh_act, T * a.sh / 8);
+		block_copy16<MD_THREADS>((uint4 *)(xs + (size_t)T * a.sh), (const uint4 *)a.r_act,
+			T * a.k * a.mi / 8);
+		for (int i = threadIdx.x; i < n_used * T; i += MD_THREADS) {
+			s_slot[i] = __ldcg(a.slot + i);
+			s_wgt[i] = __ldcg(a.wgt + i);
+		}
+	} else { /* xs = rmsnorm(resid) * norm_w, as lp_llm_k_rmsnorm computes it */
+		block_rmsnorm_bf16<T, MD_THREADS>(xs, a.resid, (size_t)a.h, NULL, a.norm_w, a.h, a.eps, &red[0][0]);
+	}
+	__syncthreads();
+	if (PH == MD_UP && !has)
+		has = md_item<PH>(a, p, waited, cur);
+	if (PH == MD_UP && has && p >= a.sh)
+		md_load<PH>(c0, c1, a, s_used, cur, 0, k8, lane);
+
+	/* items (p, g): the next one's loads go out before the current one is summed */
+	float s0[T], s1[T];
+#pragma unroll
+	for (int j = 0; j < T; j++)
+		s0[j] = s1[j] = 0.0f;
+	while (PH == MD_DOWN && has) {
+		__shared__ float part[MD_WARPS][T][2];
+		int pn = p, gn = g + MD_WARPS;
+		bool hn = true;
+		if (gn >= groups) {
+			gn = wid;
+			pn = p + stride;
+			hn = md_item<PH>(a, pn, waited, nxt);
+		} else {
+			nxt = cur;
+		}
+		if (hn && gn < groups)
+			md_load<PH>(n0, n1, a, s_used, nxt, gn, k8, lane);
+		if (g < groups)
+			md_dot<T, PH>(s0, s1, c0, c1, a, xs, s_slot, s_wgt, g, k8, lane);
+		if (pn != p) { /* the pair is done: add up the warps' sums, then the residual */
+#pragma unroll
+			for (int j = 0; j < T; j++) {
+				s0[j] = warp_sum(s0[j]);
+				s1[j] = warp_sum(s1[j]);
+				if (lane == 0) {
+					part[wid][j][0] = s0[j];
+					part[wid][j][1] = s1[j];
+				}
+				s0[j] = s1[j] = 0.0f;
+			}
+			__syncthreads();
+			if (threadIdx.x < T) {
+				const int j = threadIdx.x;
+				float2 v = *(const float2 *)(a.resid + (size_t)j * a.h + 2 * p);
+				float x0 = 0.0f, x1 = 0.0f;
+				for (int w = 0; w < MD_WARPS; w++) {
+					x0 += part[w][j][0];
+					x1 += part[w][j][1];
+				}
+				v.x += bf_round(x0);
+				v.y += bf_round(x1);
+				*(float2 *)(a.resid + (size_t)j * a.h + 2 * p) = v;
+			}
+			__syncthreads();
+		}
+#pragma unroll
+		for (int v = 0; v < MD_NCH; v++) {
+			c0[v] = n0[v];
+			c1[v] = n1[v];
+		}
+		cur = nxt;
+		p = pn;
+		g = gn;
+		has = hn;
+	}
+	while (PH != MD_DOWN && has) {
+		int pn = p, gn = g + 1;
+		bool hn = true;
+		if (gn == groups) {
+			gn = 0;
+			pn = p + stride;
+			hn = md_item<PH>(a, pn, waited, nxt);
+		} else {
+			nxt = cur;
+		}
+		if (hn)
+			md_load<PH>(n0, n1, a, s_used, nxt, gn, k8, lane);
+		md_dot<T, PH>(s0, s1, c0, c1, a, xs, s_slot, s_wgt, g, k8, lane);
+		if (g == groups - 1) {
+#pragma unroll
+			for (int j = 0; j < T; j++) {
+				s0[j] = warp_sum(s0[j]);
+				s1[j] = warp_sum(s1[j]);
+			}
+			if (lane == 0)
+				md_epilogue<T, PH>(a, p, s0, s1);
+#pragma unroll
+			for (int j = 0; j < T; j++)
+				s0[j] = s1[j] = 0.0f;
+		}
+#pragma unroll
+		for (int v = 0; v < MD_NCH; v++) {
+			c0[v] = n0[v];
+			c1[v] = n1[v];
+		}
+		cur = nxt;
+		p = pn;
+		g = gn;
+		has = hn;
+	}
+	if (PH == MD_UP && !waited) { /* DOWN relies on ROUTE being complete once UP has launched it */
+		pdl_wait();
+		pdl_launch_next();
+	}
+	if (PH != MD_ROUTE)
+		return;
+	/* the routing: the last block to finish (one atomic per block) */
+	__threadfence();
+	__syncthreads();
+	if (threadIdx.x == 0)
+		last = atomicAdd(a.done, 1) == (int)gridDim.x - 1;
+	__syncthreads();
+	if (!last)
+		return;
+	__threadfence();
+	md_route<T>(a);
+}
+
+static int dev_sms(struct lp_err *err)
+{
+	static int sms;
+	if (!sms) {
+		int dev = 0;
+		LP_CUDA_TRY(cudaGetDevice(&dev));
+		LP_CUDA_TRY(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, dev));
+	}
+	return sms;
+}
+
+template <int T, int PH>
+static int moe_dec_launch(const lp_llm_moe_dec *a, cudaStream_t s, struct lp_err *err)
+{
+	static size_t smem_set = 48u << 10, occ_smem = 0;
+	static int occ = 0;
+	void (*k)(const lp_llm_moe_dec) = k_moe_dec<T, PH>;
+	size_t smem = PH == MD_DOWN ? ((size_t)T * a->sh + (size_t)T * a->k * a->mi) * 2 : (size_t)T * a->h * 2;
+	int sms = dev_sms(err), items, grid;
+	int umax = T * a->k < a->e ? T * a->k : a->e;
+	if (sms <= 0)
+		return -1;
+	if (smem > smem_set) {
+		LP_CUDA_TRY(cudaFuncSetAttribute(k, cudaFuncAttributeMaxDynamicSharedMemorySize, (int)smem));
+		smem_set = smem;
+	}
+	if (!occ || occ_smem != smem) {
+		LP_CUDA_TRY(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&occ, k, MD_THREADS, smem));
+		occ_smem = smem;
+		if (occ < 1)
+			occ = 1;
+	}
+	items = PH == MD_ROUTE ? a->e / 2 : PH == MD_DOWN ? a->h / 2 : a->sh + umax * a->mi;
+	grid = PH == MD_DOWN ? items : (items + MD_WARPS - 1) / MD_WARPS; /* DOWN: a pair a block */
+	if (grid > occ * sms)
+		grid = occ * sms;
+	LP_CUDA_TRY(lp_llm_launch_pdl(k, dim3((unsigned)grid), dim3(MD_THREADS), smem, s, a->pdl, *a));
+	return 0;
+}
+
+template <int T>
+static int moe_dec_t(const lp_llm_moe_dec *a, int phases, cudaStream_t s, struct lp_err *err)
+{
+	if ((phases & LP_LLM_MOE_DEC_ROUTE) && moe_dec_launch<T, MD_ROUTE>(a, s, err) < 0)
+		return -1;
+	if ((phases & LP_LLM_MOE_DEC_UP) && moe_dec_launch<T, MD_UP>(a, s, err) < 0)
+		return -1;
+	if ((phases & LP_LLM_MOE_DEC_DOWN) && moe_dec_launch<T, MD_DOWN>(a, s, err) < 0)
+		return -1;
+	return 0;
+}
+
+extern "C" int lp_llm_moe_dec_fits(int t, int h, int e, int k, int mi, int sh)
+{
+	size_t down_smem = ((size_t)t * sh + (size_t)t * k * mi) * 2;
+	return t >= 1 && t <= LP_LLM_MOE_DEC_MAX_T && h % 8 == 0 && h % 2 == 0 && e % 2 == 0 &&
+	       e >= 2 && e <= LP_LLM_MAX_EXPERTS && k >= 1 && k <= e && k <= 32 &&
+	       t * k <= LP_LLM_MOE_DEC_MAX_ASSIGN && mi % 8 == 0 && mi > 0 && sh % 8 == 0 && sh >= 0 &&
+	       (size_t)t * h * 2 <= MD_SMEM_MAX && down_smem <= MD_SMEM_MAX;
+}
+
+extern "C" int lp_llm_k_moe_dec(const struct lp_llm_moe_dec *a, int phases, void *stream,
+	struct lp_err *err)
+{
+	if (!lp_llm_moe_dec_fits(a->t, a->h, a->e, a->k, a->mi, a->sh))
+		return lp_err_set(err, LP_EOTHER,
+			"moe_dec: %d tokens, hidden %d, %d experts top %d of width %d, shared width %d: out of its range",
+			a->t, a->h, a->e, a->k, a->mi, a->sh);
+	switch (a->t) {
+	case 1: return moe_dec_t<1>(a, phases, STREAM(stream), err);
+	case 2: return moe_dec_t<2>(a, phases, STREAM(stream), err);
+	case 3: return moe_dec_t<3>(a, phases, STREAM(stream), err);
+	case 4: return moe_dec_t<4>(a, phases, STREAM(stream), err);
+	case 5: return moe_dec_t<5>(a, phases, STREAM(stream), err);
+	case 6: return moe_dec_t<6>(a, phases, STREAM(stream), err);
+	case 7: return moe_dec_t<7>(a, phases, STREAM(stream), err);
+	default: return moe_dec_t<8>(a, phases, STREAM(stream), err);
+	}
+}
