@@ -238,8 +238,11 @@ static __device__ void md_route(const lp_llm_moe_dec &a)
 		*a.done = 0;
 }
 
+/* DOWN at one or two tokens: at most 102 registers, so that 5 blocks fit an SM and the 640 row
+ * pairs of a 1280-wide model run in one wave (4 blocks an SM left a second wave of 112) */
 template <int T, int PH>
-static __global__ void __launch_bounds__(MD_THREADS) k_moe_dec(const lp_llm_moe_dec a)
+static __global__ void __launch_bounds__(MD_THREADS, PH == MD_DOWN && T <= 2 ? 5 : 1)
+	k_moe_dec(const lp_llm_moe_dec a)
 {
 	extern __shared__ __align__(16) uint16_t xs[]; /* ROUTE, UP: [T][h]; DOWN: [T][sh], [T k][mi] */
 	__shared__ float red[T][MD_WARPS];
