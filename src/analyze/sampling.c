@@ -1,14 +1,35 @@
 /* sampling.c: scaling tables of sampled traces to the whole stage, with confidence intervals
  * (sampling.h has the estimator and its assumptions; docs/tracer.md "Sampled tracing" the user's
  * view). Input: a loaded profile (its kernels attributed to ranges) and the tracer's plan; output:
- * rows with estimates. The schedule is replayed from the range tree, so the same code serves a
- * trace whose reader does not carry the tracer's per-instance flags. */
+ * rows with estimates. Each unit's stratum comes from the tracer's STAGE flags (lp_range.sample)
+ * where the trace has them, else the schedule is replayed from the range tree. */
 
 #include "analyze/sampling.h"
 
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
+
+enum { LP_SAMPLE_FLAG_SKIPPED = 2 }; /* lp_range.sample of an unrecorded unit (trace format) */
+
+int lp_sample_plan_of(const struct lp_profile *p, struct lp_sample_plan *plan)
+{
+	size_t i;
+	memset(plan, 0, sizeof(*plan));
+	plan->unit = "decode_step";
+	for (i = 0; i < p->n_processes; i++) {
+		const struct lp_sampling *s = &p->processes[i].sampling;
+		if (s->mode && s->unit && *s->unit)
+			plan->unit = s->unit;
+		if (s->mode == 2) {
+			plan->sampled = 1;
+			plan->every = s->every;
+			plan->first = s->first;
+			return 1;
+		}
+	}
+	return 0;
+}
 
 int lp_sample_recorded(const struct lp_sample_plan *plan, uint32_t index)
 {
@@ -154,11 +175,19 @@ int lp_sample_units_find(const struct lp_profile *p, const struct lp_sample_plan
 		if (i == 0 || u[i].pid != u[i - 1].pid || u[i].tid != u[i - 1].tid ||
 		    r->parent != p->ranges[u[i - 1].idx].parent)
 			next = 0;
-		out->unit_index[u[i].idx] = next;
-		if (!plan->sampled || next < plan->first)
+		if (r->sample) {
+			/* the tracer's own flags (STAGE records) when the reader has them */
+			next = r->sample_index;
+			if (r->sample == LP_SAMPLE_FLAG_SKIPPED)
+				s = LP_SAMPLE_SKIPPED;
+			else
+				s = !plan->sampled || next < plan->first ? LP_SAMPLE_EXACT : LP_SAMPLE_RECORDED;
+		} else if (!plan->sampled || next < plan->first) {
 			s = LP_SAMPLE_EXACT;
-		else
+		} else {
 			s = lp_sample_recorded(plan, next) ? LP_SAMPLE_RECORDED : LP_SAMPLE_SKIPPED;
+		}
+		out->unit_index[u[i].idx] = next;
 		out->stratum[u[i].idx] = s;
 		out->n_exact += s == LP_SAMPLE_EXACT;
 		out->n_recorded += s == LP_SAMPLE_RECORDED;

@@ -39,6 +39,10 @@ struct lp_sample_plan {              /* what the tracer did (its SAMPLING record
 	const char *unit;                /* range name of the sampling unit */
 };
 
+/* The plan of a loaded trace (its processes' SAMPLING records): 1 and the plan of the first
+ * process traced in sampled mode, else 0 and an exact plan (unit: the record's, or decode_step). */
+int lp_sample_plan_of(const struct lp_profile *p, struct lp_sample_plan *plan);
+
 /* 1 when the plan records instance `index` (0-based under its parent) of the unit. The tracer's
  * own schedule (inject/sample.c) is the same expression. */
 int lp_sample_recorded(const struct lp_sample_plan *plan, uint32_t index);
@@ -73,8 +77,8 @@ struct lp_sample_units {
 };
 
 /* Finds the units (ranges named plan->unit, in any domain, not nested in another unit) and their
- * strata by replaying the tracer's schedule: the index restarts whenever a thread's next unit has
- * another parent than its last one. */
+ * strata: from the tracer's flags (lp_range.sample, sample_index) where present, else by replaying
+ * its schedule (the index restarts whenever a thread's next unit has another parent than its last). */
 int lp_sample_units_find(const struct lp_profile *p, const struct lp_sample_plan *plan,
 	struct lp_sample_units *out, struct lp_err *err);
 void lp_sample_units_release(struct lp_sample_units *u);

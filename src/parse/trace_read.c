@@ -589,6 +589,24 @@ static int replay_file(struct lp_trace_file *f, struct lp_profile *p, struct lp_
 			o->l2_bytes = d.l2_bytes;
 			break;
 		}
+		case LP_TREC_SAMPLING: {
+			struct lp_trace_sampling sm;
+			struct lp_sampling *o = &pr->sampling;
+			lp_trace_record_get(&rec, &sm, sizeof(sm));
+			o->mode = sm.mode == LP_TRACE_SAMPLE_SAMPLED ? 2 : 1;
+			o->why = (uint8_t)sm.why;
+			o->every = sm.every;
+			o->first = sm.first;
+			o->auto_rate = sm.auto_rate;
+			o->unit = str_of(&r, sm.unit_sid);
+			o->launch_rate = sm.launch_rate;
+			o->toggles = sm.toggles;
+			o->toggle_ns = sm.toggle_ns;
+			o->toggle_max_ns = sm.toggle_max_ns;
+			o->units = sm.units;
+			o->units_recorded = sm.units_recorded;
+			break;
+		}
 		case LP_TREC_CLOCK_SYNC: {
 			struct lp_trace_clock_sync cs;
 			lp_trace_record_get(&rec, &cs, sizeof(cs));
@@ -608,6 +626,26 @@ static int replay_file(struct lp_trace_file *f, struct lp_profile *p, struct lp_
 	lp_trace_file_rewind(f);
 	while (rc == 0 && lp_trace_file_next(f, &rec))
 		rc = on_record(&r, &rec);
+
+	/* STAGE records after the ranges: the flush thread writes them, so one may precede its PUSH */
+	lp_trace_file_rewind(f);
+	while (rc == 0 && lp_trace_file_next(f, &rec)) {
+		struct lp_trace_stage sg;
+		uint64_t v;
+		if (rec.type != LP_TREC_STAGE)
+			continue;
+		lp_trace_record_get(&rec, &sg, sizeof(sg));
+		if (!map_get(&r.ranges, sg.range_id, &v))
+			continue;
+		p->ranges[v].sample = sg.sample;
+		p->ranges[v].sample_index = sg.index;
+		p->ranges[v].gpu_status = sg.gpu;
+		if (sg.gpu == LP_TRACE_STAGE_GPU_EVENTS) {
+			p->ranges[v].gpu_start_ns = sg.gpu_start_ns;
+			p->ranges[v].gpu_end_ns = sg.gpu_end_ns;
+			p->ranges[v].gpu_elapsed_ns = sg.gpu_elapsed_ns;
+		}
+	}
 
 	for (i = r.first_kernel; rc == 0 && i < p->n_kernels; i++) {
 		struct lp_kernel *k = &p->kernels[i];

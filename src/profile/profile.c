@@ -139,6 +139,7 @@ struct lp_process *lp_profile_add_process(struct lp_profile *p)
 		r->rank = r->local_rank = r->world_size = -1;
 		r->rank_source = "";
 		r->visible_devices = "";
+		r->sampling.unit = "";
 	}
 	return r;
 }

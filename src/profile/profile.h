@@ -79,6 +79,16 @@ struct lp_process {
 	int32_t rank, local_rank, world_size;  /* the launcher's (RANK, OMPI_COMM_WORLD_RANK, ...); -1 unknown */
 	const char *rank_source;     /* the variable the rank came from ("RANK", ...); "" none */
 	const char *visible_devices; /* CUDA_VISIBLE_DEVICES when the rank was read; "" unset */
+	struct lp_sampling {         /* the tracer's SAMPLING record (docs/tracer.md "Sampled tracing") */
+		uint8_t mode;            /* 0 no record (exact), 1 exact, 2 sampled */
+		uint8_t why;             /* enum lp_trace_sample_why */
+		uint32_t every, first;
+		uint32_t auto_rate;      /* auto's threshold, launches/s */
+		const char *unit;        /* the sampling unit's range name; "" none */
+		uint64_t launch_rate;    /* launches/s auto measured; 0 none */
+		uint64_t toggles, toggle_ns, toggle_max_ns;  /* CUPTI switches and their cost */
+		uint64_t units, units_recorded;
+	} sampling;
 };
 
 struct lp_range {
@@ -90,6 +100,12 @@ struct lp_range {
 	uint16_t depth;              /* 0 for a bottom range */
 	uint8_t kind;                /* enum lp_range_kind */
 	uint8_t payload_type;        /* enum lp_payload_type */
+	uint8_t sample;              /* tracer STAGE record: 0 none / not a sampling unit, 1 a recorded
+	                                unit, 2 an unrecorded unit (its kernels are not in the trace) */
+	uint8_t gpu_status;          /* STAGE: enum lp_trace_stage_gpu (1: the gpu_* times below) */
+	uint32_t sample_index;       /* STAGE: a unit's index under its parent */
+	uint64_t gpu_start_ns, gpu_end_ns;  /* STAGE: when the GPU reached the push and the pop (0 unknown) */
+	uint64_t gpu_elapsed_ns;     /* STAGE: CUDA-event time between them (0 unknown) */
 	uint8_t synthetic;           /* 1: not a host event but a copy of a range open when a CUDA graph
 	                                was captured, re-rooted under the range open at one launch of
 	                                that graph (trace reader); start/end are the GPU span of its

@@ -299,6 +299,39 @@ static void test_fixture_traces(void **state)
 	assert_int_equal(k, 144);
 	lp_sample_units_release(&units);
 
+	/* the reader carries the tracer's records: the plan, every unit's flags and GPU times */
+	{
+		struct lp_sample_plan got;
+		struct lp_sample_units replay;
+		uint8_t *flags = calloc(sa.n_ranges, 1);
+		assert_int_equal(lp_sample_plan_of(&sa, &got), 1);
+		assert_true(got.every == 4 && got.first == 2 && !strcmp(got.unit, "decode_step"));
+		assert_int_equal(lp_sample_plan_of(&ex, &got), 0);
+		assert_int_equal(sa.processes[0].sampling.units_recorded, 42);
+		assert_int_equal(sa.processes[0].sampling.toggles, 2 * 102);
+		for (i = 0, k = 0; i < sa.n_ranges; i++) {
+			if (strcmp(sa.ranges[i].name, "decode_step"))
+				continue;
+			assert_int_equal(sa.ranges[i].gpu_status, LP_TRACE_STAGE_GPU_EVENTS);
+			assert_true(sa.ranges[i].gpu_elapsed_ns == st->r[k].gpu_elapsed_ns);
+			assert_int_equal(sa.ranges[i].sample, st->r[k].sample);
+			flags[i] = sa.ranges[i].sample;
+			sa.ranges[i].sample = 0; /* as a reader without STAGE records would leave it */
+			k++;
+		}
+		assert_int_equal(lp_sample_units_find(&sa, &plan, &units, &err), 0);
+		assert_int_equal(lp_sample_units_find(&sa, &plan, &replay, &err), 0);
+		for (i = 0; i < sa.n_ranges; i++)
+			sa.ranges[i].sample = flags[i];
+		lp_sample_units_release(&replay);
+		assert_int_equal(lp_sample_units_find(&sa, &plan, &replay, &err), 0);
+		for (i = 0; i < sa.n_ranges; i++)
+			assert_int_equal(units.stratum[i], replay.stratum[i]); /* flags == replayed schedule */
+		lp_sample_units_release(&units);
+		lp_sample_units_release(&replay);
+		free(flags);
+	}
+
 	/* exact: no interval, the raw sums */
 	assert_int_equal(lp_sample_kernel_table(&ex, &exact_plan, 0.95, &te, &err), 0);
 	assert_false(te.sampled);
