@@ -42,6 +42,7 @@ void lp_analysis_release(struct lp_analysis *a)
 	lp_stage_set_release(&a->stages);
 	lp_op_table_release(&a->ops);
 	lp_kernel_set_release(&a->kernels);
+	lp_sample_table_release(&a->sampled);
 	lp_timeline_release(&a->timeline);
 	lp_rank_view_release(&a->ranks);
 	free(a->phases);
@@ -565,6 +566,27 @@ static void compute_perf(struct lp_analysis *a)
 	}
 }
 
+/* The tracer's mode and, for a sampled trace, the kernel table scaled to every unit. */
+static int sampling(const struct lp_profile *p, struct lp_analysis *out, struct lp_err *err)
+{
+	struct lp_sample_plan plan;
+	size_t i;
+	for (i = 0; i < p->n_processes; i++) {
+		if (p->processes[i].sampling.mode) {
+			out->sampling = p->processes[i].sampling;
+			out->sampling.unit = dup(out, out->sampling.unit);
+			break;
+		}
+	}
+	if (!lp_sample_plan_of(p, &plan))
+		return 0;
+	if (lp_sample_kernel_table(p, &plan, 0.95, &out->sampled, err) < 0)
+		return -1;
+	for (i = 0; i < out->sampled.n_rows; i++)
+		out->sampled.rows[i].key = dup(out, out->sampled.rows[i].key);
+	return 0;
+}
+
 int lp_analyze(const struct lp_analysis_input *in, struct lp_analysis *out, struct lp_err *err)
 {
 	static const struct lp_stage_rules no_rules = { { NULL }, 0, NULL };   /* lp_stages_compute's */
@@ -606,6 +628,10 @@ int lp_analyze(const struct lp_analysis_input *in, struct lp_analysis *out, stru
 	    lp_kernels_compute(p, &out->stages, in->ncu, in->n_ncu, &out->peak, &out->kernels, err) < 0 ||
 	    lp_timeline_compute(p, &out->stages, &out->timeline, err) < 0 ||
 	    (p->n_processes > 1 && lp_ranks_compute(p, in->stage_rules ? in->stage_rules : &no_rules, &out->ranks, err) < 0)) {
+		lp_analysis_release(out);
+		return -1;
+	}
+	if (sampling(p, out, err) < 0) {
 		lp_analysis_release(out);
 		return -1;
 	}

@@ -75,6 +75,17 @@ static uint64_t latency(const struct lp_range *r, const struct span *s, const st
 {
 	uint64_t start = r->start_ns, end = r->end_ns;
 	*wait_ns = 0;
+	if (s->first_launch_ns == UINT64_MAX && !s->end_ns && r->gpu_status == 1 && r->gpu_end_ns) {
+		/* no GPU work in the trace (an unrecorded unit of a sampled trace): the tracer's own
+		 * CUDA events at push and pop (STAGE records, docs/tracer.md) give the same rule */
+		if (r->gpu_start_ns > start) {
+			*wait_ns = r->gpu_start_ns - start;
+			start = r->gpu_start_ns;
+		}
+		if (r->gpu_end_ns > end)
+			end = r->gpu_end_ns;
+		return end > start ? end - start : 0;
+	}
 	if (s->first_launch_ns != UINT64_MAX) {
 		uint64_t q = queued_end(w, n_w, s->pid, s->stream, r->start_ns);
 		if (q > start) {

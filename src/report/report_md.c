@@ -13,6 +13,7 @@
 #include "report/ncu_coverage.h"
 #include "report/figures.h"
 #include "report/baseline_report.h"
+#include "llmprof/trace_format.h"
 #include "report/md.h"
 #include "report/ranks_report.h"
 #include "report/reports.h"
@@ -249,6 +250,64 @@ static void aggregates(const struct lp_analysis *a, struct lp_buf *out)
 	lp_buf_release(&t);
 }
 
+/* Which tracing mode ran and why (docs/tracer.md "Sampled tracing"); for a sampled trace the
+ * kernel table of its unit scaled to every unit, each row with its 95% interval. */
+static void tracing_mode(const struct lp_analysis *a, struct lp_buf *out)
+{
+	const struct lp_sampling *s = &a->sampling;
+	const struct lp_sample_table *t = &a->sampled;
+	static const char *const cols[] = { "Kernel", "Time in units (ms, est.)", "95% interval (ms)",
+		"Launches (est.)", "Outside units (ms, exact)" };
+	size_t i;
+	if (!s->mode) {
+		lp_buf_adds(out, "Exact: every launch traced (the trace says nothing about sampling).\n");
+		return;
+	}
+	if (s->mode == 1) {
+		lp_buf_adds(out, "Exact: every launch traced");
+		if (s->why == LP_TRACE_SAMPLE_WHY_AUTO_LOW)
+			lp_buf_addf(out, " (auto: %llu launches/s, at or below the %u of trace.sample)",
+				(unsigned long long)s->launch_rate, s->auto_rate);
+		else if (s->why == LP_TRACE_SAMPLE_WHY_AUTO_NONE)
+			lp_buf_adds(out, " (auto: no sampling unit past the first ones)");
+		else
+			lp_buf_adds(out, " (trace.sample=off)");
+		lp_buf_adds(out, ".\n");
+		return;
+	}
+	lp_buf_addf(out, "Sampled: kernels were traced in %u of %llu `", s->units_recorded ? (unsigned)s->units_recorded : 0,
+		(unsigned long long)s->units);
+	lp_buf_adds(out, strchr(s->unit, '`') ? "?" : s->unit); /* a code span: no escaping inside */
+	lp_buf_addf(out, "` ranges (the first %u under each parent, then 1 in %u)", s->first, s->every);
+	if (s->why == LP_TRACE_SAMPLE_WHY_AUTO_HIGH)
+		lp_buf_addf(out, ", chosen by auto at %llu launches/s (above %u)", (unsigned long long)s->launch_rate,
+			s->auto_rate);
+	lp_buf_addf(out, "; CUPTI was switched %llu times, %.3f ms in all. Times and latencies of every step "
+		"are exact (CUDA events at each range); kernel rows inside the units are estimates for all of "
+		"them (%u exact, %u of %u sampled), with a 95%% interval; what lies outside the units is exact.\n\n",
+		(unsigned long long)s->toggles, (double)s->toggle_ns / 1e6, t->units_exact, t->units_recorded,
+		t->units_sampled_stratum);
+	lp_md_header(out, 5, cols, "lrrrr");
+	for (i = 0; i < t->n_rows && i < LP_REPORT_TOP_KERNELS; i++) {
+		const struct lp_sample_row *r = &t->rows[i];
+		char c1[32], c2[32], c3[32], c4[32];
+		const char *cells[5];
+		snprintf(c1, sizeof(c1), "%.3f", r->time_ns.total / 1e6);
+		if (r->time_ns.half_ci < 0)
+			snprintf(c2, sizeof(c2), "n/a (n < 2)");
+		else
+			snprintf(c2, sizeof(c2), "+- %.3f", r->time_ns.half_ci / 1e6);
+		snprintf(c3, sizeof(c3), "%.0f", r->calls.total);
+		snprintf(c4, sizeof(c4), "%.3f", r->outside_ns / 1e6);
+		cells[0] = r->key;
+		cells[1] = c1;
+		cells[2] = c2;
+		cells[3] = c3;
+		cells[4] = c4;
+		lp_md_row(out, 5, cells, LP_MD_NAME_MAX);
+	}
+}
+
 int lp_report_stakeholder_md(const struct lp_analysis *a, struct lp_buf *out)
 {
 	lp_buf_adds(out, "# Stakeholder summary");
@@ -272,6 +331,8 @@ int lp_report_stakeholder_md(const struct lp_analysis *a, struct lp_buf *out)
 	lp_section_top_ops(a, LP_REPORT_TOP_OPS, out);
 	lp_buf_adds(out, "\n## Top Kernels\n\n");
 	lp_section_top_kernels(a, LP_REPORT_TOP_KERNELS, out);
+	lp_buf_adds(out, "\n## Tracing Mode\n\n");
+	tracing_mode(a, out);
 	lp_buf_adds(out, "\n## Recommendations\n\n");
 	lp_section_advice(a, LP_ADVICE_RECOMMENDATION, out);
 	lp_figures_md(a, out);

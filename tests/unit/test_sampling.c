@@ -16,7 +16,9 @@
 #include <string.h>
 #include <sys/wait.h>
 
+#include "analyze/analysis.h"
 #include "analyze/sampling.h"
+#include "report/reports.h"
 #include "core/fs.h"
 #include "llmprof/trace_format.h"
 #include "parse/trace_read.h"
@@ -372,6 +374,33 @@ static void test_fixture_traces(void **state)
 	/* what lies outside the units is exact in both */
 	assert_true(row(&ts, "argmax_between_steps")->outside_ns == row(&te, "argmax_between_steps")->outside_ns);
 	assert_true(row(&ts, "gemm_prefill")->outside_ns == 3 * 300000.0);
+
+	/* the analysis and the stakeholder report: the mode, why, and the scaled rows */
+	{
+		struct lp_analysis_input in;
+		struct lp_analysis *a = calloc(1, sizeof(*a)), *b = calloc(1, sizeof(*b));
+		struct lp_buf md = LP_BUF_INIT;
+		memset(&in, 0, sizeof(in));
+		in.profile = &sa;
+		assert_int_equal(lp_analyze(&in, a, &err), 0);
+		assert_int_equal(a->sampling.mode, 2);
+		assert_int_equal(a->sampled.n_rows, ts.n_rows);
+		assert_true(fabs(a->sampled.rows[0].time_ns.total - ts.rows[0].time_ns.total) < 1e-6);
+		assert_int_equal(lp_report_stakeholder_md(a, &md), 0);
+		if (!strstr(md.data, "## Tracing Mode\n\nSampled: kernels were traced in 42 of 144 `decode_step`"))
+			fail_msg("%s", strstr(md.data, "## Tracing") ? strstr(md.data, "## Tracing") : md.data);
+		assert_non_null(strstr(md.data, "| gemm\\_mlp | 6.0"));
+		in.profile = &ex;
+		assert_int_equal(lp_analyze(&in, b, &err), 0);
+		lp_buf_reset(&md);
+		assert_int_equal(lp_report_stakeholder_md(b, &md), 0);
+		assert_non_null(strstr(md.data, "## Tracing Mode\n\nExact: every launch traced (trace.sample=off)."));
+		lp_buf_release(&md);
+		lp_analysis_release(a);
+		lp_analysis_release(b);
+		free(a);
+		free(b);
+	}
 
 	lp_sample_table_release(&te);
 	lp_sample_table_release(&ts);
