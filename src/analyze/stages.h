@@ -221,6 +221,11 @@ int lp_stages_compute(const struct lp_profile *p, struct lp_stage_set *out, stru
 /* With rules (NULL: default names, LP_SKIP_FIRST_AUTO). A bad regex is a usage error naming it. */
 int lp_stages_compute_ex(const struct lp_profile *p, const struct lp_stage_rules *rules, struct lp_stage_set *out,
 	struct lp_err *err);
+/* The first step of lp_stages_compute_ex (stage_roles.c): s->range_flags (p->n_ranges bytes,
+ * zeroed) receives every range's role, s->names_default whether the default names applied. A
+ * bad regex or too many names is a usage error naming the key. */
+int lp_stage_classify_ranges(const struct lp_profile *p, const struct lp_stage_rules *rules, struct lp_stage_set *s,
+	struct lp_err *err);
 /* The role of range r in a computed set (LP_ROLE_NONE when out of bounds). */
 enum lp_stage_role lp_stage_range_role(const struct lp_stage_set *s, int32_t r);
 /* 1 when range r or one of its ancestors is warm-up or a skipped occurrence. */
