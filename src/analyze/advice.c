@@ -263,13 +263,13 @@ static void families(struct ctx *c)
 		for (i = 0; i < LP_FAM_COUNT && n < 4; i++) {
 			if (fm[idx[i]] <= 0)
 				break;
-			lp_buf_addf(&b, "%s%s %.1f%%", n ? ", " : "", lp_kernel_family_name((enum lp_kernel_family)idx[i]),
+			lp_buf_addf(&b, "%s%s %.1f%%", n ? ", " : "", lp_kname_family_name((enum lp_kernel_family)idx[i]),
 				pct(fm[idx[i]] / all));
 			n++;
 		}
 		snprintf(rule, sizeof(rule), "families-%s", names[k]);
 		add(c, LP_ADVICE_TAKEAWAY, rule, "In %s, %s kernels dominate: %s of %.3f ms kernel time.", names[k],
-			lp_kernel_family_name((enum lp_kernel_family)idx[0]), b.data, all);
+			lp_kname_family_name((enum lp_kernel_family)idx[0]), b.data, all);
 		lp_buf_release(&b);
 		small = fm[LP_FAM_NORM] + fm[LP_FAM_ROPE] + fm[LP_FAM_SOFTMAX] + fm[LP_FAM_ELEMENTWISE];
 		if (small / all > LP_ADVICE_SMALL_OPS)

@@ -3,19 +3,9 @@
  * join with Nsight Compute records for FLOPs, bytes and the roofline class. */
 #include "analyze/kernels.h"
 
-#include <ctype.h>
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
-
-static const char *const fam_names[LP_FAM_COUNT] = {
-	"gemm", "attention", "norm", "rope", "softmax", "elementwise", "memcpy", "sampling", "other",
-};
-
-const char *lp_kernel_family_name(enum lp_kernel_family f)
-{
-	return (unsigned)f < LP_FAM_COUNT ? fam_names[f] : "other";
-}
 
 const char *lp_roofline_name(enum lp_roofline r)
 {
@@ -25,98 +15,6 @@ const char *lp_roofline_name(enum lp_roofline r)
 	case LP_ROOF_COMPUTE: return "compute-bound";
 	default: return "n/a";
 	}
-}
-
-static int has_ci(const char *hay, const char *needle)
-{
-	size_t n = strlen(needle), i, j;
-	for (i = 0; hay[i]; i++) {
-		for (j = 0; j < n && hay[i + j]; j++)
-			if (tolower((unsigned char)hay[i + j]) != needle[j])
-				break;
-		if (j == n)
-			return 1;
-	}
-	return 0;
-}
-
-enum lp_kernel_family lp_kernel_classify(const char *name)
-{
-	/* order matters: "flash_fwd ... softmax" is attention, "gemm_rmsnorm_fused" a GEMM */
-	static const struct { const char *pat; enum lp_kernel_family f; } rules[] = {
-		{ "memcpy", LP_FAM_MEMCPY }, { "memset", LP_FAM_MEMCPY },
-		{ "flash", LP_FAM_ATTENTION }, { "attention", LP_FAM_ATTENTION }, { "attn", LP_FAM_ATTENTION },
-		{ "sdpa", LP_FAM_ATTENTION }, { "fmha", LP_FAM_ATTENTION }, { "mha", LP_FAM_ATTENTION },
-		{ "gemm", LP_FAM_GEMM }, { "gemv", LP_FAM_GEMM }, { "cublas", LP_FAM_GEMM },
-		{ "cutlass", LP_FAM_GEMM }, { "nvjet", LP_FAM_GEMM }, { "matmul", LP_FAM_GEMM },
-		{ "sm90_xmma", LP_FAM_GEMM }, { "sm80_xmma", LP_FAM_GEMM }, { "ampere_", LP_FAM_GEMM },
-		{ "norm", LP_FAM_NORM }, { "rope", LP_FAM_ROPE }, { "rotary", LP_FAM_ROPE },
-		{ "softmax", LP_FAM_SOFTMAX },
-		{ "argmax", LP_FAM_SAMPLING }, { "sample", LP_FAM_SAMPLING }, { "topk", LP_FAM_SAMPLING },
-		{ "elementwise", LP_FAM_ELEMENTWISE }, { "vectorized", LP_FAM_ELEMENTWISE },
-		{ "silu", LP_FAM_ELEMENTWISE }, { "swiglu", LP_FAM_ELEMENTWISE }, { "gelu", LP_FAM_ELEMENTWISE },
-		{ "add", LP_FAM_ELEMENTWISE }, { "mul", LP_FAM_ELEMENTWISE }, { "copy", LP_FAM_ELEMENTWISE },
-		{ "cast", LP_FAM_ELEMENTWISE }, { "fill", LP_FAM_ELEMENTWISE }, { "embed", LP_FAM_ELEMENTWISE },
-	};
-	size_t i;
-	for (i = 0; i < sizeof(rules) / sizeof(rules[0]); i++)
-		if (has_ci(name, rules[i].pat))
-			return rules[i].f;
-	return LP_FAM_OTHER;
-}
-
-int lp_kernel_name_normalize(const char *name, struct lp_buf *out)
-{
-	const char *s = name, *end, *base;
-	int depth = 0;
-	size_t i, len;
-	lp_buf_reset(out);
-	/* drop the argument list: the first '(' at template depth 0 */
-	for (end = s; *end; end++) {
-		if (*end == '<')
-			depth++;
-		else if (*end == '>' && depth > 0)
-			depth--;
-		else if (*end == '(' && depth == 0)
-			break;
-	}
-	/* strip template arguments at depth >= 1 */
-	{
-		struct lp_buf t = LP_BUF_INIT;
-		depth = 0;
-		for (i = 0; s + i < end; i++) {
-			char c = s[i];
-			if (c == '<') {
-				depth++;
-				continue;
-			}
-			if (c == '>' && depth > 0) {
-				depth--;
-				continue;
-			}
-			if (depth == 0 && lp_buf_addc(&t, c) < 0) {
-				lp_buf_release(&t);
-				return -1;
-			}
-		}
-		/* the base name: after the last space (return type) and the last "::" */
-		len = t.len;
-		while (len && t.data[len - 1] == ' ')
-			len--;
-		base = t.data;
-		for (i = 0; i < len; i++) {
-			if (t.data[i] == ' ')
-				base = t.data + i + 1;
-			if (t.data[i] == ':' && i + 1 < len && t.data[i + 1] == ':')
-				base = t.data + i + 2;
-		}
-		if (lp_buf_add(out, base, (size_t)(t.data + len - base)) < 0) {
-			lp_buf_release(&t);
-			return -1;
-		}
-		lp_buf_release(&t);
-	}
-	return 0;
 }
 
 void lp_kernel_set_release(struct lp_kernel_set *s)
@@ -141,52 +39,6 @@ static void acc_add(double *acc, double *wsum, double v, double w)
 		*acc = 0;
 	*acc += v * w;
 	*wsum += w;
-}
-
-/* End of the function name with its template arguments: the '(' of the argument list (outside any
- * <...>), or the end. */
-static const char *name_end(const char *s)
-{
-	int depth = 0;
-	for (; *s; s++) {
-		if (*s == '<')
-			depth++;
-		else if (*s == '>' && depth > 0)
-			depth--;
-		else if (*s == '(' && !depth)
-			break;
-	}
-	return s;
-}
-
-/* The same kernel as the tracer and ncu print it: the same function name and template arguments,
- * up to a leading "void " (ncu prints the return type, CUPTI's demangler does not) and spaces; the
- * argument lists are left out (they differ in form: "unsigned short const*" vs "const unsigned
- * short *"). */
-static int same_kernel(const char *a, const char *b)
-{
-	const char *ea, *eb;
-	a += strncmp(a, "void ", 5) ? 0 : 5;
-	b += strncmp(b, "void ", 5) ? 0 : 5;
-	ea = name_end(a);
-	eb = name_end(b);
-	for (;;) {
-		while (a < ea && *a == ' ')
-			a++;
-		while (b < eb && *b == ' ')
-			b++;
-		if (a == ea || b == eb)
-			return a == ea && b == eb;
-		if (*a++ != *b++)
-			return 0;
-	}
-}
-
-/* Whether the name carries template arguments before its argument list. */
-static int has_template_args(const char *s)
-{
-	const char *e = name_end(s);
-	return memchr(s, '<', (size_t)(e - s)) != NULL;
 }
 
 static void join_ncu(struct lp_kernel_row *row, const struct lp_kernel_record *ncu, size_t n_ncu,
@@ -214,8 +66,8 @@ static void join_ncu(struct lp_kernel_row *row, const struct lp_kernel_record *n
 		w[j] = 0;
 	}
 	for (i = 0; i < n_ncu && !exact; i++)
-		exact = ncu[i].kernel_name && same_kernel(ncu[i].kernel_name, row->name);
-	if (!exact && lp_kernel_name_normalize(row->name, nb) < 0)
+		exact = ncu[i].kernel_name && lp_kname_same(ncu[i].kernel_name, row->name);
+	if (!exact && lp_kname_short(row->name, nb) < 0)
 		return;
 	for (i = 0; i < n_ncu; i++) {
 		const struct lp_kernel_record *r = &ncu[i];
@@ -223,13 +75,13 @@ static void join_ncu(struct lp_kernel_row *row, const struct lp_kernel_record *n
 		if (!r->kernel_name)
 			continue;
 		if (exact) {
-			if (!same_kernel(r->kernel_name, row->name))
+			if (!lp_kname_same(r->kernel_name, row->name))
 				continue;
 		} else {
 			/* both with template arguments, not the same: another template variant. A name
 			 * without them on either side ("k_attn_decode") joins by normalized name */
-			if ((has_template_args(r->kernel_name) && has_template_args(row->name)) ||
-			    lp_kernel_name_normalize(r->kernel_name, nr) < 0 || !nb->len ||
+			if ((lp_kname_has_template_args(r->kernel_name) && lp_kname_has_template_args(row->name)) ||
+			    lp_kname_short(r->kernel_name, nr) < 0 || !nb->len ||
 			    strcmp(nr->data, nb->data))
 				continue;
 		}
@@ -431,7 +283,7 @@ int lp_kernels_compute(const struct lp_profile *p, const struct lp_stage_set *st
 		r->mean_ms = k->mean_ms;
 		r->min_ms = k->min_ms;
 		r->max_ms = k->max_ms;
-		r->family = lp_kernel_classify(r->name);
+		r->family = lp_kname_family(r->name);
 		r->ncu.duration_ns = r->ncu.sm_pct = r->ncu.dram_pct = r->ncu.occupancy_pct = NAN;
 		r->ncu.dram_bytes = r->ncu.tensor_flops = r->ncu.fp32_flops = r->ncu.flops = NAN;
 		r->ncu.intensity = r->ncu.achieved_flops_per_s = r->ncu.achieved_bytes_per_s = NAN;

@@ -8,8 +8,8 @@
  * ncu records with the same function name and template arguments (up to a leading "void " and
  * spaces; argument lists are not compared) when there are any, so template variants keep their own
  * metrics; else, unless both names carry template arguments (then they are different variants),
- * those whose normalized name matches
- * (lp_kernel_name_normalize: return type, argument list and template arguments dropped). ncu
+ * those whose short name matches
+ * (parse/kname.h: return type, argument list and template arguments dropped). ncu
  * metrics are per launch (a record standing for several launches holds their mean); several
  * matching records are averaged weighted by their calls.
  *
@@ -32,19 +32,7 @@
 #include "analyze/peaks.h"
 #include "analyze/stages.h"
 #include "core/buf.h"
-
-enum lp_kernel_family {
-	LP_FAM_GEMM = 0,
-	LP_FAM_ATTENTION,
-	LP_FAM_NORM,
-	LP_FAM_ROPE,
-	LP_FAM_SOFTMAX,
-	LP_FAM_ELEMENTWISE,
-	LP_FAM_MEMCPY,
-	LP_FAM_SAMPLING,
-	LP_FAM_OTHER,
-	LP_FAM_COUNT,
-};
+#include "parse/kname.h"
 
 enum lp_roofline {
 	LP_ROOF_NA = 0,
@@ -106,10 +94,6 @@ int lp_kernels_compute(const struct lp_profile *p, const struct lp_stage_set *st
 	struct lp_kernel_set *out, struct lp_err *err);
 void lp_kernel_set_release(struct lp_kernel_set *s);
 
-enum lp_kernel_family lp_kernel_classify(const char *name);
-const char *lp_kernel_family_name(enum lp_kernel_family f);
 const char *lp_roofline_name(enum lp_roofline r);
-/* "void ns::gemv<float, 4>(float const*, int)" -> "gemv"; writes into out (reset first). */
-int lp_kernel_name_normalize(const char *name, struct lp_buf *out);
 
 #endif

@@ -2,10 +2,10 @@
  * (trace or nsys) and the ncu phase (collect/ncu.c), and checks the result afterwards. */
 #include "analyze/topn.h"
 
-#include <ctype.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include "parse/kname.h"
 #include "parse/ncu_raw.h"
 
 int lp_topn_regex_escape(const char *s, struct lp_buf *out)
@@ -18,37 +18,12 @@ int lp_topn_regex_escape(const char *s, struct lp_buf *out)
 	return out->oom ? -1 : 0;
 }
 
-/* The demangled name from its qualified function name on: nsys prints template kernels with
- * their return type ("std::enable_if<!T7, void>::type ns::k<int>(T13)"), ncu may not; both
- * agree on "ns::k<int>(T13)". */
-static const char *qualified_start(const char *s)
-{
-	size_t n = strlen(s), end = n, start, at;
-	while (end > 0 && s[end - 1] == ' ')
-		end--;
-	if (end == 0 || s[end - 1] != ')')
-		return s;
-	end = lp_ncu_bracket_open(s, end, '(', ')', &at) == 0 ? at : 0;
-	for (;;) {
-		if (end > 0 && s[end - 1] == '>')  /* template arguments */
-			end = lp_ncu_bracket_open(s, end, '<', '>', &at) == 0 ? at : 0;
-		start = end;
-		while (start > 0 && (isalnum((unsigned char)s[start - 1]) || s[start - 1] == '_' || s[start - 1] == '~'))
-			start--;
-		if (start >= 2 && s[start - 1] == ':' && s[start - 2] == ':') {
-			end = start - 2;
-			continue;
-		}
-		return s + start;
-	}
-}
-
 static int match_name(const char *name, int function_base, struct lp_buf *out)
 {
 	lp_buf_reset(out);
 	if (function_base)
-		return lp_ncu_function_name(name, out);
-	return lp_buf_adds(out, qualified_start(name));
+		return lp_kname_ncu_function(name, out);
+	return lp_buf_adds(out, lp_kname_qualified_start(name));
 }
 
 void lp_topn_release(struct lp_topn *t)
@@ -165,8 +140,8 @@ size_t lp_topn_check(const struct lp_topn *t, const struct lp_kernel_table *ncu,
 				continue;
 			}
 			/* ncu's export may print another base than the one matched: compare function names */
-			lp_ncu_function_name(row, &fa);
-			lp_ncu_function_name(t->picks[i].kernel_name, &fb);
+			lp_kname_ncu_function(row, &fa);
+			lp_kname_ncu_function(t->picks[i].kernel_name, &fb);
 			if (!function_base && !strchr(row, '(') && !strcmp(fa.data, fb.data))
 				profiled[i] += ncu->rows[j].calls;
 		}

@@ -7,7 +7,9 @@
 
 #include "core/buf.h"
 #include "parse/csv.h"
+#include "parse/kname.h"
 #include "parse/ncu_nvtx.h"
+#include "profile/kagg.h"
 
 enum {
 	D_ID, D_PID, D_KERNEL, D_BLOCK, D_GRID, D_DEVICE, D_PUSHPOP, D_SECTION, D_METRIC, D_UNIT, D_VALUE,
@@ -91,7 +93,7 @@ static int new_result(struct lp_ncu_details *d, size_t *cap, const struct lp_csv
 	if (lp_csv_number(cell(c, col, D_DEVICE), &v) == 1 && v >= 0 && v <= INT32_MAX)
 		r->device = (int32_t)v;
 	r->kernel_name = dup(d, cell(c, col, D_KERNEL));
-	if (lp_ncu_function_name(r->kernel_name ? r->kernel_name : "", tmp) < 0)
+	if (lp_kname_ncu_function(r->kernel_name ? r->kernel_name : "", tmp) < 0)
 		return -1;
 	r->short_name = dup(d, tmp->data);
 	r->has_launch = lp_ncu_parse_dim3(cell(c, col, D_BLOCK), r->block) == 0 &&
@@ -273,19 +275,19 @@ int lp_ncu_details_kernel_table_seen(const char *path, const struct lp_ncu_selec
 	struct lp_kernel_table *out, struct lp_err *err)
 {
 	struct lp_ncu_details d;
-	struct lp_ncu_agg *agg;
+	struct lp_kagg *agg;
 	struct lp_metric *ms = NULL;
 	struct lp_buf names = LP_BUF_INIT;
 	size_t i, j, cap = 0;
 	memset(out, 0, sizeof(*out));
 	if (lp_ncu_details_load(path, &d, err) < 0)
 		return -1;
-	agg = lp_ncu_agg_new();
+	agg = lp_kagg_new(0);
 	if (!agg)
 		goto oom;
 	for (i = 0; i < d.n_results; i++) {
 		const struct lp_ncu_details_result *r = &d.results[i];
-		struct lp_ncu_result x;
+		struct lp_kagg_item x;
 		int keep = !sel || !sel->stage;
 		if (!r->has_launch && !strcmp(r->kernel_name, "range") && !(sel && sel->include_ranges))
 			continue;
@@ -330,27 +332,27 @@ int lp_ncu_details_kernel_table_seen(const char *path, const struct lp_ncu_selec
 			goto fail;
 		}
 		memset(&x, 0, sizeof(x));
-		x.kernel_name = r->kernel_name;
+		x.name = r->kernel_name;
 		x.short_name = r->short_name;
 		x.device = r->device;
 		x.duration_ns = r->duration_ns;
-		memcpy(x.block, r->block, sizeof(x.block));
-		memcpy(x.grid, r->grid, sizeof(x.grid));
+		x.block = r->block;
+		x.grid = r->grid;
 		x.metrics = ms;
 		x.n_metrics = r->n_metrics;
-		if (lp_ncu_agg_add(agg, &x, err) < 0)
+		if (lp_kagg_add(agg, &x, 1, -1, -1, err) < 0)
 			goto fail;
 	}
 	free(ms);
 	lp_buf_release(&names);
 	lp_ncu_details_release(&d);
-	return lp_ncu_agg_finish(agg, out, err);
+	return lp_kagg_finish(agg, out, err);
 oom:
 	lp_err_set(err, LP_EOTHER, "out of memory reading '%s'", path);
 fail:
 	free(ms);
 	lp_buf_release(&names);
-	lp_ncu_agg_free(agg);
+	lp_kagg_free(agg);
 	lp_ncu_details_release(&d);
 	return -1;
 }

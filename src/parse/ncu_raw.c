@@ -11,6 +11,7 @@
 
 #include "core/arena.h"
 #include "parse/csv.h"
+#include "parse/kname.h"
 
 /* ---- units ---- */
 
@@ -111,46 +112,6 @@ void lp_ncu_unit_to_base(const char *unit, double *scale, char *base, size_t cap
 		*scale = 1e9 / ns;
 		snprintf(base, cap, "%.*s/second", (int)(slash - unit), unit);
 	}
-}
-
-int lp_ncu_bracket_open(const char *s, size_t end, char opening, char closing, size_t *at)
-{
-	int depth = 0;
-	size_t i = end;
-	while (i > 0) {
-		char c = s[--i];
-		if (c == closing) {
-			depth++;
-		} else if (c == opening && --depth == 0) {
-			*at = i;
-			return 0;
-		}
-	}
-	return -1;
-}
-
-int lp_ncu_function_name(const char *s, struct lp_buf *out)
-{
-	size_t n = strlen(s), end = n, start, at;
-	lp_buf_reset(out);
-	while (end > 0 && s[end - 1] == ' ')
-		end--;
-	if (end >= 6 && !strncmp(s + end - 6, " const", 6))
-		end -= 6;
-	/* the parameter list: match the final ')' back to its '('; no list: not a C++ signature */
-	if (end == 0 || s[end - 1] != ')')
-		return lp_buf_adds(out, s);
-	if (lp_ncu_bracket_open(s, end, '(', ')', &at) == 0)
-		end = at;
-	/* trailing template arguments */
-	if (end > 0 && s[end - 1] == '>' && lp_ncu_bracket_open(s, end, '<', '>', &at) == 0)
-		end = at;
-	start = end;
-	while (start > 0 && (isalnum((unsigned char)s[start - 1]) || s[start - 1] == '_' || s[start - 1] == '~'))
-		start--;
-	if (start == end)
-		return lp_buf_adds(out, s);
-	return lp_buf_add(out, s + start, end - start);
 }
 
 int lp_ncu_parse_dim3(const char *s, uint32_t v[3])
@@ -539,7 +500,7 @@ int lp_ncu_raw_stream_ex(const char *path, int flags, lp_ncu_result_fn fn, void 
 		if (reg_idx >= 0 && metrics[reg_idx].valid && metrics[reg_idx].value >= 0 &&
 				metrics[reg_idx].value <= UINT32_MAX)
 			r.registers_per_thread = (uint32_t)metrics[reg_idx].value;
-		if (lp_ncu_function_name(r.kernel_name, &fname) < 0) {
+		if (lp_kname_ncu_function(r.kernel_name, &fname) < 0) {
 			lp_err_set(err, LP_EOTHER, "out of memory reading '%s'", path);
 			goto out;
 		}
@@ -566,260 +527,26 @@ out:
 	return ret;
 }
 
-/* ---- aggregation into KernelRecord rows ---- */
+/* ---- aggregation into KernelRecord rows (profile/kagg.h) ---- */
 
-struct acc_metric {
-	const char *src;    /* the caller's name pointer last seen here (a fast identity check) */
-	const char *name;   /* in the aggregator's arena */
-	const char *unit;
-	double sum;
-	uint64_t n;
-};
-
-struct acc_row {
-	struct acc_metric *m;
-	size_t n, cap;
-};
-
-struct lp_ncu_agg {
-	struct lp_arena arena;
-	struct lp_kernel_record *rows;
-	struct acc_row *acc;
-	size_t n_rows, cap_rows;
-	size_t *slots;       /* open addressing: row index + 1, 0 empty */
-	size_t cap_slots;
-	double total_ms;
-};
-
-static uint64_t hash_str(const char *s, int32_t dev)
+int lp_ncu_result_add(struct lp_kagg *agg, const struct lp_ncu_result *r, struct lp_err *err)
 {
-	uint64_t h = 1469598103934665603ULL ^ (uint64_t)(uint32_t)dev;
-	for (; *s; s++) {
-		h ^= (unsigned char)*s;
-		h *= 1099511628211ULL;
-	}
-	return h;
-}
-
-struct lp_ncu_agg *lp_ncu_agg_new(void)
-{
-	return calloc(1, sizeof(struct lp_ncu_agg));
-}
-
-void lp_ncu_agg_free(struct lp_ncu_agg *a)
-{
-	size_t i;
-	if (!a)
-		return;
-	for (i = 0; i < a->n_rows; i++)
-		free(a->acc[i].m);
-	free(a->acc);
-	free(a->rows);
-	free(a->slots);
-	lp_arena_release(&a->arena);
-	free(a);
-}
-
-static int rehash(struct lp_ncu_agg *a)
-{
-	size_t ncap = a->cap_slots ? a->cap_slots * 2 : 256, i;
-	size_t *ns = calloc(ncap, sizeof(*ns));
-	if (!ns)
-		return -1;
-	for (i = 0; i < a->n_rows; i++) {
-		size_t j = hash_str(a->rows[i].kernel_name, a->rows[i].device) & (ncap - 1);
-		while (ns[j])
-			j = (j + 1) & (ncap - 1);
-		ns[j] = i + 1;
-	}
-	free(a->slots);
-	a->slots = ns;
-	a->cap_slots = ncap;
-	return 0;
-}
-
-static struct acc_metric *acc_find(struct lp_ncu_agg *a, struct acc_row *ar, size_t hint,
-	const struct lp_metric *m)
-{
-	size_t i;
-	if (hint < ar->n && ar->m[hint].src == m->name)
-		return &ar->m[hint];
-	if (hint < ar->n && !strcmp(ar->m[hint].name, m->name)) {
-		ar->m[hint].src = m->name;
-		return &ar->m[hint];
-	}
-	for (i = 0; i < ar->n; i++)
-		if (!strcmp(ar->m[i].name, m->name)) {
-			ar->m[i].src = m->name;
-			return &ar->m[i];
-		}
-	if (ar->n == ar->cap) {
-		size_t nc = ar->cap ? ar->cap * 2 : 16;
-		struct acc_metric *nm = realloc(ar->m, nc * sizeof(*nm));
-		if (!nm)
-			return NULL;
-		ar->m = nm;
-		ar->cap = nc;
-	}
-	ar->m[ar->n].src = m->name;
-	ar->m[ar->n].name = lp_arena_strdup(&a->arena, m->name);
-	ar->m[ar->n].unit = lp_arena_strdup(&a->arena, m->unit ? m->unit : "");
-	ar->m[ar->n].sum = 0;
-	ar->m[ar->n].n = 0;
-	if (!ar->m[ar->n].name || !ar->m[ar->n].unit)
-		return NULL;
-	return &ar->m[ar->n++];
-}
-
-/* The row of (name, device), created on first sight; -1 out of memory. */
-static long row_for(struct lp_ncu_agg *a, const char *name, const char *short_name, int32_t device)
-{
-	size_t j;
-	struct lp_kernel_record *k;
-	if ((a->n_rows + 1) * 2 > a->cap_slots && rehash(a) < 0)
-		return -1;
-	j = hash_str(name, device) & (a->cap_slots - 1);
-	while (a->slots[j]) {
-		k = &a->rows[a->slots[j] - 1];
-		if (k->device == device && !strcmp(k->kernel_name, name))
-			return (long)(a->slots[j] - 1);
-		j = (j + 1) & (a->cap_slots - 1);
-	}
-	if (a->n_rows == a->cap_rows) {
-		size_t nc = a->cap_rows ? a->cap_rows * 2 : 64;
-		struct lp_kernel_record *nr = realloc(a->rows, nc * sizeof(*nr));
-		struct acc_row *na;
-		if (!nr)
-			return -1;
-		a->rows = nr;
-		na = realloc(a->acc, nc * sizeof(*na));
-		if (!na)
-			return -1;
-		a->acc = na;
-		a->cap_rows = nc;
-	}
-	k = &a->rows[a->n_rows];
-	memset(k, 0, sizeof(*k));
-	memset(&a->acc[a->n_rows], 0, sizeof(a->acc[0]));
-	k->kernel_name = lp_arena_strdup(&a->arena, name);
-	k->short_name = lp_arena_strdup(&a->arena, short_name ? short_name : name);
-	if (!k->kernel_name || !k->short_name)
-		return -1;
-	k->device = device;
-	k->min_ms = -1;
-	a->slots[j] = ++a->n_rows;
-	return (long)(a->n_rows - 1);
-}
-
-/* One launch is a result that stands for one call, its duration both min and max. */
-int lp_ncu_agg_add(struct lp_ncu_agg *a, const struct lp_ncu_result *r, struct lp_err *err)
-{
-	return lp_ncu_agg_add_weighted(a, r, 1, -1, -1, err);
-}
-
-int lp_ncu_agg_add_weighted(struct lp_ncu_agg *a, const struct lp_ncu_result *r, uint64_t calls,
-	double min_ns, double max_ns, struct lp_err *err)
-{
-	size_t i;
-	struct lp_kernel_record *k;
-	double mean_ms = r->duration_ns >= 0 ? r->duration_ns / 1e6 : 0, ms = mean_ms * (double)calls;
-	double lo = min_ns >= 0 ? min_ns / 1e6 : mean_ms, hi = max_ns >= 0 ? max_ns / 1e6 : mean_ms;
-	long row;
-	if (calls == 0)
-		return 0;
-	row = row_for(a, r->kernel_name, r->short_name, r->device);
-	if (row < 0)
-		goto oom;
-	k = &a->rows[row];
-	if (k->calls == 0) {
-		memcpy(k->grid, r->grid, sizeof(k->grid));
-		memcpy(k->block, r->block, sizeof(k->block));
-		k->registers_per_thread = r->registers_per_thread;
-	}
-	k->calls += calls;
-	k->total_ms += ms;
-	if (k->min_ms < 0 || lo < k->min_ms)
-		k->min_ms = lo;
-	if (hi > k->max_ms)
-		k->max_ms = hi;
-	a->total_ms += ms;
-	for (i = 0; i < r->n_metrics; i++) {
-		const struct lp_metric *m = &r->metrics[i];
-		struct acc_metric *am = acc_find(a, &a->acc[row], i, m);
-		if (!am)
-			goto oom;
-		if (m->valid) {
-			am->sum += m->value * (double)calls;
-			am->n += calls;
-		}
-	}
-	return 0;
-oom:
-	return lp_err_set(err, LP_EOTHER, "out of memory aggregating kernel results");
-}
-
-int lp_ncu_agg_add_summary(struct lp_ncu_agg *a, const char *name, const char *short_name,
-	int32_t device, uint64_t calls, double total_ms, double min_ms, double max_ms, struct lp_err *err)
-{
-	struct lp_kernel_record *k;
-	long row = row_for(a, name, short_name, device);
-	if (row < 0)
-		return lp_err_set(err, LP_EOTHER, "out of memory aggregating kernel results");
-	k = &a->rows[row];
-	k->calls += calls;
-	k->total_ms += total_ms;
-	a->total_ms += total_ms;
-	if (min_ms >= 0 && (k->min_ms < 0 || min_ms < k->min_ms))
-		k->min_ms = min_ms;
-	if (max_ms > k->max_ms)
-		k->max_ms = max_ms;
-	return 0;
-}
-
-int lp_ncu_agg_finish(struct lp_ncu_agg *a, struct lp_kernel_table *out, struct lp_err *err)
-{
-	size_t i, m;
-	memset(out, 0, sizeof(*out));
-	for (i = 0; i < a->n_rows; i++) {
-		struct lp_kernel_record *k = &a->rows[i];
-		struct acc_row *ar = &a->acc[i];
-		k->mean_ms = k->total_ms / (double)(k->calls ? k->calls : 1);
-		if (k->min_ms < 0)
-			k->min_ms = 0;
-		if (ar->n) {
-			k->metrics = lp_arena_alloc(&a->arena, ar->n * sizeof(*k->metrics));
-			if (!k->metrics) {
-				lp_ncu_agg_free(a);
-				return lp_err_set(err, LP_EOTHER, "out of memory aggregating ncu results");
-			}
-			for (m = 0; m < ar->n; m++) {
-				k->metrics[m].name = ar->m[m].name;
-				k->metrics[m].unit = ar->m[m].unit;
-				k->metrics[m].valid = ar->m[m].n > 0;
-				k->metrics[m].value = ar->m[m].n ? ar->m[m].sum / (double)ar->m[m].n : 0;
-			}
-			k->n_metrics = ar->n;
-		}
-	}
-	out->rows = a->rows;
-	out->n_rows = a->n_rows;
-	out->total_ms = a->total_ms;
-	out->arena = a->arena;
-	a->rows = NULL;
-	a->n_rows = 0;
-	a->arena = (struct lp_arena)LP_ARENA_INIT;
-	lp_kernel_table_sort(out);
-	/* rows were moved: free the accumulators by their own count */
-	for (i = 0; i < out->n_rows; i++)
-		free(a->acc[i].m);
-	free(a->acc);
-	free(a->slots);
-	free(a);
-	return 0;
+	struct lp_kagg_item it;
+	memset(&it, 0, sizeof(it));
+	it.name = r->kernel_name;
+	it.short_name = r->short_name;
+	it.device = r->device;
+	it.duration_ns = r->duration_ns;
+	it.grid = r->grid;
+	it.block = r->block;
+	it.registers_per_thread = r->registers_per_thread;
+	it.metrics = r->metrics;
+	it.n_metrics = r->n_metrics;
+	return lp_kagg_add(agg, &it, 1, -1, -1, err);
 }
 
 struct table_ctx {
-	struct lp_ncu_agg *agg;
+	struct lp_kagg *agg;
 	const struct lp_ncu_select *sel;
 	struct lp_ncu_seen *seen;
 };
@@ -835,7 +562,7 @@ static int table_cb(const struct lp_ncu_result *r, void *vctx, struct lp_err *er
 		if (!pp && !se)
 			return 0;
 	}
-	return lp_ncu_agg_add(t->agg, r, err);
+	return lp_ncu_result_add(t->agg, r, err);
 }
 
 static int kernel_table(const char *path, const struct lp_ncu_select *sel, struct lp_ncu_seen *seen,
@@ -858,15 +585,15 @@ static int kernel_table(const char *path, const struct lp_ncu_select *sel, struc
 {
 	struct table_ctx t;
 	memset(out, 0, sizeof(*out));
-	t.agg = lp_ncu_agg_new();
+	t.agg = lp_kagg_new(0);
 	t.sel = sel;
 	t.seen = seen;
 	if (!t.agg)
 		return lp_err_set(err, LP_EOTHER, "out of memory");
 	if (lp_ncu_raw_stream_ex(path, (sel && sel->stage ? 0 : LP_NCU_RAW_SKIP_NVTX) | (seen_needs_duration ? LP_NCU_RAW_NEED_DURATION : 0),
 		table_cb, &t, err) < 0) {
-		lp_ncu_agg_free(t.agg);
+		lp_kagg_free(t.agg);
 		return -1;
 	}
-	return lp_ncu_agg_finish(t.agg, out, err);
+	return lp_kagg_finish(t.agg, out, err);
 }

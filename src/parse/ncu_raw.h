@@ -30,6 +30,7 @@
 #include "core/buf.h"
 #include "core/err.h"
 #include "parse/ncu_nvtx.h"
+#include "profile/kagg.h"
 #include "profile/profile.h"
 
 #define LP_NCU_COL_PUSHPOP "thread Domain:Push/Pop_Range:PL_Type:PL_Value:CLR_Type:Color:Msg_Type:Msg"
@@ -43,7 +44,7 @@ struct lp_ncu_result {
 	const char *process;
 	const char *host;
 	const char *kernel_name;     /* as exported ("range" for app-range results) */
-	const char *short_name;      /* function-name form (lp_ncu_function_name) */
+	const char *short_name;      /* function-name form (lp_kname_ncu_function) */
 	const char *context;
 	const char *stream;          /* "n/a" for ranges */
 	int32_t device;              /* -1 when absent */
@@ -111,31 +112,12 @@ int lp_ncu_raw_kernel_table_seen(const char *path, const struct lp_ncu_select *s
 /* Converts a value in `unit` to base units: *scale multiplies the value, `base` (cap >= 64)
  * receives the base unit's name ("nsecond", "byte", "byte/second", "hz", or `unit` unchanged). */
 void lp_ncu_unit_to_base(const char *unit, double *scale, char *base, size_t cap);
-/* ncu's "function" name base: `void ns::gemv<float, 4>(const float *, int)` -> `gemv`. */
-int lp_ncu_function_name(const char *demangled, struct lp_buf *out);
-/* s[end - 1] is the bracket `closing`: scanning back over nested pairs, *at receives the index
- * of the `opening` that matches it; 0 found, -1 unbalanced (*at untouched). With end just past
- * the ')' of "k<int>(float *)", '(' and ')' give the index of the '('. */
-int lp_ncu_bracket_open(const char *s, size_t end, char opening, char closing, size_t *at);
 /* Parses "(128, 1, 1)" into v[3]; 0 ok, -1 not that form. */
 int lp_ncu_parse_dim3(const char *s, uint32_t v[3]);
 /* Does this stack contain a level matching expr ("name", "domain@name", "@name")? */
 int lp_ncu_stack_matches(const struct lp_ncu_nvtx_stack *st, const char *expr);
 
-/* Aggregation of results into KernelRecord rows, shared by the raw and details parsers. */
-struct lp_ncu_agg;
-struct lp_ncu_agg *lp_ncu_agg_new(void);
-/* Adds one launch: name/short name, device, duration (< 0 unknown), launch shape, metrics. */
-int lp_ncu_agg_add(struct lp_ncu_agg *a, const struct lp_ncu_result *r, struct lp_err *err);
-/* Adds a result that stands for `calls` launches: r->duration_ns and r->metrics are per-launch
- * means (ncu's --print-summary "Average"); min/max in ns, < 0 unknown (the mean is used). */
-int lp_ncu_agg_add_weighted(struct lp_ncu_agg *a, const struct lp_ncu_result *r, uint64_t calls,
-	double min_ns, double max_ns, struct lp_err *err);
-/* Adds a row that is already a sum (nsys stats, ncu summaries); min/max < 0: unknown. */
-int lp_ncu_agg_add_summary(struct lp_ncu_agg *a, const char *name, const char *short_name,
-	int32_t device, uint64_t calls, double total_ms, double min_ms, double max_ms, struct lp_err *err);
-/* Moves the rows into `out` (sorted by total time) and frees the aggregator. */
-int lp_ncu_agg_finish(struct lp_ncu_agg *a, struct lp_kernel_table *out, struct lp_err *err);
-void lp_ncu_agg_free(struct lp_ncu_agg *a);
+/* Adds one launch (a result standing for one call) to a kernel aggregator (profile/kagg.h). */
+int lp_ncu_result_add(struct lp_kagg *agg, const struct lp_ncu_result *r, struct lp_err *err);
 
 #endif

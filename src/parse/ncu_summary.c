@@ -10,6 +10,8 @@
 #include "core/arena.h"
 #include "core/buf.h"
 #include "parse/csv.h"
+#include "parse/kname.h"
+#include "profile/kagg.h"
 
 enum {
 	C_PID, C_PROCESS, C_HOST, C_DOMAIN, C_RANGE, C_KERNEL, C_BLOCK, C_GRID, C_DEVICE, C_CC,
@@ -176,7 +178,7 @@ static int new_group(struct reader *R, const char *const *cells, uint64_t line, 
 	lp_buf_reset(&R->kernel);
 	lp_buf_adds(&R->kernel, cells[R->col[C_KERNEL]]);
 	w->kernel_name = R->kernel.data;
-	lp_ncu_function_name(w->kernel_name, &R->short_name);
+	lp_kname_ncu_function(w->kernel_name, &R->short_name);
 	w->short_name = R->short_name.data;
 	if (R->col[C_BLOCK] >= 0 && R->col[C_GRID] >= 0 && lp_ncu_parse_dim3(cells[R->col[C_BLOCK]], w->block) == 0 &&
 			lp_ncu_parse_dim3(cells[R->col[C_GRID]], w->grid) == 0)
@@ -387,7 +389,7 @@ struct table {
 	const char *path;
 	const struct lp_ncu_select *sel;
 	struct lp_ncu_seen *seen;
-	struct lp_ncu_agg *agg;
+	struct lp_kagg *agg;
 	struct lp_arena names;         /* interned "<section>/<metric>" names */
 	const char **name_list;
 	size_t n_names, cap_names;
@@ -426,23 +428,22 @@ static const char *intern(struct table *t, const char *s, size_t hint)
 
 static int flush(struct table *t, struct lp_err *err)
 {
-	struct lp_ncu_result r;
+	struct lp_kagg_item it;
 	if (!t->open)
 		return 0;
 	t->open = 0;
 	if (!t->keep)
 		return 0;
-	memset(&r, 0, sizeof(r));
-	r.kernel_name = t->kernel.data;
-	r.short_name = t->short_name.data;
-	r.device = t->device;
-	r.has_launch = t->has_launch;
-	memcpy(r.block, t->block, sizeof(r.block));
-	memcpy(r.grid, t->grid, sizeof(r.grid));
-	r.duration_ns = t->dur_rank ? t->dur_ns : -1;
-	r.metrics = t->metrics;
-	r.n_metrics = t->n_metrics;
-	return lp_ncu_agg_add_weighted(t->agg, &r, t->invocations, t->dur_rank ? t->dur_min_ns : -1,
+	memset(&it, 0, sizeof(it));
+	it.name = t->kernel.data;
+	it.short_name = t->short_name.data;
+	it.device = t->device;
+	it.block = t->block;
+	it.grid = t->grid;
+	it.duration_ns = t->dur_rank ? t->dur_ns : -1;
+	it.metrics = t->metrics;
+	it.n_metrics = t->n_metrics;
+	return lp_kagg_add(t->agg, &it, t->invocations, t->dur_rank ? t->dur_min_ns : -1,
 		t->dur_rank ? t->dur_max_ns : -1, err);
 }
 
@@ -540,7 +541,7 @@ int lp_ncu_summary_kernel_table_seen(const char *path, const struct lp_ncu_selec
 	t.path = path;
 	t.sel = sel;
 	t.seen = seen;
-	t.agg = lp_ncu_agg_new();
+	t.agg = lp_kagg_new(0);
 	if (!t.agg)
 		return lp_err_set(err, LP_EOTHER, "out of memory");
 	lp_buf_init(&t.key, 0);
@@ -550,10 +551,10 @@ int lp_ncu_summary_kernel_table_seen(const char *path, const struct lp_ncu_selec
 	if (rc == 0)
 		rc = flush(&t, err);
 	if (rc == 0) {
-		rc = lp_ncu_agg_finish(t.agg, out, err);
+		rc = lp_kagg_finish(t.agg, out, err);
 		t.agg = NULL;
 	}
-	lp_ncu_agg_free(t.agg);
+	lp_kagg_free(t.agg);
 	lp_arena_release(&t.names);
 	free(t.name_list);
 	free(t.metrics);

@@ -9,6 +9,7 @@
 
 #include "core/buf.h"
 #include "parse/ncu_raw.h"
+#include "profile/kagg.h"
 
 /* ---- direct aggregation ---- */
 
@@ -21,7 +22,7 @@ struct agg_key {
 	double total_ms, min_ms, max_ms;
 };
 
-/* The rows reach lp_ncu_agg in this table's slot order, which fixes the order of the float sums
+/* The rows reach lp_kagg in this table's slot order, which fixes the order of the float sums
  * (totals, shares) in the goldens: it moves onto lp_map together with the one kernel aggregator,
  * when a changed summation order can be explained once. */
 static size_t id_hash(int64_t id, size_t cap)
@@ -44,7 +45,7 @@ int lp_nsys_sqlite_kernel_table(const char *path, struct lp_kernel_table *out, s
 	sqlite3_stmt *st = NULL;
 	struct agg_key *keys = NULL;
 	size_t cap = 0, n = 0, i;
-	struct lp_ncu_agg *agg = NULL;
+	struct lp_kagg *agg = NULL;
 	int rc = -1, src;
 	memset(out, 0, sizeof(*out));
 	lp_profile_init(&strings, path);
@@ -117,7 +118,7 @@ int lp_nsys_sqlite_kernel_table(const char *path, struct lp_kernel_table *out, s
 		lp_nsys_db_fail(&d, "reading table 'CUPTI_ACTIVITY_KIND_KERNEL'", err);
 		goto out;
 	}
-	agg = lp_ncu_agg_new();
+	agg = lp_kagg_new(0);
 	if (!agg)
 		goto oom;
 	for (i = 0; i < cap; i++) {
@@ -126,18 +127,18 @@ int lp_nsys_sqlite_kernel_table(const char *path, struct lp_kernel_table *out, s
 			continue;
 		if (lp_nsys_kernel_names(&d, keys[i].name_id, keys[i].short_id, &name, &short_name, err) < 0)
 			goto out;
-		if (lp_ncu_agg_add_summary(agg, name, short_name, keys[i].device, keys[i].calls,
+		if (lp_kagg_add_summary(agg, name, short_name, keys[i].device, keys[i].calls,
 				keys[i].total_ms, keys[i].min_ms, keys[i].max_ms, err) < 0)
 			goto out;
 	}
-	rc = lp_ncu_agg_finish(agg, out, err);
+	rc = lp_kagg_finish(agg, out, err);
 	agg = NULL;
 	goto out;
 oom:
 	lp_err_set(err, LP_EOTHER, "out of memory reading '%s'", path);
 out:
 	sqlite3_finalize(st);
-	lp_ncu_agg_free(agg);
+	lp_kagg_free(agg);
 	free(keys);
 	lp_buf_release(&cols);
 	lp_buf_release(&q);

@@ -9,7 +9,9 @@
 #include "core/buf.h"
 #include "core/fs.h"
 #include "parse/csv.h"
+#include "parse/kname.h"
 #include "parse/ncu_raw.h"
+#include "profile/kagg.h"
 
 double lp_nsys_header_ns(const char *h)
 {
@@ -78,7 +80,7 @@ static int row_width(struct lp_csv *c, const char *path, size_t ncols, struct lp
 int lp_nsys_kern_sum_load(const char *path, struct lp_kernel_table *out, struct lp_err *err)
 {
 	struct lp_csv c;
-	struct lp_ncu_agg *agg;
+	struct lp_kagg *agg;
 	struct lp_buf fname = LP_BUF_INIT;
 	int empty, rc, name_col, total_col, inst_col, min_col, max_col;
 	double total_ns = 0, min_ns = 0, max_ns = 0;
@@ -100,7 +102,7 @@ int lp_nsys_kern_sum_load(const char *path, struct lp_kernel_table *out, struct 
 			path, missing);
 	}
 	ncols = c.n_fields;
-	agg = lp_ncu_agg_new();
+	agg = lp_kagg_new(0);
 	if (!agg) {
 		lp_csv_close(&c);
 		return lp_err_set(err, LP_EOTHER, "out of memory");
@@ -132,7 +134,7 @@ int lp_nsys_kern_sum_load(const char *path, struct lp_kernel_table *out, struct 
 				(unsigned long long)c.line, total_col + 1);
 			goto fail;
 		}
-		if (lp_ncu_function_name(c.fields[name_col], &fname) < 0)
+		if (lp_kname_ncu_function(c.fields[name_col], &fname) < 0)
 			goto oom;
 		mn = mx = -1;
 		if (min_col >= 0 && min_ns > 0 &&
@@ -158,7 +160,7 @@ int lp_nsys_kern_sum_load(const char *path, struct lp_kernel_table *out, struct 
 				goto fail;
 			}
 		}
-		if (lp_ncu_agg_add_summary(agg, c.fields[name_col], fname.data, -1, inst,
+		if (lp_kagg_add_summary(agg, c.fields[name_col], fname.data, -1, inst,
 				total * total_ns / 1e6, mn, mx, err) < 0)
 			goto fail;
 	}
@@ -166,13 +168,13 @@ int lp_nsys_kern_sum_load(const char *path, struct lp_kernel_table *out, struct 
 		goto fail;
 	lp_csv_close(&c);
 	lp_buf_release(&fname);
-	return lp_ncu_agg_finish(agg, out, err);
+	return lp_kagg_finish(agg, out, err);
 oom:
 	lp_err_set(err, LP_EOTHER, "out of memory reading '%s'", path);
 fail:
 	lp_csv_close(&c);
 	lp_buf_release(&fname);
-	lp_ncu_agg_free(agg);
+	lp_kagg_free(agg);
 	return -1;
 }
 

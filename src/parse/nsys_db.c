@@ -9,7 +9,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "parse/trace_read.h"
+#include "parse/kname.h"
 
 const char lp_nsys_missing_string[1] = "";
 
@@ -183,13 +183,13 @@ int lp_nsys_kernel_names(struct lp_nsys_db *d, int64_t name_id, int64_t short_id
 		return lp_err_set(err, LP_EPARTIAL, "'%s': kernel name id %lld is not in table 'StringIds' (a corrupt or edited export)",
 			d->path, (long long)name_id);
 	if (!strncmp(n, "_Z", 2)) {
-		const char *dm = lp_trace_demangle(d->p, n);
+		const char *dm = lp_kname_demangle_intern(d->p, n);
 		if (!dm)
 			return lp_err_set(err, LP_EOTHER, "out of memory reading '%s'", d->path);
 		if (dm != n && strcmp(dm, n) != 0) {
 			n = dm;
 			if (sn == lp_nsys_missing_string || !*sn || !strncmp(sn, "_Z", 2) || !strcmp(sn, lp_nsys_db_string(d, name_id)))
-				sn = lp_trace_short_name(d->p, dm);
+				sn = lp_kname_short_intern(d->p, dm);
 		}
 	}
 	if (sn == lp_nsys_missing_string || !*sn)

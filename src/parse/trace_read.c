@@ -18,6 +18,7 @@
 #include "core/str.h"
 #include "core/vec.h"
 #include "llmprof/trace_format.h"
+#include "parse/kname.h"
 
 /* ---- u64 -> u64 lookups on the core map ---- */
 
@@ -231,8 +232,8 @@ static const char *kernel_name(struct replay *r, uint32_t sid, const char **shor
 		return r->name_list[v].name;
 	}
 	raw = str_of(r, sid);
-	name = lp_trace_demangle(r->p, raw);
-	*short_name = lp_trace_short_name(r->p, name);
+	name = lp_kname_demangle_intern(r->p, raw);
+	*short_name = lp_kname_short_intern(r->p, name);
 	/* a cache: when it cannot grow, the names are only computed again */
 	np = LP_ARRAY_PUSH(r->name_list, r->n_names, r->cap_names, NULL);
 	if (!np)

@@ -94,10 +94,4 @@ const char *lp_trace_record_type_name(uint16_t type);
 int lp_trace_list_files(const char *path, char ***files, size_t *n, struct lp_err *err);
 void lp_trace_list_free(char **files, size_t n);
 
-/* Kernel names: demangled C++ (interned in p; the input itself when it is not mangled or
- * libstdc++ is unavailable) and the bare function name without namespaces, template arguments
- * and parameters ("at::native::foo<int>(float*)" -> "foo"). */
-const char *lp_trace_demangle(struct lp_profile *p, const char *name);
-const char *lp_trace_short_name(struct lp_profile *p, const char *demangled);
-
 #endif

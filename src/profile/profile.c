@@ -7,6 +7,7 @@
 #include <string.h>
 
 #include "core/buf.h"
+#include "profile/kagg.h"
 
 struct lp_intern {
 	const char **slots;
@@ -224,12 +225,6 @@ int lp_profile_range_path(const struct lp_profile *p, int32_t idx, struct lp_buf
 
 /* ---- kernel table ---- */
 
-struct row_key {
-	const char *name;   /* interned: pointer identity is string identity */
-	int32_t device;
-	size_t row;
-};
-
 static int cmp_records(const void *a, const void *b)
 {
 	const struct lp_kernel_record *x = a, *y = b;
@@ -251,84 +246,34 @@ void lp_kernel_table_sort(struct lp_kernel_table *t)
 int lp_kernel_table_build(const struct lp_profile *p, const struct lp_kernel_filter *filter,
 	struct lp_kernel_table *out, struct lp_err *err)
 {
-	struct row_key *keys = NULL;
-	size_t kcap = 0, cap_rows = 0, i;
+	struct lp_kagg *agg = lp_kagg_new(1);   /* kernel names are interned in the profile */
+	size_t i;
 	memset(out, 0, sizeof(*out));
+	if (!agg)
+		return lp_err_set(err, LP_EOTHER, "out of memory building the kernel table");
 	for (i = 0; i < p->n_kernels; i++) {
 		const struct lp_kernel *k = &p->kernels[i];
-		struct lp_kernel_record *r;
-		double ms = (double)(k->end_ns - k->start_ns) / 1e6;
-		size_t j;
-		if (k->end_ns < k->start_ns)
-			ms = 0;
+		struct lp_kagg_item it;
 		if (filter && filter->device >= 0 && k->device != filter->device)
 			continue;
 		if (filter && filter->stage && lp_profile_range_find_ancestor(p, k->range, filter->stage) < 0)
 			continue;
 		if (filter && filter->exclude_warmup && lp_profile_range_find_ancestor(p, k->range, "warmup") >= 0)
 			continue;
-		if ((out->n_rows + 1) * 2 > kcap) {
-			size_t ncap = kcap ? kcap * 2 : 256, m;
-			struct row_key *nk = calloc(ncap, sizeof(*nk));
-			if (!nk)
-				goto oom;
-			for (m = 0; m < kcap; m++) {
-				size_t h;
-				if (!keys[m].name)
-					continue;
-				h = (((uintptr_t)keys[m].name >> 4) * 31 + (uint32_t)keys[m].device) & (ncap - 1);
-				while (nk[h].name)
-					h = (h + 1) & (ncap - 1);
-				nk[h] = keys[m];
-			}
-			free(keys);
-			keys = nk;
-			kcap = ncap;
+		memset(&it, 0, sizeof(it));
+		it.name = k->name;
+		it.short_name = k->short_name;
+		it.device = k->device;
+		it.duration_ns = k->end_ns < k->start_ns ? 0 : (double)(k->end_ns - k->start_ns);
+		it.grid = k->grid;
+		it.block = k->block;
+		it.registers_per_thread = k->registers_per_thread;
+		if (lp_kagg_add(agg, &it, 1, -1, -1, err) < 0) {
+			lp_kagg_free(agg);
+			return -1;
 		}
-		j = (((uintptr_t)k->name >> 4) * 31 + (uint32_t)k->device) & (kcap - 1);
-		while (keys[j].name && !(keys[j].name == k->name && keys[j].device == k->device))
-			j = (j + 1) & (kcap - 1);
-		if (!keys[j].name) {
-			if (out->n_rows == cap_rows) {
-				size_t nc = cap_rows ? cap_rows * 2 : 64;
-				struct lp_kernel_record *nr = realloc(out->rows, nc * sizeof(*nr));
-				if (!nr)
-					goto oom;
-				out->rows = nr;
-				cap_rows = nc;
-			}
-			r = &out->rows[out->n_rows];
-			memset(r, 0, sizeof(*r));
-			r->kernel_name = k->name;
-			r->short_name = k->short_name;
-			r->device = k->device;
-			r->min_ms = ms;
-			r->max_ms = ms;
-			memcpy(r->grid, k->grid, sizeof(r->grid));
-			memcpy(r->block, k->block, sizeof(r->block));
-			r->registers_per_thread = k->registers_per_thread;
-			keys[j].name = k->name;
-			keys[j].device = k->device;
-			keys[j].row = out->n_rows++;
-		}
-		r = &out->rows[keys[j].row];
-		r->total_ms += ms;
-		r->calls++;
-		if (ms < r->min_ms)
-			r->min_ms = ms;
-		if (ms > r->max_ms)
-			r->max_ms = ms;
-		out->total_ms += ms;
 	}
-	free(keys);
-	for (i = 0; i < out->n_rows; i++)
-		out->rows[i].mean_ms = out->rows[i].total_ms / (double)(out->rows[i].calls ? out->rows[i].calls : 1);
-	lp_kernel_table_sort(out);
-	return 0;
-oom:
-	free(keys);
-	lp_kernel_table_release(out);
-	return lp_err_set(err, LP_EOTHER, "out of memory building the kernel table");
+	return lp_kagg_finish(agg, out, err);
 }
 
 void lp_kernel_table_release(struct lp_kernel_table *t)

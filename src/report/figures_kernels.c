@@ -83,7 +83,7 @@ int lp_fig_kernel_families(const struct lp_analysis *a, struct lp_buf *b)
 		if (busy[i] <= 0 && !count[i])
 			continue;
 		snprintf(notes[n], sizeof(notes[n]), "%llu distinct kernels", (unsigned long long)count[i]);
-		bars[n].label = lp_kernel_family_name((enum lp_kernel_family)i);
+		bars[n].label = lp_kname_family_name((enum lp_kernel_family)i);
 		bars[n].value = busy[i];
 		bars[n].color = lp_fig_family_color((enum lp_kernel_family)i);
 		bars[n].note = notes[n];
@@ -116,7 +116,7 @@ int lp_fig_top_kernels(const struct lp_analysis *a, struct lp_buf *b)
 	char sub[160];
 	for (i = 0; i < n; i++) {
 		const struct lp_kernel_row *r = &a->kernels.rows[i];
-		snprintf(notes[i], sizeof(notes[i]), "%s, %llu calls, mean %.4f ms, total %.3f ms", lp_kernel_family_name(r->family),
+		snprintf(notes[i], sizeof(notes[i]), "%s, %llu calls, mean %.4f ms, total %.3f ms", lp_kname_family_name(r->family),
 			(unsigned long long)r->calls, r->mean_ms, r->total_ms);
 		bars[i].label = r->name;
 		bars[i].value = r->busy_ms;
@@ -459,7 +459,7 @@ int lp_fig_roofline(const struct lp_analysis *a, struct lp_buf *b)
 				continue;
 			x = L + (double)(shown % 6) * (pw / 6);
 			lp_svg_circle(b, x + 5, H - 14 + 0 * shown, 5, lp_fig_family_color((enum lp_kernel_family)f), NULL);
-			lp_svg_text(b, x + 14, H - 10, "start", 11, LP_FIG_INK, lp_kernel_family_name((enum lp_kernel_family)f));
+			lp_svg_text(b, x + 14, H - 10, "start", 11, LP_FIG_INK, lp_kname_family_name((enum lp_kernel_family)f));
 			shown++;
 		}
 	}

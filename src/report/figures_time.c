@@ -92,7 +92,7 @@ int lp_fig_timeline(const struct lp_analysis *a, int zoom, struct lp_buf *b)
 		if (e->kind == LP_TL_EV_LATENCY)
 			fill = !strcmp(e->label, "prefill") ? "#a0bcd8" : "#f7c594";
 		else if (e->kind != LP_TL_EV_RANGE)
-			fill = e->kind == LP_TL_EV_COPY ? lp_fig_family_color(LP_FAM_MEMCPY) : lp_fig_family_color(lp_kernel_classify(e->label));
+			fill = e->kind == LP_TL_EV_COPY ? lp_fig_family_color(LP_FAM_MEMCPY) : lp_fig_family_color(lp_kname_family(e->label));
 		else if (ln->kind == LP_TL_LANE_STAGE)
 			fill = !strcmp(e->label, "prefill") ? "#4e79a7" : "#f28e2b";
 		else if (ln->kind == LP_TL_LANE_STEP)

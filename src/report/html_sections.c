@@ -256,7 +256,7 @@ void lp_html_kernels(const struct lp_analysis *a, struct lp_buf *b)
 		lp_html_tdn(b, r->mean_ms, 4, NULL);
 		lp_html_tdn(b, r->stage_ms[0], 3, NULL);
 		lp_html_tdn(b, r->stage_ms[1], 3, NULL);
-		lp_html_td(b, lp_kernel_family_name(r->family));
+		lp_html_td(b, lp_kname_family_name(r->family));
 		lp_buf_adds(b, "</tr>\n");
 	}
 	lp_html_tend(b);

@@ -505,7 +505,7 @@ int lp_section_top_kernels(const struct lp_analysis *a, size_t n, struct lp_buf 
 		snprintf(b[6], sizeof(b[6]), "%.1f%%", 100.0 * r->share);
 		for (j = 1; j < 7; j++)
 			cells[j] = b[j];
-		cells[7] = lp_kernel_family_name(r->family);
+		cells[7] = lp_kname_family_name(r->family);
 		lp_md_row(out, 8, cells, LP_MD_NAME_MAX);
 	}
 	lp_buf_addf(out, "\nMeasured iterations, warm-up excluded. share = busy_ms (the kernel's share of GPU busy time) / "

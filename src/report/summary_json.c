@@ -220,7 +220,7 @@ static json_t *kernels(const struct lp_analysis *a)
 		put(o, "std_ms", real(r->std_ms));
 		put(o, "busy_ms", real(r->busy_ms));
 		put(o, "share", real(r->share));
-		put(o, "family", lp_json_string(lp_kernel_family_name(r->family)));
+		put(o, "family", lp_json_string(lp_kname_family_name(r->family)));
 		put(st, "prefill_ms", real(r->stage_ms[0]));
 		put(st, "decode_ms", real(r->stage_ms[1]));
 		put(st, "other_ms", real(r->stage_ms[2]));

@@ -51,7 +51,7 @@ int lp_report_kernels_md(const struct lp_analysis *a, struct lp_buf *out)
 		cells[0] = r->name;
 		for (j = 1; j < 10; j++)
 			cells[j] = b[j];
-		cells[10] = lp_kernel_family_name(r->family);
+		cells[10] = lp_kname_family_name(r->family);
 		lp_md_row(out, 11, cells, LP_MD_NAME_MAX);
 	}
 	if (k->n_ncu_records) {

@@ -95,7 +95,7 @@ static void test_nvtx_cross_domain(void **state)
 	lp_buf_release(&path);
 }
 
-static void test_units_and_names(void **state)
+static void test_units_and_dims(void **state)
 {
 	static const struct { const char *unit; double scale; const char *base; } cases[] = {
 		{ "nsecond", 1, "nsecond" }, { "usecond", 1e3, "nsecond" }, { "msecond", 1e6, "nsecond" },
@@ -110,15 +110,6 @@ static void test_units_and_names(void **state)
 		{ "Kbyte/block", 1e3, "byte/block" }, { "Kbyte/cycle", 1e3, "byte/cycle" }, { "%/Kbyte", 1e-3, "%/byte" },
 		{ "byte/block", 1, "byte/block" }, { "register/thread", 1, "register/thread" }, { "%/register", 1, "%/register" },
 	};
-	static const struct { const char *in, *out; } names[] = {
-		{ "void gemv_kernel<float, 4>(const float *, float *, int)", "gemv_kernel" },
-		{ "void at::native::vectorized_elementwise_kernel<4, at::native::FillFunctor<float>, std::array<char *, 1>>(int, T2, T3)",
-		  "vectorized_elementwise_kernel" },
-		{ "std::enable_if<!T7, void>::type internal::gemvx::kernel<int, (bool)0>(T13)", "kernel" },
-		{ "ampere_sgemm_128x64_nn", "ampere_sgemm_128x64_nn" },
-		{ "name:with:colons, and commas", "name:with:colons, and commas" },
-		{ "f(void (*)(int))", "f" },
-	};
 	struct lp_buf b = LP_BUF_INIT;
 	uint32_t d[3];
 	size_t i;
@@ -130,33 +121,12 @@ static void test_units_and_names(void **state)
 		if (fabs(s - cases[i].scale) > 1e-9 * cases[i].scale || strcmp(base, cases[i].base))
 			fail_msg("'%s': %g %s, want %g %s", cases[i].unit, s, base, cases[i].scale, cases[i].base);
 	}
-	for (i = 0; i < sizeof(names) / sizeof(names[0]); i++) {
-		lp_ncu_function_name(names[i].in, &b);
-		assert_string_equal(b.data, names[i].out);
-	}
 	assert_int_equal(lp_ncu_parse_dim3("(66, 8, 1)", d), 0);
 	assert_int_equal(d[0], 66);
 	assert_int_equal(d[1], 8);
 	assert_int_equal(lp_ncu_parse_dim3("66, 8, 1", d), -1);
 	assert_int_equal(lp_ncu_parse_dim3("(1, 2)", d), -1);
 	lp_buf_release(&b);
-}
-
-static void test_bracket_open(void **state)
-{
-	const char *sig = "ns::k<a<b>, c>(int (*)(int), float)";
-	size_t at = 99, end = strlen(sig);
-	(void)state;
-	assert_int_equal(lp_ncu_bracket_open(sig, end, '(', ')', &at), 0);
-	assert_int_equal(at, 14);
-	assert_int_equal(lp_ncu_bracket_open(sig, at, '<', '>', &at), 0);
-	assert_int_equal(at, 5);
-	/* unbalanced: nothing found, *at untouched */
-	at = 99;
-	assert_int_equal(lp_ncu_bracket_open("f(int))", 7, '(', ')', &at), -1);
-	assert_int_equal(at, 99);
-	assert_int_equal(lp_ncu_bracket_open(")", 1, '(', ')', &at), -1);
-	assert_int_equal(at, 99);
 }
 
 struct seen {
@@ -306,8 +276,7 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_nvtx_cells),
 		cmocka_unit_test(test_nvtx_cross_domain),
-		cmocka_unit_test(test_units_and_names),
-		cmocka_unit_test(test_bracket_open),
+		cmocka_unit_test(test_units_and_dims),
 		cmocka_unit_test(test_raw_page),
 		cmocka_unit_test(test_raw_apprange_and_errors),
 		cmocka_unit_test(test_details_page),

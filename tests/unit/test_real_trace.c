@@ -109,21 +109,6 @@ static void test_demo_kernel_table(void **state)
 	lp_profile_release(&p);
 }
 
-/* CUPTI gives some names mangled (a CUTLASS kernel of a PyTorch MoE program): the profile has
- * them demangled, with the bare function name beside them. */
-static void test_demangle_cutlass(void **state)
-{
-	struct lp_profile p;
-	const char *d;
-	(void)state;
-	lp_profile_init(&p, "names");
-	d = lp_trace_demangle(&p, "_ZN7cutlass13device_kernelINS_4gemm6kernel13GemmUniversalIiEEEEvNT_6ParamsE");
-	assert_string_equal(d, "void cutlass::device_kernel<cutlass::gemm::kernel::GemmUniversal<int> >"
-		"(cutlass::gemm::kernel::GemmUniversal<int>::Params)");
-	assert_string_equal(lp_trace_short_name(&p, d), "device_kernel");
-	lp_profile_release(&p);
-}
-
 /* A trace cut inside a record: read up to the last whole record, the damage named. */
 static void test_truncated_damage(void **state)
 {
@@ -164,7 +149,6 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_demo_expectations),
 		cmocka_unit_test(test_demo_kernel_table),
-		cmocka_unit_test(test_demangle_cutlass),
 		cmocka_unit_test(test_truncated_damage),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);

@@ -383,32 +383,6 @@ static void test_files_and_folders(void **state)
 	lp_buf_release(&b);
 }
 
-static void test_short_names(void **state)
-{
-	static const struct { const char *in, *want; } cases[] = {
-		{ "gemv_kernel", "gemv_kernel" },
-		{ "void scale_kernel<4>(float*, float, int)", "scale_kernel" },
-		{ "void (anonymous namespace)::softmax_warp_forward<float, float, float, 10, false>(float*, "
-		  "const float*, int, int, int)", "softmax_warp_forward" },
-		{ "void cutlass::Kernel2<cutlass_80_tensorop_bf16_s16816gemm_relu_bf16_64x64_64x4_tn_align8>("
-		  "cutlass_80_tensorop_bf16_s16816gemm_relu_bf16_64x64_64x4_tn_align8::Params)", "Kernel2" },
-		{ "std::enable_if<!T7, void>::type internal::gemvx::kernel<int, int, float, float, float, float, "
-		  "false, true, true, false, 7, false, cublasGemvParamsEx<int, cublasGemvTensorStridedBatched<float "
-		  "const>, cublasGemvTensorStridedBatched<float const>, cublasGemvTensorStridedBatched<float>, "
-		  "float> >(T13)", "kernel" },
-		{ "", "" },
-	};
-	struct lp_profile p;
-	size_t i;
-	(void)state;
-	lp_profile_init(&p, "names");
-	for (i = 0; i < sizeof(cases) / sizeof(cases[0]); i++)
-		assert_string_equal(lp_trace_short_name(&p, cases[i].in), cases[i].want);
-	assert_string_equal(lp_trace_demangle(&p, "not_mangled"), "not_mangled");
-	assert_string_equal(lp_trace_demangle(&p, "_Zbroken"), "_Zbroken");
-	lp_profile_release(&p);
-}
-
 /* ---- CUDA graphs: capture-time stacks under launch-time stacks ---- */
 
 static void w_graph_node(struct lp_buf *b, uint64_t node, uint64_t range, uint64_t original)
@@ -662,7 +636,6 @@ int main(void)
 		cmocka_unit_test(test_truncated_everywhere),
 		cmocka_unit_test(test_corrupt),
 		cmocka_unit_test(test_files_and_folders),
-		cmocka_unit_test(test_short_names),
 		cmocka_unit_test(test_graph_captured_outside_stages),
 		cmocka_unit_test(test_graph_captured_inside_stages),
 		cmocka_unit_test(test_end_before_start),
