@@ -29,11 +29,6 @@ struct lp_kagg {
 	double total_ms;
 };
 
-static int oom(struct lp_err *err)
-{
-	return lp_err_set(err, LP_EOTHER, "out of memory aggregating kernel results");
-}
-
 static uint64_t hash_key(const struct lp_kagg *a, const char *s, int32_t dev)
 {
 	uint64_t h = 1469598103934665603ULL ^ (uint64_t)(uint32_t)dev;
@@ -180,7 +175,7 @@ int lp_kagg_add(struct lp_kagg *a, const struct lp_kagg_item *it, uint64_t calls
 		return 0;
 	row = row_for(a, it->name, it->short_name, it->device);
 	if (row < 0)
-		return oom(err);
+		return lp_oom(err);
 	k = &a->rows[row];
 	if (k->calls == 0) {
 		if (it->grid)
@@ -200,7 +195,7 @@ int lp_kagg_add(struct lp_kagg *a, const struct lp_kagg_item *it, uint64_t calls
 		const struct lp_metric *m = &it->metrics[i];
 		struct acc_metric *am = acc_find(a, &a->acc[row], i, m);
 		if (!am)
-			return oom(err);
+			return lp_oom(err);
 		if (m->valid) {
 			am->sum += m->value * (double)calls;
 			am->n += calls;
@@ -215,7 +210,7 @@ int lp_kagg_add_summary(struct lp_kagg *a, const char *name, const char *short_n
 	struct lp_kernel_record *k;
 	long row = row_for(a, name, short_name, device);
 	if (row < 0)
-		return oom(err);
+		return lp_oom(err);
 	k = &a->rows[row];
 	k->calls += calls;
 	k->total_ms += total_ms;
@@ -241,7 +236,7 @@ int lp_kagg_finish(struct lp_kagg *a, struct lp_kernel_table *out, struct lp_err
 			k->metrics = lp_arena_alloc(&a->arena, ar->n * sizeof(*k->metrics));
 			if (!k->metrics) {
 				lp_kagg_free(a);
-				return oom(err);
+				return lp_oom(err);
 			}
 			for (m = 0; m < ar->n; m++) {
 				k->metrics[m].name = ar->m[m].name;
