@@ -134,6 +134,28 @@ static int cmp_rows(const void *a, const void *b)
 	return strcmp(x->name, y->name);
 }
 
+
+/* Walks up from range i: *st receives the stage of the nearest ancestor that is a stage occurrence
+ * (-1 none), *nested_same whether an ancestor is an op of the same name. Returns 1 when an
+ * ancestor is warm-up or a skipped first iteration. */
+static int walk_up(const struct lp_profile *p, const struct lp_stage_set *stages, const int32_t *stage_of,
+	char *const *opname, int32_t i, int32_t *st, int *nested_same)
+{
+	int32_t a;
+	int guard = 0, warm = 0;
+	*st = -1;
+	*nested_same = 0;
+	for (a = p->ranges[i].parent; a >= 0 && guard++ < MAX_WALK; a = p->ranges[a].parent) {
+		if (lp_stage_range_excluded(stages, a))
+			warm = 1;
+		if (*st < 0 && stage_of[a] >= 0)
+			*st = stage_of[a];
+		if (opname[a] && !strcmp(opname[a], opname[i]))
+			*nested_same = 1;
+	}
+	return warm;
+}
+
 int lp_operators_compute(const struct lp_profile *p, const struct lp_stage_set *stages,
 	struct lp_op_table *out, struct lp_err *err)
 {
@@ -202,18 +224,11 @@ int lp_operators_compute(const struct lp_profile *p, const struct lp_stage_set *
 	for (i = 0; i < p->n_ranges; i++) {
 		const struct lp_range *r = &p->ranges[i];
 		struct lp_op_row *row;
-		int32_t a, st = -1;
-		int guard = 0, nested_same = 0, warm = 0;
+		int32_t st;
+		int nested_same, warm;
 		if (!opname[i])
 			continue;
-		for (a = r->parent; a >= 0 && guard++ < MAX_WALK; a = p->ranges[a].parent) {
-			if (lp_stage_range_excluded(stages, a))   /* warm-up, or a skipped first iteration */
-				warm = 1;
-			if (st < 0 && stage_of[a] >= 0)
-				st = stage_of[a];
-			if (opname[a] && !strcmp(opname[a], opname[i]))
-				nested_same = 1;
-		}
+		warm = walk_up(p, stages, stage_of, opname, (int32_t)i, &st, &nested_same);
 		if (warm)
 			continue;
 		row = find_row(&c, st, st >= 0 ? stages->stages[st].name : "other", opname[i], lp_op_is_pytorch(r->name));
@@ -232,19 +247,12 @@ int lp_operators_compute(const struct lp_profile *p, const struct lp_stage_set *
 	}
 	/* nested same-name exclusive time was added to the inner range: fold it in */
 	for (i = 0; i < p->n_ranges; i++) {
-		int32_t a, st = -1;
-		int guard = 0, nested_same = 0, warm = 0;
+		int32_t st;
+		int nested_same, warm;
 		struct lp_op_row *row;
 		if (!opname[i] || !excl_ns[i])
 			continue;
-		for (a = p->ranges[i].parent; a >= 0 && guard++ < MAX_WALK; a = p->ranges[a].parent) {
-			if (lp_stage_range_excluded(stages, a))   /* warm-up, or a skipped first iteration */
-				warm = 1;
-			if (st < 0 && stage_of[a] >= 0)
-				st = stage_of[a];
-			if (opname[a] && !strcmp(opname[a], opname[i]))
-				nested_same = 1;
-		}
+		warm = walk_up(p, stages, stage_of, opname, (int32_t)i, &st, &nested_same);
 		if (warm || !nested_same)
 			continue;
 		row = find_row(&c, st, st >= 0 ? stages->stages[st].name : "other", opname[i], 0);

@@ -122,6 +122,27 @@ static int cmp_ival(const void *a, const void *b)
 	return (x->e > y->e) - (x->e < y->e);
 }
 
+/* The union of n intervals sorted by start (cmp_ival within one occurrence): busy time, and in
+ * *last the latest end. n > 0. */
+static uint64_t union_ns(const struct ival *iv, size_t n, uint64_t *last)
+{
+	uint64_t cs = iv[0].s, ce = iv[0].e, busy = 0, hi = iv[0].e;
+	size_t i;
+	for (i = 1; i < n; i++) {
+		if (iv[i].e > hi)
+			hi = iv[i].e;
+		if (iv[i].s > ce) {
+			busy += ce - cs;
+			cs = iv[i].s;
+			ce = iv[i].e;
+		} else if (iv[i].e > ce) {
+			ce = iv[i].e;
+		}
+	}
+	*last = hi;
+	return busy + (ce - cs);
+}
+
 static int stage_index(struct lp_stage_set *s, const char *name, const char *domain, enum lp_stage_kind kind)
 {
 	size_t i;
@@ -396,7 +417,7 @@ static int flag_outliers(struct lp_stage_set *s)
 /* Whole-run timeline: first start to last end, and the union of every kernel's interval. */
 static int whole_run(const struct lp_profile *p, struct lp_stage_set *s)
 {
-	uint64_t lo = UINT64_MAX, hi = 0, cs = 0, ce = 0, busy = 0;
+	uint64_t lo = UINT64_MAX, hi = 0, last;
 	struct ival *iv = malloc((p->n_kernels + 1) * sizeof(*iv));
 	size_t i, n = 0;
 	if (!iv)
@@ -424,17 +445,7 @@ static int whole_run(const struct lp_profile *p, struct lp_stage_set *s)
 		n++;
 	}
 	qsort(iv, n, sizeof(*iv), cmp_ival);
-	for (i = 0; i < n; i++) {
-		if (i == 0 || iv[i].s > ce) {
-			busy += ce - cs;
-			cs = iv[i].s;
-			ce = iv[i].e;
-		} else if (iv[i].e > ce) {
-			ce = iv[i].e;
-		}
-	}
-	busy += ce - cs;
-	s->run_busy_ns = busy;
+	s->run_busy_ns = n ? union_ns(iv, n, &last) : 0;
 	s->run_span_ns = hi > lo ? hi - lo : 0;
 	free(iv);
 	return 0;
@@ -591,23 +602,13 @@ int lp_stages_compute_ex(const struct lp_profile *p, const struct lp_stage_rules
 		}
 	}
 	qsort(iv, n_iv, sizeof(*iv), cmp_ival);
-	for (i = 0; i < n_iv;) {
+	for (i = 0; i < n_iv; i = j) {
 		int32_t o = iv[i].occ;
-		uint64_t cs = iv[i].s, ce = iv[i].e, busy = 0, first = iv[i].s, last = iv[i].e;
-		for (; i < n_iv && iv[i].occ == o; i++) {
-			if (iv[i].e > last)
-				last = iv[i].e;
-			if (iv[i].s > ce) {
-				busy += ce - cs;
-				cs = iv[i].s;
-				ce = iv[i].e;
-			} else if (iv[i].e > ce) {
-				ce = iv[i].e;
-			}
-		}
-		busy += ce - cs;
-		out->stages[occs[o].stage].iters[occs[o].iter].gpu_busy_ns = busy;
-		out->stages[occs[o].stage].iters[occs[o].iter].gpu_span_ns = last - first;
+		uint64_t last;
+		for (j = i; j < n_iv && iv[j].occ == o; j++)
+			;
+		out->stages[occs[o].stage].iters[occs[o].iter].gpu_busy_ns = union_ns(iv + i, j - i, &last);
+		out->stages[occs[o].stage].iters[occs[o].iter].gpu_span_ns = last - iv[i].s;
 	}
 
 	/* decode steps and notes */

@@ -12,6 +12,7 @@
 #include "core/fs.h"
 #include "report/figures.h"
 #include "report/html.h"
+#include "report/sections.h"
 #include "report/svg.h"
 
 void lp_html_stages(const struct lp_analysis *a, struct lp_buf *b)
@@ -95,19 +96,9 @@ void lp_html_mfu(const struct lp_analysis *a, struct lp_buf *b)
 		lp_buf_adds(b, "</tr>\n");
 	}
 	lp_html_tend(b);
-	lp_buf_adds(b, "<p class=\"note\">Peak FLOP/s: ");
-	if (a->peak.flops_valid)
-		lp_buf_addf(b, "%.1f TFLOP/s (", a->peak.flops_per_s / 1e12);
-	else
-		lp_buf_adds(b, "n/a (");
-	lp_html_text(b, a->peak.flops_source);
-	lp_buf_adds(b, "). Peak bandwidth: ");
-	if (a->peak.bw_valid)
-		lp_buf_addf(b, "%.0f GB/s (", a->peak.bytes_per_s / 1e9);
-	else
-		lp_buf_adds(b, "n/a (");
-	lp_html_text(b, a->peak.bw_source);
-	lp_buf_adds(b, "). MFU = model FLOPs / (GPU busy time x dense peak); MBU = minimum bytes / (GPU busy time x peak "
+	lp_buf_adds(b, "<p class=\"note\">");
+	lp_fmt_peaks(a, lp_xml_text, b);
+	lp_buf_adds(b, ". MFU = model FLOPs / (GPU busy time x dense peak); MBU = minimum bytes / (GPU busy time x peak "
 		       "bandwidth); over latency: the same over the stage latency. Hover an n/a for its reason.</p>\n");
 	lp_html_figure(a, LP_FIG_MFU, b);
 }
@@ -154,11 +145,7 @@ void lp_html_waterfall(const struct lp_analysis *a, struct lp_buf *b)
 		lp_html_tend(b);
 		if (w->n_gaps) {
 			lp_buf_adds(b, "<p class=\"note\">Largest idle gaps: ");
-			for (i = 0; i < w->n_gaps; i++) {
-				lp_buf_adds(b, i ? "; " : "");
-				lp_html_text(b, w->gaps[i].label);
-				lp_buf_addf(b, " %.4f ms per %s (%.1f times)", w->gaps[i].ms, w->unit, w->gaps[i].count);
-			}
+			lp_fmt_gaps(w, lp_xml_text, b);
 			lp_buf_adds(b, ".</p>\n");
 		}
 	}

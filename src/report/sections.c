@@ -42,6 +42,35 @@ int lp_fmt_token_counts(const struct lp_analysis *a, struct lp_buf *out)
 	return out->oom ? -1 : 0;
 }
 
+int lp_fmt_peaks(const struct lp_analysis *a, lp_text_fn text, struct lp_buf *out)
+{
+	lp_buf_adds(out, "Peak FLOP/s: ");
+	if (a->peak.flops_valid)
+		lp_buf_addf(out, "%.1f TFLOP/s (", a->peak.flops_per_s / 1e12);
+	else
+		lp_buf_adds(out, "n/a (");
+	text(out, a->peak.flops_source);
+	lp_buf_adds(out, "). Peak bandwidth: ");
+	if (a->peak.bw_valid)
+		lp_buf_addf(out, "%.0f GB/s (", a->peak.bytes_per_s / 1e9);
+	else
+		lp_buf_adds(out, "n/a (");
+	text(out, a->peak.bw_source);
+	lp_buf_adds(out, ")");
+	return out->oom ? -1 : 0;
+}
+
+int lp_fmt_gaps(const struct lp_waterfall *w, lp_text_fn text, struct lp_buf *out)
+{
+	size_t i;
+	for (i = 0; i < w->n_gaps; i++) {
+		lp_buf_adds(out, i ? "; " : "");
+		text(out, w->gaps[i].label);
+		lp_buf_addf(out, " %.4f ms per %s (%.1f times)", w->gaps[i].ms, w->unit, w->gaps[i].count);
+	}
+	return out->oom ? -1 : 0;
+}
+
 static void num(struct lp_buf *b, const struct lp_num *n, int decimals, double scale, const char *suffix)
 {
 	lp_buf_reset(b);
@@ -399,11 +428,7 @@ int lp_section_waterfall(const struct lp_analysis *a, struct lp_buf *out)
 			w->latency_ms);
 		if (w->n_gaps) {
 			lp_buf_adds(out, " Largest idle gaps: ");
-			for (i = 0; i < w->n_gaps; i++) {
-				lp_buf_adds(out, i ? "; " : "");
-				lp_md_text(out, w->gaps[i].label);
-				lp_buf_addf(out, " %.4f ms per %s (%.1f times)", w->gaps[i].ms, w->unit, w->gaps[i].count);
-			}
+			lp_fmt_gaps(w, lp_md_text, out);
 			lp_buf_adds(out, ".");
 		}
 		lp_buf_adds(out, "\n\n");
@@ -450,19 +475,9 @@ int lp_section_mfu(const struct lp_analysis *a, struct lp_buf *out)
 	}
 	for (j = 0; j < 10; j++)
 		lp_buf_release(&c[j]);
-	lp_buf_adds(out, "\nPeak FLOP/s: ");
-	if (a->peak.flops_valid)
-		lp_buf_addf(out, "%.1f TFLOP/s (", a->peak.flops_per_s / 1e12);
-	else
-		lp_buf_adds(out, "n/a (");
-	lp_md_text(out, a->peak.flops_source);
-	lp_buf_adds(out, "). Peak bandwidth: ");
-	if (a->peak.bw_valid)
-		lp_buf_addf(out, "%.0f GB/s (", a->peak.bytes_per_s / 1e9);
-	else
-		lp_buf_adds(out, "n/a (");
-	lp_md_text(out, a->peak.bw_source);
-	lp_buf_adds(out, ").\nMFU = model FLOPs / (GPU busy time x dense peak); MBU = minimum bytes (weights once per "
+	lp_buf_adds(out, "\n");
+	lp_fmt_peaks(a, lp_md_text, out);
+	lp_buf_adds(out, ".\nMFU = model FLOPs / (GPU busy time x dense peak); MBU = minimum bytes (weights once per "
 			 "step, KV cache read and written) / (GPU busy time x peak bandwidth): how well the kernels use the GPU. "
 			 "Over latency: the same over the stage latency, what the user gets end to end. Formulas: docs/metrics.md.\n");
 	if (a->auto_used) {

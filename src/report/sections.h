@@ -23,4 +23,14 @@ size_t lp_measured_iterations(const struct lp_analysis *a);
 /* "1 / 512 / 128": batch / prompt length / decode steps, "n/a" for each unknown (plain text). */
 int lp_fmt_token_counts(const struct lp_analysis *a, struct lp_buf *out);
 
+/* Sentences that report.md, stakeholder_summary.md and report.html word alike: built once here,
+ * escaped by the caller's writer (lp_md_text for Markdown, lp_xml_text for HTML). */
+typedef int (*lp_text_fn)(struct lp_buf *b, const char *s);
+/* "Peak FLOP/s: 989.4 TFLOP/s (<source>). Peak bandwidth: 3350 GB/s (<source>)", n/a for an
+ * unknown peak; no final period. */
+int lp_fmt_peaks(const struct lp_analysis *a, lp_text_fn text, struct lp_buf *out);
+/* The largest idle gaps of a waterfall: "<label> 0.0123 ms per step (4.0 times); ..." (nothing
+ * when it has none). */
+int lp_fmt_gaps(const struct lp_waterfall *w, lp_text_fn text, struct lp_buf *out);
+
 #endif

@@ -117,6 +117,16 @@ int lp_svg_end(struct lp_buf *b)
 	return lp_buf_adds(b, "</svg>\n");
 }
 
+/* Closes the open tag of `elem` after its last attribute: "/>" or, with a hover text, a <title>. */
+static int end_with_tip(struct lp_buf *b, const char *elem, const char *tip)
+{
+	if (!tip)
+		return lp_buf_adds(b, "\"/>\n");
+	lp_buf_adds(b, "\"><title>");
+	lp_xml_text(b, tip);
+	return lp_buf_addf(b, "</title></%s>\n", elem);
+}
+
 int lp_svg_rect(struct lp_buf *b, double x, double y, double w, double h, const char *fill, const char *tip)
 {
 	lp_buf_adds(b, "<rect x=\"");
@@ -129,11 +139,7 @@ int lp_svg_rect(struct lp_buf *b, double x, double y, double w, double h, const 
 	lp_svg_num(b, h > 0 ? h : 0);
 	lp_buf_adds(b, "\" fill=\"");
 	lp_buf_adds(b, fill);
-	if (!tip)
-		return lp_buf_adds(b, "\"/>\n");
-	lp_buf_adds(b, "\"><title>");
-	lp_xml_text(b, tip);
-	return lp_buf_adds(b, "</title></rect>\n");
+	return end_with_tip(b, "rect", tip);
 }
 
 int lp_svg_line(struct lp_buf *b, double x1, double y1, double x2, double y2, const char *stroke, double width,
@@ -168,11 +174,7 @@ int lp_svg_circle(struct lp_buf *b, double cx, double cy, double r, const char *
 	lp_svg_num(b, r);
 	lp_buf_adds(b, "\" fill=\"");
 	lp_buf_adds(b, fill);
-	if (!tip)
-		return lp_buf_adds(b, "\"/>\n");
-	lp_buf_adds(b, "\"><title>");
-	lp_xml_text(b, tip);
-	return lp_buf_adds(b, "</title></circle>\n");
+	return end_with_tip(b, "circle", tip);
 }
 
 static void text_open(struct lp_buf *b, double x, double y, const char *anchor, double size, const char *fill)
