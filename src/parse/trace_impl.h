@@ -1,4 +1,4 @@
-/* trace_impl.h: what the files of the tracer's parse stage share (trace_file.c, trace_names.c,
+/* trace_impl.h: what the files of the tracer's parse stage share (trace_file.c,
  * trace_read.c) and nothing else includes. The public contract is trace_read.h. */
 #ifndef LP_PARSE_TRACE_IMPL_H
 #define LP_PARSE_TRACE_IMPL_H
