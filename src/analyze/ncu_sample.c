@@ -8,6 +8,7 @@
 #include <string.h>
 
 #include "analyze/topn.h"
+#include "parse/kname.h"
 #include "parse/ncu_raw.h"
 
 struct lp_sample_config {
@@ -1317,7 +1318,7 @@ int lp_sample_input_from_profile(const struct lp_profile *p, const struct lp_sam
 		const struct lp_kernel *k = ks[i].k;
 		struct lp_sample_launch *l = &out->launches[i];
 		lp_buf_reset(&fn);
-		if (lp_ncu_function_name(k->name, &fn) < 0 || !(l->name = lp_arena_strdup(&out->arena, fn.data[0] ? fn.data : k->name)))
+		if (lp_kname_ncu_function(k->name, &fn) < 0 || !(l->name = lp_arena_strdup(&out->arena, fn.data[0] ? fn.data : k->name)))
 			goto nomem;
 		l->kernel_name = k->name;
 		memcpy(l->grid, k->grid, sizeof(l->grid));

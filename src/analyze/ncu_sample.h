@@ -64,7 +64,7 @@
 
 /* One kernel launch of the process, in launch order (what ncu's invocation numbers count). */
 struct lp_sample_launch {
-	const char *name;            /* ncu's function-name base (lp_ncu_function_name) */
+	const char *name;            /* ncu's function-name base (lp_kname_ncu_function) */
 	const char *kernel_name;     /* demangled, for the report */
 	uint32_t grid[3], block[3];
 	uint32_t shared_bytes;

@@ -11,6 +11,7 @@
 #include "core/sha256.h"
 #include "core/str.h"
 #include "parse/csv.h"
+#include "parse/kname.h"
 #include "parse/ncu_raw.h"
 
 static int oom(struct lp_err *err)
@@ -354,7 +355,7 @@ json_t *lp_ncu_table_select(const json_t *t, const char *function, const uint32_
 		if (!k || !gs || !bs || lp_ncu_parse_dim3(gs, g) < 0 || lp_ncu_parse_dim3(bs, b) < 0)
 			continue;
 		lp_buf_reset(&fn);
-		if (lp_ncu_function_name(k, &fn) < 0 || strcmp(fn.data, function))
+		if (lp_kname_ncu_function(k, &fn) < 0 || strcmp(fn.data, function))
 			continue;
 		if (memcmp(g, grid, sizeof(g)) || memcmp(b, block, sizeof(b)))
 			continue;
