@@ -42,7 +42,7 @@ void lp_analysis_release(struct lp_analysis *a)
 	lp_stage_set_release(&a->stages);
 	lp_op_table_release(&a->ops);
 	lp_kernel_set_release(&a->kernels);
-	lp_sample_table_release(&a->sampled);
+	lp_tsample_table_release(&a->sampled);
 	lp_timeline_release(&a->timeline);
 	lp_rank_view_release(&a->ranks);
 	free(a->phases);
@@ -569,7 +569,7 @@ static void compute_perf(struct lp_analysis *a)
 /* The tracer's mode and, for a sampled trace, the kernel table scaled to every unit. */
 static int sampling(const struct lp_profile *p, struct lp_analysis *out, struct lp_err *err)
 {
-	struct lp_sample_plan plan;
+	struct lp_tsample_plan plan;
 	size_t i;
 	for (i = 0; i < p->n_processes; i++) {
 		if (p->processes[i].sampling.mode) {
@@ -578,9 +578,9 @@ static int sampling(const struct lp_profile *p, struct lp_analysis *out, struct 
 			break;
 		}
 	}
-	if (!lp_sample_plan_of(p, &plan))
+	if (!lp_tsample_plan_of(p, &plan))
 		return 0;
-	if (lp_sample_kernel_table(p, &plan, 0.95, &out->sampled, err) < 0)
+	if (lp_tsample_kernel_table(p, &plan, 0.95, &out->sampled, err) < 0)
 		return -1;
 	for (i = 0; i < out->sampled.n_rows; i++)
 		out->sampled.rows[i].key = dup(out, out->sampled.rows[i].key);

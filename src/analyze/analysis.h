@@ -193,7 +193,7 @@ struct lp_analysis {
 	struct lp_advice *advice;
 	size_t n_advice;
 	struct lp_sampling sampling;           /* the tracer's SAMPLING record (first process with one; mode 0 none) */
-	struct lp_sample_table sampled;        /* sampled trace: kernels scaled to every unit, 95% intervals (keys in arena) */
+	struct lp_tsample_table sampled;        /* sampled trace: kernels scaled to every unit, 95% intervals (keys in arena) */
 	struct lp_hook_row hooks[LP_HOOK_ROWS_MAX];  /* stages.hooks, in config order */
 	size_t n_hooks, n_hook_warnings;
 	size_t n_hook_accounts;                /* process accounts that listed hooks */

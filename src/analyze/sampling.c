@@ -10,9 +10,9 @@
 #include <stdlib.h>
 #include <string.h>
 
-enum { LP_SAMPLE_FLAG_SKIPPED = 2 }; /* lp_range.sample of an unrecorded unit (trace format) */
+enum { LP_TSAMPLE_FLAG_SKIPPED = 2 }; /* lp_range.sample of an unrecorded unit (trace format) */
 
-int lp_sample_plan_of(const struct lp_profile *p, struct lp_sample_plan *plan)
+int lp_tsample_plan_of(const struct lp_profile *p, struct lp_tsample_plan *plan)
 {
 	size_t i;
 	memset(plan, 0, sizeof(*plan));
@@ -31,7 +31,7 @@ int lp_sample_plan_of(const struct lp_profile *p, struct lp_sample_plan *plan)
 	return 0;
 }
 
-int lp_sample_recorded(const struct lp_sample_plan *plan, uint32_t index)
+int lp_tsample_recorded(const struct lp_tsample_plan *plan, uint32_t index)
 {
 	if (!plan->sampled || index < plan->first || plan->every <= 1)
 		return 1;
@@ -87,8 +87,8 @@ double lp_student_t_quantile(double p, double df)
 	return z + g1 / df + g2 / (df * df) + g3 / (df * df * df) + g4 / (df * df * df * df);
 }
 
-void lp_sample_estimate(double exact_sum, const double *x, uint32_t n, uint32_t N, double conf,
-	struct lp_sample_est *out)
+void lp_tsample_estimate(double exact_sum, const double *x, uint32_t n, uint32_t N, double conf,
+	struct lp_tsample_est *out)
 {
 	double sum = 0, mean, ss = 0, var;
 	uint32_t i;
@@ -141,8 +141,8 @@ static int cmp_unit(const void *a, const void *b)
 	return x->idx < y->idx ? -1 : x->idx > y->idx;
 }
 
-int lp_sample_units_find(const struct lp_profile *p, const struct lp_sample_plan *plan,
-	struct lp_sample_units *out, struct lp_err *err)
+int lp_tsample_units_find(const struct lp_profile *p, const struct lp_tsample_plan *plan,
+	struct lp_tsample_units *out, struct lp_err *err)
 {
 	struct unit_ref *u;
 	size_t i, n = 0;
@@ -153,7 +153,7 @@ int lp_sample_units_find(const struct lp_profile *p, const struct lp_sample_plan
 	u = calloc(p->n_ranges ? p->n_ranges : 1, sizeof(*u));
 	if (!out->stratum || !out->unit_index || !u) {
 		free(u);
-		lp_sample_units_release(out);
+		lp_tsample_units_release(out);
 		return lp_err_set(err, LP_EOTHER, "out of memory");
 	}
 	for (i = 0; i < p->n_ranges; i++) {
@@ -178,27 +178,27 @@ int lp_sample_units_find(const struct lp_profile *p, const struct lp_sample_plan
 		if (r->sample) {
 			/* the tracer's own flags (STAGE records) when the reader has them */
 			next = r->sample_index;
-			if (r->sample == LP_SAMPLE_FLAG_SKIPPED)
-				s = LP_SAMPLE_SKIPPED;
+			if (r->sample == LP_TSAMPLE_FLAG_SKIPPED)
+				s = LP_TSAMPLE_SKIPPED;
 			else
-				s = !plan->sampled || next < plan->first ? LP_SAMPLE_EXACT : LP_SAMPLE_RECORDED;
+				s = !plan->sampled || next < plan->first ? LP_TSAMPLE_EXACT : LP_TSAMPLE_RECORDED;
 		} else if (!plan->sampled || next < plan->first) {
-			s = LP_SAMPLE_EXACT;
+			s = LP_TSAMPLE_EXACT;
 		} else {
-			s = lp_sample_recorded(plan, next) ? LP_SAMPLE_RECORDED : LP_SAMPLE_SKIPPED;
+			s = lp_tsample_recorded(plan, next) ? LP_TSAMPLE_RECORDED : LP_TSAMPLE_SKIPPED;
 		}
 		out->unit_index[u[i].idx] = next;
 		out->stratum[u[i].idx] = s;
-		out->n_exact += s == LP_SAMPLE_EXACT;
-		out->n_recorded += s == LP_SAMPLE_RECORDED;
-		out->n_skipped += s == LP_SAMPLE_SKIPPED;
+		out->n_exact += s == LP_TSAMPLE_EXACT;
+		out->n_recorded += s == LP_TSAMPLE_RECORDED;
+		out->n_skipped += s == LP_TSAMPLE_SKIPPED;
 		next++;
 	}
 	free(u);
 	return 0;
 }
 
-void lp_sample_units_release(struct lp_sample_units *u)
+void lp_tsample_units_release(struct lp_tsample_units *u)
 {
 	free(u->stratum);
 	free(u->unit_index);
@@ -227,7 +227,7 @@ static uint32_t hash_str(const char *s)
 
 static int cmp_row(const void *a, const void *b)
 {
-	const struct lp_sample_row *x = a, *y = b;
+	const struct lp_tsample_row *x = a, *y = b;
 	if (x->time_ns.total != y->time_ns.total)
 		return x->time_ns.total > y->time_ns.total ? -1 : 1;
 	return strcmp(x->key, y->key);
@@ -239,10 +239,10 @@ static const char *kernel_name(const struct lp_profile *p, size_t k, void *ctx)
 	return p->kernels[k].name;
 }
 
-int lp_sample_table_build(const struct lp_profile *p, const struct lp_sample_plan *plan, double conf,
-	lp_sample_key_fn key, void *ctx, struct lp_sample_table *out, struct lp_err *err)
+int lp_tsample_table_build(const struct lp_profile *p, const struct lp_tsample_plan *plan, double conf,
+	lp_tsample_key_fn key, void *ctx, struct lp_tsample_table *out, struct lp_err *err)
 {
-	struct lp_sample_units units;
+	struct lp_tsample_units units;
 	struct acc *rows = NULL;
 	uint32_t *slots = NULL, *slot_of_range = NULL;
 	size_t n_rows = 0, cap_rows = 0, cap_slots = 64, i;
@@ -250,7 +250,7 @@ int lp_sample_table_build(const struct lp_profile *p, const struct lp_sample_pla
 	int rc = -1;
 
 	memset(out, 0, sizeof(*out));
-	if (lp_sample_units_find(p, plan, &units, err) < 0)
+	if (lp_tsample_units_find(p, plan, &units, err) < 0)
 		return -1;
 	out->sampled = plan->sampled && units.n_recorded + units.n_skipped > 0;
 	out->units_exact = units.n_exact;
@@ -265,7 +265,7 @@ int lp_sample_table_build(const struct lp_profile *p, const struct lp_sample_pla
 	{
 		uint32_t next = 0;
 		for (i = 0; i < p->n_ranges; i++)
-			slot_of_range[i] = units.stratum[i] == LP_SAMPLE_RECORDED ? next++ : UINT32_MAX;
+			slot_of_range[i] = units.stratum[i] == LP_TSAMPLE_RECORDED ? next++ : UINT32_MAX;
 	}
 	for (i = 0; i < cap_slots; i++)
 		slots[i] = UINT32_MAX;
@@ -326,10 +326,10 @@ int lp_sample_table_build(const struct lp_profile *p, const struct lp_sample_pla
 		}
 		a = &rows[slots[j]];
 		dur = k->end_ns > k->start_ns ? (double)(k->end_ns - k->start_ns) : 0;
-		if (unit < 0 || units.stratum[unit] == LP_SAMPLE_OUTSIDE) {
+		if (unit < 0 || units.stratum[unit] == LP_TSAMPLE_OUTSIDE) {
 			a->outside_ns += dur;
 			a->outside_calls++;
-		} else if (units.stratum[unit] == LP_SAMPLE_RECORDED) {
+		} else if (units.stratum[unit] == LP_TSAMPLE_RECORDED) {
 			a->x_ns[slot_of_range[unit]] += dur;
 			a->x_calls[slot_of_range[unit]] += 1;
 			tot_ns[slot_of_range[unit]] += dur;
@@ -346,17 +346,17 @@ int lp_sample_table_build(const struct lp_profile *p, const struct lp_sample_pla
 	{
 		double exact_total = 0;
 		for (i = 0; i < n_rows; i++) {
-			struct lp_sample_row *r = &out->rows[i];
+			struct lp_tsample_row *r = &out->rows[i];
 			r->key = rows[i].key;
-			lp_sample_estimate(rows[i].exact_ns, rows[i].x_ns, units.n_recorded, out->units_sampled_stratum,
+			lp_tsample_estimate(rows[i].exact_ns, rows[i].x_ns, units.n_recorded, out->units_sampled_stratum,
 				conf, &r->time_ns);
-			lp_sample_estimate((double)rows[i].exact_calls, rows[i].x_calls, units.n_recorded,
+			lp_tsample_estimate((double)rows[i].exact_calls, rows[i].x_calls, units.n_recorded,
 				out->units_sampled_stratum, conf, &r->calls);
 			r->outside_ns = rows[i].outside_ns;
 			r->outside_calls = rows[i].outside_calls;
 			exact_total += rows[i].exact_ns;
 		}
-		lp_sample_estimate(exact_total, tot_ns, units.n_recorded, out->units_sampled_stratum, conf,
+		lp_tsample_estimate(exact_total, tot_ns, units.n_recorded, out->units_sampled_stratum, conf,
 			&out->total_ns);
 	}
 	out->n_rows = n_rows;
@@ -365,7 +365,7 @@ int lp_sample_table_build(const struct lp_profile *p, const struct lp_sample_pla
 	goto done;
 oom:
 	lp_err_set(err, LP_EOTHER, "out of memory");
-	lp_sample_table_release(out);
+	lp_tsample_table_release(out);
 done:
 	for (i = 0; i < n_rows; i++) {
 		free(rows[i].x_ns);
@@ -375,17 +375,17 @@ done:
 	free(slots);
 	free(slot_of_range);
 	free(tot_ns);
-	lp_sample_units_release(&units);
+	lp_tsample_units_release(&units);
 	return rc;
 }
 
-int lp_sample_kernel_table(const struct lp_profile *p, const struct lp_sample_plan *plan, double conf,
-	struct lp_sample_table *out, struct lp_err *err)
+int lp_tsample_kernel_table(const struct lp_profile *p, const struct lp_tsample_plan *plan, double conf,
+	struct lp_tsample_table *out, struct lp_err *err)
 {
-	return lp_sample_table_build(p, plan, conf, kernel_name, NULL, out, err);
+	return lp_tsample_table_build(p, plan, conf, kernel_name, NULL, out, err);
 }
 
-void lp_sample_table_release(struct lp_sample_table *t)
+void lp_tsample_table_release(struct lp_tsample_table *t)
 {
 	free(t->rows);
 	memset(t, 0, sizeof(*t));

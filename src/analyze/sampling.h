@@ -15,14 +15,14 @@
  * the context) gives a smaller error than the random-sampling variance above says: the interval is
  * conservative there. A row with n < 2 recorded units gets no interval (half_ci < 0: unknown).
  *
- * Ownership: lp_sample_table owns its rows (and copies nothing else: names point into the profile).
+ * Ownership: lp_tsample_table owns its rows (and copies nothing else: names point into the profile).
  * Not thread-safe.
  *
- *   struct lp_sample_plan plan = { .sampled = 1, .every = 8, .first = 2, .unit = "decode_step" };
- *   struct lp_sample_table t;
- *   if (lp_sample_kernel_table(profile, &plan, 0.95, &t, err) < 0) return -1;
+ *   struct lp_tsample_plan plan = { .sampled = 1, .every = 8, .first = 2, .unit = "decode_step" };
+ *   struct lp_tsample_table t;
+ *   if (lp_tsample_kernel_table(profile, &plan, 0.95, &t, err) < 0) return -1;
  *   ... t.rows[i].time_ns.total, .half_ci, t.units_recorded ...
- *   lp_sample_table_release(&t);
+ *   lp_tsample_table_release(&t);
  */
 #ifndef LP_ANALYZE_SAMPLING_H
 #define LP_ANALYZE_SAMPLING_H
@@ -33,7 +33,7 @@
 #include "core/err.h"
 #include "profile/profile.h"
 
-struct lp_sample_plan {              /* what the tracer did (its SAMPLING record) */
+struct lp_tsample_plan {              /* what the tracer did (its SAMPLING record) */
 	int sampled;                     /* 0: exact, every unit recorded */
 	uint32_t every, first;
 	const char *unit;                /* range name of the sampling unit */
@@ -41,13 +41,13 @@ struct lp_sample_plan {              /* what the tracer did (its SAMPLING record
 
 /* The plan of a loaded trace (its processes' SAMPLING records): 1 and the plan of the first
  * process traced in sampled mode, else 0 and an exact plan (unit: the record's, or decode_step). */
-int lp_sample_plan_of(const struct lp_profile *p, struct lp_sample_plan *plan);
+int lp_tsample_plan_of(const struct lp_profile *p, struct lp_tsample_plan *plan);
 
 /* 1 when the plan records instance `index` (0-based under its parent) of the unit. The tracer's
  * own schedule (inject/sample.c) is the same expression. */
-int lp_sample_recorded(const struct lp_sample_plan *plan, uint32_t index);
+int lp_tsample_recorded(const struct lp_tsample_plan *plan, uint32_t index);
 
-struct lp_sample_est {
+struct lp_tsample_est {
 	double total;                    /* estimate over all units of both strata */
 	double half_ci;                  /* half width of the interval; 0 exact; < 0 unknown (n < 2) */
 	double exact_part;               /* the exact stratum's sum (and whatever needs no scaling) */
@@ -56,22 +56,22 @@ struct lp_sample_est {
 
 /* The estimate of one row: `exact_sum` over the exact stratum, `x` the n per-unit values of the
  * recorded units of the sampled stratum, N >= n its units; `conf` the interval's level (0.95). */
-void lp_sample_estimate(double exact_sum, const double *x, uint32_t n, uint32_t N, double conf,
-	struct lp_sample_est *out);
+void lp_tsample_estimate(double exact_sum, const double *x, uint32_t n, uint32_t N, double conf,
+	struct lp_tsample_est *out);
 
 /* Student's t quantile: P(T <= q) = p for df degrees of freedom (df >= 1, 0.5 <= p < 1). */
 double lp_student_t_quantile(double p, double df);
 
 /* Unit strata of a profile's ranges (by range index). */
-enum lp_sample_stratum {
-	LP_SAMPLE_OUTSIDE = 0,           /* not a unit */
-	LP_SAMPLE_EXACT = 1,             /* a unit of the exact stratum (or of an exact trace) */
-	LP_SAMPLE_RECORDED = 2,          /* a recorded unit of the sampled stratum */
-	LP_SAMPLE_SKIPPED = 3,           /* an unrecorded unit: its kernels are not in the trace */
+enum lp_tsample_stratum {
+	LP_TSAMPLE_OUTSIDE = 0,           /* not a unit */
+	LP_TSAMPLE_EXACT = 1,             /* a unit of the exact stratum (or of an exact trace) */
+	LP_TSAMPLE_RECORDED = 2,          /* a recorded unit of the sampled stratum */
+	LP_TSAMPLE_SKIPPED = 3,           /* an unrecorded unit: its kernels are not in the trace */
 };
 
-struct lp_sample_units {
-	uint8_t *stratum;                /* per range index (enum lp_sample_stratum) */
+struct lp_tsample_units {
+	uint8_t *stratum;                /* per range index (enum lp_tsample_stratum) */
 	uint32_t *unit_index;            /* per range index: the unit's index under its parent */
 	uint32_t n_exact, n_recorded, n_skipped;
 };
@@ -79,33 +79,33 @@ struct lp_sample_units {
 /* Finds the units (ranges named plan->unit, in any domain, not nested in another unit) and their
  * strata: from the tracer's flags (lp_range.sample, sample_index) where present, else by replaying
  * its schedule (the index restarts whenever a thread's next unit has another parent than its last). */
-int lp_sample_units_find(const struct lp_profile *p, const struct lp_sample_plan *plan,
-	struct lp_sample_units *out, struct lp_err *err);
-void lp_sample_units_release(struct lp_sample_units *u);
+int lp_tsample_units_find(const struct lp_profile *p, const struct lp_tsample_plan *plan,
+	struct lp_tsample_units *out, struct lp_err *err);
+void lp_tsample_units_release(struct lp_tsample_units *u);
 
-struct lp_sample_row {
+struct lp_tsample_row {
 	const char *key;                 /* kernel name (or the key function's) */
-	struct lp_sample_est time_ns;    /* GPU time inside units */
-	struct lp_sample_est calls;      /* kernels inside units */
+	struct lp_tsample_est time_ns;    /* GPU time inside units */
+	struct lp_tsample_est calls;      /* kernels inside units */
 	double outside_ns;               /* GPU time outside every unit (exact) */
 	uint64_t outside_calls;
 };
 
-struct lp_sample_table {
-	struct lp_sample_row *rows;      /* by estimated time inside units, descending */
+struct lp_tsample_table {
+	struct lp_tsample_row *rows;      /* by estimated time inside units, descending */
 	size_t n_rows;
 	int sampled;                     /* 0: every number is exact */
 	uint32_t units_exact, units_recorded, units_sampled_stratum;
-	struct lp_sample_est total_ns;   /* all rows together (its own interval, not a sum of theirs) */
+	struct lp_tsample_est total_ns;   /* all rows together (its own interval, not a sum of theirs) */
 };
 
 /* Groups the kernels of `p` by key(p, kernel index, ctx) (NULL: left out) and scales the time and
- * call count inside units. lp_sample_kernel_table keys by kernel name. */
-typedef const char *(*lp_sample_key_fn)(const struct lp_profile *p, size_t kernel, void *ctx);
-int lp_sample_table_build(const struct lp_profile *p, const struct lp_sample_plan *plan, double conf,
-	lp_sample_key_fn key, void *ctx, struct lp_sample_table *out, struct lp_err *err);
-int lp_sample_kernel_table(const struct lp_profile *p, const struct lp_sample_plan *plan, double conf,
-	struct lp_sample_table *out, struct lp_err *err);
-void lp_sample_table_release(struct lp_sample_table *t);
+ * call count inside units. lp_tsample_kernel_table keys by kernel name. */
+typedef const char *(*lp_tsample_key_fn)(const struct lp_profile *p, size_t kernel, void *ctx);
+int lp_tsample_table_build(const struct lp_profile *p, const struct lp_tsample_plan *plan, double conf,
+	lp_tsample_key_fn key, void *ctx, struct lp_tsample_table *out, struct lp_err *err);
+int lp_tsample_kernel_table(const struct lp_profile *p, const struct lp_tsample_plan *plan, double conf,
+	struct lp_tsample_table *out, struct lp_err *err);
+void lp_tsample_table_release(struct lp_tsample_table *t);
 
 #endif

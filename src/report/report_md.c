@@ -255,7 +255,7 @@ static void aggregates(const struct lp_analysis *a, struct lp_buf *out)
 static void tracing_mode(const struct lp_analysis *a, struct lp_buf *out)
 {
 	const struct lp_sampling *s = &a->sampling;
-	const struct lp_sample_table *t = &a->sampled;
+	const struct lp_tsample_table *t = &a->sampled;
 	static const char *const cols[] = { "Kernel", "Time in units (ms, est.)", "95% interval (ms)",
 		"Launches (est.)", "Outside units (ms, exact)" };
 	size_t i;
@@ -289,7 +289,7 @@ static void tracing_mode(const struct lp_analysis *a, struct lp_buf *out)
 		t->units_sampled_stratum);
 	lp_md_header(out, 5, cols, "lrrrr");
 	for (i = 0; i < t->n_rows && i < LP_REPORT_TOP_KERNELS; i++) {
-		const struct lp_sample_row *r = &t->rows[i];
+		const struct lp_tsample_row *r = &t->rows[i];
 		char c1[32], c2[32], c3[32], c4[32];
 		const char *cells[5];
 		snprintf(c1, sizeof(c1), "%.3f", r->time_ns.total / 1e6);

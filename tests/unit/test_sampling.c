@@ -40,24 +40,24 @@ static int setup(void **state)
 
 static void test_schedule(void **state)
 {
-	struct lp_sample_plan exact = { 0, 8, 2, "decode_step" }, s = { 1, 8, 2, "decode_step" };
-	struct lp_sample_plan every1 = { 1, 1, 0, "decode_step" };
+	struct lp_tsample_plan exact = { 0, 8, 2, "decode_step" }, s = { 1, 8, 2, "decode_step" };
+	struct lp_tsample_plan every1 = { 1, 1, 0, "decode_step" };
 	uint32_t i, n = 0;
 	(void)state;
 	for (i = 0; i < 100; i++)
-		assert_true(lp_sample_recorded(&exact, i));
-	assert_true(lp_sample_recorded(&s, 0));
-	assert_true(lp_sample_recorded(&s, 1));
-	assert_true(lp_sample_recorded(&s, 2));
-	assert_false(lp_sample_recorded(&s, 3));
-	assert_false(lp_sample_recorded(&s, 9));
-	assert_true(lp_sample_recorded(&s, 10));
-	assert_true(lp_sample_recorded(&s, 18));
+		assert_true(lp_tsample_recorded(&exact, i));
+	assert_true(lp_tsample_recorded(&s, 0));
+	assert_true(lp_tsample_recorded(&s, 1));
+	assert_true(lp_tsample_recorded(&s, 2));
+	assert_false(lp_tsample_recorded(&s, 3));
+	assert_false(lp_tsample_recorded(&s, 9));
+	assert_true(lp_tsample_recorded(&s, 10));
+	assert_true(lp_tsample_recorded(&s, 18));
 	for (i = 0; i < 128; i++)
-		n += (uint32_t)lp_sample_recorded(&s, i);
+		n += (uint32_t)lp_tsample_recorded(&s, i);
 	assert_int_equal(n, 2 + 16); /* 128 tokens: 2 first, then 126 / 8 rounded up */
 	for (i = 0; i < 10; i++)
-		assert_true(lp_sample_recorded(&every1, i));
+		assert_true(lp_tsample_recorded(&every1, i));
 }
 
 static void test_t_quantiles(void **state)
@@ -80,30 +80,30 @@ static void test_t_quantiles(void **state)
 static void test_estimate_by_hand(void **state)
 {
 	const double x[] = { 1, 2, 3, 4 };
-	struct lp_sample_est e;
+	struct lp_tsample_est e;
 	(void)state;
 	/* mean 2.5, s^2 = 5/3; var = 8^2 (1 - 4/8) (5/3) / 4 = 13.33; t(0.975, 3) = 3.1824 */
-	lp_sample_estimate(10, x, 4, 8, 0.95, &e);
+	lp_tsample_estimate(10, x, 4, 8, 0.95, &e);
 	assert_true(fabs(e.total - 30) < 1e-9);
 	assert_true(fabs(e.exact_part - 10) < 1e-9);
 	assert_true(fabs(e.half_ci - 3.1824 * sqrt(40.0 / 3)) < 0.02);
 	assert_int_equal(e.n, 4);
 	assert_int_equal(e.N, 8);
 	/* everything recorded: exact */
-	lp_sample_estimate(10, x, 4, 4, 0.95, &e);
+	lp_tsample_estimate(10, x, 4, 4, 0.95, &e);
 	assert_true(fabs(e.total - 20) < 1e-9);
 	assert_true(e.half_ci == 0);
 	/* one unit recorded: an estimate, no interval */
-	lp_sample_estimate(0, x, 1, 10, 0.95, &e);
+	lp_tsample_estimate(0, x, 1, 10, 0.95, &e);
 	assert_true(fabs(e.total - 10) < 1e-9);
 	assert_true(e.half_ci < 0);
 	/* no sampled stratum: the exact part alone */
-	lp_sample_estimate(7, NULL, 0, 0, 0.95, &e);
+	lp_tsample_estimate(7, NULL, 0, 0, 0.95, &e);
 	assert_true(e.total == 7 && e.half_ci == 0);
 	/* a constant row has no spread: its interval is 0 wide */
 	{
 		const double c[] = { 5, 5, 5 };
-		lp_sample_estimate(0, c, 3, 30, 0.95, &e);
+		lp_tsample_estimate(0, c, 3, 30, 0.95, &e);
 		assert_true(fabs(e.total - 150) < 1e-9 && fabs(e.half_ci) < 1e-9);
 	}
 }
@@ -123,7 +123,7 @@ static void test_coverage(void **state)
 	}
 	for (r = 0; r < REPS; r++) {
 		int idx[N];
-		struct lp_sample_est e;
+		struct lp_tsample_est e;
 		for (i = 0; i < N; i++)
 			idx[i] = i;
 		for (i = 0; i < n; i++) { /* partial Fisher-Yates: a sample without replacement */
@@ -135,7 +135,7 @@ static void test_coverage(void **state)
 			idx[j] = t;
 			x[i] = pop[idx[i]];
 		}
-		lp_sample_estimate(0, x, n, N, 0.95, &e);
+		lp_tsample_estimate(0, x, n, N, 0.95, &e);
 		covered += fabs(e.total - truth) <= e.half_ci;
 	}
 	if (covered < REPS * 92 / 100 || covered > REPS * 98 / 100)
@@ -234,7 +234,7 @@ static void read_stages(const char *dir, struct stage_list *out)
 	lp_buf_release(&data);
 }
 
-static const struct lp_sample_row *row(const struct lp_sample_table *t, const char *key)
+static const struct lp_tsample_row *row(const struct lp_tsample_table *t, const char *key)
 {
 	size_t i;
 	for (i = 0; i < t->n_rows; i++)
@@ -248,10 +248,10 @@ static void test_fixture_traces(void **state)
 {
 	const char *ex_dir = LP_TEST_TMP "/sampling_exact", *sa_dir = LP_TEST_TMP "/sampling_sampled";
 	const char *ex_out = LP_TEST_TMP "/sampling_exact.txt", *sa_out = LP_TEST_TMP "/sampling_sampled.txt";
-	struct lp_sample_plan exact_plan = { 0, 4, 2, "decode_step" }, plan = { 1, 4, 2, "decode_step" };
+	struct lp_tsample_plan exact_plan = { 0, 4, 2, "decode_step" }, plan = { 1, 4, 2, "decode_step" };
 	struct lp_profile ex, sa;
-	struct lp_sample_table te, ts;
-	struct lp_sample_units units;
+	struct lp_tsample_table te, ts;
+	struct lp_tsample_units units;
 	struct stage_list *st = calloc(1, sizeof(*st));
 	struct lp_err err = LP_ERR_INIT;
 	struct lp_buf steps = LP_BUF_INIT;
@@ -286,29 +286,29 @@ static void test_fixture_traces(void **state)
 	}
 
 	/* the strata replayed from the range tree are the tracer's */
-	assert_int_equal(lp_sample_units_find(&sa, &plan, &units, &err), 0);
+	assert_int_equal(lp_tsample_units_find(&sa, &plan, &units, &err), 0);
 	assert_int_equal(units.n_exact, 6);
 	assert_int_equal(units.n_recorded, 36);
 	assert_int_equal(units.n_skipped, 102);
 	for (i = 0, k = 0; i < sa.n_ranges; i++) {
-		if (units.stratum[i] == LP_SAMPLE_OUTSIDE)
+		if (units.stratum[i] == LP_TSAMPLE_OUTSIDE)
 			continue;
 		assert_true(k < st->n);
 		assert_int_equal(units.unit_index[i], st->r[k].index);
-		assert_int_equal(units.stratum[i] == LP_SAMPLE_SKIPPED, st->r[k].sample == LP_TRACE_STAGE_SKIPPED);
+		assert_int_equal(units.stratum[i] == LP_TSAMPLE_SKIPPED, st->r[k].sample == LP_TRACE_STAGE_SKIPPED);
 		k++;
 	}
 	assert_int_equal(k, 144);
-	lp_sample_units_release(&units);
+	lp_tsample_units_release(&units);
 
 	/* the reader carries the tracer's records: the plan, every unit's flags and GPU times */
 	{
-		struct lp_sample_plan got;
-		struct lp_sample_units replay;
+		struct lp_tsample_plan got;
+		struct lp_tsample_units replay;
 		uint8_t *flags = calloc(sa.n_ranges, 1);
-		assert_int_equal(lp_sample_plan_of(&sa, &got), 1);
+		assert_int_equal(lp_tsample_plan_of(&sa, &got), 1);
 		assert_true(got.every == 4 && got.first == 2 && !strcmp(got.unit, "decode_step"));
-		assert_int_equal(lp_sample_plan_of(&ex, &got), 0);
+		assert_int_equal(lp_tsample_plan_of(&ex, &got), 0);
 		assert_int_equal(sa.processes[0].sampling.units_recorded, 42);
 		assert_int_equal(sa.processes[0].sampling.toggles, 2 * 102);
 		for (i = 0, k = 0; i < sa.n_ranges; i++) {
@@ -321,21 +321,21 @@ static void test_fixture_traces(void **state)
 			sa.ranges[i].sample = 0; /* as a reader without STAGE records would leave it */
 			k++;
 		}
-		assert_int_equal(lp_sample_units_find(&sa, &plan, &units, &err), 0);
-		assert_int_equal(lp_sample_units_find(&sa, &plan, &replay, &err), 0);
+		assert_int_equal(lp_tsample_units_find(&sa, &plan, &units, &err), 0);
+		assert_int_equal(lp_tsample_units_find(&sa, &plan, &replay, &err), 0);
 		for (i = 0; i < sa.n_ranges; i++)
 			sa.ranges[i].sample = flags[i];
-		lp_sample_units_release(&replay);
-		assert_int_equal(lp_sample_units_find(&sa, &plan, &replay, &err), 0);
+		lp_tsample_units_release(&replay);
+		assert_int_equal(lp_tsample_units_find(&sa, &plan, &replay, &err), 0);
 		for (i = 0; i < sa.n_ranges; i++)
 			assert_int_equal(units.stratum[i], replay.stratum[i]); /* flags == replayed schedule */
-		lp_sample_units_release(&units);
-		lp_sample_units_release(&replay);
+		lp_tsample_units_release(&units);
+		lp_tsample_units_release(&replay);
 		free(flags);
 	}
 
 	/* exact: no interval, the raw sums */
-	assert_int_equal(lp_sample_kernel_table(&ex, &exact_plan, 0.95, &te, &err), 0);
+	assert_int_equal(lp_tsample_kernel_table(&ex, &exact_plan, 0.95, &te, &err), 0);
 	assert_false(te.sampled);
 	assert_int_equal(te.n_rows, 7);
 	for (i = 0; i < ex.n_kernels; i++) {
@@ -350,13 +350,13 @@ static void test_fixture_traces(void **state)
 	assert_true(row(&te, "gemm_prefill")->outside_calls == 3);
 
 	/* sampled: every row of over 1% of the unit time within its interval of the exact total */
-	assert_int_equal(lp_sample_kernel_table(&sa, &plan, 0.95, &ts, &err), 0);
+	assert_int_equal(lp_tsample_kernel_table(&sa, &plan, 0.95, &ts, &err), 0);
 	assert_true(ts.sampled);
 	assert_int_equal(ts.units_recorded, 36);
 	assert_int_equal(ts.units_sampled_stratum, 138);
 	assert_int_equal(ts.units_exact, 6);
 	for (i = 0; i < ts.n_rows; i++) {
-		const struct lp_sample_row *s = &ts.rows[i], *e = row(&te, s->key);
+		const struct lp_tsample_row *s = &ts.rows[i], *e = row(&te, s->key);
 		if (e->time_ns.total <= 0.01 * te.total_ns.total)
 			continue;
 		big++;
@@ -402,8 +402,8 @@ static void test_fixture_traces(void **state)
 		free(b);
 	}
 
-	lp_sample_table_release(&te);
-	lp_sample_table_release(&ts);
+	lp_tsample_table_release(&te);
+	lp_tsample_table_release(&ts);
 	lp_profile_release(&ex);
 	lp_profile_release(&sa);
 	lp_buf_release(&steps);
