@@ -21,7 +21,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		if (lp_config_get_int(&cfg, "run.repeats", &n, &err) < 0 || n != 2)
 			abort();  /* a valid config always has the override applied */
 		lp_config_release(&cfg);
-	} else if (err.status != LP_EUSAGE && err.status != LP_EOTHER) {
+	} else if (err.kind != LP_EUSAGE && err.kind != LP_EOTHER && err.kind != LP_ENOMEM) {
 		abort();
 	}
 	return 0;

@@ -7,6 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "cmd/cmd.h"
 #include "core/buf.h"
 #include "core/err.h"
 #include "core/fs.h"
@@ -195,17 +196,17 @@ int main(int argc, char **argv_in)
 
 	lp_log_setup(0, 0);
 	if (parse_args(argc, argv, &cli, &o, &help, &err) < 0)
-		return lp_err_print(&err);
+		return lp_cmd_fail(&err);
 	if (help)
 		return 0;
 	find_conf_dir(&conf);
 	if (lp_llm_config_load(cli.model, conf.data, &cfg, &err) < 0) {
 		lp_buf_release(&conf);
-		return lp_err_print(&err);
+		return lp_cmd_fail(&err);
 	}
 	lp_buf_release(&conf);
 	if (lp_llm_engine_create(&cfg, &o, &eng, &err) < 0)
-		return lp_err_print(&err);
+		return lp_cmd_fail(&err);
 
 	if (cli.warmup > 0) {
 		lp_nvtx_push_payload("warmup", (uint64_t)cli.warmup);
@@ -213,9 +214,9 @@ int main(int argc, char **argv_in)
 			if (lp_llm_engine_iterate(eng, &it, &err) < 0)
 				break;
 		lp_nvtx_pop();
-		if (err.status) {
+		if (err.kind) {
 			lp_llm_engine_free(eng);
-			return lp_err_print(&err);
+			return lp_cmd_fail(&err);
 		}
 	}
 	prefill_flops = lp_llm_forward_flops(&cfg, o.batch, 0, o.prompt_len);
@@ -223,7 +224,7 @@ int main(int argc, char **argv_in)
 		double dtok = (double)o.batch * o.new_tokens, ptok = (double)o.batch * o.prompt_len;
 		if (lp_llm_engine_iterate(eng, &it, &err) < 0) {
 			lp_llm_engine_free(eng);
-			return lp_err_print(&err);
+			return lp_cmd_fail(&err);
 		}
 		sum_prefill += it.prefill_ms;
 		sum_decode += it.decode_ms;

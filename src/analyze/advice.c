@@ -356,6 +356,6 @@ int lp_advice_compute(struct lp_analysis *a, struct lp_err *err)
 	waterfall(&c);
 	ranks(&c);
 	if (c.oom)
-		return lp_err_set(err, LP_EOTHER, "out of memory writing the advice");
+		return lp_oom(err);
 	return 0;
 }

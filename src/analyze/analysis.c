@@ -640,7 +640,7 @@ int lp_analyze(const struct lp_analysis_input *in, struct lp_analysis *out, stru
 	out->measured_bw_gbs = in->measured_bw_gbs > 0 ? in->measured_bw_gbs : 0;
 	if (lp_waterfall_compute(p, out) < 0) {
 		lp_analysis_release(out);
-		return lp_err_set(err, LP_EOTHER, "out of memory computing the gap waterfall");
+		return lp_oom(err);
 	}
 
 	for (i = 0; i < p->n_processes; i++) {
@@ -659,7 +659,7 @@ int lp_analyze(const struct lp_analysis_input *in, struct lp_analysis *out, stru
 		out->phases = malloc(in->n_phases * sizeof(*out->phases));
 		if (!out->phases) {
 			lp_analysis_release(out);
-			return lp_err_set(err, LP_EOTHER, "out of memory");
+			return lp_oom(err);
 		}
 		memcpy(out->phases, in->phases, in->n_phases * sizeof(*out->phases));
 		out->n_phases = in->n_phases;

@@ -520,7 +520,7 @@ int lp_diff_runs(const json_t *a, const json_t *cfg_a, const json_t *b, const js
 	if (stages(out, a, b) < 0 || tokens(out, a, b) < 0 || perf(out, a, b) < 0 || kernels(out, a, b) < 0 ||
 	    operators(out, a, b) < 0 || environment(out, a, cfg_a, b, cfg_b) < 0 || narrative(out) < 0) {
 		lp_diff_release(out);
-		return lp_err_set(err, LP_EOTHER, "out of memory comparing the runs");
+		return lp_oom(err);
 	}
 	return 0;
 }
@@ -556,12 +556,12 @@ int lp_diff_tables(const struct lp_kernel_table *a, const struct lp_kernel_table
 			    dupf("%s", r->short_name && *r->short_name ? r->short_name : r->kernel_name), "ms", x, y, 1,
 			    -1) < 0) {
 			lp_diff_release(out);
-			return lp_err_set(err, LP_EOTHER, "out of memory comparing the kernel tables");
+			return lp_oom(err);
 		}
 		out->rows[out->n_rows - 1].basis = "total";
 	}
 	lp_buf_addf(&out->narrative, "Kernel tables: %zu kernels in A, %zu in B; %zu added, %zu removed; total %.3f -> %.3f ms "
 		"(%+.1f%%). Kernel tables carry no per-iteration spread: no verdicts.", a->n_rows, b->n_rows, out->added,
 		out->removed, a->total_ms, b->total_ms, a->total_ms > 0 ? 100 * (b->total_ms - a->total_ms) / a->total_ms : 0.0);
-	return out->narrative.oom ? lp_err_set(err, LP_EOTHER, "out of memory") : 0;
+	return out->narrative.oom ? lp_oom(err) : 0;
 }

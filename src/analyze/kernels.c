@@ -345,7 +345,7 @@ int lp_kernels_compute(const struct lp_profile *p, const struct lp_stage_set *st
 	if (out->n_rows > 1)
 		qsort(out->rows, out->n_rows, sizeof(*out->rows), cmp_rows);
 	if (set_labels(out) < 0)
-		return lp_err_set(err, LP_EOTHER, "out of memory building the kernel table");
+		return lp_oom(err);
 	return 0;
 oom:
 	free(credit);
@@ -353,5 +353,5 @@ oom:
 	lp_buf_release(&nb);
 	lp_buf_release(&nr);
 	lp_kernel_set_release(out);
-	return lp_err_set(err, LP_EOTHER, "out of memory building the kernel table");
+	return lp_oom(err);
 }

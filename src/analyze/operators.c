@@ -306,7 +306,7 @@ done:
 	lp_buf_release(&nb);
 	if (rc < 0) {
 		lp_op_table_release(out);
-		return lp_err_set(err, LP_EOTHER, "out of memory computing the operator table");
+		return lp_oom(err);
 	}
 	return 0;
 }

@@ -23,7 +23,7 @@ static char *unescape(struct lp_arena *a, const char *s, const char *e)
 
 static int oom(struct lp_err *err)
 {
-	return lp_err_set(err, LP_EOTHER, "out of memory building regions");
+	return lp_oom(err);
 }
 
 int lp_region_pattern_parse(const char *text, struct lp_arena *a, struct lp_region_pattern *out,

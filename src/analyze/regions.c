@@ -9,7 +9,7 @@
 
 static int oom(struct lp_err *err)
 {
-	return lp_err_set(err, LP_EOTHER, "out of memory building regions");
+	return lp_oom(err);
 }
 
 /* ---- a string -> index map (open addressing; keys owned by the caller's arena) ---- */

@@ -11,7 +11,7 @@
 
 static int oom(struct lp_err *err)
 {
-	return lp_err_set(err, LP_EOTHER, "out of memory reading 'profiling.ncu.regions'");
+	return lp_oom(err);
 }
 
 void lp_regions_list_release(struct lp_regions_list *l)

@@ -9,7 +9,7 @@
 
 static int oom(struct lp_err *err)
 {
-	return lp_err_set(err, LP_EOTHER, "out of memory computing region totals");
+	return lp_oom(err);
 }
 
 /* ---- scopes ---- */

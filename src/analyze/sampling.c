@@ -154,7 +154,7 @@ int lp_tsample_units_find(const struct lp_profile *p, const struct lp_tsample_pl
 	if (!out->stratum || !out->unit_index || !u) {
 		free(u);
 		lp_tsample_units_release(out);
-		return lp_err_set(err, LP_EOTHER, "out of memory");
+		return lp_oom(err);
 	}
 	for (i = 0; i < p->n_ranges; i++) {
 		const struct lp_range *r = &p->ranges[i];
@@ -364,7 +364,7 @@ int lp_tsample_table_build(const struct lp_profile *p, const struct lp_tsample_p
 	rc = 0;
 	goto done;
 oom:
-	lp_err_set(err, LP_EOTHER, "out of memory");
+	lp_oom(err);
 	lp_tsample_table_release(out);
 done:
 	for (i = 0; i < n_rows; i++) {

@@ -174,7 +174,7 @@ int lp_stage_classify_ranges(const struct lp_profile *p, const struct lp_stage_r
 	struct matcher *m = malloc(sizeof(*m));
 	size_t i;
 	if (!m)
-		return lp_err_set(err, LP_EOTHER, "out of memory computing stage timings");
+		return lp_oom(err);
 	if (matcher_init(m, rules, &s->names_default, err) < 0) {
 		free(m);
 		return -1;

@@ -676,5 +676,5 @@ oom:
 	free(range_kns);
 	free(range_kn);
 	lp_stage_set_release(out);
-	return lp_err_set(err, LP_EOTHER, "out of memory computing stage timings");
+	return lp_oom(err);
 }

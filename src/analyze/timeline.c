@@ -397,7 +397,7 @@ int lp_timeline_compute(const struct lp_profile *p, const struct lp_stage_set *s
 	c.s = s;
 	choose(s, &c, out);
 	if (p->n_ranges && !(c.m = calloc(p->n_ranges, sizeof(*c.m))))
-		return lp_err_set(err, LP_EOTHER, "out of memory");
+		return lp_oom(err);
 	if (collect(&c, &out->levels_dropped) < 0)
 		goto oom;
 	free(c.m);
@@ -467,7 +467,7 @@ oom:
 	free(c.ev);
 	free(c.m);
 	lp_timeline_release(out);
-	return lp_err_set(err, LP_EOTHER, "out of memory building the timeline");
+	return lp_oom(err);
 }
 
 void lp_timeline_release(struct lp_timeline *t)

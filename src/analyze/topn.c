@@ -99,7 +99,7 @@ oom:
 	lp_buf_release(&m);
 	lp_buf_release(&re);
 	lp_topn_release(out);
-	return lp_err_set(err, LP_EOTHER, "out of memory selecting kernels");
+	return lp_oom(err);
 }
 
 int lp_topn_from_profile(const struct lp_profile *p, const struct lp_topn_opts *o, struct lp_topn *out,

@@ -247,7 +247,7 @@ static int cmd_diff(const struct lp_args *args, struct lp_ctx *ctx)
 	}
 	if (!strcmp(format, "json") ? lp_diff_json(&d, args->rest[0], args->rest[1], &out, &err) < 0
 				    : lp_diff_md(&d, args->rest[0], args->rest[1], (size_t)top, &out) < 0) {
-		if (!err.status)
+		if (!err.kind)
 			lp_oom(&err);
 		rc = lp_cmd_fail(&err);
 	} else if (!strcmp(format, "json")) {

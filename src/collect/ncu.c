@@ -477,7 +477,7 @@ int lp_ncu_run(const struct lp_ncu_plan *p, struct lp_ncu_outcome *o, struct lp_
 		size_t n = json_array_size(wanted);
 		c.seen = calloc(n + 1, sizeof(int));
 		if (!c.seen) {
-			lp_err_set(err, LP_EOTHER, "out of memory");
+			lp_oom(err);
 			goto out;
 		}
 		if (lp_ncu_raw_stream_ex(o->raw_csv, LP_NCU_RAW_SKIP_NVTX, na_cb, &c, err) < 0) {

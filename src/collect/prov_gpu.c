@@ -187,7 +187,7 @@ int lp_prov_gpus(json_t *env, struct lp_err *err)
 	if (!gpus || !cuda) {
 		json_decref(gpus);
 		json_decref(cuda);
-		return lp_err_set(err, LP_EOTHER, "out of memory");
+		return lp_oom(err);
 	}
 	cuda_open(&c);
 	if (nvml_open(&n, reason, sizeof(reason)) == 0) {

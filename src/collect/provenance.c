@@ -145,7 +145,7 @@ int lp_prov_env(const json_t *tools, json_t **out, struct lp_err *err)
 	if (!env || !vars) {
 		json_decref(env);
 		json_decref(vars);
-		return lp_err_set(err, LP_EOTHER, "out of memory");
+		return lp_oom(err);
 	}
 	if (lp_prov_gpus(env, err) < 0) {
 		json_decref(env);
@@ -186,7 +186,7 @@ static int add_path(json_t *files, const char *path, size_t argv_index, struct l
 	f = json_pack("{s:s, s:I, s:I}", "path", path, "argv_index", (json_int_t)argv_index,
 		"size_bytes", (json_int_t)size);
 	if (!f)
-		return lp_err_set(err, LP_EOTHER, "out of memory");
+		return lp_oom(err);
 	if ((uint64_t)size > LP_PROV_HASH_MAX_BYTES) {
 		json_object_set_new(f, "sha256", json_null());
 		json_object_set_new(f, "sha256_skipped", json_string("larger than 1 GiB"));
@@ -196,7 +196,7 @@ static int add_path(json_t *files, const char *path, size_t argv_index, struct l
 	} else {
 		json_object_set_new(f, "sha256", json_string(sha));
 	}
-	return json_array_append_new(files, f) == 0 ? 0 : lp_err_set(err, LP_EOTHER, "out of memory");
+	return json_array_append_new(files, f) == 0 ? 0 : lp_oom(err);
 }
 
 /* An argv word naming a file; argv[0] without a '/' is looked up on PATH, as exec does. */
@@ -238,13 +238,13 @@ int lp_prov_inputs(const char *const *argv, size_t argc, const struct lp_config 
 	in = json_pack("{s:{s:o, s:s}, s:o, s:o}", "workload", "argv", args, "cwd", cwd, "files", files,
 		"overrides", ovr);
 	if (!in)
-		return lp_err_set(err, LP_EOTHER, "out of memory");
+		return lp_oom(err);
 	*out = in;
 	return 0;
 oom:
 	json_decref(args);
 	json_decref(files);
-	return lp_err_set(err, LP_EOTHER, "out of memory");
+	return lp_oom(err);
 }
 
 static int dump_to_buf(const char *data, size_t len, void *b)
@@ -276,7 +276,7 @@ int lp_prov_write(struct lp_rundir *rd, const struct lp_config *cfg, const char 
 	    lp_prov_env(tools, &env, err) < 0)
 		goto out;
 	if (json_dump_callback(env, dump_to_buf, &text, JSON_INDENT(2)) < 0 || lp_buf_addc(&text, '\n') < 0) {
-		lp_err_set(err, LP_EOTHER, "out of memory");
+		lp_oom(err);
 		goto out;
 	}
 	if (lp_rundir_write(rd, "env.json", text.data, text.len, "provenance", err) < 0 ||

@@ -68,7 +68,7 @@ static int write_json_text(const char *path, const char *text, struct lp_err *er
 	int rc;
 	if (lp_buf_adds(&b, text) < 0 || lp_buf_addc(&b, '\n') < 0) {
 		lp_buf_release(&b);
-		return lp_err_set(err, LP_EOTHER, "out of memory");
+		return lp_oom(err);
 	}
 	rc = lp_fs_write_atomic(path, b.data, b.len, err);
 	lp_buf_release(&b);
@@ -84,7 +84,7 @@ static int save_manifest(struct lp_rundir *rd, struct lp_err *err)
 	json_object_set_new(rd->manifest, "updated_at", json_string(now));
 	text = json_dumps(rd->manifest, JSON_INDENT(2));
 	if (!text)
-		return lp_err_set(err, LP_EOTHER, "out of memory");
+		return lp_oom(err);
 	lp_rundir_path(rd, LP_RUNDIR_MANIFEST, &path);
 	rc = write_json_text(path.data, text, err);
 	free(text);
@@ -149,7 +149,7 @@ int lp_rundir_create(struct lp_rundir *rd, const char *root, const char *run_id,
 	}
 	rd->manifest = new_manifest(rd->run_id);
 	if (!rd->manifest) {
-		lp_err_set(err, LP_EOTHER, "out of memory");
+		lp_oom(err);
 		goto fail;
 	}
 	if (save_manifest(rd, err) < 0)
@@ -194,7 +194,7 @@ int lp_rundir_open(struct lp_rundir *rd, const char *path, struct lp_err *err)
 	rd->path = strdup(path);
 	if (!rd->path) {
 		lp_rundir_release(rd);
-		return lp_err_set(err, LP_EOTHER, "out of memory");
+		return lp_oom(err);
 	}
 	return 0;
 }
@@ -238,7 +238,7 @@ static int add_entry(struct lp_rundir *rd, const char *rel, int64_t size, const 
 	entry = json_pack("{s:s, s:I, s:s, s:s, s:s}", "path", rel, "size_bytes", (json_int_t)size,
 		"sha256", sha, "phase", phase ? phase : "unknown", "written_at", now);
 	if (!entry)
-		return lp_err_set(err, LP_EOTHER, "out of memory");
+		return lp_oom(err);
 	json_array_foreach(list, i, item) {
 		if (!strcmp(json_string_value(json_object_get(item, "path")) ?
 			json_string_value(json_object_get(item, "path")) : "", rel)) {
@@ -247,7 +247,7 @@ static int add_entry(struct lp_rundir *rd, const char *rel, int64_t size, const 
 		}
 	}
 	if (json_array_append_new(list, entry) < 0)
-		return lp_err_set(err, LP_EOTHER, "out of memory");
+		return lp_oom(err);
 	return save_manifest(rd, err);
 }
 
@@ -321,6 +321,6 @@ const char *lp_run_status_name(enum lp_run_status status)
 int lp_rundir_set_status(struct lp_rundir *rd, enum lp_run_status status, struct lp_err *err)
 {
 	if (json_object_set_new(rd->manifest, "status", json_string(lp_run_status_name(status))) < 0)
-		return lp_err_set(err, LP_EOTHER, "out of memory");
+		return lp_oom(err);
 	return save_manifest(rd, err);
 }

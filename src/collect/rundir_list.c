@@ -122,7 +122,7 @@ int lp_rundir_list(const char *root, struct lp_run_info **out, size_t *n_out, st
 			if (!bigger) {
 				closedir(d);
 				lp_rundir_list_free(runs, n);
-				return lp_err_set(err, LP_EOTHER, "out of memory");
+				return lp_oom(err);
 			}
 			runs = bigger;
 		}
@@ -243,7 +243,7 @@ static int walk(const char *base, const char *rel, struct file_list *fl, int dep
 				fl->cap = fl->cap ? fl->cap * 2 : 32;
 				bigger = realloc(fl->v, fl->cap * sizeof(*bigger));
 				if (!bigger) {
-					rc = lp_err_set(err, LP_EOTHER, "out of memory");
+					rc = lp_oom(err);
 					break;
 				}
 				fl->v = bigger;

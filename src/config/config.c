@@ -55,7 +55,7 @@ static int plan_add(struct plan *p, const char *group, const char *option, const
 	p->e[p->n].group = group ? strdup(group) : NULL;
 	p->e[p->n].option = option ? strdup(option) : NULL;
 	if ((group && !p->e[p->n].group) || (option && !p->e[p->n].option))
-		return lp_err_set(err, LP_EOTHER, "out of memory");
+		return lp_oom(err);
 	p->n++;
 	return 0;
 }
@@ -282,7 +282,7 @@ static int merge_at(json_t *root, const char *pkg, json_t *doc, const char *name
 		if (!next) {
 			next = json_object();
 			if (!next || json_object_set_new(node, seg, next) < 0)
-				return lp_err_set(err, LP_EOTHER, "out of memory");
+				return lp_oom(err);
 		} else if (!json_is_object(next)) {
 			return lp_err_set(err, LP_EUSAGE, "%s: package '%s' lands on a value that is not a mapping",
 				name, pkg);
@@ -291,7 +291,7 @@ static int merge_at(json_t *root, const char *pkg, json_t *doc, const char *name
 		p = dot ? dot + 1 : p + n;
 	}
 	if (merge(node, doc) < 0)
-		return lp_err_set(err, LP_EOTHER, "out of memory");
+		return lp_oom(err);
 	return 0;
 }
 
@@ -379,7 +379,7 @@ static int select_group(struct plan *p, const struct lp_cfg_override *o, struct 
 	}
 	free(e->option);
 	e->option = strdup(opt);
-	return e->option ? 0 : lp_err_set(err, LP_EOTHER, "out of memory");
+	return e->option ? 0 : lp_oom(err);
 }
 
 static int compose(struct lp_config *cfg, json_t *doc, const char *name,
@@ -413,7 +413,7 @@ static int compose(struct lp_config *cfg, json_t *doc, const char *name,
 	}
 	self = json_deep_copy(doc);
 	if (!self) {
-		lp_err_set(err, LP_EOTHER, "out of memory");
+		lp_oom(err);
 		goto out;
 	}
 	json_object_del(self, "defaults");
@@ -422,7 +422,7 @@ static int compose(struct lp_config *cfg, json_t *doc, const char *name,
 		if (!e->group) {
 			if (merge(cfg->root, self) < 0) {
 				json_decref(self);
-				lp_err_set(err, LP_EOTHER, "out of memory");
+				lp_oom(err);
 				goto out;
 			}
 			continue;
@@ -462,7 +462,7 @@ static int load(struct lp_config *cfg, const char *conf_dir, json_t *doc, const 
 	cfg->overrides = json_array();
 	cfg->conf_dir = strdup(conf_dir);
 	if (!ovr || !cfg->root || !cfg->choices || !cfg->overrides || !cfg->conf_dir) {
-		lp_err_set(err, LP_EOTHER, "out of memory");
+		lp_oom(err);
 		goto out;
 	}
 	for (parsed = 0; parsed < n; parsed++) {
@@ -470,7 +470,7 @@ static int load(struct lp_config *cfg, const char *conf_dir, json_t *doc, const 
 			goto out;
 		if (json_array_append_new(cfg->overrides, json_string(overrides[parsed])) < 0) {
 			lp_cfg_override_release(&ovr[parsed]);
-			lp_err_set(err, LP_EOTHER, "out of memory");
+			lp_oom(err);
 			goto out;
 		}
 	}
@@ -546,7 +546,7 @@ int lp_config_apply(struct lp_config *cfg, const char *override, struct lp_err *
 	}
 	next.root = json_deep_copy(cfg->root);
 	if (!next.root) {
-		lp_err_set(err, LP_EOTHER, "out of memory");
+		lp_oom(err);
 		goto out;
 	}
 	if (lp_cfg_override_apply(next.root, &o, err) < 0 || lp_config_validate(&next, err) < 0 ||

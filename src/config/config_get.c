@@ -91,7 +91,7 @@ int lp_config_get_string_list(const struct lp_config *cfg, const char *key, cons
 			return wrong(key, v, "a list of strings", err);
 	list = calloc(json_array_size(v) + 1, sizeof(*list));
 	if (!list)
-		return lp_err_set(err, LP_EOTHER, "out of memory");
+		return lp_oom(err);
 	json_array_foreach(v, i, item)
 		list[i] = json_string_value(item);
 	*out = list;

@@ -66,7 +66,7 @@ static int parse_value(struct lp_cfg_override *o, struct lp_err *err)
 		o->value = lp_yaml_scalar(r, n, 0);
 	}
 	if (!o->value)
-		return lp_err_set(err, LP_EOTHER, "out of memory");
+		return lp_oom(err);
 	return 0;
 }
 
@@ -144,7 +144,7 @@ int lp_cfg_override_parse(const char *text, struct lp_cfg_override *o, struct lp
 	if (!o->key || !raw) {
 		free(raw);
 		lp_cfg_override_release(o);
-		return lp_err_set(err, LP_EOTHER, "out of memory");
+		return lp_oom(err);
 	}
 	o->raw = lp_str_trim(raw);
 	if (check_key(text, o->key, err) < 0 || (eq && parse_value(o, err) < 0)) {
@@ -283,7 +283,7 @@ static int parent_of(json_t *root, const char *key, int create, json_t **parent,
 		if (!next && create) {
 			next = json_object();
 			if (!next || json_object_set_new(node, seg, next) < 0)
-				return lp_err_set(err, LP_EOTHER, "out of memory");
+				return lp_oom(err);
 		}
 		if (!next)
 			return 0;
@@ -379,7 +379,7 @@ int lp_cfg_override_apply(json_t *root, const struct lp_cfg_override *o, struct 
 	if (!val)
 		return -1;
 	if (json_object_set_new(parent, last, val) < 0)
-		return lp_err_set(err, LP_EOTHER, "out of memory");
+		return lp_oom(err);
 	return 0;
 }
 

@@ -263,6 +263,6 @@ int lp_cfg_fill_defaults(json_t *root, struct lp_err *err)
 	json_t *model = json_object_get(root, "model");
 	if (json_is_object(model) && !json_object_get(model, "hf_config") &&
 	    json_object_set_new(model, "hf_config", json_null()) < 0)
-		return lp_err_set(err, LP_EOTHER, "out of memory");
+		return lp_oom(err);
 	return 0;
 }

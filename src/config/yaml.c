@@ -135,7 +135,7 @@ static int add_child(struct frame *f, json_t *child, const char *name, yaml_mark
 {
 	if (json_is_array(f->node))
 		return json_array_append_new(f->node, child) == 0 ? 0 :
-			lp_err_set(err, LP_EOTHER, "out of memory");
+			lp_oom(err);
 	if (!f->pending_key) {
 		/* a key: must be a scalar string */
 		if (!json_is_string(child) && !json_is_integer(child) && !json_is_real(child) &&
@@ -153,7 +153,7 @@ static int add_child(struct frame *f, json_t *child, const char *name, yaml_mark
 		}
 		json_decref(child);
 		if (!f->pending_key)
-			return lp_err_set(err, LP_EOTHER, "out of memory");
+			return lp_oom(err);
 		if (json_object_get(f->node, f->pending_key)) {
 			lp_err_set(err, LP_EUSAGE, "%s:%zu:%zu: duplicate key '%s'", name, m.line + 1,
 				m.column + 1, f->pending_key);
@@ -166,7 +166,7 @@ static int add_child(struct frame *f, json_t *child, const char *name, yaml_mark
 	if (json_object_set_new(f->node, f->pending_key, child) != 0) {
 		free(f->pending_key);
 		f->pending_key = NULL;
-		return lp_err_set(err, LP_EOTHER, "out of memory");
+		return lp_oom(err);
 	}
 	free(f->pending_key);
 	f->pending_key = NULL;
@@ -216,7 +216,7 @@ int lp_yaml_load_string(const char *text, size_t len, const char *name, json_t *
 			node = lp_yaml_scalar((const char *)ev.data.scalar.value, ev.data.scalar.length,
 				ev.data.scalar.style != YAML_PLAIN_SCALAR_STYLE);
 			if (!node) {
-				lp_err_set(err, LP_EOTHER, "out of memory");
+				lp_oom(err);
 				yaml_event_delete(&ev);
 				goto out;
 			}
@@ -237,7 +237,7 @@ int lp_yaml_load_string(const char *text, size_t len, const char *name, json_t *
 			}
 			node = ev.type == YAML_SEQUENCE_START_EVENT ? json_array() : json_object();
 			if (!node) {
-				lp_err_set(err, LP_EOTHER, "out of memory");
+				lp_oom(err);
 				yaml_event_delete(&ev);
 				goto out;
 			}
@@ -414,7 +414,7 @@ int lp_yaml_dump(const json_t *v, struct lp_buf *out, struct lp_err *err)
 		lp_err_set(err, LP_EOTHER, "cannot emit YAML");
 		goto out;
 	}
-	rc = out->oom ? lp_err_set(err, LP_EOTHER, "out of memory") : 0;
+	rc = out->oom ? lp_oom(err) : 0;
 out:
 	yaml_emitter_delete(&em);
 	return rc;

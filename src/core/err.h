@@ -16,8 +16,8 @@
 
 #include <stdarg.h>
 
-/* What went wrong. The first four keep the numbers they had when the enum was also the exit
- * status (so code that has not moved to lp_exit_status yet behaves the same); do not rely on it. */
+/* What went wrong. The first four keep the numbers they had when this enum was also the exit
+ * status; nothing may rely on that: src/cmd/exit.c maps kinds to exit statuses. */
 enum lp_err_kind {
 	LP_OK = 0,
 	LP_EOTHER = 1,    /* internal: a bug, or a failure no other kind describes */
@@ -36,17 +36,14 @@ enum lp_err_kind {
 #define LP_ERR_HINT_MAX 384
 
 struct lp_err {
-	union {
-		int kind;     /* enum lp_err_kind; 0 while no error was set */
-		int status;   /* the old name of `kind`, kept while call sites move over */
-	};
+	int kind;             /* enum lp_err_kind; 0 while no error was set */
 	char msg[LP_ERR_MSG_MAX];
 	char hint[LP_ERR_HINT_MAX];
 	const char *file;
 	int line;
 };
 
-#define LP_ERR_INIT { { 0 }, "", "", 0, 0 }
+#define LP_ERR_INIT { 0, "", "", 0, 0 }
 
 #if defined(__GNUC__)
 #define LP_PRINTF(a, b) __attribute__((format(printf, a, b)))

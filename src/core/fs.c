@@ -19,7 +19,7 @@ int lp_fs_mkdir_p(const char *path, struct lp_err *err)
 	if (!*path)
 		return lp_err_set(err, LP_EOTHER, "cannot create a folder with an empty name");
 	if (lp_buf_adds(&b, path) < 0)
-		return lp_err_set(err, LP_EOTHER, "out of memory");
+		return lp_oom(err);
 	for (i = 1; i <= b.len; i++) {
 		if (b.data[i] != '/' && b.data[i] != '\0')
 			continue;
@@ -68,7 +68,7 @@ int lp_fs_write_atomic(const char *path, const void *data, size_t len, struct lp
 	const char *p = data;
 	int fd;
 	if (lp_buf_addf(&tmp, "%s.tmp.XXXXXX", path) < 0)
-		return lp_err_set(err, LP_EOTHER, "out of memory");
+		return lp_oom(err);
 	fd = mkostemp(tmp.data, O_CLOEXEC);
 	if (fd < 0) {
 		int e = errno;
@@ -133,7 +133,7 @@ int lp_fs_read_file(const char *path, struct lp_buf *out, size_t max_bytes, stru
 		}
 		if (lp_buf_add(out, chunk, (size_t)n) < 0) {
 			close(fd);
-			return lp_err_set(err, LP_EOTHER, "out of memory reading '%s'", path);
+			return lp_oom(err);
 		}
 	}
 	close(fd);

@@ -108,5 +108,5 @@ int lp_err_print(const struct lp_err *err)
 		lp_log_hint("%s", err->hint);
 	if (g_verbose && err->file)
 		fprintf(stderr, "  (at %s:%d)\n", err->file, err->line);
-	return err->status ? err->status : LP_EOTHER;
+	return err->kind ? err->kind : LP_EOTHER;
 }

@@ -19,7 +19,7 @@ void lp_log_hint(const char *fmt, ...) LP_PRINTF(1, 2);
 void lp_log_info(const char *fmt, ...) LP_PRINTF(1, 2);    /* progress; quiet when not a tty */
 void lp_log_note(const char *fmt, ...) LP_PRINTF(1, 2);    /* one fact the user must see; only -q hides it */
 void lp_log_debug(const char *fmt, ...) LP_PRINTF(1, 2);   /* only with --verbose */
-/* Prints err as "error: msg" [+ "hint: ..."] (+ "  at file:line" with --verbose); returns err->status. */
+/* Prints err as "error: msg" [+ "hint: ..."] (+ "  at file:line" with --verbose); returns err->kind. */
 int lp_err_print(const struct lp_err *err);
 
 #endif

@@ -63,7 +63,7 @@ int lp_opt_parse(int argc, const char **argv, const struct lp_opt *opts, struct 
 	memset(args, 0, sizeof(*args));
 	args->rest = calloc((size_t)argc + 1, sizeof(*args->rest));
 	if (!args->rest)
-		return lp_err_set(err, LP_EOTHER, "out of memory");
+		return lp_oom(err);
 	for (i = 1; i < argc; i++) {
 		const char *a = argv[i];
 		const struct lp_opt *o = NULL;

@@ -57,12 +57,12 @@ int lp_csv_open(struct lp_csv *c, const char *path, const struct lp_csv_limits *
 	c->name = path;
 	c->fd = open(path, O_RDONLY | O_CLOEXEC);
 	if (c->fd < 0)
-		return lp_err_set(err, LP_EPARTIAL, "cannot open '%s': %s", path, strerror(errno));
+		return lp_err_set(err, LP_EPARSE, "cannot open '%s': %s", path, strerror(errno));
 	c->chunk = malloc(CHUNK_BYTES);
 	if (!c->chunk) {
 		close(c->fd);
 		c->fd = -1;
-		return lp_err_set(err, LP_EOTHER, "out of memory reading '%s'", path);
+		return lp_oom(err);
 	}
 	c->in = c->in_end = c->chunk;
 	return 0;
@@ -108,7 +108,7 @@ static int refill(struct lp_csv *c, struct lp_err *err)
 		break;
 	}
 	if (n < 0)
-		return lp_err_set(err, LP_EPARTIAL, "cannot read '%s': %s", c->name, strerror(errno));
+		return lp_err_set(err, LP_EPARSE, "cannot read '%s': %s", c->name, strerror(errno));
 	if (n == 0) {
 		c->eof = 1;
 		return 0;
@@ -124,13 +124,13 @@ static int refill(struct lp_csv *c, struct lp_err *err)
 static int push_field_start(struct lp_csv *c, struct lp_err *err)
 {
 	if (c->n_fields >= c->lim.max_columns)
-		return lp_err_set(err, LP_EPARTIAL, "%s:%llu: more than %zu columns", c->name,
+		return lp_err_set(err, LP_EPARSE, "%s:%llu: more than %zu columns", c->name,
 			(unsigned long long)c->line, c->lim.max_columns);
 	if (c->n_fields == c->cap_fields) {
 		size_t ncap = c->cap_fields ? c->cap_fields * 2 : 64;
 		size_t *no = realloc(c->offs, ncap * sizeof(*no));
 		if (!no)
-			return lp_err_set(err, LP_EOTHER, "out of memory reading '%s'", c->name);
+			return lp_oom(err);
 		c->offs = no;
 		c->cap_fields = ncap;
 	}
@@ -141,7 +141,7 @@ static int push_field_start(struct lp_csv *c, struct lp_err *err)
 static int grow_rec(struct lp_csv *c, size_t n, struct lp_err *err)
 {
 	if (lp_buf_grow(&c->rec, n) < 0)
-		return lp_err_set(err, LP_EOTHER, "out of memory reading '%s'", c->name);
+		return lp_oom(err);
 	return 0;
 }
 
@@ -158,10 +158,10 @@ static inline int add_bytes(struct lp_csv *c, const char *p, size_t n, struct lp
 	if (!n)
 		return 0;
 	if (c->rec.len - c->offs[c->n_fields - 1] + n > c->lim.max_field_bytes)
-		return lp_err_set(err, LP_EPARTIAL, "%s:%llu: field %zu longer than %zu bytes", c->name,
+		return lp_err_set(err, LP_EPARSE, "%s:%llu: field %zu longer than %zu bytes", c->name,
 			(unsigned long long)c->line, c->n_fields, c->lim.max_field_bytes);
 	if (c->rec.len + n > c->lim.max_record_bytes)
-		return lp_err_set(err, LP_EPARTIAL, "%s:%llu: record longer than %zu bytes", c->name,
+		return lp_err_set(err, LP_EPARSE, "%s:%llu: record longer than %zu bytes", c->name,
 			(unsigned long long)c->line, c->lim.max_record_bytes);
 	if (c->rec.len + n + 1 >= c->rec.cap && grow_rec(c, n + 1, err) < 0)
 		return -1;
@@ -177,11 +177,11 @@ static int finish_record(struct lp_csv *c, struct lp_err *err)
 		char **nf = realloc(c->fields, c->cap_fields * sizeof(*nf));
 		size_t *nl;
 		if (!nf)
-			return lp_err_set(err, LP_EOTHER, "out of memory reading '%s'", c->name);
+			return lp_oom(err);
 		c->fields = nf;
 		nl = realloc(c->lens, c->cap_fields * sizeof(*nl));
 		if (!nl)
-			return lp_err_set(err, LP_EOTHER, "out of memory reading '%s'", c->name);
+			return lp_oom(err);
 		c->lens = nl;
 		c->cap_out = c->cap_fields;
 	}
@@ -299,7 +299,7 @@ int lp_csv_next(struct lp_csv *c, struct lp_err *err)
 			if (!q)
 				q = e;
 			if (memchr(p, '\0', (size_t)(q - p)))
-				return lp_err_set(err, LP_EPARTIAL, "%s:%llu: NUL byte in a field", c->name,
+				return lp_err_set(err, LP_EPARSE, "%s:%llu: NUL byte in a field", c->name,
 					(unsigned long long)c->line);
 			for (nl = p; (nl = memchr(nl, '\n', (size_t)(q - nl))) != NULL; nl++)
 				c->next_line++;
@@ -348,7 +348,7 @@ int lp_csv_next(struct lp_csv *c, struct lp_err *err)
 			skip_lf = 1;
 			continue;
 		case C_NUL:
-			return lp_err_set(err, LP_EPARTIAL, "%s:%llu: NUL byte in a field", c->name,
+			return lp_err_set(err, LP_EPARSE, "%s:%llu: NUL byte in a field", c->name,
 				(unsigned long long)c->line);
 		default:
 			/* a quote after plain bytes was consumed above; cannot happen */
@@ -360,7 +360,7 @@ int lp_csv_next(struct lp_csv *c, struct lp_err *err)
 	if (skip_lf)
 		return finish_record(c, err);
 	if (state == S_QUOTED)
-		return lp_err_set(err, LP_EPARTIAL, "%s:%llu: end of file inside a quoted field (truncated file?)",
+		return lp_err_set(err, LP_EPARSE, "%s:%llu: end of file inside a quoted field (truncated file?)",
 			c->name, (unsigned long long)c->line);
 	if (!started)
 		return 0;
@@ -481,7 +481,7 @@ int lp_csv_cell_number(const char *file, uint64_t line, size_t col, const char *
 	int k = lp_csv_number(s, out);
 	if (k >= 0)
 		return k;
-	return lp_err_set(err, LP_EPARTIAL, "%s:%llu:%zu: '%s' value '%.40s' is not a finite decimal number", file,
+	return lp_err_set(err, LP_EPARSE, "%s:%llu:%zu: '%s' value '%.40s' is not a finite decimal number", file,
 		(unsigned long long)line, col + 1, column, s);
 }
 
@@ -494,7 +494,7 @@ int lp_csv_cell_count(const char *file, uint64_t line, size_t col, const char *c
 		return k;
 	/* 2^64 is exactly representable; any double below it converts without overflow */
 	if (v < 0 || v != floor(v) || v >= 18446744073709551616.0 || (uint64_t)v > max)
-		return lp_err_set(err, LP_EPARTIAL, "%s:%llu:%zu: '%s' value '%.40s' is not a count (negative, "
+		return lp_err_set(err, LP_EPARSE, "%s:%llu:%zu: '%s' value '%.40s' is not a count (negative, "
 			"fractional or overflowing)", file, (unsigned long long)line, col + 1, column, s);
 	*out = (uint64_t)v;
 	return 1;

@@ -84,7 +84,7 @@ int lp_csv_column(const struct lp_csv *c, const char *name);
 /* Parses a number cell: 1 value in *out, 0 no value ("", n/a, nan, -), -1 not a number. */
 int lp_csv_number(const char *s, double *out);
 /* The same with the error: 1 value, 0 no value, -1 "<file>:<line>:<col>: '<column>' value '<cell>'
- * is not a finite decimal number" in err (LP_EPARTIAL). `col` is 0-based (printed 1-based). */
+ * is not a finite decimal number" in err (LP_EPARSE). `col` is 0-based (printed 1-based). */
 int lp_csv_cell_number(const char *file, uint64_t line, size_t col, const char *column, const char *s,
 	double *out, struct lp_err *err);
 /* Does a cell that lp_csv_number refused look like a number gone wrong (a sign, digit or point

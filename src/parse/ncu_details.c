@@ -139,7 +139,7 @@ int lp_ncu_details_load(const char *path, struct lp_ncu_details *out, struct lp_
 	uint64_t cur_id = UINT64_MAX;
 	memset(out, 0, sizeof(*out));
 	if (!st)
-		return lp_err_set(err, LP_EOTHER, "out of memory");
+		return lp_oom(err);
 	if (lp_csv_open(&c, path, NULL, err) < 0) {
 		free(st);
 		return -1;
@@ -147,7 +147,7 @@ int lp_ncu_details_load(const char *path, struct lp_ncu_details *out, struct lp_
 	rc = lp_csv_next(&c, err);
 	if (rc <= 0) {
 		if (rc == 0)
-			lp_err_set(err, LP_EPARTIAL, "'%s' is empty (expected an ncu details page)", path);
+			lp_err_set(err, LP_EPARSE, "'%s' is empty (expected an ncu details page)", path);
 		goto out;
 	}
 	ncols = c.n_fields;
@@ -163,7 +163,7 @@ int lp_ncu_details_load(const char *path, struct lp_ncu_details *out, struct lp_
 		static const int required[] = { D_ID, D_KERNEL, D_SECTION, D_METRIC, D_UNIT, D_VALUE };
 		for (i = 0; i < (int)(sizeof(required) / sizeof(required[0])); i++)
 			if (col[required[i]] < 0) {
-				lp_err_set(err, LP_EPARTIAL, "%s:1: column '%s' missing (not an ncu details page?)", path,
+				lp_err_set(err, LP_EPARSE, "%s:1: column '%s' missing (not an ncu details page?)", path,
 					dcol_names[required[i]]);
 				goto out;
 			}
@@ -177,7 +177,7 @@ int lp_ncu_details_load(const char *path, struct lp_ncu_details *out, struct lp_
 		if (c.n_fields == 1 && c.lens[0] == 0)
 			continue;
 		if (c.n_fields > ncols || (int)c.n_fields < metric_width) {
-			lp_err_set(err, LP_EPARTIAL, "%s:%llu: row has %zu cells, expected %d to %zu (truncated file?)",
+			lp_err_set(err, LP_EPARSE, "%s:%llu: row has %zu cells, expected %d to %zu (truncated file?)",
 				path, (unsigned long long)c.line, c.n_fields, metric_width, ncols);
 			goto out;
 		}
@@ -187,7 +187,7 @@ int lp_ncu_details_load(const char *path, struct lp_ncu_details *out, struct lp_
 		if (out->n_results == 0 || row_id != cur_id) {
 			if (new_result(out, &cap_results, &c, col, st, &tmp, path, err) < 0) {
 				if (!err || !err->msg[0])
-					lp_err_set(err, LP_EOTHER, "out of memory reading '%s'", path);
+					lp_oom(err);
 				goto out;
 			}
 			cur_id = row_id;
@@ -242,7 +242,7 @@ int lp_ncu_details_load(const char *path, struct lp_ncu_details *out, struct lp_
 			}
 			if (m->valid && !strcmp(m->name, "Duration") && strcmp(m->unit, "nsecond")) {
 				/* a duration that is no time: the Metric Unit cell holds something else */
-				lp_err_set(err, LP_EPARTIAL, "%s:%llu: 'Duration' has unit '%s', not a time (the header and the "
+				lp_err_set(err, LP_EPARSE, "%s:%llu: 'Duration' has unit '%s', not a time (the header and the "
 					"values do not match)", path, (unsigned long long)c.line, m->unit);
 				goto out;
 			}
@@ -254,7 +254,7 @@ int lp_ncu_details_load(const char *path, struct lp_ncu_details *out, struct lp_
 		ret = 0;
 	goto out;
 oom:
-	lp_err_set(err, LP_EOTHER, "out of memory reading '%s'", path);
+	lp_oom(err);
 out:
 	lp_csv_close(&c);
 	lp_ncu_nvtx_stack_release(st);
@@ -326,7 +326,7 @@ int lp_ncu_details_kernel_table_seen(const char *path, const struct lp_ncu_selec
 		if (r->duration_ns < 0) {
 			/* every result of a details page carries its Duration (GPU Speed Of Light); none means
 			 * the header cells and the values do not match, and the kernel would read 0 ms */
-			lp_err_set(err, LP_EPARTIAL, "%s: result ID %llu ('%.60s') has no 'Duration' metric: a kernel table needs "
+			lp_err_set(err, LP_EPARSE, "%s: result ID %llu ('%.60s') has no 'Duration' metric: a kernel table needs "
 				"each launch's duration", path, (unsigned long long)r->id, r->kernel_name);
 			lp_err_hint(err, "export the details page of a report collected with the SpeedOfLight section");
 			goto fail;
@@ -348,7 +348,7 @@ int lp_ncu_details_kernel_table_seen(const char *path, const struct lp_ncu_selec
 	lp_ncu_details_release(&d);
 	return lp_kagg_finish(agg, out, err);
 oom:
-	lp_err_set(err, LP_EOTHER, "out of memory reading '%s'", path);
+	lp_oom(err);
 fail:
 	free(ms);
 	lp_buf_release(&names);

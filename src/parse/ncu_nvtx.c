@@ -69,15 +69,15 @@ static int parse_level(char *s, int startend, struct lp_ncu_nvtx_level *l, struc
 	if (startend) {
 		c = strchr(s, ':');
 		if (!c)
-			return lp_err_set(err, LP_EPARTIAL, "nvtx start/end range '%.60s' has no id", s);
+			return lp_err_set(err, LP_EPARSE, "nvtx start/end range '%.60s' has no id", s);
 		*c = '\0';
 		if (parse_u64(s, &l->id) < 0)
-			return lp_err_set(err, LP_EPARTIAL, "nvtx start/end range id '%.30s' is not a number", s);
+			return lp_err_set(err, LP_EPARSE, "nvtx start/end range id '%.30s' is not a number", s);
 		s = c + 1;
 	}
 	c = strchr(s, ':');
 	if (!c)
-		return lp_err_set(err, LP_EPARTIAL, "nvtx range '%.60s' has no domain field", s);
+		return lp_err_set(err, LP_EPARSE, "nvtx range '%.60s' has no domain field", s);
 	*c = '\0';
 	l->domain = !strcmp(s, "<default domain>") ? "" : s;
 	rest = c + 1;
@@ -86,11 +86,11 @@ static int parse_level(char *s, int startend, struct lp_ncu_nvtx_level *l, struc
 		if (rest[i] != ':')
 			continue;
 		if (nc == MAX_COLONS)
-			return lp_err_set(err, LP_EPARTIAL, "nvtx range has more than %d ':'", MAX_COLONS);
+			return lp_err_set(err, LP_EPARSE, "nvtx range has more than %d ':'", MAX_COLONS);
 		colons[nc++] = i;
 	}
 	if (nc < 6)
-		return lp_err_set(err, LP_EPARTIAL, "nvtx range '%.60s' has %zu fields after the domain, expected 8",
+		return lp_err_set(err, LP_EPARSE, "nvtx range '%.60s' has %zu fields after the domain, expected 8",
 			rest, nc + 1);
 	/* Candidate k: the name ends at colons[k], the five fields follow, the message is the tail. */
 	pick = nc - 6;
@@ -154,7 +154,7 @@ int lp_ncu_nvtx_parse(const char *cell, int startend, struct lp_ncu_nvtx_stack *
 	out->tid = 0;
 	lp_buf_reset(&out->text);
 	if (lp_buf_adds(&out->text, cell) < 0)
-		return lp_err_set(err, LP_EOTHER, "out of memory parsing an nvtx cell");
+		return lp_oom(err);
 	p = out->text.data;
 	while (*p == ' ')
 		p++;
@@ -170,7 +170,7 @@ int lp_ncu_nvtx_parse(const char *cell, int startend, struct lp_ncu_nvtx_stack *
 		if (!*p)
 			break;
 		if (*p != '"')
-			return lp_err_set(err, LP_EPARTIAL, "nvtx cell: expected '\"' at '%.40s'", p);
+			return lp_err_set(err, LP_EPARSE, "nvtx cell: expected '\"' at '%.40s'", p);
 		/* The closing quote is the first one followed by white space or the end of the cell. */
 		for (q = p + 1; *q; q++) {
 			if (*q == '"' && (q[1] == '\0' || q[1] == ' ' || q[1] == '\t')) {
@@ -179,9 +179,9 @@ int lp_ncu_nvtx_parse(const char *cell, int startend, struct lp_ncu_nvtx_stack *
 			}
 		}
 		if (!close)
-			return lp_err_set(err, LP_EPARTIAL, "nvtx cell: unterminated range '%.40s'", p);
+			return lp_err_set(err, LP_EPARSE, "nvtx cell: unterminated range '%.40s'", p);
 		if (out->n == LP_NCU_NVTX_MAX_DEPTH)
-			return lp_err_set(err, LP_EPARTIAL, "nvtx cell: more than %d ranges", LP_NCU_NVTX_MAX_DEPTH);
+			return lp_err_set(err, LP_EPARSE, "nvtx cell: more than %d ranges", LP_NCU_NVTX_MAX_DEPTH);
 		*close = '\0';
 		if (parse_level(p + 1, startend, &out->levels[out->n], err) < 0)
 			return -1;

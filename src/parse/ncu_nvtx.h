@@ -58,7 +58,7 @@ struct lp_ncu_nvtx_stack {
 #define LP_NCU_NVTX_STACK_INIT { 0, 0, { { 0, 0, 0, 0, 0, { 0 } } }, LP_BUF_INIT }
 
 /* Parses one cell (after CSV unquoting). `startend` selects the start/end column's form.
- * An empty cell is an empty stack. Errors (LP_EPARTIAL) describe the malformed part. */
+ * An empty cell is an empty stack. Errors (LP_EPARSE) describe the malformed part. */
 int lp_ncu_nvtx_parse(const char *cell, int startend, struct lp_ncu_nvtx_stack *out, struct lp_err *err);
 void lp_ncu_nvtx_stack_release(struct lp_ncu_nvtx_stack *st);
 

@@ -300,7 +300,7 @@ int lp_ncu_raw_stream_ex(const char *path, int flags, lp_ncu_result_fn fn, void 
 	rc = lp_csv_next(&c, err);
 	if (rc <= 0) {
 		if (rc == 0)
-			lp_err_set(err, LP_EPARTIAL, "'%s' is empty (expected an ncu raw page)", path);
+			lp_err_set(err, LP_EPARSE, "'%s' is empty (expected an ncu raw page)", path);
 		goto out;
 	}
 	ncols = c.n_fields;
@@ -309,7 +309,7 @@ int lp_ncu_raw_stream_ex(const char *path, int flags, lp_ncu_result_fn fn, void 
 	pp = calloc(1, sizeof(*pp));
 	se = calloc(1, sizeof(*se));
 	if (!cols || !metrics || !pp || !se) {
-		lp_err_set(err, LP_EOTHER, "out of memory reading '%s'", path);
+		lp_oom(err);
 		goto out;
 	}
 	for (i = 0; i < ncols; i++) {
@@ -322,7 +322,7 @@ int lp_ncu_raw_stream_ex(const char *path, int flags, lp_ncu_result_fn fn, void 
 		if (cols[i].kind == COL_METRIC) {
 			const char *name = lp_arena_strdup(&names, c.fields[i]);
 			if (!name) {
-				lp_err_set(err, LP_EOTHER, "out of memory reading '%s'", path);
+				lp_oom(err);
 				goto out;
 			}
 			cols[i].metric = (int)n_metrics;
@@ -336,13 +336,13 @@ int lp_ncu_raw_stream_ex(const char *path, int flags, lp_ncu_result_fn fn, void 
 		}
 	}
 	if (!have_kernel || !have_id) {
-		lp_err_set(err, LP_EPARTIAL, "%s:1: column '%s' missing (not an ncu raw page?)", path,
+		lp_err_set(err, LP_EPARSE, "%s:1: column '%s' missing (not an ncu raw page?)", path,
 			have_id ? "Kernel Name" : "ID");
 		goto out;
 	}
 	if ((flags & LP_NCU_RAW_NEED_DURATION) && dur_idx < 0) {
 		/* without it every kernel would read 0 ms */
-		lp_err_set(err, LP_EPARTIAL, "%s:1: column '%s' missing: a kernel table needs each launch's duration", path,
+		lp_err_set(err, LP_EPARSE, "%s:1: column '%s' missing: a kernel table needs each launch's duration", path,
 			LP_NCU_DURATION_METRIC);
 		lp_err_hint(err, "collect it (the SpeedOfLight section, or --metrics %s)", LP_NCU_DURATION_METRIC);
 		goto out;
@@ -353,7 +353,7 @@ int lp_ncu_raw_stream_ex(const char *path, int flags, lp_ncu_result_fn fn, void 
 		if (c.n_fields == 1 && c.lens[0] == 0)
 			continue;  /* blank line */
 		if (c.n_fields != ncols) {
-			lp_err_set(err, LP_EPARTIAL, "%s:%llu: row has %zu cells, the header has %zu (truncated file?)",
+			lp_err_set(err, LP_EPARSE, "%s:%llu: row has %zu cells, the header has %zu (truncated file?)",
 				path, (unsigned long long)c.line, c.n_fields, ncols);
 			goto out;
 		}
@@ -362,7 +362,7 @@ int lp_ncu_raw_stream_ex(const char *path, int flags, lp_ncu_result_fn fn, void 
 				break;
 		if (!strcmp(c.fields[i], "ID")) {
 			/* the header again: read as units it would scale every time 1000x wrong */
-			lp_err_set(err, LP_EPARTIAL, "%s:%llu: second header line (two exports concatenated, or the header written twice?)",
+			lp_err_set(err, LP_EPARSE, "%s:%llu: second header line (two exports concatenated, or the header written twice?)",
 				path, (unsigned long long)c.line);
 			goto out;
 		}
@@ -371,7 +371,7 @@ int lp_ncu_raw_stream_ex(const char *path, int flags, lp_ncu_result_fn fn, void 
 			if (*c.fields[i]) {
 				/* ncu writes the units row under the header, always: without it every value would be
 				 * read in base units whatever its real unit (usecond as ns: 1000x too small) */
-				lp_err_set(err, LP_EPARTIAL, "%s:%llu: no units row under the header (row %llu is a result: ID '%.20s')",
+				lp_err_set(err, LP_EPARSE, "%s:%llu: no units row under the header (row %llu is a result: ID '%.20s')",
 					path, (unsigned long long)c.line, (unsigned long long)c.line, c.fields[i]);
 				lp_err_hint(err, "export the raw page whole: ncu -i REPORT --csv --page raw --print-units base");
 				goto out;
@@ -382,14 +382,14 @@ int lp_ncu_raw_stream_ex(const char *path, int flags, lp_ncu_result_fn fn, void 
 					struct lp_metric *m;
 					double v;
 					if (cols[i].kind == COL_KERNEL && *c.fields[i]) {
-						lp_err_set(err, LP_EPARTIAL, "%s:%llu:%zu: units row does not look like units: kernel name '%.40s'",
+						lp_err_set(err, LP_EPARSE, "%s:%llu:%zu: units row does not look like units: kernel name '%.40s'",
 							path, (unsigned long long)c.line, i + 1, c.fields[i]);
 						goto out;
 					}
 					if (cols[i].kind != COL_METRIC)
 						continue;
 					if (lp_csv_number(c.fields[i], &v) == 1) {
-						lp_err_set(err, LP_EPARTIAL, "%s:%llu:%zu: units row does not look like units: '%.40s' in column '%s'",
+						lp_err_set(err, LP_EPARSE, "%s:%llu:%zu: units row does not look like units: '%.40s' in column '%s'",
 							path, (unsigned long long)c.line, i + 1, c.fields[i], metrics[cols[i].metric].name);
 						goto out;
 					}
@@ -397,14 +397,14 @@ int lp_ncu_raw_stream_ex(const char *path, int flags, lp_ncu_result_fn fn, void 
 					lp_ncu_unit_to_base(c.fields[i], &cols[i].scale, base, sizeof(base));
 					if ((int)cols[i].metric == dur_idx && *c.fields[i] && strcmp(base, "nsecond")) {
 						/* a duration in bytes or percent: the header cells were moved */
-						lp_err_set(err, LP_EPARTIAL, "%s:%llu:%zu: units row says '%.30s' for '%s', not a time "
+						lp_err_set(err, LP_EPARSE, "%s:%llu:%zu: units row says '%.30s' for '%s', not a time "
 							"(header and units do not match)", path, (unsigned long long)c.line, i + 1,
 							c.fields[i], m->name);
 						goto out;
 					}
 					m->unit = lp_arena_strdup(&names, base);
 					if (!m->unit) {
-						lp_err_set(err, LP_EOTHER, "out of memory reading '%s'", path);
+						lp_oom(err);
 						goto out;
 					}
 				}
@@ -453,7 +453,7 @@ int lp_ncu_raw_stream_ex(const char *path, int flags, lp_ncu_result_fn fn, void 
 				while (*q >= '0' && *q <= '9')
 					q++;
 				if (*f && strcmp(f, "n/a") && (q == f || *q != '.' || !(q[1] >= '0' && q[1] <= '9'))) {
-					lp_err_set(err, LP_EPARTIAL, "%s:%llu:%zu: 'CC' value '%.40s' is not a compute capability like 9.0",
+					lp_err_set(err, LP_EPARSE, "%s:%llu:%zu: 'CC' value '%.40s' is not a compute capability like 9.0",
 						path, (unsigned long long)c.line, i + 1, f);
 					goto out;
 				}
@@ -476,7 +476,7 @@ int lp_ncu_raw_stream_ex(const char *path, int flags, lp_ncu_result_fn fn, void 
 				if (lp_ncu_parse_dim3(f, cols[i].kind == COL_BLOCK ? r.block : r.grid) == 0) {
 					*(cols[i].kind == COL_BLOCK ? &have_block : &have_grid) = 1;
 				} else if (*f && strcmp(f, "n/a")) {
-					lp_err_set(err, LP_EPARTIAL, "%s:%llu:%zu: '%s' value '%.40s' is not a launch size like (128, 1, 1)",
+					lp_err_set(err, LP_EPARSE, "%s:%llu:%zu: '%s' value '%.40s' is not a launch size like (128, 1, 1)",
 						path, (unsigned long long)c.line, i + 1, cols[i].kind == COL_BLOCK ? "Block Size" : "Grid Size", f);
 					goto out;
 				}
@@ -501,7 +501,7 @@ int lp_ncu_raw_stream_ex(const char *path, int flags, lp_ncu_result_fn fn, void 
 				metrics[reg_idx].value <= UINT32_MAX)
 			r.registers_per_thread = (uint32_t)metrics[reg_idx].value;
 		if (lp_kname_ncu_function(r.kernel_name, &fname) < 0) {
-			lp_err_set(err, LP_EOTHER, "out of memory reading '%s'", path);
+			lp_oom(err);
 			goto out;
 		}
 		r.short_name = fname.data;
@@ -589,7 +589,7 @@ static int kernel_table(const char *path, const struct lp_ncu_select *sel, struc
 	t.sel = sel;
 	t.seen = seen;
 	if (!t.agg)
-		return lp_err_set(err, LP_EOTHER, "out of memory");
+		return lp_oom(err);
 	if (lp_ncu_raw_stream_ex(path, (sel && sel->stage ? 0 : LP_NCU_RAW_SKIP_NVTX) | (seen_needs_duration ? LP_NCU_RAW_NEED_DURATION : 0),
 		table_cb, &t, err) < 0) {
 		lp_kagg_free(t.agg);

@@ -70,7 +70,7 @@ typedef int (*lp_ncu_result_fn)(const struct lp_ncu_result *r, void *ctx, struct
  * line (two exports concatenated, a header written twice), a units row that does not look like
  * units (a number in a metric column, a kernel name), and a damaged number: a metric cell that
  * starts like a number but is not a finite decimal ("inf", "1e999", "0x10", "12x"), an ID or
- * Device that is not a count. All as "<path>:<line>[:<col>]: ..." with status LP_EPARTIAL.
+ * Device that is not a count. All as "<path>:<line>[:<col>]: ..." with status LP_EPARSE.
  * Text-valued metric columns (ncu has some) and n/a stay valid = 0, explicitly. */
 int lp_ncu_raw_stream(const char *path, lp_ncu_result_fn fn, void *ctx, struct lp_err *err);
 /* The same, with flags: LP_NCU_RAW_SKIP_NVTX leaves the NVTX cells undecoded (stacks empty),

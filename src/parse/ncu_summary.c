@@ -72,16 +72,16 @@ static int map_header(struct reader *R, const struct lp_csv *c, struct lp_err *e
 	int k;
 	R->kind = lp_ncu_summary_kind_of(c->fields, c->n_fields);
 	if (!R->kind)
-		return lp_err_set(err, LP_EPARTIAL, "%s:%llu: not an ncu --print-summary CSV (no 'Invocations'/'Section Name'/'Average' columns)",
+		return lp_err_set(err, LP_EPARSE, "%s:%llu: not an ncu --print-summary CSV (no 'Invocations'/'Section Name'/'Average' columns)",
 			R->path, (unsigned long long)c->line);
 	for (k = 0; k < C_N; k++)
 		R->col[k] = lp_csv_column(c, col_names[k]);
 	for (i = 0; i < sizeof(need) / sizeof(need[0]); i++)
 		if (R->col[need[i]] < 0)
-			return lp_err_set(err, LP_EPARTIAL, "%s:%llu: column '%s' missing", R->path,
+			return lp_err_set(err, LP_EPARSE, "%s:%llu: column '%s' missing", R->path,
 				(unsigned long long)c->line, col_names[need[i]]);
 	if (R->kind == LP_NCU_SUMMARY_PER_NVTX && R->col[C_RANGE] < 0)
-		return lp_err_set(err, LP_EPARTIAL, "%s:%llu: column '%s' missing", R->path,
+		return lp_err_set(err, LP_EPARSE, "%s:%llu: column '%s' missing", R->path,
 			(unsigned long long)c->line, LP_NCU_SUMMARY_COL_RANGE);
 	R->width = c->n_fields;
 	R->ident = (size_t)R->col[C_SECTION] + 1;
@@ -89,7 +89,7 @@ static int map_header(struct reader *R, const struct lp_csv *c, struct lp_err *e
 	if (R->ident + METRIC_CELLS != R->width || R->col[C_METRIC] != (int)R->ident ||
 			R->col[C_UNIT] != (int)R->ident + 1 || R->col[C_MIN] != (int)R->ident + 2 ||
 			R->col[C_MAX] != (int)R->ident + 3 || R->col[C_AVG] != (int)R->ident + 4)
-		return lp_err_set(err, LP_EPARTIAL,
+		return lp_err_set(err, LP_EPARSE,
 			"%s:%llu: unexpected column order (the metric columns must follow 'Section Name')",
 			R->path, (unsigned long long)c->line);
 	return 0;
@@ -141,7 +141,7 @@ static int parse_nvtx(struct reader *R, const char *domain, const char *ranges, 
 			break;
 		q = strchr(p + 1, '"');
 		if (!q)
-			return lp_err_set(err, LP_EPARTIAL, "%s:%llu: unterminated range in NVTX cell '%.60s'", R->path,
+			return lp_err_set(err, LP_EPARSE, "%s:%llu: unterminated range in NVTX cell '%.60s'", R->path,
 				(unsigned long long)line, ranges);
 		lp_buf_addf(&R->nvtx_cell, "  \"%s:%.*s\"", *domain ? domain : "<default domain>", (int)(q - p - 1), p + 1);
 		p = q + 1;
@@ -258,7 +258,7 @@ static int carve(struct reader *R, struct lp_err *err)
 		if (avail < R->width)
 			break;
 		if (b >= 0 && !is_dim3(cell_at(R, R->head + (size_t)b)))
-			return lp_err_set(err, LP_EPARTIAL, "%s:%llu: row out of step: '%.40s' where the Block Size belongs",
+			return lp_err_set(err, LP_EPARSE, "%s:%llu: row out of step: '%.40s' where the Block Size belongs",
 				R->path, (unsigned long long)R->line[R->head], cell_at(R, R->head + (size_t)b));
 		/* a metric's five cells, or the start of the next record (its Block Size at its place)?
 		 * The probe may lie past the queued cells (a Block Size column after the fifth): wait
@@ -321,13 +321,13 @@ int lp_ncu_summary_stream(const char *path, int *kind, lp_ncu_summary_fn fn, voi
 	rc = lp_csv_next(&c, err);
 	if (rc <= 0) {
 		if (rc == 0)
-			lp_err_set(err, LP_EPARTIAL, "'%s' is empty", path);
+			lp_err_set(err, LP_EPARSE, "'%s' is empty", path);
 		goto out;
 	}
 	if (map_header(&R, &c, err) < 0)
 		goto out;
 	if (R.width > 64) {
-		lp_err_set(err, LP_EPARTIAL, "%s: %zu columns: not an ncu summary", path, R.width);
+		lp_err_set(err, LP_EPARSE, "%s: %zu columns: not an ncu summary", path, R.width);
 		goto out;
 	}
 	if (kind)
@@ -336,17 +336,17 @@ int lp_ncu_summary_stream(const char *path, int *kind, lp_ncu_summary_fn fn, voi
 		if (c.n_fields == 1 && !c.lens[0] && (R.n == R.head || R.n - R.head == R.width))
 			continue;                     /* a blank line (maybe after a record waiting for its probe) */
 		if (R.col[C_BLOCK] < 0 && c.n_fields != R.width) {
-			lp_err_set(err, LP_EPARTIAL, "%s:%llu: %zu cells, the header has %zu", path,
+			lp_err_set(err, LP_EPARSE, "%s:%llu: %zu cells, the header has %zu", path,
 				(unsigned long long)c.line, c.n_fields, R.width);
 			goto out;
 		}
 		for (i = 0; i < c.n_fields; i++)
 			if (push_cell(&R, c.fields[i], c.lens[i], c.line) < 0) {
-				lp_err_set(err, LP_EOTHER, "out of memory reading '%s'", path);
+				lp_oom(err);
 				goto out;
 			}
 		if (++R.lines_queued > MAX_QUEUED_LINES) {
-			lp_err_set(err, LP_EPARTIAL, "%s:%llu: rows out of step for more than %d lines", path,
+			lp_err_set(err, LP_EPARSE, "%s:%llu: rows out of step for more than %d lines", path,
 				(unsigned long long)c.line, MAX_QUEUED_LINES);
 			goto out;
 		}
@@ -360,7 +360,7 @@ int lp_ncu_summary_stream(const char *path, int *kind, lp_ncu_summary_fn fn, voi
 		goto out;
 	/* at the end, only a record without metric (identity and section) may be left */
 	if (R.n - R.head != 0 && R.n - R.head != R.ident) {
-		lp_err_set(err, LP_EPARTIAL, "%s:%llu: truncated row (%zu cells, the header has %zu)", path,
+		lp_err_set(err, LP_EPARSE, "%s:%llu: truncated row (%zu cells, the header has %zu)", path,
 			(unsigned long long)R.line[R.head], R.n - R.head, R.width);
 		goto out;
 	}
@@ -478,7 +478,7 @@ static int table_row(const struct lp_ncu_summary_row *w, void *ctx, struct lp_er
 		rank = 1;
 	if (rank && w->valid && strcmp(w->unit, "nsecond"))
 		/* a duration that is no time: an emptied unit cell, or values under the wrong header */
-		return lp_err_set(err, LP_EPARTIAL, "%s:%llu: '%s' has unit '%s', not a time (the unit cell and the value do "
+		return lp_err_set(err, LP_EPARSE, "%s:%llu: '%s' has unit '%s', not a time (the unit cell and the value do "
 			"not match)", t->path, (unsigned long long)w->line, w->metric, w->unit);
 	if (rank > t->dur_rank && w->valid) {
 		t->dur_rank = rank;
@@ -490,7 +490,7 @@ static int table_row(const struct lp_ncu_summary_row *w, void *ctx, struct lp_er
 		size_t nc = t->cap_metrics ? t->cap_metrics * 2 : 64;
 		struct lp_metric *nm = realloc(t->metrics, nc * sizeof(*nm));
 		if (!nm)
-			return lp_err_set(err, LP_EOTHER, "out of memory reading an ncu summary");
+			return lp_oom(err);
 		t->metrics = nm;
 		t->cap_metrics = nc;
 	}
@@ -500,7 +500,7 @@ static int table_row(const struct lp_ncu_summary_row *w, void *ctx, struct lp_er
 	m->name = intern(t, t->key.data, t->n_metrics);
 	m->unit = intern(t, w->unit, 0);
 	if (!m->name || !m->unit)
-		return lp_err_set(err, LP_EOTHER, "out of memory reading an ncu summary");
+		return lp_oom(err);
 	m->valid = w->valid;
 	m->value = w->avg;
 	t->n_metrics++;
@@ -543,7 +543,7 @@ int lp_ncu_summary_kernel_table_seen(const char *path, const struct lp_ncu_selec
 	t.seen = seen;
 	t.agg = lp_kagg_new(0);
 	if (!t.agg)
-		return lp_err_set(err, LP_EOTHER, "out of memory");
+		return lp_oom(err);
 	lp_buf_init(&t.key, 0);
 	lp_buf_init(&t.kernel, 0);
 	lp_buf_init(&t.short_name, 0);

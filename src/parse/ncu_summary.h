@@ -70,7 +70,7 @@ typedef int (*lp_ncu_summary_fn)(const struct lp_ncu_summary_row *r, void *ctx, 
 int lp_ncu_summary_kind_of(char *const *cols, size_t n);
 
 /* Streams a summary; the callback returns 0 to go on, -1 to stop with its error. Errors
- * (LP_EPARTIAL): a missing column (named), a row that cannot be realigned, a malformed NVTX cell,
+ * (LP_EPARSE): a missing column (named), a row that cannot be realigned, a malformed NVTX cell,
  * as "<path>:<line>: ...". *kind (may be NULL) receives the summary's kind. */
 int lp_ncu_summary_stream(const char *path, int *kind, lp_ncu_summary_fn fn, void *ctx, struct lp_err *err);
 

@@ -59,7 +59,7 @@ int lp_nsys_sqlite_kernel_table(const char *path, struct lp_kernel_table *out, s
 		goto out;
 	if (!lp_nsys_has_col(&cols, "start") || !lp_nsys_has_col(&cols, "end") ||
 			(!lp_nsys_has_col(&cols, "demangledName") && !lp_nsys_has_col(&cols, "shortName"))) {
-		lp_err_set(err, LP_EPARTIAL, "%s: table 'CUPTI_ACTIVITY_KIND_KERNEL' lacks start/end/demangledName", path);
+		lp_err_set(err, LP_EPARSE, "%s: table 'CUPTI_ACTIVITY_KIND_KERNEL' lacks start/end/demangledName", path);
 		goto out;
 	}
 	lp_buf_adds(&q, "SELECT k.start, k.end, ");
@@ -135,7 +135,7 @@ int lp_nsys_sqlite_kernel_table(const char *path, struct lp_kernel_table *out, s
 	agg = NULL;
 	goto out;
 oom:
-	lp_err_set(err, LP_EOTHER, "out of memory reading '%s'", path);
+	lp_oom(err);
 out:
 	sqlite3_finalize(st);
 	lp_kagg_free(agg);

@@ -50,7 +50,7 @@ static int open_report(const char *path, struct lp_csv *c, int *empty, struct lp
 	int rc;
 	*empty = 0;
 	if (size < 0)
-		return lp_err_set(err, LP_EPARTIAL, "cannot open '%s': no such file", path);
+		return lp_err_set(err, LP_EPARSE, "cannot open '%s': no such file", path);
 	if (size == 0) {
 		*empty = 1;
 		return 0;
@@ -73,7 +73,7 @@ static int row_width(struct lp_csv *c, const char *path, size_t ncols, struct lp
 {
 	if (c->n_fields == ncols)
 		return 0;
-	return lp_err_set(err, LP_EPARTIAL, "%s:%llu: row has %zu cells, the header has %zu (truncated file?)",
+	return lp_err_set(err, LP_EPARSE, "%s:%llu: row has %zu cells, the header has %zu (truncated file?)",
 		path, (unsigned long long)c->line, c->n_fields, ncols);
 }
 
@@ -98,14 +98,14 @@ int lp_nsys_kern_sum_load(const char *path, struct lp_kernel_table *out, struct 
 	if (name_col < 0 || total_col < 0 || inst_col < 0 || total_ns == 0) {
 		const char *missing = name_col < 0 ? "Name" : total_col < 0 || total_ns == 0 ? "Total Time (ns)" : "Instances";
 		lp_csv_close(&c);
-		return lp_err_set(err, LP_EPARTIAL, "%s:1: column '%s' missing (not an nsys cuda_gpu_kern_sum report?)",
+		return lp_err_set(err, LP_EPARSE, "%s:1: column '%s' missing (not an nsys cuda_gpu_kern_sum report?)",
 			path, missing);
 	}
 	ncols = c.n_fields;
 	agg = lp_kagg_new(0);
 	if (!agg) {
 		lp_csv_close(&c);
-		return lp_err_set(err, LP_EOTHER, "out of memory");
+		return lp_oom(err);
 	}
 	while ((rc = lp_csv_next(&c, err)) > 0) {
 		double total, v, mn, mx;
@@ -119,18 +119,18 @@ int lp_nsys_kern_sum_load(const char *path, struct lp_kernel_table *out, struct 
 		 * a kernel row needs both its total and its count */
 		k = lp_csv_cell_number(path, c.line, (size_t)total_col, "Total Time", c.fields[total_col], &total, err);
 		if (k == 0)
-			lp_err_set(err, LP_EPARTIAL, "%s:%llu:%d: 'Total Time' has no value", path,
+			lp_err_set(err, LP_EPARSE, "%s:%llu:%d: 'Total Time' has no value", path,
 				(unsigned long long)c.line, total_col + 1);
 		if (k <= 0)
 			goto fail;
 		k = lp_csv_cell_count(path, c.line, (size_t)inst_col, "Instances", c.fields[inst_col], INT64_MAX, &inst, err);
 		if (k == 0)
-			lp_err_set(err, LP_EPARTIAL, "%s:%llu:%d: 'Instances' has no value", path,
+			lp_err_set(err, LP_EPARSE, "%s:%llu:%d: 'Instances' has no value", path,
 				(unsigned long long)c.line, inst_col + 1);
 		if (k <= 0)
 			goto fail;
 		if (total < 0) {
-			lp_err_set(err, LP_EPARTIAL, "%s:%llu:%d: 'Total Time' is negative", path,
+			lp_err_set(err, LP_EPARSE, "%s:%llu:%d: 'Total Time' is negative", path,
 				(unsigned long long)c.line, total_col + 1);
 			goto fail;
 		}
@@ -154,7 +154,7 @@ int lp_nsys_kern_sum_load(const char *path, struct lp_kernel_table *out, struct 
 		if (inst > 0 && mn >= 0 && mx >= 0) {
 			double mean_ms = total * total_ns / 1e6 / (double)inst, tol = 1e-6 + 1e-6 * mx;
 			if (mn > mx + tol || mean_ms < mn - tol || mean_ms > mx + tol) {
-				lp_err_set(err, LP_EPARTIAL, "%s:%llu: 'Total Time' / 'Instances' = %.6g ms per launch is outside 'Min' .. "
+				lp_err_set(err, LP_EPARSE, "%s:%llu: 'Total Time' / 'Instances' = %.6g ms per launch is outside 'Min' .. "
 					"'Max' (%.6g .. %.6g ms): the header and the values do not match", path,
 					(unsigned long long)c.line, mean_ms, mn, mx);
 				goto fail;
@@ -170,7 +170,7 @@ int lp_nsys_kern_sum_load(const char *path, struct lp_kernel_table *out, struct 
 	lp_buf_release(&fname);
 	return lp_kagg_finish(agg, out, err);
 oom:
-	lp_err_set(err, LP_EOTHER, "out of memory reading '%s'", path);
+	lp_oom(err);
 fail:
 	lp_csv_close(&c);
 	lp_buf_release(&fname);
@@ -223,7 +223,7 @@ int lp_nsys_range_sum_load(const char *path, struct lp_nsys_range_table *out, st
 		inst_col = find_col(&c, "Instances", NULL);
 	if (range_col < 0 || total_col < 0 || total_ns == 0) {
 		lp_csv_close(&c);
-		return lp_err_set(err, LP_EPARTIAL, "%s:1: column '%s' missing (not an nsys nvtx_sum or nvtx_gpu_proj_sum report?)",
+		return lp_err_set(err, LP_EPARSE, "%s:1: column '%s' missing (not an nsys nvtx_sum or nvtx_gpu_proj_sum report?)",
 			path, range_col < 0 ? "Range" : "Total Time (ns)");
 	}
 	ncols = c.n_fields;
@@ -253,7 +253,7 @@ int lp_nsys_range_sum_load(const char *path, struct lp_nsys_range_table *out, st
 		k = lp_csv_cell_number(path, c.line, (size_t)total_col, "Total Time", c.fields[total_col],
 			&v, err);
 		if (k == 0)
-			lp_err_set(err, LP_EPARTIAL, "%s:%llu:%d: total time has no value", path,
+			lp_err_set(err, LP_EPARSE, "%s:%llu:%d: total time has no value", path,
 				(unsigned long long)c.line, total_col + 1);
 		if (k <= 0)
 			goto fail;
@@ -277,7 +277,7 @@ int lp_nsys_range_sum_load(const char *path, struct lp_nsys_range_table *out, st
 	lp_csv_close(&c);
 	return 0;
 oom:
-	lp_err_set(err, LP_EOTHER, "out of memory reading '%s'", path);
+	lp_oom(err);
 fail:
 	lp_csv_close(&c);
 	lp_nsys_range_table_release(out);

@@ -15,7 +15,7 @@ const char lp_nsys_missing_string[1] = "";
 
 int lp_nsys_db_fail(struct lp_nsys_db *d, const char *what, struct lp_err *err)
 {
-	return lp_err_set(err, LP_EPARTIAL, "%s: %s: %s", d->path, what, sqlite3_errmsg(d->h));
+	return lp_err_set(err, LP_EPARSE, "%s: %s: %s", d->path, what, sqlite3_errmsg(d->h));
 }
 
 int lp_nsys_sqlite_is_sqlite(const char *path)
@@ -62,7 +62,7 @@ int lp_nsys_table_columns(struct lp_nsys_db *d, const char *table, struct lp_buf
 	while (sqlite3_step(st) == SQLITE_ROW)
 		lp_buf_addf(out, "%s,", (const char *)sqlite3_column_text(st, 1));
 	sqlite3_finalize(st);
-	return out->oom ? lp_err_set(err, LP_EOTHER, "out of memory") : 0;
+	return out->oom ? lp_oom(err) : 0;
 }
 
 int lp_nsys_has_col(const struct lp_buf *cols, const char *name)
@@ -96,7 +96,7 @@ static int truncated(struct lp_nsys_db *d, const char *path, struct lp_err *err)
 		return 0;
 	if (fread(h, 1, sizeof(h), f) != sizeof(h) || fseek(f, 0, SEEK_END) != 0 || (size = ftell(f)) < 0) {
 		fclose(f);
-		lp_err_set(err, LP_EPARTIAL, "'%s' is truncated (shorter than an SQLite header): corrupt or an incomplete nsys export",
+		lp_err_set(err, LP_EPARSE, "'%s' is truncated (shorter than an SQLite header): corrupt or an incomplete nsys export",
 			path);
 		return 1;
 	}
@@ -110,7 +110,7 @@ static int truncated(struct lp_nsys_db *d, const char *path, struct lp_err *err)
 	want = (long long)pages * page_bytes;
 	if (size >= want)
 		return 0;
-	lp_err_set(err, LP_EPARTIAL, "'%s' is truncated: %lld bytes, its SQLite header says %lld (a corrupt or incomplete nsys export)",
+	lp_err_set(err, LP_EPARSE, "'%s' is truncated: %lld bytes, its SQLite header says %lld (a corrupt or incomplete nsys export)",
 		path, size, want);
 	return 1;
 }
@@ -123,12 +123,12 @@ int lp_nsys_db_open(struct lp_nsys_db *d, const char *path, struct lp_profile *p
 	if (!lp_nsys_sqlite_is_sqlite(path)) {
 		FILE *f = fopen(path, "rb");
 		if (!f)
-			return lp_err_set(err, LP_EPARTIAL, "cannot open '%s'", path);
+			return lp_err_set(err, LP_EPARSE, "cannot open '%s'", path);
 		fclose(f);
-		return lp_err_set(err, LP_EPARTIAL, "'%s' is not an SQLite database (expected an nsys export)", path);
+		return lp_err_set(err, LP_EPARSE, "'%s' is not an SQLite database (expected an nsys export)", path);
 	}
 	if (sqlite3_open_v2(path, &d->h, SQLITE_OPEN_READONLY | SQLITE_OPEN_NOMUTEX, NULL) != SQLITE_OK) {
-		lp_err_set(err, LP_EPARTIAL, "cannot open '%s': %s", path, d->h ? sqlite3_errmsg(d->h) : "out of memory");
+		lp_err_set(err, LP_EPARSE, "cannot open '%s': %s", path, d->h ? sqlite3_errmsg(d->h) : "out of memory");
 		sqlite3_close(d->h);
 		d->h = NULL;
 		return -1;
@@ -136,7 +136,7 @@ int lp_nsys_db_open(struct lp_nsys_db *d, const char *path, struct lp_profile *p
 	if (truncated(d, path, err))
 		return -1;
 	if (!lp_nsys_has_table(d, "StringIds"))
-		return lp_err_set(err, LP_EPARTIAL, "'%s' is corrupt or not an nsys export: table 'StringIds' missing", path);
+		return lp_err_set(err, LP_EPARSE, "'%s' is corrupt or not an nsys export: table 'StringIds' missing", path);
 	if (sqlite3_prepare_v2(d->h, "SELECT value FROM StringIds WHERE id = ?", -1, &d->str_stmt, NULL) != SQLITE_OK)
 		return lp_nsys_db_fail(d, "table 'StringIds'", err);
 	return 0;
@@ -178,14 +178,14 @@ int lp_nsys_kernel_names(struct lp_nsys_db *d, int64_t name_id, int64_t short_id
 {
 	const char *n = lp_nsys_db_string(d, name_id), *sn = lp_nsys_db_string(d, short_id);
 	if (!n || !sn)
-		return lp_err_set(err, LP_EOTHER, "out of memory reading '%s'", d->path);
+		return lp_oom(err);
 	if (n == lp_nsys_missing_string)
-		return lp_err_set(err, LP_EPARTIAL, "'%s': kernel name id %lld is not in table 'StringIds' (a corrupt or edited export)",
+		return lp_err_set(err, LP_EPARSE, "'%s': kernel name id %lld is not in table 'StringIds' (a corrupt or edited export)",
 			d->path, (long long)name_id);
 	if (!strncmp(n, "_Z", 2)) {
 		const char *dm = lp_kname_demangle_intern(d->p, n);
 		if (!dm)
-			return lp_err_set(err, LP_EOTHER, "out of memory reading '%s'", d->path);
+			return lp_oom(err);
 		if (dm != n && strcmp(dm, n) != 0) {
 			n = dm;
 			if (sn == lp_nsys_missing_string || !*sn || !strncmp(sn, "_Z", 2) || !strcmp(sn, lp_nsys_db_string(d, name_id)))
@@ -195,7 +195,7 @@ int lp_nsys_kernel_names(struct lp_nsys_db *d, int64_t name_id, int64_t short_id
 	if (sn == lp_nsys_missing_string || !*sn)
 		sn = n;
 	if (!sn)
-		return lp_err_set(err, LP_EOTHER, "out of memory reading '%s'", d->path);
+		return lp_oom(err);
 	*name = n;
 	*short_name = sn;
 	return 0;

@@ -30,7 +30,7 @@ extern const char lp_nsys_missing_string[1];
 
 int lp_nsys_db_open(struct lp_nsys_db *d, const char *path, struct lp_profile *p, struct lp_err *err);
 void lp_nsys_db_close(struct lp_nsys_db *d);
-/* "<path>: <what>: <sqlite message>", LP_EPARTIAL; returns -1. */
+/* "<path>: <what>: <sqlite message>", LP_EPARSE; returns -1. */
 int lp_nsys_db_fail(struct lp_nsys_db *d, const char *what, struct lp_err *err);
 int lp_nsys_has_table(struct lp_nsys_db *d, const char *name);
 /* The table's columns as ",a,b,c," into `out` (for lp_nsys_has_col). */

@@ -45,7 +45,7 @@ static int load_devices(struct lp_nsys_db *d, struct lp_err *err)
 			continue;
 		dev = lp_profile_add_device(d->p);
 		if (!dev) {
-			rc = lp_err_set(err, LP_EOTHER, "out of memory");
+			rc = lp_oom(err);
 			goto out;
 		}
 		dev->id = id;
@@ -227,7 +227,7 @@ static int load_ranges(struct lp_nsys_db *d, struct range_side **side_out, struc
 	rc = 0;
 	goto out;
 oom:
-	rc = lp_err_set(err, LP_EOTHER, "out of memory reading '%s'", d->path);
+	rc = lp_oom(err);
 out:
 	sqlite3_finalize(st);
 	free(doms);
@@ -380,7 +380,7 @@ static int load_calls(struct lp_nsys_db *d, struct calls *c, struct lp_err *err)
 		if (calls_put(c, call_key((uint64_t)gtid, (uint32_t)sqlite3_column_int64(st, 0)), gtid,
 				sqlite3_column_int64(st, 2)) < 0) {
 			sqlite3_finalize(st);
-			return lp_err_set(err, LP_EOTHER, "out of memory reading '%s'", d->path);
+			return lp_oom(err);
 		}
 	}
 	sqlite3_finalize(st);
@@ -411,7 +411,7 @@ static int load_kernels(struct lp_nsys_db *d, const struct range_side *side, str
 		return -1;
 	if (!lp_nsys_has_col(&cols, "start") || !lp_nsys_has_col(&cols, "end") ||
 			(!lp_nsys_has_col(&cols, "demangledName") && !lp_nsys_has_col(&cols, "shortName"))) {
-		rc = lp_err_set(err, LP_EPARTIAL, "%s: table 'CUPTI_ACTIVITY_KIND_KERNEL' lacks start/end/demangledName",
+		rc = lp_err_set(err, LP_EPARSE, "%s: table 'CUPTI_ACTIVITY_KIND_KERNEL' lacks start/end/demangledName",
 			d->path);
 		goto out;
 	}
@@ -502,7 +502,7 @@ static int load_kernels(struct lp_nsys_db *d, const struct range_side *side, str
 	rc = 0;
 	goto out;
 oom:
-	rc = lp_err_set(err, LP_EOTHER, "out of memory reading '%s'", d->path);
+	rc = lp_oom(err);
 out:
 	sqlite3_finalize(st);
 	free(ls);
@@ -542,7 +542,7 @@ static int load_copies(struct lp_nsys_db *d, const struct range_side *side, cons
 	if (lp_nsys_table_columns(d, table, &cols, err) < 0)
 		return -1;
 	if (!lp_nsys_has_col(&cols, "start") || !lp_nsys_has_col(&cols, "end") || !lp_nsys_has_col(&cols, "bytes")) {
-		rc = lp_err_set(err, LP_EPARTIAL, "%s: table '%s' lacks start/end/bytes", d->path, table);
+		rc = lp_err_set(err, LP_EPARSE, "%s: table '%s' lacks start/end/bytes", d->path, table);
 		goto out;
 	}
 	lp_buf_adds(&q, "SELECT c.start, c.end, c.bytes, ");
@@ -593,7 +593,7 @@ static int load_copies(struct lp_nsys_db *d, const struct range_side *side, cons
 	rc = 0;
 	goto out;
 oom:
-	rc = lp_err_set(err, LP_EOTHER, "out of memory reading '%s'", d->path);
+	rc = lp_oom(err);
 out:
 	sqlite3_finalize(st);
 	free(ls);

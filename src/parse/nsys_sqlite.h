@@ -15,7 +15,7 @@
  *
  * Tables exist in an export only when they have rows: each is looked up in sqlite_master first.
  * A file that is not SQLite, or an SQLite file without StringIds, is refused with one line
- * naming the file and the table (LP_EPARTIAL). The database is opened read-only.
+ * naming the file and the table (LP_EPARSE). The database is opened read-only.
  * Ownership: as profile.h / lp_kernel_table. Not thread-safe.
  *
  *   struct lp_profile p; lp_profile_init(&p, path);

@@ -67,7 +67,7 @@ static int detect_csv(const char *path, enum lp_source_kind *kind, struct lp_err
 			*kind = LP_SOURCE_NSYS_KERN_SUM;  /* nsys writes 0 bytes when there is no data */
 			return 0;
 		}
-		return lp_err_set(err, LP_EPARTIAL, "'%s' is empty", path);
+		return lp_err_set(err, LP_EPARSE, "'%s' is empty", path);
 	}
 	if (lp_csv_open(&c, path, NULL, err) < 0)
 		return -1;
@@ -92,7 +92,7 @@ static int detect_csv(const char *path, enum lp_source_kind *kind, struct lp_err
 	}
 	lp_csv_close(&c);
 	if (*kind == LP_SOURCE_UNKNOWN)
-		return lp_err_set(err, LP_EPARTIAL, "'%s': not an ncu raw/details page or summary, or an nsys kernel summary (unknown header)",
+		return lp_err_set(err, LP_EPARSE, "'%s': not an ncu raw/details page or summary, or an nsys kernel summary (unknown header)",
 			path);
 	return 0;
 }
@@ -135,7 +135,7 @@ int lp_source_detect(const char *path, enum lp_source_kind *kind, struct lp_buf 
 			goto found;
 		}
 		lp_buf_release(&sub);
-		lp_err_set(err, LP_EPARTIAL, "'%s' holds no trace, ncu or nsys output", path);
+		lp_err_set(err, LP_EPARSE, "'%s' holds no trace, ncu or nsys output", path);
 		return lp_err_hint(err, "expected *.lptrace files, or trace/, ncu/*_raw.csv, nsys/run.sqlite inside a run folder");
 	found:
 		lp_buf_release(&sub);
@@ -143,8 +143,8 @@ int lp_source_detect(const char *path, enum lp_source_kind *kind, struct lp_buf 
 	}
 	if (!lp_fs_is_file(path)) {
 		if (access(path, F_OK) != 0)
-			return lp_err_set(err, LP_EPARTIAL, "cannot open '%s': no such file or folder", path);
-		lp_err_set(err, LP_EPARTIAL, "'%s' is not a regular file or a folder (a device, a pipe or a socket)", path);
+			return lp_err_set(err, LP_EPARSE, "cannot open '%s': no such file or folder", path);
+		lp_err_set(err, LP_EPARSE, "'%s' is not a regular file or a folder (a device, a pipe or a socket)", path);
 		return lp_err_hint(err, "give a trace, ncu or nsys output file, a trace folder or a run folder");
 	}
 	if (lp_nsys_sqlite_is_sqlite(path)) {
@@ -181,7 +181,7 @@ static int stage_kernels(const struct lp_profile *p, const struct lp_source_opts
 	if (!v || !se) {
 		free(v);
 		free(se);
-		return lp_err_set(err, LP_EOTHER, "out of memory");
+		return lp_oom(err);
 	}
 	for (i = 0; i < p->n_ranges; i++) {
 		const struct lp_range *r = &p->ranges[i];
@@ -244,7 +244,7 @@ static int from_profile(struct lp_profile *p, const struct lp_source_opts *o, st
 		r->short_name = lp_arena_strdup(&out->arena, r->short_name ? r->short_name : "");
 		if (!r->kernel_name || !r->short_name) {
 			lp_kernel_table_release(out);
-			return lp_err_set(err, LP_EOTHER, "out of memory");
+			return lp_oom(err);
 		}
 	}
 	return 0;
@@ -282,7 +282,7 @@ int lp_source_kernel_table(const char *path, const struct lp_source_opts *o, str
 				file, sel.stage);
 		return lp_nsys_kern_sum_load(file, out, err);
 	case LP_SOURCE_NSYS_NVTX_SUM:
-		return lp_err_set(err, LP_EPARTIAL, "'%s' is an nsys NVTX summary, not a kernel table", file);
+		return lp_err_set(err, LP_EPARSE, "'%s' is an nsys NVTX summary, not a kernel table", file);
 	case LP_SOURCE_NSYS_SQLITE:
 		if (!sel.stage && !(o && o->exclude_warmup))
 			return lp_nsys_sqlite_kernel_table(file, out, err);
@@ -298,11 +298,12 @@ int lp_source_kernel_table(const char *path, const struct lp_source_opts *o, str
 		if (rc == 0)
 			rc = from_profile(&p, o, out, err);
 		lp_profile_release(&p);
-		if (rc < 0 && err && err->status != LP_EPARTIAL && err->status != LP_EOTHER)
-			err->status = LP_EPARTIAL;
+		if (rc < 0 && err && err->kind != LP_EPARSE && err->kind != LP_EOTHER && err->kind != LP_ENOMEM &&
+		    err->kind != LP_EIO)
+			err->kind = LP_EPARSE;
 		return rc;
 	default:
-		return lp_err_set(err, LP_EPARTIAL, "'%s': unknown kind of source", file);
+		return lp_err_set(err, LP_EPARSE, "'%s': unknown kind of source", file);
 	}
 ncu_done:
 	if (o && o->stage_seen && seen.stage_seen)

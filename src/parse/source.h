@@ -6,7 +6,7 @@
  * or a run folder (its trace/, else ncu/<name>_raw.csv, else nsys/run.sqlite, else
  * nsys/summary_cuda_gpu_kern_sum.csv). Files are told apart by content (the SQLite header, the
  * CSV header row), never by name alone. Anything else is refused with one line naming the file
- * (LP_EPARTIAL: `kernels` exits 3 on unreadable input).
+ * (LP_EPARSE: `kernels` exits 3 on unreadable input).
  *
  * Ownership: `resolved` (a buffer the caller owns) receives the file actually read. Thread-safe
  * apart from the profile/table it fills.

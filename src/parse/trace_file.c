@@ -80,7 +80,7 @@ static int cmp_strref(const void *a, const void *b)
 
 int lp_trace_corrupt(struct lp_err *err, const struct lp_trace_file *f, size_t off, const char *what)
 {
-	lp_err_set(err, LP_EPARTIAL, "corrupt trace '%s' at byte offset %zu: %s", f->path, off, what);
+	lp_err_set(err, LP_EPARSE, "corrupt trace '%s' at byte offset %zu: %s", f->path, off, what);
 	return -1;
 }
 
@@ -107,7 +107,7 @@ static int validate(struct lp_trace_file *f, struct lp_err *err)
 	f->version_major = pre.version_major;
 	f->version_minor = pre.version_minor;
 	if (pre.version_major != LP_TRACE_VERSION_MAJOR) {
-		lp_err_set(err, LP_EPARTIAL, "trace '%s' has format version %u.%u; this llmprof reads %u.x",
+		lp_err_set(err, LP_EPARSE, "trace '%s' has format version %u.%u; this llmprof reads %u.x",
 			f->path, pre.version_major, pre.version_minor, LP_TRACE_VERSION_MAJOR);
 		return -1;
 	}
@@ -146,7 +146,7 @@ static int validate(struct lp_trace_file *f, struct lp_err *err)
 			if (s.len > LP_TRACE_MAX_STRING_BYTES || s.len > h.size - sizeof(s))
 				return lp_trace_corrupt(err, f, off, "string length out of range");
 			if (LP_ARRAY_RESERVE(f->strings, cap, f->n_strings + 1, NULL) < 0)
-				return lp_err_set(err, LP_EOTHER, "out of memory reading '%s'", f->path);
+				return lp_oom(err);
 			f->strings[f->n_strings].sid = s.sid;
 			f->strings[f->n_strings].len = s.len;
 			f->strings[f->n_strings].off = off + sizeof(h) + sizeof(s);
@@ -167,7 +167,7 @@ int lp_trace_file_open_mem(struct lp_trace_file *f, const char *name, const void
 	memset(f, 0, sizeof(*f));
 	f->path = strdup(name ? name : "(memory)");
 	if (!f->path)
-		return lp_err_set(err, LP_EOTHER, "out of memory");
+		return lp_oom(err);
 	f->data = data;
 	f->size = size;
 	f->pos = sizeof(struct lp_trace_preamble);
@@ -293,7 +293,7 @@ int lp_trace_list_files(const char *path, char ***files, size_t *n, struct lp_er
 		list = malloc(sizeof(*list));
 		if (!list || !(list[0] = strdup(path))) {
 			free(list);
-			return lp_err_set(err, LP_EOTHER, "out of memory");
+			return lp_oom(err);
 		}
 		*files = list;
 		*n = 1;
@@ -317,7 +317,7 @@ int lp_trace_list_files(const char *path, char ***files, size_t *n, struct lp_er
 	closedir(d);
 	if (oom) {
 		lp_trace_list_free(list, cnt);
-		return lp_err_set(err, LP_EOTHER, "out of memory");
+		return lp_oom(err);
 	}
 	if (!cnt) {
 		free(list);

@@ -102,7 +102,7 @@ static const char *domain_of(struct replay *r, uint32_t id)
 
 static int oom(struct replay *r)
 {
-	return lp_err_set(r->err, LP_EOTHER, "out of memory reading '%s'", r->f->path);
+	return lp_oom(r->err);
 }
 
 static struct thread_stack *stack_of(struct replay *r, uint32_t tid)
@@ -160,7 +160,7 @@ static int on_nvtx(struct replay *r, const struct lp_trace_record *rec)
 	case LP_TRACE_NVTX_MARK:
 	case LP_TRACE_NVTX_START:
 		if (r->p->n_ranges >= INT32_MAX)
-			return lp_err_set(r->err, LP_EPARTIAL, "trace '%s': more than 2^31 ranges", r->f->path);
+			return lp_err_set(r->err, LP_EPARSE, "trace '%s': more than 2^31 ranges", r->f->path);
 		st = stack_of(r, e.tid);
 		if (!st || !(g = lp_profile_add_range(r->p)))
 			return oom(r);
@@ -282,7 +282,7 @@ static int on_record(struct replay *r, const struct lp_trace_record *rec)
 		const char *sn;
 		lp_trace_record_get(rec, &k, sizeof(k));
 		if (r->p->n_kernels >= INT32_MAX)
-			return lp_err_set(r->err, LP_EPARTIAL, "trace '%s': more than 2^31 kernels", r->f->path);
+			return lp_err_set(r->err, LP_EPARSE, "trace '%s': more than 2^31 kernels", r->f->path);
 		if (!(o = lp_profile_add_kernel(r->p)))
 			return oom(r);
 		o->name = kernel_name(r, k.name_sid, &sn);

@@ -250,7 +250,7 @@ int lp_kernel_table_build(const struct lp_profile *p, const struct lp_kernel_fil
 	size_t i;
 	memset(out, 0, sizeof(*out));
 	if (!agg)
-		return lp_err_set(err, LP_EOTHER, "out of memory building the kernel table");
+		return lp_oom(err);
 	for (i = 0; i < p->n_kernels; i++) {
 		const struct lp_kernel *k = &p->kernels[i];
 		struct lp_kagg_item it;

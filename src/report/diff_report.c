@@ -171,5 +171,5 @@ int lp_diff_json(const struct lp_diff *d, const char *name_a, const char *name_b
 	lp_buf_adds(out, text);
 	lp_buf_addc(out, '\n');
 	free(text);
-	return out->oom ? lp_err_set(err, LP_EOTHER, "out of memory") : 0;
+	return out->oom ? lp_oom(err) : 0;
 }

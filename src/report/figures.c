@@ -173,7 +173,7 @@ int lp_figures_write(const char *run_dir, const struct lp_analysis *a, struct lp
 	struct lp_buf dir = LP_BUF_INIT, path = LP_BUF_INIT, svg = LP_BUF_INIT;
 	int i, rc = 0;
 	if (lp_fs_join(&dir, run_dir, LP_FIGURES_DIR) < 0) {
-		rc = lp_err_set(err, LP_EOTHER, "out of memory");
+		rc = lp_oom(err);
 		goto done;
 	}
 	for (i = 0; i < LP_FIG_COUNT && rc == 0; i++) {
@@ -185,7 +185,7 @@ int lp_figures_write(const char *run_dir, const struct lp_analysis *a, struct lp
 			continue;
 		}
 		if (lp_figure_render(a, (enum lp_figure_id)i, &svg) < 0 || svg.oom || path.oom) {
-			rc = lp_err_set(err, LP_EOTHER, "out of memory drawing '%s'", lp_figures[i].file);
+			rc = lp_oom(err);
 			break;
 		}
 		if (lp_fs_mkdir_p(dir.data, err) < 0 || lp_fs_write_atomic(path.data, svg.data, svg.len, err) < 0)

@@ -18,7 +18,7 @@
 
 static int oom(struct lp_err *err)
 {
-	return lp_err_set(err, LP_EOTHER, "out of memory writing the region report");
+	return lp_oom(err);
 }
 
 static const char *scope_name(int kind)

@@ -18,7 +18,7 @@ static int write_one(const char *run_dir, const char *name, const struct lp_buf 
 	int rc;
 	if (lp_fs_join(&path, run_dir, name) < 0) {
 		lp_buf_release(&path);
-		return lp_err_set(err, LP_EOTHER, "out of memory");
+		return lp_oom(err);
 	}
 	rc = lp_fs_write_atomic(path.data, b->data, b->len, err);
 	lp_buf_release(&path);
@@ -38,7 +38,7 @@ int lp_report_write_all(const char *run_dir, const struct lp_analysis *a, struct
 	if (lp_report_kernels_md(a, &b[0]) < 0 || lp_report_operators_md(a, &b[1]) < 0 ||
 	    lp_report_report_md(a, run_dir, &b[2]) < 0 || lp_report_stakeholder_md(a, &b[3]) < 0 ||
 	    lp_report_html(a, run_dir, &b[5]) < 0) {
-		rc = lp_err_set(err, LP_EOTHER, "out of memory rendering the reports");
+		rc = lp_oom(err);
 	} else if (lp_report_summary_json(a, &b[4], err) < 0) {
 		rc = -1;
 	}
@@ -117,7 +117,7 @@ int lp_phases_load(const char *run_dir, struct lp_phase_status **out, size_t *n,
 		*out = calloc(json_array_size(arr), sizeof(**out));
 		if (!*out) {
 			json_decref(root);
-			return lp_err_set(err, LP_EOTHER, "out of memory");
+			return lp_oom(err);
 		}
 		for (i = 0; i < json_array_size(arr); i++) {
 			const json_t *p = json_array_get(arr, i);

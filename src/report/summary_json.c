@@ -511,5 +511,5 @@ int lp_report_summary_json(const struct lp_analysis *a, struct lp_buf *out, stru
 	lp_buf_adds(out, text);
 	lp_buf_addc(out, '\n');
 	free(text);
-	return out->oom ? lp_err_set(err, LP_EOTHER, "out of memory") : 0;
+	return out->oom ? lp_oom(err) : 0;
 }

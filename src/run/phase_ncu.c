@@ -311,7 +311,7 @@ void lp_pl_phase_ncu(struct lp_pl_state *st)
 	plan.tick_ctx = &(struct lp_pl_ticker){ st->sink, "ncu", ncu_log.data, 0, 0 };
 	if (lp_ncu_run(&plan, &oc, &err) < 0) {
 		lp_pl_set_phase(st, PH_NCU, "failed", "%s", err.msg);
-		pl->exit_status = err.status == LP_EENV ? LP_EENV : (pl->exit_status ? pl->exit_status : LP_EPARTIAL);
+		pl->exit_status = err.kind == LP_EENV ? LP_EENV : (pl->exit_status ? pl->exit_status : LP_EPARTIAL);
 		lp_pl_record_tree(st, "ncu", PH_NCU);
 		goto out;
 	}

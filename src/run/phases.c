@@ -135,7 +135,7 @@ void lp_pl_phase_capture(struct lp_pl_state *st)
 	t0 = lp_pl_now_s();
 	if (run_workload(st, trace.data, "trace/workload.stdout", "logs/capture.stderr", &res, &err) < 0) {
 		lp_pl_set_phase(st, PH_CAPTURE, "failed", "%s", err.msg);
-		st->pl->exit_status = err.status == LP_EENV ? LP_EENV : LP_EPARTIAL;
+		st->pl->exit_status = err.kind == LP_EENV ? LP_EENV : LP_EPARTIAL;
 		goto out;
 	}
 	st->traced_s = lp_pl_now_s() - t0;
@@ -239,7 +239,7 @@ void lp_pl_phase_nsys(struct lp_pl_state *st)
 	memset(&oc, 0, sizeof(oc));
 	if (lp_nsys_run(&plan, &oc, &err) < 0) {
 		lp_pl_set_phase(st, PH_NSYS, "failed", "%s", err.msg);
-		pl->exit_status = err.status == LP_EENV ? LP_EENV : (pl->exit_status ? pl->exit_status : LP_EPARTIAL);
+		pl->exit_status = err.kind == LP_EENV ? LP_EENV : (pl->exit_status ? pl->exit_status : LP_EPARTIAL);
 	} else {
 		lp_pl_set_phase(st, PH_NSYS, "ok", NULL);
 	}

@@ -377,12 +377,12 @@ int lp_report_rebuild_ex(const char *run_dir, struct lp_rebuild_outcome *oc, str
 		goto done;
 	}
 	if (lp_yaml_load_file(path.data, &cfg, err) < 0) {
-		err->status = LP_EUSAGE;
+		err->kind = LP_EUSAGE;
 		goto done;
 	}
 	lp_fs_join(&path, run_dir, "env.json");
 	if (lp_fs_is_file(path.data) && lp_yaml_load_file(path.data, &env, err) < 0) {
-		err->status = LP_EUSAGE;
+		err->kind = LP_EUSAGE;
 		goto done;
 	}
 	lp_fs_join(&path, run_dir, "trace");

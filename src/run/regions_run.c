@@ -26,7 +26,7 @@ struct regions_job {
 
 static int oom(struct lp_err *err)
 {
-	return lp_err_set(err, LP_EOTHER, "out of memory writing the region report");
+	return lp_oom(err);
 }
 
 static int make_scopes(struct regions_job *c, struct lp_err *err)

@@ -45,7 +45,7 @@ struct lp_regions_outcome {
 };
 
 /* Builds and writes ncu/regions/. Errors: a bad regions config (LP_EUSAGE, the key named), an
- * unreadable raw page (LP_EPARTIAL, file:line), I/O (LP_EOTHER). `out` may be NULL. */
+ * unreadable raw page (LP_EPARSE, file:line), I/O (LP_EOTHER). `out` may be NULL. */
 int lp_regions_run_report(const struct lp_regions_run *run, struct lp_regions_outcome *out,
 	struct lp_err *err);
 

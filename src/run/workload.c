@@ -58,14 +58,14 @@ static int write_model_shape(struct lp_run *run, int dry_run, struct lp_buf *arg
 	char *text;
 	int rc;
 	if (lp_llm_config_from_json(m, "model", &mc, err) < 0 || lp_llm_config_validate(&mc, "model", err) < 0) {
-		err->status = LP_EUSAGE;
+		err->kind = LP_EUSAGE;
 		return lp_err_prefix(err, "the model.* overrides do not give a shape the reference workload can run");
 	}
 	if (dry_run)
 		return lp_buf_adds(arg, "<run>/model.json");
 	text = json_dumps(m, JSON_INDENT(2) | JSON_SORT_KEYS | JSON_REAL_PRECISION(17));
 	if (!text)
-		return lp_err_set(err, LP_EOTHER, "out of memory");
+		return lp_oom(err);
 	rc = lp_rundir_write(&run->dir, "model.json", text, strlen(text), "provenance", err);
 	free(text);
 	if (rc < 0)
@@ -290,7 +290,7 @@ int lp_pipeline_init(struct lp_pipeline *pl, struct lp_run *run, const struct lp
 	pl->opts = *o;
 	pl->tools = calloc(1, sizeof(*pl->tools));
 	if (!pl->tools)
-		return lp_err_set(err, LP_EOTHER, "out of memory");
+		return lp_oom(err);
 	memset(&to, 0, sizeof(to));
 	to.nsys_path = lp_pl_cfg_str(run, "tools.nsys");
 	to.ncu_path = lp_pl_cfg_str(run, "tools.ncu");

@@ -88,7 +88,7 @@ int main(int argc, char **argv)
 		if (err.hint[0])
 			fprintf(stderr, "hint: %s\n", err.hint);
 		json_decref(preset);
-		return err.status ? err.status : 1;
+		return err.kind ? err.kind : 1;
 	}
 	json_decref(preset);
 	if (!o.active) {

@@ -187,7 +187,7 @@ static void test_getters_name_the_key(void **state)
 	assert_non_null(strstr(err.msg, "'run.mode'"));
 	assert_int_equal(lp_config_get_string(&cfg, "run.nope", &s, &err), -1);
 	assert_string_equal(err.msg, "missing config key 'run.nope'");
-	assert_int_equal(err.status, LP_EUSAGE);
+	assert_int_equal(err.kind, LP_EUSAGE);
 	assert_int_equal(lp_config_get_string_list(&cfg, "run.mode", &list, &n, &err), -1);
 	assert_null(list);
 	assert_non_null(strstr(err.msg, "expected a list of strings"));

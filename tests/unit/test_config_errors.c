@@ -18,7 +18,7 @@ static void test_yaml_errors_name_file_line_col(void **state)
 	(void)state;
 	assert_int_equal(lp_config_load_string(&cfg, LP_CONF_DIR, bad, strlen(bad), "my.yaml", NULL, 0,
 		&err), -1);
-	assert_int_equal(err.status, LP_EUSAGE);
+	assert_int_equal(err.kind, LP_EUSAGE);
 	assert_true(strncmp(err.msg, "my.yaml:4:1: ", 13) == 0);
 	assert_int_equal(lp_config_load_string(&cfg, LP_CONF_DIR, wrong_defaults, strlen(wrong_defaults),
 		"my.yaml", NULL, 0, &err), -1);
@@ -46,7 +46,7 @@ static void test_missing_conf_dir(void **state)
 	(void)state;
 	assert_int_equal(lp_config_load(&cfg, "/nonexistent/conf", NULL, 0, &err), -1);
 	assert_string_equal(err.msg, "no configuration at '/nonexistent/conf/config.yaml'");
-	assert_int_equal(err.status, LP_EUSAGE);
+	assert_int_equal(err.kind, LP_EUSAGE);
 }
 
 int main(void)

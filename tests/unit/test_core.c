@@ -158,7 +158,7 @@ static void test_opt_parse(void **state)
 	{
 		const char *bad[] = { "run", "--nope", NULL };
 		assert_int_equal(lp_opt_parse(2, bad, opts, &args, &err), -1);
-		assert_int_equal(err.status, LP_EUSAGE);
+		assert_int_equal(err.kind, LP_EUSAGE);
 		assert_string_equal(err.msg, "unknown option '--nope'");
 	}
 	{

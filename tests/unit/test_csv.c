@@ -58,7 +58,7 @@ static void test_truncated_and_limits(void **state)
 	assert_int_equal(lp_csv_next(&c, &err), 1);
 	assert_int_equal(lp_csv_next(&c, &err), -1);
 	assert_string_equal(err.msg, "t.csv:2: end of file inside a quoted field (truncated file?)");
-	assert_int_equal(err.status, LP_EPARTIAL);
+	assert_int_equal(err.kind, LP_EPARSE);
 	lp_csv_close(&c);
 
 	lp_csv_open_mem(&c, wide, sizeof(wide) - 1, "w.csv", &lim);
@@ -133,7 +133,7 @@ static void test_cell_numbers_and_counts(void **state)
 	(void)state;
 	assert_int_equal(lp_csv_cell_number("f.csv", 3, 1, "Total Time", "inf", &v, &err), -1);
 	assert_string_equal(err.msg, "f.csv:3:2: 'Total Time' value 'inf' is not a finite decimal number");
-	assert_int_equal(err.status, LP_EPARTIAL);
+	assert_int_equal(err.kind, LP_EPARSE);
 	assert_int_equal(lp_csv_cell_number("f.csv", 3, 1, "Total Time", "n/a", &v, &err), 0);
 	assert_int_equal(lp_csv_cell_count("f.csv", 4, 2, "Instances", "2,336", UINT64_MAX, &n, &err), 1);
 	assert_int_equal(n, 2336);

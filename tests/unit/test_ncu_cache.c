@@ -114,7 +114,7 @@ static void test_dir(void **state)
 	unsetenv("XDG_CACHE_HOME");
 	unsetenv("HOME");
 	assert_int_equal(lp_ncu_cache_init(&c, NULL, &id, p, &err), -1);
-	assert_int_equal(err.status, LP_EENV);
+	assert_int_equal(err.kind, LP_EENV);
 	if (old_x)
 		setenv("XDG_CACHE_HOME", old_x, 1);
 	if (old_h)

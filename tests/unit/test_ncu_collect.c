@@ -174,7 +174,7 @@ static void test_run_and_exports(void **state)
 
 	lp_test_write(modefile, "perm");
 	assert_int_equal(lp_ncu_run(&plan, &o, &err), -1);
-	assert_int_equal(err.status, LP_EENV);
+	assert_int_equal(err.kind, LP_EENV);
 	assert_non_null(strstr(err.hint, "NVreg_RestrictProfilingToAdminUsers=0"));
 	lp_ncu_outcome_release(&o);
 

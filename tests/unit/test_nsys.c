@@ -118,7 +118,7 @@ static void test_sqlite_table_and_errors(void **state)
 
 	path = make_db("nsys_not", NULL, "CREATE TABLE foo (a INT); INSERT INTO foo VALUES (1);");
 	assert_int_equal(lp_nsys_sqlite_kernel_table(path, &t, &err), -1);
-	assert_int_equal(err.status, LP_EPARTIAL);
+	assert_int_equal(err.kind, LP_EPARSE);
 	assert_non_null(strstr(err.msg, "is corrupt or not an nsys export: table 'StringIds' missing"));
 
 	path = make_db("nsys_nokern", NULL, "CREATE TABLE StringIds (id INTEGER PRIMARY KEY, value TEXT NOT NULL);");

@@ -131,7 +131,7 @@ static void test_run(void **state)
 	snprintf(path, sizeof(path), "%s/run.nsys-rep", out);
 	remove(path);
 	assert_int_equal(lp_nsys_run(&p, &o, &err), -1);
-	assert_int_equal(err.status, LP_EENV);
+	assert_int_equal(err.kind, LP_EENV);
 	assert_non_null(strstr(err.msg, "run.qdstrm': its importer failed"));
 	assert_non_null(strstr(err.hint, "libdw.so.1 and libelf.so.1"));
 	lp_buf_release(&b);

@@ -54,7 +54,7 @@ static void test_exit_codes_and_logs(void **state)
 
 	argv[0] = "llmprof-no-such-program";
 	assert_int_equal(lp_proc_run(&s, &r, &err), -1);
-	assert_int_equal(err.status, LP_EENV);
+	assert_int_equal(err.kind, LP_EENV);
 	assert_string_equal(err.msg, "cannot run 'llmprof-no-such-program': No such file or directory");
 	lp_buf_release(&b);
 }

@@ -443,7 +443,7 @@ static void test_summary_per_kernel(void **state)
 	/* no stage on a per-kernel summary */
 	sel.stage = "LLM@decode_all";
 	assert_int_equal(lp_ncu_summary_kernel_table(lp_test_fixture("ncu/h200_llm_summary_per_kernel.csv"), &sel, &t, &err), -1);
-	assert_int_equal(err.status, LP_EUSAGE);
+	assert_int_equal(err.kind, LP_EUSAGE);
 }
 
 static void test_summary_per_nvtx(void **state)
@@ -478,7 +478,7 @@ static void test_summary_per_nvtx(void **state)
 	/* without a stage: refused (a kernel is listed once per domain) */
 	sel.stage = NULL;
 	assert_int_equal(lp_ncu_summary_kernel_table(lp_test_fixture("ncu/h200_llm_summary_per_nvtx.csv"), &sel, &t, &err), -1);
-	assert_int_equal(err.status, LP_EUSAGE);
+	assert_int_equal(err.kind, LP_EUSAGE);
 	assert_non_null(strstr(err.msg, "per-NVTX summary"));
 }
 
@@ -535,7 +535,7 @@ static void test_summary_edges(void **state)
 	lp_buf_addf(&text, "%s%s,\"M1\",\"\",\"1\",\"1\",\"1\"\n%s,\"M2\",\"\"\n", H, ID("a(int)"), ID("a(int)"));
 	lp_test_write(p.data, text.data);
 	assert_int_equal(lp_ncu_summary_stream(p.data, NULL, count_row, &n, &err), -1);
-	assert_int_equal(err.status, LP_EPARTIAL);
+	assert_int_equal(err.kind, LP_EPARSE);
 	assert_non_null(strstr(err.msg, "s.csv:3: truncated row"));
 	/* out of step: a row whose Block Size cell is not a launch shape */
 	lp_buf_reset(&text);

@@ -336,7 +336,7 @@ static void test_api_sum_refused(void **state)
 	(void)state;
 	assert_int_equal(lp_source_kernel_table(lp_test_fixture("nsys/h200_llm_cuda_api_sum.csv"), NULL, &t, &kind,
 		&res, &err), -1);
-	assert_int_equal(err.status, LP_EPARTIAL);
+	assert_int_equal(err.kind, LP_EPARSE);
 	assert_non_null(strstr(err.msg, "h200_llm_cuda_api_sum.csv"));
 	lp_buf_release(&res);
 }

@@ -114,7 +114,7 @@ static void test_cfg_errors(void **state)
 		struct lp_regions_cfg c;
 		struct lp_err err = LP_ERR_INIT;
 		assert_int_equal(lp_regions_cfg_load(p, 1, &c, &err), -1);
-		assert_int_equal(err.status, LP_EUSAGE);
+		assert_int_equal(err.kind, LP_EUSAGE);
 		if (!strstr(err.msg, cases[i].msg))
 			fail_msg("'%s' -> '%s'", cases[i].yaml, err.msg);
 		json_decref(p);

@@ -28,7 +28,7 @@ static void test_run_id_validation(void **state)
 	for (i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
 		if (lp_rundir_validate_id(bad[i], &err) == 0)
 			fail_msg("'%s' accepted", bad[i]);
-		assert_int_equal(err.status, LP_EUSAGE);
+		assert_int_equal(err.kind, LP_EUSAGE);
 		assert_true(strncmp(err.msg, "invalid run id '", 16) == 0);
 	}
 	memset(longest, 'x', sizeof(longest));
@@ -86,7 +86,7 @@ static void test_named_run_and_existing_name(void **state)
 	assert_string_equal(rd.run_id, "baseline");
 	lp_rundir_release(&rd);
 	assert_int_equal(lp_rundir_create(&rd, root, "baseline", &err), -1);
-	assert_int_equal(err.status, LP_EUSAGE);
+	assert_int_equal(err.kind, LP_EUSAGE);
 	assert_non_null(strstr(err.msg, "already exists"));
 	assert_int_equal(lp_rundir_create(&rd, root, "../escape", &err), -1);
 	assert_false(lp_fs_exists(LP_TEST_TMP "/escape"));

@@ -120,7 +120,7 @@ static void test_presets_and_schema(void **state)
 	assert_string_equal(first, "m:Engine.step=mixed@len(arg1)");
 
 	assert_int_equal(lp_config_load(&cfg, LP_CONF_DIR, bad, 1, &err), -1);
-	assert_int_equal(err.status, LP_EUSAGE);
+	assert_int_equal(err.kind, LP_EUSAGE);
 	assert_string_equal(err.msg, "invalid entry 'm:f=decode' in 'stages.hooks': unknown stage 'decode' (expected "
 				     "prefill, decode_step, decode_all, mixed or warmup)");
 	assert_null(strchr(err.msg, '\n'));

@@ -336,7 +336,7 @@ static void test_configured_mapping(void **state)
 
 	rules.names[LP_ROLE_STEP] = bad;
 	assert_int_equal(lp_stages_compute_ex(&p, &rules, &st, &err), -1);
-	assert_int_equal(err.status, LP_EUSAGE);
+	assert_int_equal(err.kind, LP_EUSAGE);
 	assert_non_null(strstr(err.msg, "stages.decode_step"));
 	lp_profile_release(&p);
 

@@ -127,7 +127,7 @@ static void expect_error(const char *fixture, const char *needle)
 	struct lp_llm_config c;
 	struct lp_err err = LP_ERR_INIT;
 	assert_int_equal(lp_llm_config_load(lp_test_fixture(fixture), NULL, &c, &err), -1);
-	assert_int_equal(err.status, LP_EUSAGE);
+	assert_int_equal(err.kind, LP_EUSAGE);
 	if (!strstr(err.msg, needle))
 		fail_msg("%s: message '%s' does not name '%s'", fixture, err.msg, needle);
 }
@@ -194,7 +194,7 @@ static void test_unknown_name(void **state)
 	struct lp_err err = LP_ERR_INIT;
 	(void)state;
 	assert_int_equal(lp_llm_config_load("no-such-model", conf_dir(), &c, &err), -1);
-	assert_int_equal(err.status, LP_EUSAGE);
+	assert_int_equal(err.kind, LP_EUSAGE);
 	assert_non_null(strstr(err.msg, "unknown model 'no-such-model'"));
 }
 

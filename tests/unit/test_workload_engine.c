@@ -137,14 +137,14 @@ static void test_options_are_checked(void **state)
 	o.prompt_len = 1000;
 	o.new_tokens = 25; /* 1025 > 1024 positions */
 	assert_int_equal(lp_llm_engine_create(&c, &o, &e, &err), -1);
-	assert_int_equal(err.status, LP_EUSAGE);
+	assert_int_equal(err.kind, LP_EUSAGE);
 	assert_non_null(strstr(err.msg, "over the 1024 positions"));
 	assert_null(e);
 	if (!lp_llm_have_cuda()) {
 		o = (struct lp_llm_run_opts)LP_LLM_RUN_OPTS_INIT;
 		o.device = LP_LLM_CUDA;
 		assert_int_equal(lp_llm_engine_create(&c, &o, &e, &err), -1);
-		assert_int_equal(err.status, LP_EENV);
+		assert_int_equal(err.kind, LP_EENV);
 	}
 }
 

@@ -36,7 +36,7 @@ static void test_errors_name_file_line_col(void **state)
 	struct lp_err err = LP_ERR_INIT;
 	(void)state;
 	assert_null(load("a: 1\nb: [1, 2\n", &err));
-	assert_int_equal(err.status, LP_EUSAGE);
+	assert_int_equal(err.kind, LP_EUSAGE);
 	assert_true(strncmp(err.msg, "t.yaml:3:1: ", 12) == 0);
 	assert_null(load("a: 1\na: 2\n", &err));
 	assert_string_equal(err.msg, "t.yaml:2:1: duplicate key 'a'");
