@@ -134,13 +134,19 @@ int lp_fig_step_latency(const struct lp_analysis *a, struct lp_buf *b)
 	const struct lp_stage *st = lp_fig_decode_with_steps(a);
 	const double W = 900, H = 320, L = 64, R = 110, T = 40, B = 46;
 	double pw = W - L - R, ph = H - T - B, lo, hi, range, step, v;
-	const double pct[3] = { st->step_p50, st->step_p90, st->step_p99 };
+	double pct[3];
 	static const char *const pct_name[3] = { "p50", "p90", "p99" };
 	static const char *const pct_color[3] = { "#59a14f", "#f28e2b", "#e15759" };
-	size_t i, n = st->n_step_lat;
+	size_t i, n;
 	char tb[96];
 	struct lp_buf line = LP_BUF_INIT;
 
+	if (!st)   /* the figure is not offered then (figures.c); a caller that asks anyway gets none */
+		return 0;
+	pct[0] = st->step_p50;
+	pct[1] = st->step_p90;
+	pct[2] = st->step_p99;
+	n = st->n_step_lat;
 	lo = st->step_ms.min;
 	hi = st->step_ms.max;
 	range = hi - lo;
