@@ -1009,14 +1009,7 @@ long lp_sample_attach(struct lp_sample_plan *p, const char *name, const uint32_t
 			continue;
 		if (region && strcmp(g->region, region))
 			continue;
-		if (duration_ns >= 0) {
-			if (!g->got || duration_ns < g->got_min_ns)
-				g->got_min_ns = duration_ns;
-			if (!g->got || duration_ns > g->got_max_ns)
-				g->got_max_ns = duration_ns;
-			g->got_sum_ns += duration_ns;
-		}
-		g->got++;
+		lp_sample_attach_group(p, i, duration_ns);
 		return (long)i;
 	}
 	return -1;
