@@ -27,33 +27,9 @@ int lp_fake_recording(void);
 void lp_fake_gpu_advance(uint64_t ns);
 uint64_t lp_fake_gpu_now(void);
 
-LP_INJ_EXPORT int NVTX_API InitializeInjectionNvtx2(NvtxGetExportTableFunc_t get_export_table);
+#include "nvtx_host.h"
+
 LP_INJ_EXPORT int InitializeInjection(void);
-
-static NvtxFunctionPointer core[NVTX_CBID_CORE_SIZE], core2[NVTX_CBID_CORE2_SIZE];
-static NvtxFunctionPointer *core_t[NVTX_CBID_CORE_SIZE], *core2_t[NVTX_CBID_CORE2_SIZE];
-
-static int NVTX_API get_table(NvtxCallbackModule m, NvtxFunctionTable *out, unsigned int *size)
-{
-	if (m == NVTX_CB_MODULE_CORE) {
-		*out = core_t;
-		*size = NVTX_CBID_CORE_SIZE;
-		return 1;
-	}
-	if (m == NVTX_CB_MODULE_CORE2) {
-		*out = core2_t;
-		*size = NVTX_CBID_CORE2_SIZE;
-		return 1;
-	}
-	return 0;
-}
-
-static const NvtxExportTableCallbacks callbacks = { sizeof(NvtxExportTableCallbacks), get_table };
-
-static const void *NVTX_API export_table(uint32_t id)
-{
-	return id == NVTX_ETID_CALLBACKS ? &callbacks : NULL;
-}
 
 typedef nvtxDomainHandle_t (*domain_create_fn)(const char *);
 typedef int (*domain_push_fn)(nvtxDomainHandle_t, const nvtxEventAttributes_t *);
@@ -115,18 +91,13 @@ static void kernel(const char *name, uint64_t dur)
 int main(int argc, char **argv)
 {
 	static const char *names[KERNELS] = { "gemm_mlp", "attention_decode", "gemm_qkv", "rmsnorm", "rope" };
-	unsigned i;
 	int g, s, k;
 	if (argc < 2) {
 		fprintf(stderr, "usage: %s DIR\n", argv[0]);
 		return 2;
 	}
 	setenv("LLMPROF_TRACE_DIR", argv[1], 1);
-	for (i = 0; i < NVTX_CBID_CORE_SIZE; i++)
-		core_t[i] = &core[i];
-	for (i = 0; i < NVTX_CBID_CORE2_SIZE; i++)
-		core2_t[i] = &core2[i];
-	if (!InitializeInjectionNvtx2(export_table))
+	if (!nvtx_host_init())
 		return 3;
 	InitializeInjection();
 	llm = ((domain_create_fn)(uintptr_t)core2[NVTX_CBID_CORE2_DomainCreateA])("LLM");

@@ -24,32 +24,8 @@
 #define THREADS 6
 #define PAIRS 4000
 
-LP_INJ_EXPORT int NVTX_API InitializeInjectionNvtx2(NvtxGetExportTableFunc_t get_export_table);
+#include "nvtx_host.h"
 
-static NvtxFunctionPointer core[NVTX_CBID_CORE_SIZE], core2[NVTX_CBID_CORE2_SIZE];
-static NvtxFunctionPointer *core_t[NVTX_CBID_CORE_SIZE], *core2_t[NVTX_CBID_CORE2_SIZE];
-
-static int NVTX_API get_table(NvtxCallbackModule m, NvtxFunctionTable *out, unsigned int *size)
-{
-	if (m == NVTX_CB_MODULE_CORE) {
-		*out = core_t;
-		*size = NVTX_CBID_CORE_SIZE;
-		return 1;
-	}
-	if (m == NVTX_CB_MODULE_CORE2) {
-		*out = core2_t;
-		*size = NVTX_CBID_CORE2_SIZE;
-		return 1;
-	}
-	return 0;
-}
-
-static const NvtxExportTableCallbacks callbacks = { sizeof(NvtxExportTableCallbacks), get_table };
-
-static const void *NVTX_API export_table(uint32_t id)
-{
-	return id == NVTX_ETID_CALLBACKS ? &callbacks : NULL;
-}
 
 typedef int (*push_a_fn)(const char *);
 typedef int (*pop_fn)(void);
@@ -95,11 +71,7 @@ static int child(void)
 	pthread_t th[THREADS];
 	long k;
 	unsigned i;
-	for (i = 0; i < NVTX_CBID_CORE_SIZE; i++)
-		core_t[i] = &core[i];
-	for (i = 0; i < NVTX_CBID_CORE2_SIZE; i++)
-		core2_t[i] = &core2[i];
-	if (!InitializeInjectionNvtx2(export_table))
+	if (!nvtx_host_init())
 		return 3;
 	for (k = 0; k < THREADS; k++)
 		pthread_create(&th[k], NULL, worker, (void *)k);
