@@ -8,6 +8,7 @@
 #include <string.h>
 
 #include "core/sha256.h"
+#include "core/vec.h"
 
 static int oom(struct lp_err *err)
 {
@@ -22,15 +23,14 @@ void lp_regions_list_release(struct lp_regions_list *l)
 	free(l->v);
 	l->v = NULL;
 	l->n = 0;
+	l->cap = 0;
 }
 
 static int list_add(struct lp_regions_list *l, const char *s)
 {
-	char **nv = realloc(l->v, (l->n + 2) * sizeof(*nv));
 	size_t n = strlen(s);
-	if (!nv)
+	if (LP_ARRAY_RESERVE(l->v, l->cap, l->n + 2, NULL) < 0)   /* the entry and the NULL after it */
 		return -1;
-	l->v = nv;
 	if (!(l->v[l->n] = malloc(n + 1)))
 		return -1;
 	memcpy(l->v[l->n], s, n + 1);

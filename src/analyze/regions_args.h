@@ -41,8 +41,8 @@
 #define LP_REGIONS_DEFAULT_INCLUDE { "LLM@prefill/", "LLM@decode_all/" }
 
 struct lp_regions_list {
-	char **v;
-	size_t n;
+	char **v;        /* NULL-terminated when n > 0 */
+	size_t n, cap;
 };
 
 struct lp_regions_cfg {

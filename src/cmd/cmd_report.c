@@ -133,7 +133,7 @@ static int cmd_report(const struct lp_args *args, struct lp_ctx *ctx)
 	}
 	if (oc.wrote)
 		for (i = 0; i < LP_REPORT_N_FILES; i++)
-			printf("%s/%s\n", run_dir, lp_report_files[i]);
+			printf("%s/%s\n", run_dir, lp_report_files[i].name);
 	if (opt_open && open_html(run_dir) && !rc)
 		rc = 1;
 	lp_rebuild_outcome_release(&oc);

@@ -76,8 +76,8 @@ static void announce_reports(const char *run_dir)
 	size_t i, n = 0;
 	struct lp_buf list = LP_BUF_INIT;
 	for (i = 0; i < LP_REPORT_N_FILES; i++)
-		if (exists_in(run_dir, lp_report_files[i]))
-			lp_buf_addf(&list, "%s%s", n++ ? "," : "", lp_report_files[i]);
+		if (exists_in(run_dir, lp_report_files[i].name))
+			lp_buf_addf(&list, "%s%s", n++ ? "," : "", lp_report_files[i].name);
 	if (n == 1)
 		printf("reports: %s/%s\n", run_dir, list.data);
 	else if (n > 1)

@@ -10,6 +10,7 @@
 
 #include "core/fs.h"
 #include "core/str.h"
+#include "core/vec.h"
 #include "parse/ncu_raw.h"
 
 static const char *const known_keys[] = {
@@ -219,14 +220,8 @@ int lp_ncu_sections_parse(const char *text, struct lp_ncu_sections *out)
 			if (n == 10 && !strncmp(p, "Identifier", 10))
 				in_table = 1;
 		} else if (n > 0 && *p != '-' && *p != '=') {
-			if (out->n == cap) {
-				size_t nc = cap ? cap * 2 : 32;
-				char **ni = realloc(out->ids, nc * sizeof(*ni));
-				if (!ni)
-					return -1;
-				out->ids = ni;
-				cap = nc;
-			}
+			if (LP_ARRAY_RESERVE(out->ids, cap, out->n + 1, NULL) < 0)
+				return -1;
 			out->ids[out->n] = strndup(p, n);
 			if (!out->ids[out->n])
 				return -1;
@@ -380,6 +375,7 @@ int lp_ncu_run(const struct lp_ncu_plan *p, struct lp_ncu_outcome *o, struct lp_
 {
 	struct lp_argv av = LP_ARGV_INIT;
 	struct lp_buf cmds = LP_BUF_INIT, log = LP_BUF_INIT, text = LP_BUF_INIT, path = LP_BUF_INIT;
+	struct lp_err cmd_err = LP_ERR_INIT;   /* cmd.txt after an earlier failure */
 	struct lp_proc_env env[34];
 	struct lp_proc_spec s;
 	struct lp_ncu_plan plan = *p;
@@ -496,7 +492,10 @@ out:
 	if (cmds.len) {
 		lp_buf_reset(&path);
 		lp_buf_addf(&path, "%s/cmd.txt", p->out_dir);
-		lp_fs_write_atomic(path.data, cmds.data, cmds.len, NULL);
+		/* the commands are part of the artifacts: a failed write fails the run of the tool
+		 * (after an earlier failure, that one is what err says) */
+		if (lp_fs_write_atomic(path.data, cmds.data, cmds.len, rc == 0 ? err : &cmd_err) < 0)
+			rc = -1;
 	}
 	lp_argv_release(&av);
 	lp_buf_release(&cmds);

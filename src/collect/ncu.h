@@ -23,7 +23,8 @@
  * launches together in the global filter mode, so one hot kernel can use up the budget).
  *
  * Outputs in out_dir (the run's ncu/): <name>.ncu-rep, <name>_raw.csv (`--page raw --csv
- * --print-units base`), <name>_details.csv (`--page details`), cmd.txt. Logs: logs/ncu.log,
+ * --print-units base`), <name>_details.csv (`--page details`), cmd.txt (a failed write of it fails
+ * the run with the write error). Logs: logs/ncu.log,
  * logs/ncu_export_raw.log, logs/ncu_export_details.log.
  *
  * What the log says, and what it means:

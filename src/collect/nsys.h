@@ -15,7 +15,8 @@
  * Unknown keys and values of the wrong type are errors naming `profiling.nsys.<key>`.
  *
  * Outputs in `out_dir` (the run's nsys/): run.nsys-rep (or run.qdrep from old versions),
- * summary_<report>.csv, run.sqlite, cmd.txt (every command, copy-paste runnable). Logs in
+ * summary_<report>.csv, run.sqlite, cmd.txt (every command, copy-paste runnable; a failed write
+ * of it fails the run with the write error). Logs in
  * `logs_dir`: nsys_profile.log, nsys_stats.log, nsys_export.log.
  * The importer trap: without libdw.so.1/libelf.so.1 nsys exits 0 leaving only run.qdstrm; that
  * is reported as an environment error (LP_EENV) with the fix.

@@ -10,6 +10,7 @@
 #include <unistd.h>
 
 #include "core/fs.h"
+#include "core/vec.h"
 
 /* A "running" run whose process is gone (same host, pid not alive) was interrupted. */
 static int process_gone(const json_t *m)
@@ -115,16 +116,10 @@ int lp_rundir_list(const char *root, struct lp_run_info **out, size_t *n_out, st
 	while ((de = readdir(d)) != NULL) {
 		if (de->d_name[0] == '.')
 			continue;
-		if (n == cap) {
-			struct lp_run_info *bigger;
-			cap = cap ? cap * 2 : 16;
-			bigger = realloc(runs, cap * sizeof(*runs));
-			if (!bigger) {
-				closedir(d);
-				lp_rundir_list_free(runs, n);
-				return lp_oom(err);
-			}
-			runs = bigger;
+		if (LP_ARRAY_RESERVE(runs, cap, n + 1, err) < 0) {
+			closedir(d);
+			lp_rundir_list_free(runs, n);
+			return -1;
 		}
 		if (read_info(root, de->d_name, &runs[n]) == 0)
 			n++;
@@ -238,15 +233,9 @@ static int walk(const char *base, const char *rel, struct file_list *fl, int dep
 		if (lp_fs_is_dir(child.data)) {
 			rc = walk(base, crel.data, fl, depth + 1, err);
 		} else if (lp_fs_is_file(child.data)) {
-			if (fl->n == fl->cap) {
-				struct lp_rundir_file *bigger;
-				fl->cap = fl->cap ? fl->cap * 2 : 32;
-				bigger = realloc(fl->v, fl->cap * sizeof(*bigger));
-				if (!bigger) {
-					rc = lp_oom(err);
-					break;
-				}
-				fl->v = bigger;
+			if (LP_ARRAY_RESERVE(fl->v, fl->cap, fl->n + 1, err) < 0) {
+				rc = -1;
+				break;
 			}
 			fl->v[fl->n].rel = lp_buf_detach(&crel, NULL);
 			fl->v[fl->n].size_bytes = lp_fs_size(child.data);

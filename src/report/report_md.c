@@ -71,7 +71,7 @@ static void artifacts(const char *run_dir, struct lp_buf *out)
 		lp_buf_release(&p);
 	}
 	for (i = 0; i < LP_REPORT_N_FILES; i++)
-		lp_buf_addf(out, "| %s | report (this analysis) | |\n", lp_report_files[i]);
+		lp_buf_addf(out, "| %s | report (this analysis) | |\n", lp_report_files[i].name);
 	lp_buf_addf(out, "| %s/ | figures of this analysis (SVG) | |\n", LP_FIGURES_DIR);
 	lp_buf_adds(out, "\nmanifest.json (when present) lists every artifact with its size and sha256.\n");
 }

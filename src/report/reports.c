@@ -25,28 +25,64 @@ static int write_one(const char *run_dir, const char *name, const struct lp_buf 
 	return rc;
 }
 
-const char *const lp_report_files[LP_REPORT_N_FILES] = { "kernels.md", "operators.md", "report.md",
-							"stakeholder_summary.md", "summary.json", "report.html" };
+/* The renderers with one signature, for the table. */
+static int kernels_md(const struct lp_analysis *a, const char *run_dir, struct lp_buf *out, struct lp_err *err)
+{
+	(void)run_dir;
+	return lp_report_kernels_md(a, out) < 0 ? lp_oom(err) : 0;
+}
+
+static int operators_md(const struct lp_analysis *a, const char *run_dir, struct lp_buf *out, struct lp_err *err)
+{
+	(void)run_dir;
+	return lp_report_operators_md(a, out) < 0 ? lp_oom(err) : 0;
+}
+
+static int report_md(const struct lp_analysis *a, const char *run_dir, struct lp_buf *out, struct lp_err *err)
+{
+	return lp_report_report_md(a, run_dir, out) < 0 ? lp_oom(err) : 0;
+}
+
+static int stakeholder_md(const struct lp_analysis *a, const char *run_dir, struct lp_buf *out, struct lp_err *err)
+{
+	(void)run_dir;
+	return lp_report_stakeholder_md(a, out) < 0 ? lp_oom(err) : 0;
+}
+
+static int summary_json(const struct lp_analysis *a, const char *run_dir, struct lp_buf *out, struct lp_err *err)
+{
+	(void)run_dir;
+	return lp_report_summary_json(a, out, err);
+}
+
+static int html(const struct lp_analysis *a, const char *run_dir, struct lp_buf *out, struct lp_err *err)
+{
+	return lp_report_html(a, run_dir, out) < 0 ? lp_oom(err) : 0;
+}
+
+const struct lp_report_file lp_report_files[LP_REPORT_N_FILES] = {
+	{ "kernels.md", kernels_md },
+	{ "operators.md", operators_md },
+	{ "report.md", report_md },
+	{ "stakeholder_summary.md", stakeholder_md },
+	{ "summary.json", summary_json },
+	{ "report.html", html },
+};
 
 int lp_report_write_all(const char *run_dir, const struct lp_analysis *a, struct lp_err *err)
 {
 	struct lp_buf b[LP_REPORT_N_FILES];
-	const char *const *names = lp_report_files;
 	int i, rc = 0;
 	for (i = 0; i < LP_REPORT_N_FILES; i++)
 		lp_buf_init(&b[i], 0);
-	if (lp_report_kernels_md(a, &b[0]) < 0 || lp_report_operators_md(a, &b[1]) < 0 ||
-	    lp_report_report_md(a, run_dir, &b[2]) < 0 || lp_report_stakeholder_md(a, &b[3]) < 0 ||
-	    lp_report_html(a, run_dir, &b[5]) < 0) {
-		rc = lp_oom(err);
-	} else if (lp_report_summary_json(a, &b[4], err) < 0) {
-		rc = -1;
-	}
+	/* every report rendered before any is written: a failure leaves the folder as it was */
+	for (i = 0; i < LP_REPORT_N_FILES && rc == 0; i++)
+		rc = lp_report_files[i].render(a, run_dir, &b[i], err);
 	/* the figures first: report.html and the Markdown reports link them */
 	if (rc == 0)
 		rc = lp_figures_write(run_dir, a, err);
 	for (i = 0; i < LP_REPORT_N_FILES && rc == 0; i++)
-		rc = write_one(run_dir, names[i], &b[i], err);
+		rc = write_one(run_dir, lp_report_files[i].name, &b[i], err);
 	for (i = 0; i < LP_REPORT_N_FILES; i++)
 		lp_buf_release(&b[i]);
 	return rc;

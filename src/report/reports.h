@@ -1,8 +1,9 @@
 /* reports.h: the reports of a run, rendered from an analysis (analyze/analysis.h).
  *
  * Files written into the run folder (docs/reports.md describes each, docs/summary-schema.md the
- * JSON): kernels.md, operators.md, report.md, stakeholder_summary.md, summary.json, report.html
- * (report/html.h, with the SVG figures of report/figures.h in figures/). Output is
+ * JSON): the table lp_report_files below (kernels.md, operators.md, report.md,
+ * stakeholder_summary.md, summary.json, report.html of report/html.h), and the SVG figures of
+ * report/figures.h in figures/. Output is
  * deterministic: identical analysis -> identical bytes (no clock is read; the only times are the
  * ones measured in the input). Every file goes through lp_fs_write_atomic.
  *
@@ -24,9 +25,15 @@
 #define LP_REPORT_TOP_KERNELS 10
 #define LP_REPORT_TOP_OPS 10
 
-/* The reports, in the order they are listed to users: the one list every command derives from. */
+/* The reports, in the order they are listed to users: the one table every command, the run
+ * pipeline and lp_report_write_all derive from (name in the run folder, and its renderer:
+ * run_dir is for the artifact list of report.md and the links of report.html, may be NULL). */
+struct lp_report_file {
+	const char *name;
+	int (*render)(const struct lp_analysis *a, const char *run_dir, struct lp_buf *out, struct lp_err *err);
+};
 #define LP_REPORT_N_FILES 6
-extern const char *const lp_report_files[LP_REPORT_N_FILES];
+extern const struct lp_report_file lp_report_files[LP_REPORT_N_FILES];
 
 /* Writes the reports into run_dir, and the figures of report/figures.h into run_dir/figures/. */
 int lp_report_write_all(const char *run_dir, const struct lp_analysis *a, struct lp_err *err);

@@ -269,8 +269,8 @@ static void phase_analysis_reports(struct lp_pl_state *st)
 	}
 	for (i = 0; oc.wrote && i < LP_REPORT_N_FILES; i++) {
 		lp_err_clear(&err);
-		lp_pl_wrote(st, PH_REPORTS, lp_rundir_record(&st->run->dir, lp_report_files[i], "reports", &err),
-			lp_report_files[i], &err);
+		lp_pl_wrote(st, PH_REPORTS, lp_rundir_record(&st->run->dir, lp_report_files[i].name, "reports", &err),
+			lp_report_files[i].name, &err);
 	}
 	if (st->write_failed[PH_REPORTS].len)
 		lp_pl_save_phases(st);   /* the reports phase failed after all: phases.json says so */

@@ -196,7 +196,7 @@ static int have_reports(const char *run_dir)
 	size_t i;
 	int any = 0;
 	for (i = 0; i < LP_REPORT_N_FILES && !any; i++) {
-		lp_fs_join(&path, run_dir, lp_report_files[i]);
+		lp_fs_join(&path, run_dir, lp_report_files[i].name);
 		any = lp_fs_is_file(path.data);
 	}
 	lp_buf_release(&path);
