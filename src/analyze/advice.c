@@ -9,6 +9,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "core/vec.h"
+
 struct ctx {
 	struct lp_analysis *a;
 	size_t cap;
@@ -24,15 +26,9 @@ static void add(struct ctx *c, enum lp_advice_kind kind, const char *rule, const
 	va_list ap;
 	if (c->oom)
 		return;
-	if (c->a->n_advice == c->cap) {
-		size_t nc = c->cap ? c->cap * 2 : 16;
-		struct lp_advice *n = realloc(c->a->advice, nc * sizeof(*n));
-		if (!n) {
-			c->oom = 1;
-			return;
-		}
-		c->a->advice = n;
-		c->cap = nc;
+	if (LP_ARRAY_RESERVE(c->a->advice, c->cap, c->a->n_advice + 1, NULL) < 0) {
+		c->oom = 1;
+		return;
 	}
 	va_start(ap, fmt);
 	lp_buf_vaddf(&b, fmt, ap);

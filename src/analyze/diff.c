@@ -11,6 +11,7 @@
 
 #include "analyze/welch.h"
 #include "core/str.h"
+#include "core/vec.h"
 
 static int str_cmp0(const char *a, const char *b)
 {
@@ -87,16 +88,10 @@ static int add_row(struct lp_diff *d, enum lp_diff_section sec, char *key, char 
 		free(label);
 		return -1;
 	}
-	if (d->n_rows == d->cap_rows) {
-		size_t nc = d->cap_rows ? d->cap_rows * 2 : 32;
-		struct lp_diff_row *n = realloc(d->rows, nc * sizeof(*n));
-		if (!n) {
-			free(key);
-			free(label);
-			return -1;
-		}
-		d->rows = n;
-		d->cap_rows = nc;
+	if (LP_ARRAY_RESERVE(d->rows, d->cap_rows, d->n_rows + 1, NULL) < 0) {
+		free(key);
+		free(label);
+		return -1;
 	}
 	r = &d->rows[d->n_rows++];
 	memset(r, 0, sizeof(*r));
@@ -360,14 +355,8 @@ static int env_line(struct lp_diff *d, const char *what, const char *a, const ch
 	char *s;
 	if (!str_cmp0(a, b))
 		return 0;
-	if (d->n_env == d->cap_env) {
-		size_t nc = d->cap_env ? d->cap_env * 2 : 16;
-		char **n = realloc(d->env, nc * sizeof(*n));
-		if (!n)
-			return -1;
-		d->env = n;
-		d->cap_env = nc;
-	}
+	if (LP_ARRAY_RESERVE(d->env, d->cap_env, d->n_env + 1, NULL) < 0)
+		return -1;
 	if (!(s = dupf("%s: %s -> %s", what, a ? a : "(none)", b ? b : "(none)")))
 		return -1;
 	d->env[d->n_env++] = s;

@@ -16,6 +16,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "core/vec.h"
+
 #define MAX_WALK 512
 
 /* One piece of GPU work with a known launch time, for "what was queued before t on this stream". */
@@ -276,7 +278,7 @@ int lp_stage_latency_compute(const struct lp_profile *p, struct lp_stage_set *s)
 			goto done;
 		for (j = 0; j < st->n_iters; j++)
 			st->step_lat_ms[j] = (double)st->iters[j].latency_ns / 1e6;
-		st->n_step_lat = st->n_iters;
+		st->n_step_lat = st->cap_step_lat = st->n_iters;
 	}
 
 	/* decode steps: latencies pooled per stage, in start order */
@@ -285,7 +287,6 @@ int lp_stage_latency_compute(const struct lp_profile *p, struct lp_stage_set *s)
 		struct lp_stage *st;
 		int32_t o;
 		uint64_t wait;
-		double *nv;
 		if (r->synthetic || r->kind == LP_RANGE_MARK || lp_stage_range_role(s, (int32_t)i) != LP_ROLE_STEP ||
 		    r->end_ns < r->start_ns ||
 		    !r->end_ns || r->parent < 0)
@@ -295,12 +296,8 @@ int lp_stage_latency_compute(const struct lp_profile *p, struct lp_stage_set *s)
 		st = &s->stages[step_occ[2 * o]];
 		if (st->kind == LP_STAGE_STEPS)
 			continue;   /* a step nested in a free step is part of it */
-		if ((st->n_step_lat & (st->n_step_lat - 1)) == 0) {
-			size_t cap = st->n_step_lat ? st->n_step_lat * 2 : 16;
-			if (cap > SIZE_MAX / sizeof(double) || !(nv = realloc(st->step_lat_ms, cap * sizeof(double))))
-				goto done;
-			st->step_lat_ms = nv;
-		}
+		if (LP_ARRAY_RESERVE(st->step_lat_ms, st->cap_step_lat, st->n_step_lat + 1, NULL) < 0)
+			goto done;
 		st->step_lat_ms[st->n_step_lat++] = (double)latency(r, &step_span[i], w, n_w, &wait) / 1e6;
 	}
 

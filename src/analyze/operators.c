@@ -6,6 +6,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "core/vec.h"
+
 #define MAX_WALK 512
 
 static const char *const known_ops[] = {
@@ -97,14 +99,8 @@ static struct lp_op_row *find_row(struct ctx *c, int32_t stage, const char *stag
 		if (c->slots[j].hash == h && r->stage_index == stage && !strcmp(r->name, name))
 			return r;
 	}
-	if (c->t->n_rows == c->cap_rows) {
-		size_t nc = c->cap_rows ? c->cap_rows * 2 : 64;
-		struct lp_op_row *nr = realloc(c->t->rows, nc * sizeof(*nr));
-		if (!nr)
-			return NULL;
-		c->t->rows = nr;
-		c->cap_rows = nc;
-	}
+	if (LP_ARRAY_RESERVE(c->t->rows, c->cap_rows, c->t->n_rows + 1, NULL) < 0)
+		return NULL;
 	{
 		struct lp_op_row *r = &c->t->rows[c->t->n_rows];
 		memset(r, 0, sizeof(*r));

@@ -7,6 +7,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "core/vec.h"
+
 static int oom(struct lp_err *err)
 {
 	return lp_oom(err);
@@ -53,14 +55,8 @@ static int kacc_add(struct nacc *a, const struct lp_region_row *row, size_t n_me
 			a->last = i;
 		}
 	if (!k) {
-		if (a->n == a->cap) {
-			size_t nc = a->cap ? a->cap * 2 : 8;
-			struct kacc *nk = realloc(a->k, nc * sizeof(*nk));
-			if (!nk)
-				return -1;
-			a->k = nk;
-			a->cap = nc;
-		}
+		if (LP_ARRAY_RESERVE(a->k, a->cap, a->n + 1, NULL) < 0)
+			return -1;
 		k = &a->k[a->n];
 		memset(k, 0, sizeof(*k));
 		k->name = row->kernel_name;

@@ -9,6 +9,7 @@
 #include <string.h>
 
 #include "analyze/operators.h"
+#include "core/vec.h"
 
 #define MAX_WALK 512   /* ancestor walk bound (profile ranges are trees; guards a corrupt parent) */
 
@@ -162,16 +163,9 @@ static int stage_index(struct lp_stage_set *s, const char *name, const char *dom
 
 static int add_iter(struct lp_stage *st, const struct lp_range *r, int32_t idx)
 {
-	struct lp_stage_iter *it;
-	if ((st->n_iters & (st->n_iters - 1)) == 0) {  /* grow at powers of two */
-		size_t ncap = st->n_iters ? st->n_iters * 2 : 4;
-		struct lp_stage_iter *n = realloc(st->iters, ncap * sizeof(*n));
-		if (!n)
-			return -1;
-		st->iters = n;
-	}
-	it = &st->iters[st->n_iters++];
-	memset(it, 0, sizeof(*it));
+	struct lp_stage_iter *it = LP_ARRAY_PUSH(st->iters, st->n_iters, st->cap_iters, NULL);
+	if (!it)
+		return -1;
 	it->range = idx;
 	it->start_ns = r->start_ns;
 	it->host_ns = r->end_ns - r->start_ns;
@@ -459,15 +453,13 @@ static int add_note(struct lp_stage_set *s, struct lp_stage *st, const char *nam
 		if (!strcmp(st->notes[i].name, name))
 			break;
 	if (i == st->n_notes) {
-		struct lp_stage_note *n = realloc(st->notes, (st->n_notes + 1) * sizeof(*n));
+		struct lp_stage_note *n = LP_ARRAY_PUSH(st->notes, st->n_notes, st->cap_notes, NULL);
 		if (!n)
 			return -1;
-		st->notes = n;
-		memset(&n[i], 0, sizeof(n[i]));
-		n[i].name = lp_arena_strdup(&s->arena, name);
-		if (!n[i].name)
+		if (!(n->name = lp_arena_strdup(&s->arena, name))) {
+			st->n_notes--;
 			return -1;
-		st->n_notes++;
+		}
 	}
 	st->notes[i].calls++;
 	st->notes[i].host_ns += host_ns;

@@ -155,11 +155,11 @@ struct lp_stage {
 	const char *domain;
 	enum lp_stage_kind kind;
 	struct lp_stage_iter *iters;
-	size_t n_iters;
+	size_t n_iters, cap_iters;
 	struct lp_stat host_ms, gpu_ms, gpu_span_ms, kernel_ms, kernels, steps;
 	struct lp_stat lat_ms;       /* latency per iteration */
 	double *step_lat_ms;         /* decode: every measured decode_step's latency, in trace order */
-	size_t n_step_lat;
+	size_t n_step_lat, cap_step_lat;
 	struct lp_stat step_ms;      /* over step_lat_ms */
 	double step_p50, step_p90, step_p99;   /* nearest rank; NAN without steps */
 	double overlap;              /* kernel_ms.mean / gpu_ms.mean; 0 without GPU time */
@@ -168,7 +168,7 @@ struct lp_stage {
 	double idle_frac;            /* 1 - gpu busy / latency; NAN when not applicable */
 	const char *bound;           /* "GPU-bound", "CPU/launch-bound", "GPU idle (waits)", "mixed", "no GPU work", "n/a" */
 	struct lp_stage_note *notes;
-	size_t n_notes;
+	size_t n_notes, cap_notes;
 	uint64_t excluded_warmup;    /* occurrences under `warmup`, left out */
 	uint64_t unclosed;           /* occurrences never popped, left out */
 	uint64_t skipped_first;      /* first occurrences left out by the skip-first rule */

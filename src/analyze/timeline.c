@@ -7,6 +7,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "core/vec.h"
+
 /* An event before lanes are numbered: `key` orders lanes (0 stage, 1 steps, 1 + level for
  * ranges, 100 + device for GPU work). */
 struct tl_raw {
@@ -105,15 +107,8 @@ static int add(struct collect *c, uint32_t key, uint8_t kind, uint8_t synthetic,
 		c->truncated = 1;
 		return 0;
 	}
-	if (c->n == c->cap) {
-		size_t cap = c->cap ? c->cap * 2 : 1024;
-		struct tl_raw *g = realloc(c->ev, cap * sizeof(*g));
-		if (!g)
-			return -1;
-		c->ev = g;
-		c->cap = cap;
-	}
-	r = &c->ev[c->n++];
+	if (!(r = LP_ARRAY_PUSH(c->ev, c->n, c->cap, NULL)))
+		return -1;
 	r->key = key;
 	r->kind = kind;
 	r->synthetic = synthetic;

@@ -6,6 +6,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "core/vec.h"
+
 static const struct lp_opt *find_long(const struct lp_opt *opts, const char *name, size_t n)
 {
 	for (; opts->type != LP_OPT_END_; opts++)
@@ -44,7 +46,7 @@ static int set_value(const struct lp_opt *o, const char *display, const char *va
 		return 0;
 	case LP_OPT_LIST_: {
 		struct lp_opt_list *l = o->value;
-		const char **nv = realloc(l->v, ((size_t)l->n + 1) * sizeof(*nv));
+		const char **nv = lp_reallocarray(l->v, (size_t)l->n + 1, sizeof(*nv));   /* n <= argc */
 		if (!nv)
 			return lp_oom(err);
 		l->v = nv;

@@ -11,6 +11,8 @@
 #include <strings.h>
 #include <unistd.h>
 
+#include "core/vec.h"
+
 /* The fuzz build makes the chunk small (-DLP_CSV_CHUNK_BYTES=4096, docs/fuzzing.md): under ASan a
  * 1 MiB allocation per open cost more than the parse, and small chunks cross more boundaries. */
 #ifndef LP_CSV_CHUNK_BYTES
@@ -126,14 +128,8 @@ static int push_field_start(struct lp_csv *c, struct lp_err *err)
 	if (c->n_fields >= c->lim.max_columns)
 		return lp_err_set(err, LP_EPARSE, "%s:%llu: more than %zu columns", c->name,
 			(unsigned long long)c->line, c->lim.max_columns);
-	if (c->n_fields == c->cap_fields) {
-		size_t ncap = c->cap_fields ? c->cap_fields * 2 : 64;
-		size_t *no = realloc(c->offs, ncap * sizeof(*no));
-		if (!no)
-			return lp_oom(err);
-		c->offs = no;
-		c->cap_fields = ncap;
-	}
+	if (c->n_fields == c->cap_fields && LP_ARRAY_RESERVE(c->offs, c->cap_fields, c->n_fields + 1, err) < 0)
+		return -1;
 	c->offs[c->n_fields++] = c->rec.len;
 	return 0;
 }
@@ -174,12 +170,12 @@ static int finish_record(struct lp_csv *c, struct lp_err *err)
 {
 	size_t i;
 	if (c->cap_out < c->cap_fields) {
-		char **nf = realloc(c->fields, c->cap_fields * sizeof(*nf));
+		char **nf = lp_reallocarray(c->fields, c->cap_fields, sizeof(*nf));
 		size_t *nl;
 		if (!nf)
 			return lp_oom(err);
 		c->fields = nf;
-		nl = realloc(c->lens, c->cap_fields * sizeof(*nl));
+		nl = lp_reallocarray(c->lens, c->cap_fields, sizeof(*nl));
 		if (!nl)
 			return lp_oom(err);
 		c->lens = nl;

@@ -6,6 +6,7 @@
 #include <string.h>
 
 #include "core/buf.h"
+#include "core/vec.h"
 #include "parse/csv.h"
 #include "parse/kname.h"
 #include "parse/ncu_nvtx.h"
@@ -73,16 +74,8 @@ static int new_result(struct lp_ncu_details *d, size_t *cap, const struct lp_csv
 	struct lp_ncu_details_result *r;
 	double v;
 	size_t i;
-	if (d->n_results == *cap) {
-		size_t nc = *cap ? *cap * 2 : 16;
-		struct lp_ncu_details_result *nr = realloc(d->results, nc * sizeof(*nr));
-		if (!nr)
-			return -1;
-		d->results = nr;
-		*cap = nc;
-	}
-	r = &d->results[d->n_results++];
-	memset(r, 0, sizeof(*r));
+	if (!(r = LP_ARRAY_PUSH(d->results, d->n_results, *cap, err)))
+		return -1;
 	r->device = -1;
 	r->duration_ns = -1;
 	/* a value that does not fit the field is left unset (converting it is undefined behaviour) */
@@ -197,16 +190,8 @@ int lp_ncu_details_load(const char *path, struct lp_ncu_details *out, struct lp_
 		is_rule = col[D_RULE] >= 0 && *cell(&c, col, D_RULE);
 		if (is_rule) {
 			struct lp_ncu_rule *ru;
-			if (r->n_rules == cap_r) {
-				size_t nc = cap_r ? cap_r * 2 : 8;
-				struct lp_ncu_rule *nr = realloc(r->rules, nc * sizeof(*nr));
-				if (!nr)
-					goto oom;
-				r->rules = nr;
-				cap_r = nc;
-			}
-			ru = &r->rules[r->n_rules++];
-			memset(ru, 0, sizeof(*ru));
+			if (!(ru = LP_ARRAY_PUSH(r->rules, r->n_rules, cap_r, NULL)))
+				goto oom;
 			ru->section = dup(out, cell(&c, col, D_SECTION));
 			ru->name = dup(out, cell(&c, col, D_RULE));
 			ru->type = dup(out, cell(&c, col, D_RULE_TYPE));
@@ -219,16 +204,8 @@ int lp_ncu_details_load(const char *path, struct lp_ncu_details *out, struct lp_
 			struct lp_ncu_detail_metric *m;
 			double scale;
 			char base[64];
-			if (r->n_metrics == cap_m) {
-				size_t nc = cap_m ? cap_m * 2 : 32;
-				struct lp_ncu_detail_metric *nm = realloc(r->metrics, nc * sizeof(*nm));
-				if (!nm)
-					goto oom;
-				r->metrics = nm;
-				cap_m = nc;
-			}
-			m = &r->metrics[r->n_metrics++];
-			memset(m, 0, sizeof(*m));
+			if (!(m = LP_ARRAY_PUSH(r->metrics, r->n_metrics, cap_m, NULL)))
+				goto oom;
 			lp_ncu_unit_to_base(cell(&c, col, D_UNIT), &scale, base, sizeof(base));
 			m->section = dup(out, cell(&c, col, D_SECTION));
 			m->name = dup(out, cell(&c, col, D_METRIC));
@@ -300,13 +277,8 @@ int lp_ncu_details_kernel_table_seen(const char *path, const struct lp_ncu_selec
 		}
 		if (!keep)
 			continue;
-		if (r->n_metrics > cap) {
-			struct lp_metric *n2 = realloc(ms, r->n_metrics * sizeof(*n2));
-			if (!n2)
-				goto oom;
-			ms = n2;
-			cap = r->n_metrics;
-		}
+		if (LP_ARRAY_RESERVE(ms, cap, r->n_metrics, NULL) < 0)
+			goto oom;
 		/* "<section>/<metric>" names, built into one buffer then pointed at */
 		lp_buf_reset(&names);
 		for (j = 0; j < r->n_metrics; j++)

@@ -9,6 +9,8 @@
 
 #include "core/arena.h"
 #include "core/buf.h"
+#include "core/map.h"
+#include "core/vec.h"
 #include "parse/csv.h"
 #include "parse/kname.h"
 #include "profile/kagg.h"
@@ -37,7 +39,7 @@ struct reader {
 	struct lp_buf cells;
 	size_t *off;
 	uint64_t *line;                /* physical line of each cell */
-	size_t n, cap, head;
+	size_t n, cap_off, cap_line, head;
 	size_t lines_queued;           /* lines read since the last record was cut */
 	int eof;                       /* the input ended: no more cells will come */
 	/* the current group */
@@ -97,19 +99,9 @@ static int map_header(struct reader *R, const struct lp_csv *c, struct lp_err *e
 
 static int push_cell(struct reader *R, const char *s, size_t len, uint64_t line)
 {
-	if (R->n == R->cap) {
-		size_t nc = R->cap ? R->cap * 2 : 256;
-		size_t *no = realloc(R->off, nc * sizeof(*no));
-		uint64_t *nl;
-		if (!no)
-			return -1;
-		R->off = no;
-		nl = realloc(R->line, nc * sizeof(*nl));
-		if (!nl)
-			return -1;
-		R->line = nl;
-		R->cap = nc;
-	}
+	if (LP_ARRAY_RESERVE(R->off, R->cap_off, R->n + 1, NULL) < 0 ||
+	    LP_ARRAY_RESERVE(R->line, R->cap_line, R->n + 1, NULL) < 0)
+		return -1;
 	R->off[R->n] = R->cells.len;
 	R->line[R->n] = line;
 	R->n++;
@@ -391,8 +383,7 @@ struct table {
 	struct lp_ncu_seen *seen;
 	struct lp_kagg *agg;
 	struct lp_arena names;         /* interned "<section>/<metric>" names */
-	const char **name_list;
-	size_t n_names, cap_names;
+	struct lp_map name_set;        /* interns into `names` */
 	struct lp_buf key, kernel, short_name;
 	/* the open group */
 	int open, keep;
@@ -406,24 +397,9 @@ struct table {
 	size_t n_metrics, cap_metrics;
 };
 
-static const char *intern(struct table *t, const char *s, size_t hint)
+static const char *intern(struct table *t, const char *s)
 {
-	size_t i;
-	if (hint < t->n_names && !strcmp(t->name_list[hint], s))
-		return t->name_list[hint];
-	for (i = 0; i < t->n_names; i++)
-		if (!strcmp(t->name_list[i], s))
-			return t->name_list[i];
-	if (t->n_names == t->cap_names) {
-		size_t nc = t->cap_names ? t->cap_names * 2 : 64;
-		const char **nl = realloc(t->name_list, nc * sizeof(*nl));
-		if (!nl)
-			return NULL;
-		t->name_list = nl;
-		t->cap_names = nc;
-	}
-	t->name_list[t->n_names] = lp_arena_strdup(&t->names, s);
-	return t->name_list[t->n_names] ? t->name_list[t->n_names++] : NULL;
+	return lp_map_intern(&t->name_set, &t->names, s, strlen(s), NULL);
 }
 
 static int flush(struct table *t, struct lp_err *err)
@@ -486,19 +462,13 @@ static int table_row(const struct lp_ncu_summary_row *w, void *ctx, struct lp_er
 		t->dur_min_ns = w->min;
 		t->dur_max_ns = w->max;
 	}
-	if (t->n_metrics == t->cap_metrics) {
-		size_t nc = t->cap_metrics ? t->cap_metrics * 2 : 64;
-		struct lp_metric *nm = realloc(t->metrics, nc * sizeof(*nm));
-		if (!nm)
-			return lp_oom(err);
-		t->metrics = nm;
-		t->cap_metrics = nc;
-	}
+	if (LP_ARRAY_RESERVE(t->metrics, t->cap_metrics, t->n_metrics + 1, err) < 0)
+		return -1;
 	m = &t->metrics[t->n_metrics];
 	lp_buf_reset(&t->key);
 	lp_buf_addf(&t->key, "%s/%s", w->section, w->metric);
-	m->name = intern(t, t->key.data, t->n_metrics);
-	m->unit = intern(t, w->unit, 0);
+	m->name = intern(t, t->key.data);
+	m->unit = intern(t, w->unit);
 	if (!m->name || !m->unit)
 		return lp_oom(err);
 	m->valid = w->valid;
@@ -556,7 +526,7 @@ int lp_ncu_summary_kernel_table_seen(const char *path, const struct lp_ncu_selec
 	}
 	lp_kagg_free(t.agg);
 	lp_arena_release(&t.names);
-	free(t.name_list);
+	lp_map_release(&t.name_set);
 	free(t.metrics);
 	lp_buf_release(&t.key);
 	lp_buf_release(&t.kernel);

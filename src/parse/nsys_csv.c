@@ -8,6 +8,7 @@
 
 #include "core/buf.h"
 #include "core/fs.h"
+#include "core/vec.h"
 #include "parse/csv.h"
 #include "parse/kname.h"
 #include "parse/ncu_raw.h"
@@ -235,14 +236,8 @@ int lp_nsys_range_sum_load(const char *path, struct lp_nsys_range_table *out, st
 			continue;
 		if (row_width(&c, path, ncols, err) < 0)
 			goto fail;
-		if (out->n_rows == cap) {
-			size_t nc = cap ? cap * 2 : 32;
-			struct lp_nsys_range_row *nr = realloc(out->rows, nc * sizeof(*nr));
-			if (!nr)
-				goto oom;
-			out->rows = nr;
-			cap = nc;
-		}
+		if (LP_ARRAY_RESERVE(out->rows, cap, out->n_rows + 1, NULL) < 0)
+			goto oom;
 		r = &out->rows[out->n_rows];
 		memset(r, 0, sizeof(*r));
 		if (lp_nsys_split_range(c.fields[range_col], &out->arena, &r->domain, &r->name) < 0)

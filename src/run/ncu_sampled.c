@@ -9,6 +9,7 @@
 #include <time.h>
 
 #include "core/fs.h"
+#include "core/vec.h"
 #include "parse/csv.h"
 #include "parse/ncu_raw.h"
 
@@ -84,14 +85,8 @@ static int attach_cb(const struct lp_ncu_result *r, void *vctx, struct lp_err *e
 {
 	struct attach_ctx *c = vctx;
 	long g = -1;
-	if (c->n_rows == c->cap) {
-		size_t nc = c->cap ? c->cap * 2 : 256;
-		int32_t *nk = realloc(c->keep, nc * sizeof(*nk));
-		if (!nk)
-			return lp_oom(err);
-		c->keep = nk;
-		c->cap = nc;
-	}
+	if (LP_ARRAY_RESERVE(c->keep, c->cap, c->n_rows + 1, err) < 0)
+		return -1;
 	if (c->n_rows < c->n_expect && same_launch(lp_sample_launch_at(c->plan, c->expect[c->n_rows]), r)) {
 		g = lp_sample_group_of(c->plan, c->expect[c->n_rows]);
 	} else if (r->has_launch && !r->is_range) {
