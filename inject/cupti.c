@@ -1,8 +1,8 @@
 /* cupti.c: the CUPTI half of the injected tracer. The CUDA driver loads CUDA_INJECTION64_PATH at
  * cuInit and calls InitializeInjection. From there:
  *   - activity records (CONCURRENT_KERNEL, never the serializing KERNEL kind; MEMCPY; MEMSET;
- *     OVERHEAD) arrive in pooled buffers; the completion callback only queues them, and the
- *     writer's flush thread converts them into trace records (lp_inj_cupti_drain);
+ *     OVERHEAD) are enabled here; their buffers and the conversion into trace records are
+ *     cupti_activity.c's (the state both share is in cupti_impl.h);
  *   - launch and copy API callbacks (driver API, chosen by name at start-up: every runtime launch,
  *     copy and graph launch goes through one with the same correlation id) write the correlation
  *     id with the launching thread's innermost NVTX range instance: one record per launch, no
@@ -15,7 +15,7 @@
  * the file's CUPTI status, never in the host's output.
  */
 
-#include "inject.h"
+#include "cupti_impl.h"
 
 #include <dlfcn.h>
 #include <pthread.h>
@@ -36,29 +36,9 @@
 
 /* ---- the CUPTI and driver functions we use, resolved at run time ---- */
 
-#define LP_CUPTI_FUNCS(X)                                                       \
-	X(cuptiGetResultString) X(cuptiSubscribe) X(cuptiUnsubscribe)           \
-	X(cuptiEnableCallback) X(cuptiGetCallbackName) X(cuptiActivityEnable)   \
-	X(cuptiActivityDisable)                                                 \
-	X(cuptiActivityRegisterCallbacks) X(cuptiActivityGetNextRecord)         \
-	X(cuptiActivityGetNumDroppedRecords) X(cuptiActivityFlushAll)           \
-	X(cuptiActivityFlushPeriod) X(cuptiGetTimestamp) X(cuptiFinalize)       \
-	X(cuptiGetDeviceId) X(cuptiGetGraphNodeId) X(cuptiGetGraphId) X(cuptiGetVersion)
-
-#define LP_DECLARE(f) static __typeof__(f) *p_##f;
-LP_CUPTI_FUNCS(LP_DECLARE)
-/* An environment switch set to "0" or "off". */
-static int env_off(const char *name)
-{
-	const char *v = getenv(name);
-	return v && (!strcmp(v, "0") || !strcmp(v, "off"));
-}
-
-static int env_on(const char *name)
-{
-	const char *v = getenv(name);
-	return v && (!strcmp(v, "1") || !strcmp(v, "on"));
-}
+#define LP_DEFINE(f) __typeof__(f) *p_##f;
+LP_CUPTI_FUNCS(LP_DEFINE)
+#undef LP_DEFINE
 
 static __typeof__(cuptiSubscribe_v2) *p_cuptiSubscribe_v2;                 /* optional */
 static __typeof__(cuptiActivityRegisterTimestampCallback) *p_cuptiActivityRegisterTimestampCallback;
@@ -75,50 +55,28 @@ static cu_device_get_name_fn p_cuDeviceGetName;
 static cu_device_total_mem_fn p_cuDeviceTotalMem;
 static cu_device_get_uuid_fn p_cuDeviceGetUuid;
 
-/* ---- state ---- */
+/* An environment switch set to "0" or "off". */
+static int env_off(const char *name)
+{
+	const char *v = getenv(name);
+	return v && (!strcmp(v, "0") || !strcmp(v, "off"));
+}
 
-struct cupti_buf {
-	struct cupti_buf *next;
-	size_t valid;
-	size_t cap;
-	uint64_t pad;                     /* keeps data 8-byte aligned after a 32-byte header */
-	uint8_t data[];
-};
+static int env_on(const char *name)
+{
+	const char *v = getenv(name);
+	return v && (!strcmp(v, "1") || !strcmp(v, "on"));
+}
 
-static struct {
-	pthread_once_t once;
-	_Atomic int active;               /* activity and callbacks enabled */
-	_Atomic int forked;
-	int finalized;
-	int clock_registered;             /* CUPTI timestamps are on our clock */
-	CUpti_SubscriberHandle sub;
-	pthread_mutex_t lock;             /* the two lists below */
-	struct cupti_buf *free_list, *done_head, *done_tail;
-	unsigned n_bufs, max_bufs;
-	size_t buf_bytes;
-	int runtime_api;                  /* runtime callbacks enabled as well */
-	uint8_t kind_runtime[CUPTI_RUNTIME_TRACE_CBID_SIZE];
-	uint8_t kind_driver[CUPTI_DRIVER_TRACE_CBID_SIZE];
-	_Atomic uint64_t devices_written; /* bit per ordinal < 64 */
-	int hw_trace;                     /* LLMPROF_TRACE_HW_TRACE=1: asked for */
-	int periodic_flush;               /* LLMPROF_TRACE_CUPTI_PERIODIC_FLUSH (default on) */
-	uint64_t flushes, flush_ns, flush_max_ns;  /* cuptiActivityFlushAll calls (flush thread) */
-	/* sampling (lp_inj_cupti_record): what was enabled, the launch APIs seen, the switch's cost */
-	int kernel_activity, copy_activity;
-	_Atomic int recording;                      /* 0 inside an unrecorded sampling unit */
-	_Atomic uint8_t seen_runtime[CUPTI_RUNTIME_TRACE_CBID_SIZE];
-	_Atomic uint8_t seen_driver[CUPTI_DRIVER_TRACE_CBID_SIZE];
-	uint32_t seen[64];                          /* domain << 16 | cbid, under `lock` */
-	unsigned n_seen;
-	_Atomic uint64_t toggles, toggle_ns, toggle_max_ns;
-	char status[256];                 /* the "ok (...)" status, without the hardware trace part */
-} c = {
+/* ---- state (cupti_impl.h) ---- */
+
+struct lp_cupti_state inj_c = {
 	.once = PTHREAD_ONCE_INIT,
 	.lock = PTHREAD_MUTEX_INITIALIZER,
 	.recording = 1,
 };
 
-static const char *result_string(CUptiResult r)
+const char *lp_cupti_result_string(CUptiResult r)
 {
 	const char *s = NULL;
 	if (p_cuptiGetResultString && p_cuptiGetResultString(r, &s) == CUPTI_SUCCESS && s)
@@ -126,16 +84,13 @@ static const char *result_string(CUptiResult r)
 	return "unknown CUPTI error";
 }
 
-/* Logs a failed call; returns 1 when it failed. */
-static int cupti_failed(CUptiResult r, const char *call)
+int lp_cupti_failed(CUptiResult r, const char *call)
 {
 	if (r == CUPTI_SUCCESS)
 		return 0;
-	lp_inj_log("%s failed: %s (%d)", call, result_string(r), (int)r);
+	lp_inj_log("%s failed: %s (%d)", call, lp_cupti_result_string(r), (int)r);
 	return 1;
 }
-
-#define CUPTI_CALL(call) cupti_failed((call), #call)
 
 static void *open_first(const char *const *names)
 {
@@ -186,224 +141,6 @@ static int load_libraries(char *why, size_t why_len)
 	return 0;
 }
 
-/* ---- activity buffers: requested and completed on CUPTI's threads, so both return at once ---- */
-
-static void CUPTIAPI buffer_requested(uint8_t **buffer, size_t *size, size_t *max_records)
-{
-	struct cupti_buf *b;
-	*buffer = NULL;
-	*size = 0;
-	*max_records = 0;
-	pthread_mutex_lock(&c.lock);
-	b = c.free_list;
-	if (b)
-		c.free_list = b->next;
-	else if (c.n_bufs < c.max_bufs && (b = malloc(sizeof(*b) + c.buf_bytes)) != NULL)
-		c.n_bufs++;
-	pthread_mutex_unlock(&c.lock);
-	if (!b)
-		return; /* CUPTI drops records and counts them (cuptiActivityGetNumDroppedRecords) */
-	b->cap = c.buf_bytes;
-	b->valid = 0;
-	b->next = NULL;
-	*buffer = b->data;
-	*size = b->cap;
-}
-
-static void CUPTIAPI buffer_completed(CUcontext ctx, uint32_t stream, uint8_t *buffer, size_t size,
-	size_t valid)
-{
-	struct cupti_buf *b;
-	size_t dropped = 0;
-	(void)size;
-	if (!buffer)
-		return;
-	b = (struct cupti_buf *)(void *)(buffer - offsetof(struct cupti_buf, data));
-	b->valid = valid;
-	b->next = NULL;
-	if (p_cuptiActivityGetNumDroppedRecords(ctx, stream, &dropped) == CUPTI_SUCCESS && dropped)
-		lp_inj_add_cupti_dropped(dropped);
-	pthread_mutex_lock(&c.lock);
-	if (c.done_tail)
-		c.done_tail->next = b;
-	else
-		c.done_head = b;
-	c.done_tail = b;
-	pthread_mutex_unlock(&c.lock);
-	lp_inj_wake();
-}
-
-static uint8_t copy_kind(uint8_t k)
-{
-	switch (k) {
-	case CUPTI_ACTIVITY_MEMCPY_KIND_HTOD:
-	case CUPTI_ACTIVITY_MEMCPY_KIND_HTOA:
-		return LP_TRACE_COPY_HTOD;
-	case CUPTI_ACTIVITY_MEMCPY_KIND_DTOH:
-	case CUPTI_ACTIVITY_MEMCPY_KIND_ATOH:
-		return LP_TRACE_COPY_DTOH;
-	case CUPTI_ACTIVITY_MEMCPY_KIND_DTOD:
-	case CUPTI_ACTIVITY_MEMCPY_KIND_ATOA:
-	case CUPTI_ACTIVITY_MEMCPY_KIND_ATOD:
-	case CUPTI_ACTIVITY_MEMCPY_KIND_DTOA:
-		return LP_TRACE_COPY_DTOD;
-	case CUPTI_ACTIVITY_MEMCPY_KIND_HTOH:
-		return LP_TRACE_COPY_HTOH;
-	case CUPTI_ACTIVITY_MEMCPY_KIND_PTOP:
-		return LP_TRACE_COPY_PTOP;
-	default:
-		return LP_TRACE_COPY_UNKNOWN;
-	}
-}
-
-static uint32_t u32_of(int32_t v)
-{
-	return v < 0 ? 0 : (uint32_t)v;
-}
-
-/* Kernel name -> string id without the writer's lock for names seen before. CUPTI shares one
- * name string among the records of a kernel, so the pointer is the key; the bytes are compared
- * too (a module unloaded and another loaded may reuse the memory). Used by flush rounds only,
- * which never run concurrently. */
-static uint32_t kernel_name_sid(const char *name)
-{
-	static struct { const char *key; uint32_t sid; } cache[1024];
-	static const char *copy[1024];
-	size_t n, j = ((uintptr_t)name >> 4) * 0x9E3779B1u % 1024;
-	if (!name)
-		return 0;
-	if (cache[j].key == name && cache[j].sid && copy[j] && !strcmp(copy[j], name))
-		return cache[j].sid;
-	n = strlen(name);
-	cache[j].key = name;
-	cache[j].sid = lp_inj_intern(name, n);
-	free((void *)(uintptr_t)copy[j]);
-	copy[j] = cache[j].sid ? strdup(name) : NULL;
-	return cache[j].sid;
-}
-
-static void convert_record(const CUpti_Activity *rec)
-{
-	switch (rec->kind) {
-	case CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL:
-	case CUPTI_ACTIVITY_KIND_KERNEL: {
-		const CUpti_ActivityKernel10 *k = (const CUpti_ActivityKernel10 *)(const void *)rec;
-		struct lp_trace_kernel r;
-		memset(&r, 0, sizeof(r));
-		r.start_ns = k->start;
-		r.end_ns = k->end;
-		r.graph_node_id = k->graphNodeId;
-		r.name_sid = kernel_name_sid(k->name);
-		r.device = k->deviceId;
-		r.context = k->contextId;
-		r.stream = k->streamId;
-		r.correlation_id = k->correlationId;
-		r.graph_id = k->graphId;
-		r.grid[0] = u32_of(k->gridX);
-		r.grid[1] = u32_of(k->gridY);
-		r.grid[2] = u32_of(k->gridZ);
-		r.block[0] = u32_of(k->blockX);
-		r.block[1] = u32_of(k->blockY);
-		r.block[2] = u32_of(k->blockZ);
-		r.registers_per_thread = k->registersPerThread;
-		r.static_shared_bytes = u32_of(k->staticSharedMemory);
-		r.dynamic_shared_bytes = u32_of(k->dynamicSharedMemory);
-		lp_inj_append(LP_TREC_KERNEL, &r, sizeof(r), NULL, 0);
-		break;
-	}
-	case CUPTI_ACTIVITY_KIND_MEMCPY: {
-		const CUpti_ActivityMemcpy6 *m = (const CUpti_ActivityMemcpy6 *)(const void *)rec;
-		struct lp_trace_copy r;
-		memset(&r, 0, sizeof(r));
-		r.start_ns = m->start;
-		r.end_ns = m->end;
-		r.bytes = m->bytes;
-		r.graph_node_id = m->graphNodeId;
-		r.device = m->deviceId;
-		r.context = m->contextId;
-		r.stream = m->streamId;
-		r.correlation_id = m->correlationId;
-		r.kind = copy_kind(m->copyKind);
-		r.cupti_kind = m->copyKind;
-		lp_inj_append(LP_TREC_COPY, &r, sizeof(r), NULL, 0);
-		break;
-	}
-	case CUPTI_ACTIVITY_KIND_MEMSET: {
-		const CUpti_ActivityMemset4 *m = (const CUpti_ActivityMemset4 *)(const void *)rec;
-		struct lp_trace_copy r;
-		memset(&r, 0, sizeof(r));
-		r.start_ns = m->start;
-		r.end_ns = m->end;
-		r.bytes = m->bytes;
-		r.graph_node_id = m->graphNodeId;
-		r.device = m->deviceId;
-		r.context = m->contextId;
-		r.stream = m->streamId;
-		r.correlation_id = m->correlationId;
-		r.kind = LP_TRACE_COPY_MEMSET;
-		r.memset_value = m->value;
-		lp_inj_append(LP_TREC_COPY, &r, sizeof(r), NULL, 0);
-		break;
-	}
-	case CUPTI_ACTIVITY_KIND_OVERHEAD: {
-		const CUpti_ActivityOverhead3 *o = (const CUpti_ActivityOverhead3 *)(const void *)rec;
-		struct lp_trace_overhead r;
-		memset(&r, 0, sizeof(r));
-		r.start_ns = o->start;
-		r.end_ns = o->end;
-		r.overhead_kind = (uint32_t)o->overheadKind;
-		r.object_kind = (uint32_t)o->objectKind;
-		if (o->objectKind == CUPTI_ACTIVITY_OBJECT_PROCESS || o->objectKind == CUPTI_ACTIVITY_OBJECT_THREAD)
-			r.object_id = o->objectId.pt.threadId;
-		else
-			r.object_id = o->objectId.dcs.deviceId;
-		lp_inj_append(LP_TREC_OVERHEAD, &r, sizeof(r), NULL, 0);
-		break;
-	}
-	default:
-		break;
-	}
-}
-
-void lp_inj_cupti_drain(void)
-{
-	struct cupti_buf *list, *b, *next;
-	if (atomic_load(&c.forked))
-		return;
-	pthread_mutex_lock(&c.lock);
-	list = c.done_head;
-	c.done_head = c.done_tail = NULL;
-	pthread_mutex_unlock(&c.lock);
-	if (!list)
-		return;
-	if (!c.clock_registered) {
-		/* CUPTI keeps its own clock: state the offset so the reader can map GPU times */
-		struct lp_trace_clock_sync s;
-		uint64_t cts = 0, t1 = lp_inj_now_ns(), t2;
-		if (p_cuptiGetTimestamp(&cts) == CUPTI_SUCCESS) {
-			t2 = lp_inj_now_ns();
-			s.trace_ns = t1 + (t2 - t1) / 2;
-			s.cupti_ns = cts;
-			lp_inj_append(LP_TREC_CLOCK_SYNC, &s, sizeof(s), NULL, 0);
-		}
-	}
-	for (b = list; b; b = b->next) {
-		CUpti_Activity *rec = NULL;
-		CUptiResult r;
-		while ((r = p_cuptiActivityGetNextRecord(b->data, b->valid, &rec)) == CUPTI_SUCCESS)
-			convert_record(rec);
-		if (r != CUPTI_ERROR_MAX_LIMIT_REACHED)
-			cupti_failed(r, "cuptiActivityGetNextRecord");
-	}
-	pthread_mutex_lock(&c.lock);
-	for (b = list; b; b = next) {
-		next = b->next;
-		b->next = c.free_list;
-		c.free_list = b;
-	}
-	pthread_mutex_unlock(&c.lock);
-}
-
 /* ---- API and resource callbacks (on the host's threads: small and allocation-light) ---- */
 
 static void write_device(CUcontext ctx)
@@ -414,9 +151,9 @@ static void write_device(CUcontext ctx)
 	char name[256] = "";
 	size_t mem = 0;
 	int v;
-	if (cupti_failed(p_cuptiGetDeviceId(ctx, &ordinal), "cuptiGetDeviceId") || ordinal >= 64)
+	if (lp_cupti_failed(p_cuptiGetDeviceId(ctx, &ordinal), "cuptiGetDeviceId") || ordinal >= 64)
 		return;
-	if (atomic_fetch_or(&c.devices_written, 1ull << ordinal) & (1ull << ordinal))
+	if (atomic_fetch_or(&inj_c.devices_written, 1ull << ordinal) & (1ull << ordinal))
 		return;
 	if (!p_cuDeviceGet || !p_cuDeviceGetAttribute || p_cuDeviceGet(&dev, (int)ordinal) != CUDA_SUCCESS)
 		return;
@@ -461,11 +198,11 @@ static void graph_node(const CUpti_ResourceData *rd, int cloned)
 	if (!gd || !gd->node)
 		return;
 	memset(&r, 0, sizeof(r));
-	if (cupti_failed(p_cuptiGetGraphNodeId(gd->node, &r.node_id), "cuptiGetGraphNodeId"))
+	if (lp_cupti_failed(p_cuptiGetGraphNodeId(gd->node, &r.node_id), "cuptiGetGraphNodeId"))
 		return;
 	if (cloned) {
 		if (!gd->originalNode ||
-		    cupti_failed(p_cuptiGetGraphNodeId(gd->originalNode, &r.original_node_id), "cuptiGetGraphNodeId"))
+		    lp_cupti_failed(p_cuptiGetGraphNodeId(gd->originalNode, &r.original_node_id), "cuptiGetGraphNodeId"))
 			return;
 	} else {
 		r.range_id = lp_inj_current_range(lp_inj_self());
@@ -482,12 +219,12 @@ static void graph_node(const CUpti_ResourceData *rd, int cloned)
 static void note_seen(CUpti_CallbackDomain domain, CUpti_CallbackId cbid)
 {
 	int runtime = domain == CUPTI_CB_DOMAIN_RUNTIME_API;
-	if (atomic_exchange(runtime ? &c.seen_runtime[cbid] : &c.seen_driver[cbid], 1))
+	if (atomic_exchange(runtime ? &inj_c.seen_runtime[cbid] : &inj_c.seen_driver[cbid], 1))
 		return;
-	pthread_mutex_lock(&c.lock);
-	if (c.n_seen < sizeof(c.seen) / sizeof(c.seen[0]))
-		c.seen[c.n_seen++] = (uint32_t)domain << 16 | (uint32_t)cbid;
-	pthread_mutex_unlock(&c.lock);
+	pthread_mutex_lock(&inj_c.lock);
+	if (inj_c.n_seen < sizeof(inj_c.seen) / sizeof(inj_c.seen[0]))
+		inj_c.seen[inj_c.n_seen++] = (uint32_t)domain << 16 | (uint32_t)cbid;
+	pthread_mutex_unlock(&inj_c.lock);
 }
 
 /* A launch, copy or graph launch API call: one LAUNCH record at its entry. The hot path of the
@@ -506,21 +243,21 @@ static void on_api(CUpti_CallbackDomain domain, CUpti_CallbackId cbid, const CUp
 		return;
 	}
 	if (runtime)
-		kind = cbid < CUPTI_RUNTIME_TRACE_CBID_SIZE ? c.kind_runtime[cbid] : 0;
+		kind = cbid < CUPTI_RUNTIME_TRACE_CBID_SIZE ? inj_c.kind_runtime[cbid] : 0;
 	else
-		kind = cbid < CUPTI_DRIVER_TRACE_CBID_SIZE ? c.kind_driver[cbid] : 0;
+		kind = cbid < CUPTI_DRIVER_TRACE_CBID_SIZE ? inj_c.kind_driver[cbid] : 0;
 	if (!kind)
 		return;
-	if (!atomic_load_explicit(runtime ? &c.seen_runtime[cbid] : &c.seen_driver[cbid], memory_order_relaxed))
+	if (!atomic_load_explicit(runtime ? &inj_c.seen_runtime[cbid] : &inj_c.seen_driver[cbid], memory_order_relaxed))
 		note_seen(domain, cbid);
-	if (!atomic_load_explicit(&c.recording, memory_order_relaxed))
+	if (!atomic_load_explicit(&inj_c.recording, memory_order_relaxed))
 		return; /* a launch API first seen inside an unrecorded unit: switched off from the next */
 	t = lp_inj_self();
 	if (kind == LP_TRACE_LAUNCH_KERNEL || kind == LP_TRACE_LAUNCH_GRAPH)
 		t->launches++;
 	if (runtime)
 		t->rt_correlation = cb->correlationId;
-	else if (c.runtime_api && t->rt_correlation == cb->correlationId)
+	else if (inj_c.runtime_api && t->rt_correlation == cb->correlationId)
 		return; /* the driver call inside a runtime call already recorded */
 	r.correlation_id = cb->correlationId;
 	r.tid = t->tid;
@@ -541,16 +278,16 @@ static void hw_trace_try(void)
 {
 	char msg[512];
 	CUptiResult r = CUPTI_ERROR_NOT_SUPPORTED;
-	if (!c.hw_trace)
+	if (!inj_c.hw_trace)
 		return;
-	c.hw_trace = 0; /* once */
+	inj_c.hw_trace = 0; /* once */
 	if (p_cuptiActivityEnableHWTrace)
 		r = p_cuptiActivityEnableHWTrace(1);
 	if (r == CUPTI_SUCCESS)
-		snprintf(msg, sizeof(msg), "%s, hardware trace on)", c.status);
+		snprintf(msg, sizeof(msg), "%s, hardware trace on)", inj_c.status);
 	else
-		snprintf(msg, sizeof(msg), "%s, hardware trace unavailable: %s)", c.status,
-			p_cuptiActivityEnableHWTrace ? result_string(r) : "libcupti lacks cuptiActivityEnableHWTrace");
+		snprintf(msg, sizeof(msg), "%s, hardware trace unavailable: %s)", inj_c.status,
+			p_cuptiActivityEnableHWTrace ? lp_cupti_result_string(r) : "libcupti lacks cuptiActivityEnableHWTrace");
 	lp_inj_set_cupti_status(LP_TRACE_CUPTI_OK, msg);
 }
 
@@ -558,7 +295,7 @@ static void CUPTIAPI on_callback(void *userdata, CUpti_CallbackDomain domain, CU
 	const void *data)
 {
 	(void)userdata;
-	if (!atomic_load_explicit(&c.active, memory_order_relaxed) || !lp_inj_active())
+	if (!atomic_load_explicit(&inj_c.active, memory_order_relaxed) || !lp_inj_active())
 		return;
 	if (domain == CUPTI_CB_DOMAIN_RUNTIME_API || domain == CUPTI_CB_DOMAIN_DRIVER_API) {
 		on_api(domain, cbid, data);
@@ -615,7 +352,7 @@ static int enable_api_callbacks(CUpti_CallbackDomain domain, uint32_t size, uint
 		kind = launch_kind(name, domain == CUPTI_CB_DOMAIN_RUNTIME_API);
 		if (!kind)
 			continue;
-		if (CUPTI_CALL(p_cuptiEnableCallback(1, c.sub, domain, cbid)))
+		if (CUPTI_CALL(p_cuptiEnableCallback(1, inj_c.sub, domain, cbid)))
 			continue;
 		kinds[cbid] = kind;
 		n++;
@@ -656,19 +393,19 @@ static void start_once(void)
 	}
 	/* large CUPTI buffers: a completed buffer costs a callback and a wake-up; 8 MB hold ~30k
 	 * kernel records */
-	c.buf_bytes = (size_t)8 << 20;
+	inj_c.buf_bytes = (size_t)8 << 20;
 	{
 		const char *s = getenv("LLMPROF_TRACE_CUPTI_BUFFER_MB");
 		long v = s ? strtol(s, NULL, 10) : 0;
 		if (v >= 1 && v <= 64)
-			c.buf_bytes = (size_t)v << 20;
+			inj_c.buf_bytes = (size_t)v << 20;
 	}
-	c.max_bufs = 16;
+	inj_c.max_bufs = 16;
 	{
 		const char *s = getenv("LLMPROF_TRACE_CUPTI_BUFFERS");
 		long v = s ? strtol(s, NULL, 10) : 0;
 		if (v >= 2 && v <= 1024)
-			c.max_bufs = (unsigned)v;
+			inj_c.max_bufs = (unsigned)v;
 	}
 
 	if (p_cuptiSubscribe_v2) {
@@ -680,7 +417,7 @@ static void start_once(void)
 		sp.subscriberName = "llmprof";
 		sp.oldSubscriberName = holder;
 		sp.oldSubscriberSize = sizeof(holder);
-		r = p_cuptiSubscribe_v2(&c.sub, on_callback, NULL, &sp);
+		r = p_cuptiSubscribe_v2(&inj_c.sub, on_callback, NULL, &sp);
 		if (r == CUPTI_ERROR_MULTIPLE_SUBSCRIBERS_NOT_SUPPORTED) {
 			holder[sizeof(holder) - 1] = '\0';
 			snprintf(why, sizeof(why), "held by '%s'", holder[0] ? holder : "another CUPTI subscriber");
@@ -688,7 +425,7 @@ static void start_once(void)
 			return;
 		}
 	} else {
-		r = p_cuptiSubscribe(&c.sub, on_callback, NULL);
+		r = p_cuptiSubscribe(&inj_c.sub, on_callback, NULL);
 		if (r == CUPTI_ERROR_MULTIPLE_SUBSCRIBERS_NOT_SUPPORTED) {
 			lp_inj_set_cupti_status(LP_TRACE_CUPTI_HELD,
 				"held by another CUPTI subscriber (nsys, ncu, Kineto ...)");
@@ -696,52 +433,52 @@ static void start_once(void)
 		}
 	}
 	if (r != CUPTI_SUCCESS) {
-		snprintf(why, sizeof(why), "cuptiSubscribe failed: %s", result_string(r));
+		snprintf(why, sizeof(why), "cuptiSubscribe failed: %s", lp_cupti_result_string(r));
 		lp_inj_set_cupti_status(LP_TRACE_CUPTI_ERROR, why);
 		return;
 	}
 
 	/* driver API only: every runtime launch/copy/graph launch calls one of these with its own
 	 * correlation id, so one callback pair per launch instead of two */
-	c.runtime_api = env_on("LLMPROF_TRACE_RUNTIME_API");
+	inj_c.runtime_api = env_on("LLMPROF_TRACE_RUNTIME_API");
 	/* diagnostics for the overhead benchmark (docs/tracer.md; also LLMPROF_TRACE_CLOCK_CALLBACK,
 	 * _COPY_ACTIVITY and _OVERHEAD_ACTIVITY below): LLMPROF_TRACE_API_CALLBACKS=0 drops
 	 * the launch callbacks (kernels then carry no range), LLMPROF_TRACE_KERNEL_ACTIVITY=0 the
 	 * kernel records; each measures what the other half costs */
 	n_rt = n_drv = 0;
 	if (!env_off("LLMPROF_TRACE_API_CALLBACKS")) {
-		n_rt = c.runtime_api
-			? enable_api_callbacks(CUPTI_CB_DOMAIN_RUNTIME_API, CUPTI_RUNTIME_TRACE_CBID_SIZE, c.kind_runtime)
+		n_rt = inj_c.runtime_api
+			? enable_api_callbacks(CUPTI_CB_DOMAIN_RUNTIME_API, CUPTI_RUNTIME_TRACE_CBID_SIZE, inj_c.kind_runtime)
 			: 0;
-		n_drv = enable_api_callbacks(CUPTI_CB_DOMAIN_DRIVER_API, CUPTI_DRIVER_TRACE_CBID_SIZE, c.kind_driver);
+		n_drv = enable_api_callbacks(CUPTI_CB_DOMAIN_DRIVER_API, CUPTI_DRIVER_TRACE_CBID_SIZE, inj_c.kind_driver);
 	}
-	CUPTI_CALL(p_cuptiEnableCallback(1, c.sub, CUPTI_CB_DOMAIN_DRIVER_API, CUPTI_DRIVER_TRACE_CBID_cuProfilerStop));
-	c.hw_trace = env_on("LLMPROF_TRACE_HW_TRACE");
-	if (c.hw_trace)
-		CUPTI_CALL(p_cuptiEnableCallback(1, c.sub, CUPTI_CB_DOMAIN_RESOURCE, CUPTI_CBID_RESOURCE_CU_INIT_FINISHED));
-	CUPTI_CALL(p_cuptiEnableCallback(1, c.sub, CUPTI_CB_DOMAIN_RESOURCE, CUPTI_CBID_RESOURCE_CONTEXT_CREATED));
-	CUPTI_CALL(p_cuptiEnableCallback(1, c.sub, CUPTI_CB_DOMAIN_RESOURCE, CUPTI_CBID_RESOURCE_GRAPHNODE_CREATED));
-	CUPTI_CALL(p_cuptiEnableCallback(1, c.sub, CUPTI_CB_DOMAIN_RESOURCE, CUPTI_CBID_RESOURCE_GRAPHNODE_CLONED));
+	CUPTI_CALL(p_cuptiEnableCallback(1, inj_c.sub, CUPTI_CB_DOMAIN_DRIVER_API, CUPTI_DRIVER_TRACE_CBID_cuProfilerStop));
+	inj_c.hw_trace = env_on("LLMPROF_TRACE_HW_TRACE");
+	if (inj_c.hw_trace)
+		CUPTI_CALL(p_cuptiEnableCallback(1, inj_c.sub, CUPTI_CB_DOMAIN_RESOURCE, CUPTI_CBID_RESOURCE_CU_INIT_FINISHED));
+	CUPTI_CALL(p_cuptiEnableCallback(1, inj_c.sub, CUPTI_CB_DOMAIN_RESOURCE, CUPTI_CBID_RESOURCE_CONTEXT_CREATED));
+	CUPTI_CALL(p_cuptiEnableCallback(1, inj_c.sub, CUPTI_CB_DOMAIN_RESOURCE, CUPTI_CBID_RESOURCE_GRAPHNODE_CREATED));
+	CUPTI_CALL(p_cuptiEnableCallback(1, inj_c.sub, CUPTI_CB_DOMAIN_RESOURCE, CUPTI_CBID_RESOURCE_GRAPHNODE_CLONED));
 
-	if (CUPTI_CALL(p_cuptiActivityRegisterCallbacks(buffer_requested, buffer_completed))) {
+	if (CUPTI_CALL(p_cuptiActivityRegisterCallbacks(lp_cupti_buffer_requested, lp_cupti_buffer_completed))) {
 		lp_inj_set_cupti_status(LP_TRACE_CUPTI_ERROR, "cuptiActivityRegisterCallbacks failed");
-		CUPTI_CALL(p_cuptiUnsubscribe(c.sub));
+		CUPTI_CALL(p_cuptiUnsubscribe(inj_c.sub));
 		return;
 	}
 	/* one clock: CUPTI stamps activity with our CLOCK_REALTIME; otherwise CLOCK_SYNC records */
-	c.clock_registered = p_cuptiActivityRegisterTimestampCallback && !env_off("LLMPROF_TRACE_CLOCK_CALLBACK") &&
+	inj_c.clock_registered = p_cuptiActivityRegisterTimestampCallback && !env_off("LLMPROF_TRACE_CLOCK_CALLBACK") &&
 		!CUPTI_CALL(p_cuptiActivityRegisterTimestampCallback(trace_clock));
-	atomic_store(&c.active, 1);
-	c.kernel_activity = !env_off("LLMPROF_TRACE_KERNEL_ACTIVITY");
-	c.copy_activity = !env_off("LLMPROF_TRACE_COPY_ACTIVITY");
-	if (c.kernel_activity &&
+	atomic_store(&inj_c.active, 1);
+	inj_c.kernel_activity = !env_off("LLMPROF_TRACE_KERNEL_ACTIVITY");
+	inj_c.copy_activity = !env_off("LLMPROF_TRACE_COPY_ACTIVITY");
+	if (inj_c.kernel_activity &&
 	    CUPTI_CALL(p_cuptiActivityEnable(CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL))) {
-		atomic_store(&c.active, 0);
+		atomic_store(&inj_c.active, 0);
 		lp_inj_set_cupti_status(LP_TRACE_CUPTI_ERROR, "cannot enable CONCURRENT_KERNEL activity");
-		CUPTI_CALL(p_cuptiUnsubscribe(c.sub));
+		CUPTI_CALL(p_cuptiUnsubscribe(inj_c.sub));
 		return;
 	}
-	if (c.copy_activity) {
+	if (inj_c.copy_activity) {
 		CUPTI_CALL(p_cuptiActivityEnable(CUPTI_ACTIVITY_KIND_MEMCPY));
 		CUPTI_CALL(p_cuptiActivityEnable(CUPTI_ACTIVITY_KIND_MEMSET));
 	}
@@ -750,19 +487,19 @@ static void start_once(void)
 	/* CUPTI's own worker delivers full buffers every period; ours also asks for the completed
 	 * records of partial buffers (LLMPROF_TRACE_CUPTI_PERIODIC_FLUSH=0: not, then a SIGKILLed
 	 * process loses what CUPTI still holds) */
-	c.periodic_flush = !env_off("LLMPROF_TRACE_CUPTI_PERIODIC_FLUSH");
+	inj_c.periodic_flush = !env_off("LLMPROF_TRACE_CUPTI_PERIODIC_FLUSH");
 	CUPTI_CALL(p_cuptiActivityFlushPeriod(lp_inj_flush_ms()));
-	snprintf(c.status, sizeof(c.status), "ok (%d runtime + %d driver API callbacks, %s clock", n_rt, n_drv,
-		c.clock_registered ? "shared" : "synced");
-	snprintf(why, sizeof(why), "%s)", c.status);
+	snprintf(inj_c.status, sizeof(inj_c.status), "ok (%d runtime + %d driver API callbacks, %s clock", n_rt, n_drv,
+		inj_c.clock_registered ? "shared" : "synced");
+	snprintf(why, sizeof(why), "%s)", inj_c.status);
 	lp_inj_set_cupti_status(LP_TRACE_CUPTI_OK, why);
 }
 
 void lp_inj_cupti_start(void)
 {
-	if (!lp_inj_init() || atomic_load(&c.forked))
+	if (!lp_inj_init() || atomic_load(&inj_c.forked))
 		return;
-	pthread_once(&c.once, start_once);
+	pthread_once(&inj_c.once, start_once);
 }
 
 void lp_inj_cupti_flush(int forced)
@@ -771,31 +508,31 @@ void lp_inj_cupti_flush(int forced)
 	/* 0: buffers whose records are all complete, full or not (CUPTI's own periodic flush only
 	 * returns full ones); FORCED: everything, incomplete records included. Timed: the launching
 	 * threads may wait while CUPTI flushes (the log says how long flushes took at the end). */
-	if (!atomic_load(&c.active) || c.finalized || atomic_load(&c.forked) || (!forced && !c.periodic_flush))
+	if (!atomic_load(&inj_c.active) || inj_c.finalized || atomic_load(&inj_c.forked) || (!forced && !inj_c.periodic_flush))
 		return;
 	t0 = lp_inj_now_ns();
 	CUPTI_CALL(p_cuptiActivityFlushAll(forced ? CUPTI_ACTIVITY_FLAG_FLUSH_FORCED : 0));
 	dt = lp_inj_now_ns() - t0;
-	c.flushes++;
-	c.flush_ns += dt;
-	if (dt > c.flush_max_ns)
-		c.flush_max_ns = dt;
+	inj_c.flushes++;
+	inj_c.flush_ns += dt;
+	if (dt > inj_c.flush_max_ns)
+		inj_c.flush_max_ns = dt;
 }
 
 void lp_inj_cupti_finalize(void)
 {
 	const char *s = getenv("LLMPROF_TRACE_FINALIZE");
-	if (!atomic_load(&c.active) || c.finalized || atomic_load(&c.forked))
+	if (!atomic_load(&inj_c.active) || inj_c.finalized || atomic_load(&inj_c.forked))
 		return;
-	c.finalized = 1;
-	atomic_store(&c.active, 0);
+	inj_c.finalized = 1;
+	atomic_store(&inj_c.active, 0);
 	lp_inj_log("cupti: %llu flushes took %.3f ms in all, %.3f ms at most; %llu sampling switches %.3f ms in all, %.3f us at most",
-		(unsigned long long)c.flushes, (double)c.flush_ns / 1e6, (double)c.flush_max_ns / 1e6,
-		(unsigned long long)atomic_load(&c.toggles), (double)atomic_load(&c.toggle_ns) / 1e6,
-		(double)atomic_load(&c.toggle_max_ns) / 1e3);
+		(unsigned long long)inj_c.flushes, (double)inj_c.flush_ns / 1e6, (double)inj_c.flush_max_ns / 1e6,
+		(unsigned long long)atomic_load(&inj_c.toggles), (double)atomic_load(&inj_c.toggle_ns) / 1e6,
+		(double)atomic_load(&inj_c.toggle_max_ns) / 1e3);
 	CUPTI_CALL(p_cuptiActivityFlushAll(CUPTI_ACTIVITY_FLAG_FLUSH_FORCED));
 	lp_inj_cupti_drain();
-	CUPTI_CALL(p_cuptiUnsubscribe(c.sub));
+	CUPTI_CALL(p_cuptiUnsubscribe(inj_c.sub));
 	if (!(s && !strcmp(s, "0")))
 		CUPTI_CALL(p_cuptiFinalize());
 	lp_inj_cupti_drain();
@@ -804,18 +541,18 @@ void lp_inj_cupti_finalize(void)
 int lp_inj_cupti_forked(void)
 {
 	/* a child of a process that used CUDA cannot use it (nor CUPTI) safely */
-	if (!atomic_load(&c.active))
+	if (!atomic_load(&inj_c.active))
 		return 0;
-	atomic_store(&c.forked, 1);
-	atomic_store(&c.active, 0);
-	c.done_head = c.done_tail = NULL;
-	pthread_mutex_init(&c.lock, NULL);
+	atomic_store(&inj_c.forked, 1);
+	atomic_store(&inj_c.active, 0);
+	inj_c.done_head = inj_c.done_tail = NULL;
+	pthread_mutex_init(&inj_c.lock, NULL);
 	return 1;
 }
 
 int lp_inj_cupti_active(void)
 {
-	return atomic_load(&c.active) && !c.finalized && !atomic_load(&c.forked);
+	return atomic_load(&inj_c.active) && !inj_c.finalized && !atomic_load(&inj_c.forked);
 }
 
 /* Sampling's switch (sample.c serializes the calls). Off: the launch callbacks of the APIs seen so
@@ -824,50 +561,50 @@ int lp_inj_cupti_active(void)
 void lp_inj_cupti_record(int on)
 {
 	uint64_t t0, dt, max;
-	uint32_t seen[sizeof(c.seen) / sizeof(c.seen[0])];
+	uint32_t seen[sizeof(inj_c.seen) / sizeof(inj_c.seen[0])];
 	unsigned i, n;
 	if (!lp_inj_cupti_active())
 		return;
 	t0 = lp_inj_now_ns();
-	atomic_store(&c.recording, on);
+	atomic_store(&inj_c.recording, on);
 	if (on) {
-		if (c.kernel_activity)
+		if (inj_c.kernel_activity)
 			CUPTI_CALL(p_cuptiActivityEnable(CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL));
-		if (c.copy_activity) {
+		if (inj_c.copy_activity) {
 			CUPTI_CALL(p_cuptiActivityEnable(CUPTI_ACTIVITY_KIND_MEMCPY));
 			CUPTI_CALL(p_cuptiActivityEnable(CUPTI_ACTIVITY_KIND_MEMSET));
 		}
 	}
-	/* a copy: CUPTI is never called with c.lock held (its buffer callback takes c.lock while a
+	/* a copy: CUPTI is never called with inj_c.lock held (its buffer callback takes inj_c.lock while a
 	 * flush holds CUPTI's own lock) */
-	pthread_mutex_lock(&c.lock);
-	n = c.n_seen;
-	memcpy(seen, c.seen, n * sizeof(seen[0]));
-	pthread_mutex_unlock(&c.lock);
+	pthread_mutex_lock(&inj_c.lock);
+	n = inj_c.n_seen;
+	memcpy(seen, inj_c.seen, n * sizeof(seen[0]));
+	pthread_mutex_unlock(&inj_c.lock);
 	for (i = 0; i < n; i++)
-		CUPTI_CALL(p_cuptiEnableCallback(on ? 1 : 0, c.sub, (CUpti_CallbackDomain)(seen[i] >> 16),
+		CUPTI_CALL(p_cuptiEnableCallback(on ? 1 : 0, inj_c.sub, (CUpti_CallbackDomain)(seen[i] >> 16),
 			(CUpti_CallbackId)(seen[i] & 0xffff)));
 	if (!on) {
-		if (c.kernel_activity)
+		if (inj_c.kernel_activity)
 			CUPTI_CALL(p_cuptiActivityDisable(CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL));
-		if (c.copy_activity) {
+		if (inj_c.copy_activity) {
 			CUPTI_CALL(p_cuptiActivityDisable(CUPTI_ACTIVITY_KIND_MEMCPY));
 			CUPTI_CALL(p_cuptiActivityDisable(CUPTI_ACTIVITY_KIND_MEMSET));
 		}
 	}
 	dt = lp_inj_now_ns() - t0;
-	atomic_fetch_add(&c.toggles, 1);
-	atomic_fetch_add(&c.toggle_ns, dt);
-	max = atomic_load(&c.toggle_max_ns);
-	while (dt > max && !atomic_compare_exchange_weak(&c.toggle_max_ns, &max, dt)) {
+	atomic_fetch_add(&inj_c.toggles, 1);
+	atomic_fetch_add(&inj_c.toggle_ns, dt);
+	max = atomic_load(&inj_c.toggle_max_ns);
+	while (dt > max && !atomic_compare_exchange_weak(&inj_c.toggle_max_ns, &max, dt)) {
 	}
 }
 
 void lp_inj_cupti_record_cost(uint64_t *n, uint64_t *total_ns, uint64_t *max_ns)
 {
-	*n = atomic_load(&c.toggles);
-	*total_ns = atomic_load(&c.toggle_ns);
-	*max_ns = atomic_load(&c.toggle_max_ns);
+	*n = atomic_load(&inj_c.toggles);
+	*total_ns = atomic_load(&inj_c.toggle_ns);
+	*max_ns = atomic_load(&inj_c.toggle_max_ns);
 }
 
 LP_INJ_EXPORT int InitializeInjection(void);

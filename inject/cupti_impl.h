@@ -1,0 +1,82 @@
+/* cupti_impl.h: what the two halves of the tracer's CUPTI side share (not part of any API).
+ *   cupti.c           subscription, start-up and shutdown, API and resource callbacks (on the host's
+ *                     threads), the sampling switch;
+ *   cupti_activity.c  activity buffers (requested and completed on CUPTI's threads) and their
+ *                     conversion into trace records (on the writer's flush thread).
+ * The state `inj_c` and the resolved CUPTI/driver functions (p_*) are defined in cupti.c. */
+#ifndef LP_INJECT_CUPTI_IMPL_H
+#define LP_INJECT_CUPTI_IMPL_H
+
+#include "inject.h"
+
+#include <pthread.h>
+#include <stdatomic.h>
+
+#include <cuda.h>
+#include <cupti.h>
+
+/* ---- the CUPTI and driver functions we use, resolved at run time ---- */
+
+#define LP_CUPTI_FUNCS(X)                                                       \
+	X(cuptiGetResultString) X(cuptiSubscribe) X(cuptiUnsubscribe)           \
+	X(cuptiEnableCallback) X(cuptiGetCallbackName) X(cuptiActivityEnable)   \
+	X(cuptiActivityDisable)                                                 \
+	X(cuptiActivityRegisterCallbacks) X(cuptiActivityGetNextRecord)         \
+	X(cuptiActivityGetNumDroppedRecords) X(cuptiActivityFlushAll)           \
+	X(cuptiActivityFlushPeriod) X(cuptiGetTimestamp) X(cuptiFinalize)       \
+	X(cuptiGetDeviceId) X(cuptiGetGraphNodeId) X(cuptiGetGraphId) X(cuptiGetVersion)
+
+#define LP_DECLARE(f) extern __typeof__(f) *p_##f;
+LP_CUPTI_FUNCS(LP_DECLARE)
+#undef LP_DECLARE
+
+struct cupti_buf {
+	struct cupti_buf *next;
+	size_t valid;
+	size_t cap;
+	uint64_t pad;                     /* keeps data 8-byte aligned after a 32-byte header */
+	uint8_t data[];
+};
+
+struct lp_cupti_state {
+	pthread_once_t once;
+	_Atomic int active;               /* activity and callbacks enabled */
+	_Atomic int forked;
+	int finalized;
+	int clock_registered;             /* CUPTI timestamps are on our clock */
+	CUpti_SubscriberHandle sub;
+	pthread_mutex_t lock;             /* the two lists below */
+	struct cupti_buf *free_list, *done_head, *done_tail;
+	unsigned n_bufs, max_bufs;
+	size_t buf_bytes;
+	int runtime_api;                  /* runtime callbacks enabled as well */
+	uint8_t kind_runtime[CUPTI_RUNTIME_TRACE_CBID_SIZE];
+	uint8_t kind_driver[CUPTI_DRIVER_TRACE_CBID_SIZE];
+	_Atomic uint64_t devices_written; /* bit per ordinal < 64 */
+	int hw_trace;                     /* LLMPROF_TRACE_HW_TRACE=1: asked for */
+	int periodic_flush;               /* LLMPROF_TRACE_CUPTI_PERIODIC_FLUSH (default on) */
+	uint64_t flushes, flush_ns, flush_max_ns;  /* cuptiActivityFlushAll calls (flush thread) */
+	/* sampling (lp_inj_cupti_record): what was enabled, the launch APIs seen, the switch's cost */
+	int kernel_activity, copy_activity;
+	_Atomic int recording;                      /* 0 inside an unrecorded sampling unit */
+	_Atomic uint8_t seen_runtime[CUPTI_RUNTIME_TRACE_CBID_SIZE];
+	_Atomic uint8_t seen_driver[CUPTI_DRIVER_TRACE_CBID_SIZE];
+	uint32_t seen[64];                          /* domain << 16 | cbid, under `lock` */
+	unsigned n_seen;
+	_Atomic uint64_t toggles, toggle_ns, toggle_max_ns;
+	char status[256];                 /* the "ok (...)" status, without the hardware trace part */
+};
+
+extern struct lp_cupti_state inj_c;
+
+/* Logs a failed call; returns 1 when it failed. */
+int lp_cupti_failed(CUptiResult r, const char *call);
+const char *lp_cupti_result_string(CUptiResult r);
+#define CUPTI_CALL(call) lp_cupti_failed((call), #call)
+
+/* CUPTI's buffer callbacks (cupti_activity.c), registered by cupti.c's start-up. */
+void CUPTIAPI lp_cupti_buffer_requested(uint8_t **buffer, size_t *size, size_t *max_records);
+void CUPTIAPI lp_cupti_buffer_completed(CUcontext ctx, uint32_t stream, uint8_t *buffer, size_t size,
+	size_t valid);
+
+#endif
