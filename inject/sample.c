@@ -9,9 +9,9 @@
  *     recorded: the first `first` instances under each parent range always, then one in `every`.
  *     Inside an instance that is not, CUPTI's kernel/copy activity and launch callbacks are off
  *     (cupti.c lp_inj_cupti_record): that is where the tracer's cost per launch goes away.
- * LLMPROF_TRACE_SAMPLE picks the mode: `off` (exact: everything recorded; the default while the
- * reports learn to scale), `every=N[,first=K]` (sampled), `auto` (sampled when the launches
- * inside the first recorded units run faster than `rate` per second, exact otherwise), with
+ * LLMPROF_TRACE_SAMPLE picks the mode: `off` (exact: everything recorded), `every=N[,first=K]`
+ * (sampled), `auto` (the default: sampled when the launches inside the first recorded units run
+ * faster than `rate` per second, exact otherwise), with
  * `unit=NAME` and `rate=R` as options (defaults every=8, first=2, rate=20000, unit=decode_step).
  * The SAMPLING record says which mode ran and why.
  *
@@ -184,8 +184,8 @@ static void init_once(void)
 	S.every = 8;
 	S.first = 2;
 	S.auto_rate = 20000;
-	/* the default stays exact until the analysis scales sampled tables everywhere (then: auto) */
-	if (parse_sample(spec && *spec ? spec : "off", unit, sizeof(unit)) < 0) {
+	/* the default is auto: sampled above the launch rate, exact below (the reports scale sampled tables) */
+	if (parse_sample(spec && *spec ? spec : "auto", unit, sizeof(unit)) < 0) {
 		lp_inj_log("LLMPROF_TRACE_SAMPLE='%s' is not off, auto or every=N[,first=K][,rate=R][,unit=NAME]: "
 			"tracing every launch", spec);
 		S.mode = MODE_EXACT;

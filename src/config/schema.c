@@ -11,7 +11,7 @@
 #include "config/run_id.h"
 #include "config/stage_hooks.h"
 
-enum schema_type { T_INT, T_FLOAT, T_BOOL, T_STRING, T_STRLIST, T_RUN_ID, T_HOOKLIST };
+enum schema_type { T_INT, T_FLOAT, T_BOOL, T_STRING, T_STRLIST, T_RUN_ID, T_HOOKLIST, T_TRACE_SAMPLE };
 
 enum {
 	F_NULLABLE = 1,   /* null allowed */
@@ -44,6 +44,7 @@ static const struct schema_entry schema[] = {
 	{ "run.skip_first", T_INT, F_NULLABLE | F_MIN, 0, NULL },
 	{ "run.auto_stages", T_BOOL, 0, 0, NULL },
 	{ "run.auto_ops", T_BOOL, 0, 0, NULL },
+	{ "trace.sample", T_TRACE_SAMPLE, 0, 0, NULL },
 	{ "stages.prefill", T_STRLIST, F_NULLABLE, 0, NULL },
 	{ "stages.decode_all", T_STRLIST, F_NULLABLE, 0, NULL },
 	{ "stages.decode_step", T_STRLIST, F_NULLABLE, 0, NULL },
@@ -122,6 +123,7 @@ static const char *type_word(enum schema_type t)
 	case T_BOOL: return "a boolean (true or false)";
 	case T_STRLIST: return "a list of strings";
 	case T_HOOKLIST: return "a list of MODULE:QUALNAME=STAGE[@PAYLOAD] strings";
+	case T_TRACE_SAMPLE: return "off, auto[,rate=R] or every=N[,first=K] (also unit=NAME)";
 	default: return "a string";
 	}
 }
@@ -157,6 +159,58 @@ static int check_choice(const struct schema_entry *e, const json_t *v, struct lp
 	}
 	list[j] = '\0';
 	return lp_err_set(err, LP_EUSAGE, "invalid value '%s' for '%s': expected one of %s", s, e->key, list);
+}
+
+/* trace.sample, the tracer's LLMPROF_TRACE_SAMPLE (docs/tracer.md "Sampled tracing"): `off`, or
+ * comma-separated `auto`, `every=N` (1..1000000), `first=K` (0..1000000), `rate=R` (launches/s,
+ * 0..1000000000), `unit=NAME` (1..63 characters); `off` stands alone. The tracer parses the same
+ * grammar (inject/sample.c) and falls back to exact tracing on anything else. */
+static int trace_sample_ok(const char *s)
+{
+	int n_items = 0, have_off = 0;
+	while (*s) {
+		const char *end = strchr(s, ',');
+		size_t n = end ? (size_t)(end - s) : strlen(s), k;
+		const char *eq = memchr(s, '=', n);
+		unsigned long long v = 0, hi = 0;
+		k = eq ? (size_t)(eq - s) : n;
+		n_items++;
+		if (!eq) {
+			if (n == 3 && !memcmp(s, "off", 3))
+				have_off = 1;
+			else if (!(n == 4 && !memcmp(s, "auto", 4)))
+				return 0;
+		} else if (k == 4 && !memcmp(s, "unit", 4)) {
+			if (n - 5 == 0 || n - 5 > 63)
+				return 0;
+		} else {
+			size_t i, vn = n - k - 1;
+			if (k == 5 && !memcmp(s, "every", 5))
+				hi = 1000000;
+			else if (k == 5 && !memcmp(s, "first", 5))
+				hi = 1000000;
+			else if (k == 4 && !memcmp(s, "rate", 4))
+				hi = 1000000000;
+			else
+				return 0;
+			if (vn == 0 || vn > 10)
+				return 0;
+			for (i = 0; i < vn; i++) {
+				if (eq[1 + i] < '0' || eq[1 + i] > '9')
+					return 0;
+				v = v * 10 + (unsigned)(eq[1 + i] - '0');
+			}
+			if (v > hi || (k == 5 && !memcmp(s, "every", 5) && v < 1))
+				return 0;
+		}
+		s += n;
+		if (*s == ',') {
+			s++;
+			if (!*s)
+				return 0;
+		}
+	}
+	return n_items > 0 && (!have_off || n_items == 1);
 }
 
 static int check_range(const struct schema_entry *e, const json_t *v, struct lp_err *err)
@@ -214,6 +268,10 @@ static int check_entry(const struct schema_entry *e, const json_t *v, struct lp_
 					"'pkg.mod:Engine.forward_decode=decode_step@len(arg1)'");
 			}
 		}
+		return 0;
+	case T_TRACE_SAMPLE:
+		if (!json_is_string(v) || !trace_sample_ok(json_string_value(v)))
+			return bad(e, v, type_word(e->type), err);
 		return 0;
 	case T_RUN_ID:
 		if (!json_is_string(v))

@@ -18,6 +18,7 @@
 #include "report/figures.h"
 #include "report/html_kit.h"
 #include "report/ncu_coverage.h"
+#include "report/tracing_mode.h"
 #include "report/ranks_report.h"
 #include "report/sections.h"
 #include "report/svg.h"
@@ -265,6 +266,14 @@ static void run_section(const struct lp_analysis *a, struct lp_buf *b)
 			100.0 * (a->traced_s - a->untraced_s) / a->untraced_s);
 	else
 		lp_buf_adds(b, "<li>workload time with vs without tracing: not measured (run.measure_overhead=true)</li>\n");
+	{
+		struct lp_buf t = LP_BUF_INIT;
+		lp_tracing_mode_text(a, &t);
+		lp_buf_adds(b, "<li>tracing mode: ");
+		lp_html_text(b, t.data ? t.data : "");
+		lp_buf_adds(b, "</li>\n");
+		lp_buf_release(&t);
+	}
 	lp_buf_adds(b, "</ul>\n");
 }
 

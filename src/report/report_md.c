@@ -18,6 +18,7 @@
 #include "report/ranks_report.h"
 #include "report/reports.h"
 #include "report/sections.h"
+#include "report/tracing_mode.h"
 
 /* Files directly in `dir` (count, bytes), sub-folders counted as entries. */
 static void dir_stats(const char *dir, unsigned long long *files, unsigned long long *bytes)
@@ -138,6 +139,8 @@ static void self_check(const struct lp_analysis *a, struct lp_buf *out)
 			 "the stage numbers with care" : "All agree", 100.0 * LP_SELF_CHECK_TOL);
 }
 
+static void tracing_mode(const struct lp_analysis *a, struct lp_buf *out);
+
 int lp_report_report_md(const struct lp_analysis *a, const char *run_dir, struct lp_buf *out)
 {
 	lp_buf_adds(out, "# llmprof report");
@@ -173,6 +176,8 @@ int lp_report_report_md(const struct lp_analysis *a, const char *run_dir, struct
 	lp_section_mfu(a, out);
 	lp_buf_adds(out, "\n## Where the time goes: from the floor to the measured latency\n\n");
 	lp_section_waterfall(a, out);
+	lp_buf_adds(out, "\n## Tracing mode\n\n");
+	tracing_mode(a, out);
 	lp_buf_addf(out, "\n## Top kernels\n\n");
 	lp_section_top_kernels(a, LP_REPORT_TOP_KERNELS, out);
 	lp_report_ncu_coverage_md(a->ncu_sampling, 0, out);
@@ -259,34 +264,16 @@ static void tracing_mode(const struct lp_analysis *a, struct lp_buf *out)
 	static const char *const cols[] = { "Kernel", "Time in units (ms, est.)", "95% interval (ms)",
 		"Launches (est.)", "Outside units (ms, exact)" };
 	size_t i;
-	if (!s->mode) {
-		lp_buf_adds(out, "Exact: every launch traced (the trace says nothing about sampling).\n");
+	struct lp_buf text = LP_BUF_INIT;
+	lp_tracing_mode_text(a, &text);
+	lp_md_text(out, text.data ? text.data : "");
+	lp_buf_release(&text);
+	if (s->mode != 2) {
+		lp_buf_adds(out, "\n");
 		return;
 	}
-	if (s->mode == 1) {
-		lp_buf_adds(out, "Exact: every launch traced");
-		if (s->why == LP_TRACE_SAMPLE_WHY_AUTO_LOW)
-			lp_buf_addf(out, " (auto: %llu launches/s, at or below the %u of trace.sample)",
-				(unsigned long long)s->launch_rate, s->auto_rate);
-		else if (s->why == LP_TRACE_SAMPLE_WHY_AUTO_NONE)
-			lp_buf_adds(out, " (auto: no sampling unit past the first ones)");
-		else
-			lp_buf_adds(out, " (trace.sample=off)");
-		lp_buf_adds(out, ".\n");
-		return;
-	}
-	lp_buf_addf(out, "Sampled: kernels were traced in %u of %llu `", s->units_recorded ? (unsigned)s->units_recorded : 0,
-		(unsigned long long)s->units);
-	lp_buf_adds(out, strchr(s->unit, '`') ? "?" : s->unit); /* a code span: no escaping inside */
-	lp_buf_addf(out, "` ranges (the first %u under each parent, then 1 in %u)", s->first, s->every);
-	if (s->why == LP_TRACE_SAMPLE_WHY_AUTO_HIGH)
-		lp_buf_addf(out, ", chosen by auto at %llu launches/s (above %u)", (unsigned long long)s->launch_rate,
-			s->auto_rate);
-	lp_buf_addf(out, "; CUPTI was switched %llu times, %.3f ms in all. Times and latencies of every step "
-		"are exact (CUDA events at each range); kernel rows inside the units are estimates for all of "
-		"them (%u exact, %u of %u sampled), with a 95%% interval; what lies outside the units is exact.\n\n",
-		(unsigned long long)s->toggles, (double)s->toggle_ns / 1e6, t->units_exact, t->units_recorded,
-		t->units_sampled_stratum);
+	lp_buf_addf(out, " The units' kernels below (%u exact, %u of %u sampled); what lies outside the units is "
+		"exact.\n\n", t->units_exact, t->units_recorded, t->units_sampled_stratum);
 	lp_md_header(out, 5, cols, "lrrrr");
 	for (i = 0; i < t->n_rows && i < LP_REPORT_TOP_KERNELS; i++) {
 		const struct lp_tsample_row *r = &t->rows[i];

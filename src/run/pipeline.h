@@ -65,6 +65,7 @@ struct lp_pipeline {
 	char auto_dir[1024];       /* where the shim writes its account: <run>/auto (LLMPROF_AUTO_DIR) */
 	int auto_ops;              /* run.auto_ops */
 	char auto_hooks[LP_PIPELINE_HOOKS_CAP]; /* stages.hooks, one a line (LLMPROF_AUTO_HOOKS); "" none */
+	char trace_sample[128];    /* trace.sample for the capture (LLMPROF_TRACE_SAMPLE); default auto */
 	struct lp_tools *tools;
 	struct lp_run_outlook outlook; /* what this run will do here (CPU or GPU run, the expected exit) */
 	int exit_status;           /* 0, 3 (a phase failed) or 4 (environment) */

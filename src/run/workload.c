@@ -308,6 +308,10 @@ int lp_pipeline_init(struct lp_pipeline *pl, struct lp_run *run, const struct lp
 	}
 	lp_buf_release(&lib);
 
+	{
+		const char *ts = lp_pl_cfg_str(run, "trace.sample");
+		snprintf(pl->trace_sample, sizeof(pl->trace_sample), "%s", ts && *ts ? ts : "auto");
+	}
 	if (resolve_model(run, err) < 0)
 		return -1;
 	run->mode = lp_pl_cfg_str(run, "run.mode");
@@ -353,6 +357,7 @@ size_t lp_pl_capture_env(const struct lp_pipeline *pl, const char *trace_dir, st
 	env[n++] = (struct lp_proc_env){ "CUDA_INJECTION64_PATH", pl->inject };
 	env[n++] = (struct lp_proc_env){ "NVTX_INJECTION64_PATH", pl->inject };
 	env[n++] = (struct lp_proc_env){ "LLMPROF_TRACE_DIR", trace_dir };
+	env[n++] = (struct lp_proc_env){ "LLMPROF_TRACE_SAMPLE", pl->trace_sample[0] ? pl->trace_sample : "auto" };
 	if (pl->auto_pythonpath[0]) {
 		env[n++] = (struct lp_proc_env){ "PYTHONPATH", pl->auto_pythonpath };
 		env[n++] = (struct lp_proc_env){ "LLMPROF_AUTO_DIR", pl->auto_dir };

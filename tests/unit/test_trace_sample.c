@@ -187,10 +187,10 @@ static void test_off_auto_and_bad(void **state)
 		assert_int_equal(u[i]->sample, LP_TRACE_STAGE_RECORDED);
 	assert_int_equal(res->sampling.units_recorded, 20);
 
-	/* unset: exact (for now) */
+	/* unset: auto (no launches here, so exact, and the record says why) */
 	run(LP_TEST_TMP "/sample_unset", NULL, NULL, res);
 	assert_int_equal(res->sampling.mode, LP_TRACE_SAMPLE_EXACT);
-	assert_int_equal(res->sampling.why, LP_TRACE_SAMPLE_WHY_OFF);
+	assert_int_equal(res->sampling.why, LP_TRACE_SAMPLE_WHY_AUTO_LOW);
 
 	/* auto: no launches at all, so exact, and the record says why */
 	run(LP_TEST_TMP "/sample_auto", "auto", NULL, res);

@@ -1,0 +1,78 @@
+/* tracing_mode.c: the tracer's mode and why, for every report (tracing_mode.h). */
+#include "report/tracing_mode.h"
+
+#include "core/utf8.h"
+#include "llmprof/trace_format.h"
+
+const char *lp_tracing_mode_name(const struct lp_analysis *a)
+{
+	return a->sampling.mode == 2 ? "sampled" : a->sampling.mode == 1 ? "exact" : "unknown";
+}
+
+static const char *why_name(unsigned why)
+{
+	switch (why) {
+	case LP_TRACE_SAMPLE_WHY_OFF: return "off";
+	case LP_TRACE_SAMPLE_WHY_FORCED: return "schedule";
+	case LP_TRACE_SAMPLE_WHY_AUTO_HIGH: return "auto_above";
+	case LP_TRACE_SAMPLE_WHY_AUTO_LOW: return "auto_below";
+	case LP_TRACE_SAMPLE_WHY_AUTO_NONE: return "auto_no_unit";
+	default: return "unknown";
+	}
+}
+
+int lp_tracing_mode_text(const struct lp_analysis *a, struct lp_buf *out)
+{
+	const struct lp_sampling *s = &a->sampling;
+	const char *unit = s->unit && *s->unit ? s->unit : "decode_step";
+	if (!s->mode)
+		return lp_buf_adds(out, "Exact: every launch traced (the trace says nothing about sampling: an older "
+					"tracer, or no CUDA).");
+	if (s->mode == 1) {
+		lp_buf_adds(out, "Exact: every launch traced");
+		if (s->why == LP_TRACE_SAMPLE_WHY_AUTO_LOW)
+			lp_buf_addf(out, " (trace.sample=auto: %llu launches/s in the fastest of the first %s ranges, "
+				"at or below the threshold of %u)", (unsigned long long)s->launch_rate, unit, s->auto_rate);
+		else if (s->why == LP_TRACE_SAMPLE_WHY_AUTO_NONE)
+			lp_buf_addf(out, " (trace.sample=auto: no %s range past the first %u, nothing to decide on)", unit,
+				s->first);
+		else
+			lp_buf_adds(out, " (trace.sample=off)");
+		return lp_buf_adds(out, ".");
+	}
+	lp_buf_addf(out, "Sampled: kernels were traced in %llu of %llu %s ranges (the first %u under each parent, "
+		"then 1 in %u)", (unsigned long long)s->units_recorded, (unsigned long long)s->units, unit, s->first,
+		s->every);
+	if (s->why == LP_TRACE_SAMPLE_WHY_AUTO_HIGH)
+		lp_buf_addf(out, ", chosen by trace.sample=auto at %llu launches/s (above the threshold of %u)",
+			(unsigned long long)s->launch_rate, s->auto_rate);
+	else
+		lp_buf_adds(out, ", as trace.sample asked");
+	lp_buf_addf(out, "; CUPTI was switched %llu times (%.3f ms in all). Step latencies are exact (CUDA events "
+		"at every stage range); kernel and operator times inside the sampled ranges are scaled to all of "
+		"them, with 95%% intervals.", (unsigned long long)s->toggles, (double)s->toggle_ns / 1e6);
+	return out->oom ? -1 : 0;
+}
+
+static void put(json_t *o, const char *k, json_t *v)
+{
+	json_object_set_new(o, k, v ? v : json_null());
+}
+
+json_t *lp_tracing_mode_json(const struct lp_analysis *a)
+{
+	const struct lp_sampling *s = &a->sampling;
+	json_t *o = json_object();
+	put(o, "mode", lp_json_string(lp_tracing_mode_name(a)));
+	put(o, "why", s->mode ? lp_json_string(why_name(s->why)) : json_null());
+	put(o, "unit", s->mode && s->unit && *s->unit ? lp_json_string(s->unit) : json_null());
+	put(o, "every", s->mode == 2 ? json_integer(s->every) : json_null());
+	put(o, "first", s->mode == 2 ? json_integer(s->first) : json_null());
+	put(o, "auto_threshold", s->why >= LP_TRACE_SAMPLE_WHY_AUTO_HIGH ? json_integer(s->auto_rate) : json_null());
+	put(o, "launch_rate", s->launch_rate ? json_integer((json_int_t)s->launch_rate) : json_null());
+	put(o, "units", s->mode ? json_integer((json_int_t)s->units) : json_null());
+	put(o, "units_recorded", s->mode ? json_integer((json_int_t)s->units_recorded) : json_null());
+	put(o, "toggles", s->mode ? json_integer((json_int_t)s->toggles) : json_null());
+	put(o, "toggle_ms", s->mode ? json_real((double)s->toggle_ns / 1e6) : json_null());
+	return o;
+}
