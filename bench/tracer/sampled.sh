@@ -6,8 +6,15 @@
 #   plain  examples/hf_generate_plain.py (an unmodified generate(); under the tracer its stages come
 #          from python/llmprof_auto, as under `llmprof run`; in mode plain neither is loaded)
 # Modes: plain (nothing), sampled (LLMPROF_TRACE_SAMPLE=$LP_SAMPLE, default auto), exact
-# (LLMPROF_TRACE_SAMPLE=off), kineto (hf only: --kineto), nsys (LP_NSYS, LP_NSYS_LIBS);
-# LP_SAMPLED_MODES picks them (default "plain sampled exact").
+# (LLMPROF_TRACE_SAMPLE=off), auto (LLMPROF_TRACE_SAMPLE=auto), nvtx (the tracer without CUPTI:
+# LLMPROF_TRACE_CUPTI=0, the floor of NVTX ranges and the auto-stage shim), kineto (hf only:
+# --kineto), nsys (LP_NSYS, LP_NSYS_LIBS); LP_SAMPLED_MODES picks them (default "plain sampled
+# exact"), LP_SAMPLED_ONCE adds modes run in round 1 only (e.g. "auto nvtx").
+# Size: LP_SAMPLED_TOKENS new tokens (128), LP_SAMPLED_HF_ITERS measured iterations of hf after
+# one warm-up (3), LP_SAMPLED_PLAIN_ITERS generations of plain, the first left out (4); each
+# process is stopped after LP_SAMPLED_PROC_S seconds (180); LP_SAMPLED_STOP_S: no new process
+# after that many seconds (the checks still run). After each process the small outputs are packed
+# into $LP_SAMPLED_PACK (when set), so a call stopped at its limit still brings them back.
 # Both programs time themselves with CUDA events (--step-times: every decode step too). Writes
 # under $OUT (default /tmp/lp-sampled): <prog>_<mode>_<round>.txt (the program's output),
 # inject_<prog>_<mode>_<round>.log, then sample_check.py's summary.json, kernels_<prog>.json
@@ -25,45 +32,63 @@ case $B in /*) LIB=$B/lib/libllmprof_inject.so ;; *) LIB=$PWD/$B/lib/libllmprof_
 [ -f "$LIB" ] || { echo "sampled: $LIB missing (build first)"; exit 2; }
 mkdir -p "$OUT"
 TOKENS=${LP_SAMPLED_TOKENS:-128}
-HF="python3 examples/hf_generate.py --model llama-3.2-1b --prompt-len 512 --new-tokens $TOKENS --iters 3 --warmup 1 --step-times"
-PLAIN="python3 examples/hf_generate_plain.py --model llama-3.2-1b --prompt-len 512 --new-tokens $TOKENS --iters 4 --step-times"
+HF="python3 examples/hf_generate.py --model llama-3.2-1b --prompt-len 512 --new-tokens $TOKENS --iters ${LP_SAMPLED_HF_ITERS:-3} --warmup 1 --step-times"
+PLAIN="python3 examples/hf_generate_plain.py --model llama-3.2-1b --prompt-len 512 --new-tokens $TOKENS --iters ${LP_SAMPLED_PLAIN_ITERS:-4} --step-times"
+PROC_S=${LP_SAMPLED_PROC_S:-180}
+T0=$(date +%s)
+
+pack() { # the small outputs so far, for a call that may be stopped
+  [ -n "${LP_SAMPLED_PACK:-}" ] || return 0
+  (cd "$OUT" && tar czf "$LP_SAMPLED_PACK.tmp" --exclude='trace_*' --exclude='auto_*' --exclude='nsys_*' . 2>/dev/null \
+    && mv "$LP_SAMPLED_PACK.tmp" "$LP_SAMPLED_PACK")
+}
 NSYS=${LP_NSYS:-$(command -v nsys || true)}
 SITE=$PWD/python/llmprof_auto/site:$PWD/python
 
 run() { # run PROG MODE ROUND
-  local prog=$1 mode=$2 i=$3 tag=$1_$2_$3 cmd
-  cmd=$HF; [ "$prog" = plain ] && cmd=$PLAIN
+  local prog=$1 mode=$2 i=$3 tag=$1_$2_$3 cmd base t1
+  if [ -n "${LP_SAMPLED_STOP_S:-}" ] && [ $(( $(date +%s) - T0 )) -gt "$LP_SAMPLED_STOP_S" ]; then
+    echo "$(date +%T) $tag skipped: past LP_SAMPLED_STOP_S"; return 0
+  fi
+  [ "$mode" = kineto ] && [ "$prog" != hf ] && return 0
+  base=$HF; [ "$prog" = plain ] && base=$PLAIN
+  cmd="timeout -k 5 $PROC_S $base"
+  t1=$(date +%s)
   local out=$OUT/$tag.txt auto=()
   [ "$prog" = plain ] && [ "$mode" != plain ] && auto=(PYTHONPATH=$SITE LLMPROF_AUTO_DIR=$OUT/auto_$tag)
   case $mode in
     plain) $cmd >"$out" 2>"$OUT/$tag.err" ;;
-    sampled|exact)
-      local s=$SAMPLE; [ "$mode" = exact ] && s=off
+    sampled|exact|auto|nvtx)
+      local s=$SAMPLE cupti=1; [ "$mode" = exact ] && s=off; [ "$mode" = auto ] && s=auto
+      [ "$mode" = nvtx ] && { s=off; cupti=0; }
       env "${auto[@]}" CUDA_INJECTION64_PATH=$LIB NVTX_INJECTION64_PATH=$LIB LLMPROF_TRACE_DIR=$OUT/trace_$tag \
-        LLMPROF_TRACE_LOG=$OUT/inject_$tag.log LLMPROF_TRACE_SAMPLE=$s $cmd >"$out" 2>"$OUT/$tag.err" ;;
-    kineto) [ "$prog" = hf ] || return 0; $cmd --kineto >"$out" 2>"$OUT/$tag.err" ;;
+        LLMPROF_TRACE_LOG=$OUT/inject_$tag.log LLMPROF_TRACE_SAMPLE=$s LLMPROF_TRACE_CUPTI=$cupti $cmd \
+        >"$out" 2>"$OUT/$tag.err" ;;
+    kineto) $cmd --kineto >"$out" 2>"$OUT/$tag.err" ;;
     nsys)
       [ -n "$NSYS" ] || return 0
-      env "${auto[@]}" LD_LIBRARY_PATH=${LP_NSYS_LIBS:+$LP_NSYS_LIBS:}${LD_LIBRARY_PATH:-} "$NSYS" profile \
-        -o "$OUT/nsys_$tag" --force-overwrite true --trace=cuda,nvtx --sample=none --cpuctxsw=none $cmd \
+      env "${auto[@]}" LD_LIBRARY_PATH=${LP_NSYS_LIBS:+$LP_NSYS_LIBS:}${LD_LIBRARY_PATH:-} timeout -k 5 "$PROC_S" "$NSYS" profile \
+        -o "$OUT/nsys_$tag" --force-overwrite true --trace=cuda,nvtx --sample=none --cpuctxsw=none $base \
         >"$out" 2>"$OUT/$tag.err"
       rm -f "$OUT/nsys_$tag".* ;;
   esac
-  echo "$(date +%T) $tag rc=$? $(grep -c '"iter"' "$out" 2>/dev/null) iterations"
+  local rc=$?
+  echo "$(date +%T) $tag rc=$rc $(grep -c '"iter"' "$out" 2>/dev/null) iterations in $(( $(date +%s) - t1 ))s" | tee -a "$OUT/progress.txt"
+  pack
 }
 
 order() { if [ $(( $1 % 2 )) = 1 ]; then echo "$2"; else echo "$2" | tr ' ' '\n' | tac | tr '\n' ' '; fi; }
 
 # LP_SAMPLED_DEADLINE_S: no new round after that many seconds (the device's time is counted);
 # LP_SAMPLED_KINETO_ONCE=1: one Kineto run of hf in round 1 (the earlier rounds' numbers are in README)
-T0=$(date +%s)
 for i in $(seq 1 "$ROUNDS"); do
   if [ -n "${LP_SAMPLED_DEADLINE_S:-}" ] && [ $(( $(date +%s) - T0 )) -gt "$LP_SAMPLED_DEADLINE_S" ]; then
     echo "sampled: deadline reached before round $i"; break
   fi
   [ "$i" = 1 ] && [ "${LP_SAMPLED_KINETO_ONCE:-0}" = 1 ] && run hf kineto 1
+  modes=$MODES; [ "$i" = 1 ] && modes="$MODES ${LP_SAMPLED_ONCE:-}"
   for prog in hf plain; do
-    for m in $(order "$i" "$MODES"); do
+    for m in $(order "$i" "$modes"); do
       run "$prog" "$m" "$i"
     done
   done
@@ -75,12 +100,13 @@ for prog in hf plain; do
     python3 bench/tracer/sample_check.py kernels "$OUT/trace_${prog}_exact_1" "$OUT/trace_${prog}_sampled_1" \
       >"$OUT/kernels_$prog.json" 2>&1
   fi
-  for m in sampled exact; do
+  for m in sampled exact auto; do
     [ -d "$OUT/trace_${prog}_${m}_1" ] && python3 bench/tracer/sample_check.py steps "$OUT/trace_${prog}_${m}_1" \
       "$OUT/${prog}_${m}_1.txt" >"$OUT/steps_${prog}_$m.json" 2>&1
   done
 done
 du -sh "$OUT"/trace_* 2>/dev/null | head -20 >"$OUT/trace_sizes.txt"
-grep -h 'sampling switches\|auto sampling' "$OUT"/inject_*.log >"$OUT/switches.txt" 2>/dev/null
+grep -H 'sampling switches\|auto sampling' "$OUT"/inject_*.log >"$OUT/switches.txt" 2>/dev/null
+pack
 [ "${LP_KEEP_TRACES:-0}" = 1 ] || rm -rf "$OUT"/trace_*
 cat "$OUT/summary.json"

@@ -584,6 +584,18 @@ static int sampling(const struct lp_profile *p, struct lp_analysis *out, struct 
 		return -1;
 	for (i = 0; i < out->sampled.n_rows; i++)
 		out->sampled.rows[i].key = dup(out, out->sampled.rows[i].key);
+	{
+		/* the kernel and operator tables, scaled to every unit (measured iterations only) */
+		struct lp_tsample_weights w;
+		int rc;
+		if (lp_tsample_weights_build(p, &out->stages, &plan, &w, err) < 0)
+			return -1;
+		rc = lp_tsample_scale_kernels(p, &out->stages, &w, 0.95, &out->kernels, err) < 0 ||
+			lp_tsample_scale_ops(p, &out->stages, &w, 0.95, &out->ops, err) < 0 ? -1 : 0;
+		lp_tsample_weights_release(&w);
+		if (rc < 0)
+			return -1;
+	}
 	return 0;
 }
 

@@ -74,6 +74,10 @@ struct lp_kernel_row {
 	uint64_t stage_calls[3];
 	enum lp_kernel_family family;
 	struct lp_kernel_ncu ncu;
+	/* a sampled trace (analyze/sampling.h lp_tsample_scale_kernels): total_ms, calls, busy_ms and
+	 * the stage split are estimates for every sampling unit, not only the recorded ones */
+	int sampled;                 /* 1: this row has kernels inside sampling units: scaled */
+	double ci_ms;                /* half width of total_ms's 95% interval; 0 exact; < 0 unknown (n < 2) */
 };
 
 struct lp_kernel_set {
@@ -85,6 +89,9 @@ struct lp_kernel_set {
 	double family_ms[3][LP_FAM_COUNT];   /* per stage kind (prefill, decode, other) */
 	size_t n_ncu_records, n_joined_rows;
 	double ridge_flop_per_byte;  /* 0 when the peaks are unknown */
+	int sampled;                 /* the rows come from a sampled trace, scaled (see lp_kernel_row) */
+	uint32_t sample_n, sample_N; /* recorded / all units of the sampled stratum (measured iterations) */
+	uint32_t sample_exact;       /* units of the exact stratum (the first ones under each parent) */
 	struct lp_arena arena;
 };
 

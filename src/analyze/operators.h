@@ -37,11 +37,17 @@ struct lp_op_row {
 	double gpu_incl_ms, gpu_excl_ms, host_ms;
 	double share;                /* gpu_incl / stage kernel time (host/host on CPU runs); < 0 n/a */
 	const char *zero_gpu_why;    /* set when a GPU profile attributes no kernel to it; else NULL */
+	/* a sampled trace (analyze/sampling.h lp_tsample_scale_ops): kernels, gpu_incl_ms and
+	 * gpu_excl_ms are estimates for every sampling unit; calls and host_ms stay exact (NVTX ranges
+	 * are recorded in every unit) */
+	int sampled;
+	double ci_ms;                /* half width of gpu_incl_ms's 95% interval; 0 exact; < 0 unknown */
 };
 
 struct lp_op_table {
 	struct lp_op_row *rows;      /* by stage, then gpu_incl_ms (host_ms on CPU runs) descending, name */
 	size_t n_rows;
+	int sampled;                 /* some rows are scaled from a sampled trace */
 	struct lp_arena arena;
 };
 

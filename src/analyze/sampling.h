@@ -30,6 +30,9 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "analyze/kernels.h"
+#include "analyze/operators.h"
+#include "analyze/stages.h"
 #include "core/err.h"
 #include "profile/profile.h"
 
@@ -107,5 +110,35 @@ int lp_tsample_table_build(const struct lp_profile *p, const struct lp_tsample_p
 int lp_tsample_kernel_table(const struct lp_profile *p, const struct lp_tsample_plan *plan, double conf,
 	struct lp_tsample_table *out, struct lp_err *err);
 void lp_tsample_table_release(struct lp_tsample_table *t);
+
+/* ---- scaling the analysis's tables (issue 24: Top Kernels, Operators, summary.json, HTML) ----
+ *
+ * A kernel launched inside a recorded unit of the sampled stratum stands for N / n units' worth
+ * (the same estimate as above: exact part + N x mean over the recorded units); every other
+ * measured kernel stands for itself. Warm-up (kernel_stage -2, excluded ranges) is left out of
+ * the units as it is out of the tables. Calls are rounded estimates; busy_ms and its stage split
+ * are scaled by the row's total_ms ratio (busy time of unrecorded units is not known, only
+ * estimated); a row's interval is the one of its time inside the units (Student t, 95%). */
+struct lp_tsample_weights {
+	int sampled;                     /* 0: nothing to scale (exact trace, or no unit in the sample) */
+	uint32_t n, N;                   /* recorded / all measured units of the sampled stratum */
+	uint32_t n_exact;                /* measured units of the exact stratum */
+	int32_t *kernel_slot;            /* per kernel: its recorded unit (0..n-1), -1 otherwise */
+	int32_t *range_slot;             /* per range: the recorded unit it is in (or is), -1 otherwise */
+	uint8_t *kernel_in_unit;         /* per kernel: 1 inside a measured unit (any stratum) */
+};
+
+int lp_tsample_weights_build(const struct lp_profile *p, const struct lp_stage_set *stages,
+	const struct lp_tsample_plan *plan, struct lp_tsample_weights *out, struct lp_err *err);
+void lp_tsample_weights_release(struct lp_tsample_weights *w);
+
+/* Scales a kernel set computed by lp_kernels_compute from the same profile and stages; rows are
+ * re-sorted and shares recomputed. Nothing happens when !w->sampled. */
+int lp_tsample_scale_kernels(const struct lp_profile *p, const struct lp_stage_set *stages,
+	const struct lp_tsample_weights *w, double conf, struct lp_kernel_set *set, struct lp_err *err);
+/* Scales an operator table computed by lp_operators_compute (gpu_incl_ms, gpu_excl_ms, kernels,
+ * share; calls and host_ms are exact). Nothing happens when !w->sampled. */
+int lp_tsample_scale_ops(const struct lp_profile *p, const struct lp_stage_set *stages,
+	const struct lp_tsample_weights *w, double conf, struct lp_op_table *ops, struct lp_err *err);
 
 #endif

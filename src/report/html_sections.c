@@ -173,10 +173,23 @@ void lp_html_advice(const struct lp_analysis *a, enum lp_advice_kind kind, struc
 	lp_buf_adds(b, "</ul>\n");
 }
 
+/* The sample cell of a scaled row: "+- 0.123 (16 of 126)", "exact", or "n/a (...)". */
+static void sample_td(struct lp_buf *b, int sampled, double ci_ms, uint32_t n, uint32_t N)
+{
+	char c[96];
+	if (!sampled)
+		snprintf(c, sizeof(c), "exact");
+	else if (ci_ms < 0)
+		snprintf(c, sizeof(c), "n/a (%u of %u)", n, N);
+	else
+		snprintf(c, sizeof(c), "+- %.3f (%u of %u)", ci_ms, n, N);
+	lp_html_td(b, c);
+}
+
 void lp_html_operators(const struct lp_analysis *a, struct lp_buf *b)
 {
 	static const char *const cols[] = { "stage", "operator", "GPU incl ms", "GPU excl ms", "host ms", "calls",
-					    "kernels", "share of stage" };
+					    "kernels", "share of stage", "95% CI ms (sampled)" };
 	const struct lp_op_table *t = &a->ops;
 	size_t i;
 	int gpu = a->stages.have_gpu;
@@ -187,7 +200,7 @@ void lp_html_operators(const struct lp_analysis *a, struct lp_buf *b)
 		return;
 	}
 	lp_html_figure(a, LP_FIG_OPERATORS, b);
-	lp_html_thead(b, 1, 8, cols, "--nnnnnn");
+	lp_html_thead(b, 1, t->sampled ? 9 : 8, cols, "--nnnnnn-");
 	for (i = 0; i < t->n_rows; i++) {
 		const struct lp_op_row *r = &t->rows[i];
 		lp_buf_adds(b, "<tr>");
@@ -207,9 +220,14 @@ void lp_html_operators(const struct lp_analysis *a, struct lp_buf *b)
 		lp_html_tdu(b, r->calls);
 		lp_html_tdu(b, r->kernels);
 		lp_html_tdn(b, r->share >= 0 ? 100.0 * r->share : NAN, 1, "%");
+		if (t->sampled)
+			sample_td(b, r->sampled, r->ci_ms, a->kernels.sample_n, a->kernels.sample_N);
 		lp_buf_adds(b, "</tr>\n");
 	}
 	lp_html_tend(b);
+	if (t->sampled)
+		lp_buf_adds(b, "<p class=\"note\">Sampled trace: GPU times and kernel counts of rows with an interval are "
+			       "scaled to every sampling unit (Tracing mode, under Run); calls and host times are exact.</p>\n");
 	lp_buf_adds(b, gpu ? "<p class=\"note\">Summed over the measured iterations; share = inclusive GPU time / the stage's "
 			     "kernel time (inclusive shares of nested ops overlap). * no kernel attributed: hover for why.</p>\n"
 			   : "<p class=\"note\">Summed over the measured iterations; share = host time / the stage's host time.</p>\n");
@@ -218,7 +236,7 @@ void lp_html_operators(const struct lp_analysis *a, struct lp_buf *b)
 void lp_html_kernels(const struct lp_analysis *a, struct lp_buf *b)
 {
 	static const char *const cols[] = { "kernel", "device", "busy ms", "share", "total ms", "calls", "mean ms",
-					    "prefill ms", "decode ms", "family" };
+					    "prefill ms", "decode ms", "family", "95% CI ms (sampled)" };
 	static const char *const ncols[] = { "kernel", "launches", "SM %", "DRAM %", "occupancy %", "DRAM MB", "GFLOP",
 					     "FLOP/byte", "TFLOP/s", "roofline" };
 	const struct lp_kernel_set *k = &a->kernels;
@@ -230,7 +248,7 @@ void lp_html_kernels(const struct lp_analysis *a, struct lp_buf *b)
 	}
 	lp_html_figure(a, LP_FIG_KERNEL_FAMILIES, b);
 	lp_html_figure(a, LP_FIG_TOP_KERNELS, b);
-	lp_html_thead(b, 1, 10, cols, "-nnnnnnnn-");
+	lp_html_thead(b, 1, k->sampled ? 11 : 10, cols, "-nnnnnnnn--");
 	for (i = 0; i < n; i++) {
 		const struct lp_kernel_row *r = &k->rows[i];
 		lp_buf_adds(b, "<tr>");
@@ -244,9 +262,15 @@ void lp_html_kernels(const struct lp_analysis *a, struct lp_buf *b)
 		lp_html_tdn(b, r->stage_ms[0], 3, NULL);
 		lp_html_tdn(b, r->stage_ms[1], 3, NULL);
 		lp_html_td(b, lp_kname_family_name(r->family));
+		if (k->sampled)
+			sample_td(b, r->sampled, r->ci_ms, k->sample_n, k->sample_N);
 		lp_buf_adds(b, "</tr>\n");
 	}
 	lp_html_tend(b);
+	if (k->sampled)
+		lp_buf_addf(b, "<p class=\"note\">Sampled trace: kernels were recorded in %u of %u sampling units (and all %u "
+				"of the exact stratum); rows with an interval are scaled to every unit (Tracing mode, under Run).</p>\n",
+			k->sample_n, k->sample_N, k->sample_exact);
 	lp_buf_addf(b, "<p class=\"note\">Measured iterations, warm-up excluded. busy ms: the kernel's share of GPU busy time "
 			"(%.3f ms in all; concurrent kernels split the time they share), so shares add up to 100%%; total ms: "
 			"summed durations (%.3f ms).", k->busy_ms, k->total_ms);

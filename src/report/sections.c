@@ -498,36 +498,56 @@ int lp_section_mfu(const struct lp_analysis *a, struct lp_buf *out)
 	return out->oom ? -1 : 0;
 }
 
+/* The sample column of a scaled row (analyze/sampling.h): "+- 0.123 ms (16 of 126 units)", or
+ * "exact" for a row whose kernels all lie outside the sampling units. */
+static void sample_cell(char *b, size_t cap, int sampled, double ci_ms, uint32_t n, uint32_t N)
+{
+	if (!sampled)
+		snprintf(b, cap, "exact");
+	else if (ci_ms < 0)
+		snprintf(b, cap, "n/a (%u of %u units)", n, N);
+	else
+		snprintf(b, cap, "+- %.3f ms (%u of %u units)", ci_ms, n, N);
+}
+
 int lp_section_top_kernels(const struct lp_analysis *a, size_t n, struct lp_buf *out)
 {
 	static const char *const cols[] = { "kernel_name", "device", "total_ms", "busy_ms", "calls", "mean_ms", "share",
-					    "family" };
+					    "family", "sampled: 95% CI of total_ms" };
 	const struct lp_kernel_set *k = &a->kernels;
-	char b[8][64];
+	size_t nc = k->sampled ? 9 : 8;
+	char b[9][96];
 	size_t i, j;
 	if (!k->n_rows)
 		return lp_buf_adds(out, "No GPU kernels were recorded in this run.\n");
-	lp_md_header(out, 8, cols, "lrrrrrrl");
+	lp_md_header(out, nc, cols, "lrrrrrrll");
 	for (i = 0; i < k->n_rows && i < n; i++) {
 		const struct lp_kernel_row *r = &k->rows[i];
-		const char *cells[8];
+		const char *cells[9];
 		cells[0] = r->name;
 		snprintf(b[1], sizeof(b[1]), "%d", r->device);
-		snprintf(b[2], sizeof(b[2]), "%.3f", r->total_ms);
-		snprintf(b[3], sizeof(b[3]), "%.3f", r->busy_ms);
-		snprintf(b[4], sizeof(b[4]), "%llu", (unsigned long long)r->calls);
+		snprintf(b[2], sizeof(b[2]), "%s%.3f", r->sampled ? "~" : "", r->total_ms);
+		snprintf(b[3], sizeof(b[3]), "%s%.3f", r->sampled ? "~" : "", r->busy_ms);
+		snprintf(b[4], sizeof(b[4]), "%s%llu", r->sampled ? "~" : "", (unsigned long long)r->calls);
 		snprintf(b[5], sizeof(b[5]), "%.4f", r->mean_ms);
 		snprintf(b[6], sizeof(b[6]), "%.1f%%", 100.0 * r->share);
 		for (j = 1; j < 7; j++)
 			cells[j] = b[j];
 		cells[7] = lp_kname_family_name(r->family);
-		lp_md_row(out, 8, cells, LP_MD_NAME_MAX);
+		sample_cell(b[8], sizeof(b[8]), r->sampled, r->ci_ms, k->sample_n, k->sample_N);
+		cells[8] = b[8];
+		lp_md_row(out, nc, cells, LP_MD_NAME_MAX);
 	}
 	lp_buf_addf(out, "\nMeasured iterations, warm-up excluded. share = busy_ms (the kernel's share of GPU busy time) / "
 			 "busy time %.3f ms", k->busy_ms);
 	if (k->busy_ms > 0 && k->total_ms > k->busy_ms * 1.02)
 		lp_buf_addf(out, "; kernels overlap, summed durations %.3f ms = %.2fx busy", k->total_ms, k->total_ms / k->busy_ms);
 	lp_buf_adds(out, ".\n");
+	if (k->sampled)
+		lp_buf_addf(out, "\nSampled trace (Tracing mode): ~ marks estimates. Kernels were recorded in %u of the %u "
+				 "sampled units and in all %u units of the exact stratum; each ~ row is scaled to every unit "
+				 "(exact part + %u x the mean over the recorded ones), with the 95%% interval of its total; "
+				 "busy_ms is scaled like total_ms.\n", k->sample_n, k->sample_N, k->sample_exact, k->sample_N);
 	if (k->n_rows > n)
 		lp_buf_addf(out, "\n%zu more kernels in kernels.md.\n", k->n_rows - n);
 	return out->oom ? -1 : 0;
@@ -536,18 +556,19 @@ int lp_section_top_kernels(const struct lp_analysis *a, size_t n, struct lp_buf 
 int lp_section_top_ops(const struct lp_analysis *a, size_t n, struct lp_buf *out)
 {
 	static const char *const cols[] = { "stage", "operator", "gpu_incl_ms", "gpu_excl_ms", "host_ms", "calls",
-					    "share of stage" };
+					    "share of stage", "sampled: 95% CI of gpu_incl_ms" };
 	const struct lp_op_table *t = &a->ops;
-	char b[7][64];
+	size_t nc = t->sampled ? 8 : 7;
+	char b[8][96];
 	size_t i, shown = 0;
 	if (!t->n_rows)
 		return lp_buf_adds(out, "No operator ranges were recorded (run the workload with NVTX op ranges, or "
 					"PyTorch with emit_nvtx).\n");
-	lp_md_header(out, 7, cols, "llrrrrr");
+	lp_md_header(out, nc, cols, "llrrrrrl");
 	/* the n largest of each stage */
 	for (i = 0; i < t->n_rows; i++) {
 		const struct lp_op_row *r = &t->rows[i];
-		const char *cells[7];
+		const char *cells[8];
 		if (i > 0 && r->stage_index == t->rows[i - 1].stage_index && shown >= n)
 			continue;
 		if (i > 0 && r->stage_index != t->rows[i - 1].stage_index)
@@ -556,8 +577,8 @@ int lp_section_top_ops(const struct lp_analysis *a, size_t n, struct lp_buf *out
 		cells[0] = r->stage;
 		cells[1] = r->name;
 		if (a->stages.have_gpu) {
-			snprintf(b[2], sizeof(b[2]), "%.3f", r->gpu_incl_ms);
-			snprintf(b[3], sizeof(b[3]), "%.3f", r->gpu_excl_ms);
+			snprintf(b[2], sizeof(b[2]), "%s%.3f", r->sampled ? "~" : "", r->gpu_incl_ms);
+			snprintf(b[3], sizeof(b[3]), "%s%.3f", r->sampled ? "~" : "", r->gpu_excl_ms);
 		} else {
 			snprintf(b[2], sizeof(b[2]), "n/a (CPU run)");
 			snprintf(b[3], sizeof(b[3]), "n/a (CPU run)");
@@ -573,12 +594,17 @@ int lp_section_top_ops(const struct lp_analysis *a, size_t n, struct lp_buf *out
 		cells[4] = b[4];
 		cells[5] = b[5];
 		cells[6] = b[6];
-		lp_md_row(out, 7, cells, LP_MD_NAME_MAX);
+		sample_cell(b[7], sizeof(b[7]), r->sampled, r->ci_ms, a->kernels.sample_n, a->kernels.sample_N);
+		cells[7] = b[7];
+		lp_md_row(out, nc, cells, LP_MD_NAME_MAX);
 	}
 	lp_buf_adds(out, a->stages.have_gpu
 		? "\nTimes are summed over the measured iterations; share = inclusive GPU time / the stage's kernel time "
 		  "(inclusive shares of nested ops overlap).\n"
 		: "\nTimes are summed over the measured iterations; share = host time / the stage's host time.\n");
+	if (t->sampled)
+		lp_buf_adds(out, "\nSampled trace (Tracing mode): ~ marks GPU times scaled to every sampling unit, with the "
+				 "95% interval of gpu_incl_ms; calls and host times are exact.\n");
 	return out->oom ? -1 : 0;
 }
 

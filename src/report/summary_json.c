@@ -12,6 +12,7 @@
 #include "report/ncu_coverage.h"
 #include "report/ranks_report.h"
 #include "report/reports.h"
+#include "report/tracing_mode.h"
 
 static json_t *real(double v)
 {
@@ -225,6 +226,10 @@ static json_t *kernels(const struct lp_analysis *a)
 		put(st, "decode_ms", real(r->stage_ms[1]));
 		put(st, "other_ms", real(r->stage_ms[2]));
 		put(o, "stage_ms", st);
+		if (a->kernels.sampled) {   /* only sampled traces: other summaries keep their bytes */
+			put(o, "sampled", json_boolean(r->sampled));
+			put(o, "ci_ms", r->sampled && r->ci_ms >= 0 ? real(r->ci_ms) : r->sampled ? json_null() : real(0));
+		}
 		if (r->ncu.joined) {
 			json_t *n = json_object();
 			put(n, "records", json_integer((json_int_t)r->ncu.records));
@@ -266,6 +271,10 @@ static json_t *operators(const struct lp_analysis *a)
 		put(o, "host_ms", real(r->host_ms));
 		put(o, "share", r->share >= 0 ? real(r->share) : json_null());
 		put(o, "zero_gpu_why", r->zero_gpu_why ? lp_json_string(r->zero_gpu_why) : json_null());
+		if (a->ops.sampled) {
+			put(o, "sampled", json_boolean(r->sampled));
+			put(o, "ci_ms", r->sampled && r->ci_ms >= 0 ? real(r->ci_ms) : r->sampled ? json_null() : real(0));
+		}
 		json_array_append_new(arr, o);
 	}
 	return arr;
@@ -480,8 +489,17 @@ int lp_report_summary_json(const struct lp_analysis *a, struct lp_buf *out, stru
 	put(o, "warmup_ms", real((double)a->stages.warmup_kernel_ns / 1e6));
 	put(o, "ncu_records", json_integer((json_int_t)a->kernels.n_ncu_records));
 	put(o, "ncu_joined_kernels", json_integer((json_int_t)a->kernels.n_joined_rows));
+	if (a->kernels.sampled) {
+		json_t *smp = json_object();
+		put(smp, "units_recorded", json_integer(a->kernels.sample_n));
+		put(smp, "units_sampled_stratum", json_integer(a->kernels.sample_N));
+		put(smp, "units_exact_stratum", json_integer(a->kernels.sample_exact));
+		put(smp, "confidence", real(0.95));
+		put(o, "sampled", smp);
+	}
 	put(o, "rows", kernels(a));
 	put(root, "kernels", o);
+	put(root, "tracing", lp_tracing_mode_json(a));
 	if (a->ncu_sampling)   /* only sampled runs: the summaries of other runs keep their bytes */
 		put(root, "ncu_sampling", lp_report_ncu_coverage_json(a->ncu_sampling));
 	put(root, "operators", operators(a));

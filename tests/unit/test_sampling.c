@@ -18,7 +18,9 @@
 
 #include "analyze/analysis.h"
 #include "analyze/sampling.h"
+#include "report/html.h"
 #include "report/reports.h"
+#include "report/sections.h"
 #include "core/fs.h"
 #include "llmprof/trace_format.h"
 #include "parse/trace_read.h"
@@ -244,6 +246,121 @@ static const struct lp_tsample_row *row(const struct lp_tsample_table *t, const 
 	return NULL;
 }
 
+static const struct lp_kernel_row *krow(const struct lp_kernel_set *s, const char *name)
+{
+	size_t i;
+	for (i = 0; i < s->n_rows; i++)
+		if (!strcmp(s->rows[i].name, name))
+			return &s->rows[i];
+	fail_msg("no kernel row '%s'", name);
+	return NULL;
+}
+
+static const struct lp_op_row *orow(const struct lp_op_table *t, const char *name)
+{
+	size_t i;
+	for (i = 0; i < t->n_rows; i++)
+		if (!strcmp(t->rows[i].name, name))
+			return &t->rows[i];
+	fail_msg("no operator row '%s'", name);
+	return NULL;
+}
+
+static json_t *summary_of(const struct lp_analysis *a)
+{
+	struct lp_buf text = LP_BUF_INIT;
+	struct lp_err err = LP_ERR_INIT;
+	json_t *j;
+	assert_int_equal(lp_report_summary_json(a, &text, &err), 0);
+	j = json_loads(text.data, 0, NULL);
+	assert_non_null(j);
+	lp_buf_release(&text);
+	return j;
+}
+
+/* The analysis's own tables (Top Kernels, Operators, summary.json) of the sampled trace `a`,
+ * scaled to every unit, against the exact trace `b` of the same program. */
+static void scaled_tables(const struct lp_analysis *a, const struct lp_analysis *b)
+{
+	static const char *const unit_kernels[] = { "gemm_mlp", "attention_decode", "gemm_qkv", "rmsnorm", "rope" };
+	static const char *const ops[] = { "mlp", "attention" };
+	struct lp_buf out = LP_BUF_INIT;
+	size_t i;
+	json_t *sum;
+	assert_true(a->kernels.sampled && !b->kernels.sampled);
+	assert_int_equal(a->kernels.sample_n, 36);
+	assert_int_equal(a->kernels.sample_N, 138);
+	assert_int_equal(a->kernels.sample_exact, 6);
+	assert_int_equal(a->kernels.n_rows, b->kernels.n_rows);
+	for (i = 0; i < 5; i++) {
+		const struct lp_kernel_row *s = krow(&a->kernels, unit_kernels[i]), *e = krow(&b->kernels, unit_kernels[i]);
+		assert_true(s->sampled && s->ci_ms > 0 && s->ci_ms < 0.1 * e->total_ms);
+		/* the estimate within its interval of the exact run's total, launches exact (one per step) */
+		if (fabs(s->total_ms - e->total_ms) > s->ci_ms)
+			fail_msg("%s: %.4f +- %.4f ms against %.4f exact", s->name, s->total_ms, s->ci_ms, e->total_ms);
+		assert_int_equal(s->calls, e->calls);
+		assert_int_equal(s->calls, 144);
+		assert_true(fabs(s->stage_ms[1] - s->total_ms) < 1e-9);   /* all in decode */
+		assert_true(fabs(s->busy_ms / s->total_ms - e->busy_ms / e->total_ms) < 1e-9);
+		assert_true(fabs(s->share - e->share) < 0.01);
+	}
+	/* rows outside the units stay exact, bit for bit */
+	for (i = 0; i < 2; i++) {
+		const char *name = i ? "gemm_prefill" : "argmax_between_steps";
+		const struct lp_kernel_row *s = krow(&a->kernels, name), *e = krow(&b->kernels, name);
+		assert_false(s->sampled);
+		assert_true(s->total_ms == e->total_ms && s->calls == e->calls && s->ci_ms == 0);
+	}
+	assert_true(fabs(a->kernels.total_ms - b->kernels.total_ms) < 0.02 * b->kernels.total_ms);
+	/* operators: GPU times scaled with an interval, calls and host time exact */
+	assert_true(a->ops.sampled && !b->ops.sampled);
+	for (i = 0; i < 2; i++) {
+		const struct lp_op_row *s = orow(&a->ops, ops[i]), *e = orow(&b->ops, ops[i]);
+		assert_true(s->sampled && s->ci_ms > 0);
+		if (fabs(s->gpu_incl_ms - e->gpu_incl_ms) > s->ci_ms)
+			fail_msg("%s: %.4f +- %.4f ms against %.4f exact", s->name, s->gpu_incl_ms, s->ci_ms, e->gpu_incl_ms);
+		assert_true(fabs(s->gpu_excl_ms - s->gpu_incl_ms) < 1e-9);
+		assert_int_equal(s->calls, 144);
+		assert_int_equal(s->kernels, e->kernels);
+		assert_true(fabs(s->share - e->share) < 0.01);
+	}
+	/* the reports mark the scaled rows, with the sample size and the interval */
+	assert_int_equal(lp_section_top_kernels(a, 10, &out), 0);
+	assert_non_null(strstr(out.data, "| gemm\\_mlp | 0 | ~6.0"));
+	assert_non_null(strstr(out.data, "(36 of 138 units) |"));
+	assert_non_null(strstr(out.data, "| gemm\\_prefill | 0 | 0.900 |"));
+	assert_non_null(strstr(out.data, "| exact |"));
+	lp_buf_reset(&out);
+	assert_int_equal(lp_section_top_kernels(b, 10, &out), 0);
+	assert_null(strstr(out.data, "~"));
+	assert_null(strstr(out.data, "sampled"));
+	lp_buf_reset(&out);
+	assert_int_equal(lp_section_top_ops(a, 10, &out), 0);
+	assert_non_null(strstr(out.data, "| decode\\_all | mlp | ~6.0"));
+	lp_buf_reset(&out);
+	sum = summary_of(a);
+	{
+		json_t *k = json_object_get(sum, "kernels"), *r0 = json_array_get(json_object_get(k, "rows"), 0);
+		json_t *tr = json_object_get(sum, "tracing");
+		assert_int_equal(json_integer_value(json_object_get(json_object_get(k, "sampled"), "units_recorded")), 36);
+		assert_true(json_is_true(json_object_get(r0, "sampled")));
+		assert_true(json_real_value(json_object_get(r0, "ci_ms")) > 0);
+		assert_string_equal(json_string_value(json_object_get(tr, "mode")), "sampled");
+		assert_string_equal(json_string_value(json_object_get(tr, "why")), "schedule");
+		assert_int_equal(json_integer_value(json_object_get(tr, "every")), 4);
+	}
+	json_decref(sum);
+	sum = summary_of(b);
+	assert_null(json_object_get(json_object_get(sum, "kernels"), "sampled"));
+	assert_string_equal(json_string_value(json_object_get(json_object_get(sum, "tracing"), "mode")), "exact");
+	assert_string_equal(json_string_value(json_object_get(json_object_get(sum, "tracing"), "why")), "off");
+	json_decref(sum);
+	assert_int_equal(lp_report_html(a, NULL, &out), 0);
+	assert_non_null(strstr(out.data, "(36 of 138)</td>"));
+	assert_non_null(strstr(out.data, "tracing mode: Sampled: kernels were traced in 42 of 144"));
+	lp_buf_release(&out);
+}
+
 static void test_fixture_traces(void **state)
 {
 	const char *ex_dir = LP_TEST_TMP "/sampling_exact", *sa_dir = LP_TEST_TMP "/sampling_sampled";
@@ -387,7 +504,8 @@ static void test_fixture_traces(void **state)
 		assert_int_equal(a->sampled.n_rows, ts.n_rows);
 		assert_true(fabs(a->sampled.rows[0].time_ns.total - ts.rows[0].time_ns.total) < 1e-6);
 		assert_int_equal(lp_report_stakeholder_md(a, &md), 0);
-		if (!strstr(md.data, "## Tracing Mode\n\nSampled: kernels were traced in 42 of 144 `decode_step`"))
+		if (!strstr(md.data, "## Tracing Mode\n\nSampled: kernels were traced in 42 of 144 decode\\_step ranges "
+				     "(the first 2 under each parent, then 1 in 4), as trace.sample asked"))
 			fail_msg("%s", strstr(md.data, "## Tracing") ? strstr(md.data, "## Tracing") : md.data);
 		assert_non_null(strstr(md.data, "| gemm\\_mlp | 6.0"));
 		in.profile = &ex;
@@ -395,6 +513,7 @@ static void test_fixture_traces(void **state)
 		lp_buf_reset(&md);
 		assert_int_equal(lp_report_stakeholder_md(b, &md), 0);
 		assert_non_null(strstr(md.data, "## Tracing Mode\n\nExact: every launch traced (trace.sample=off)."));
+		scaled_tables(a, b);
 		lp_buf_release(&md);
 		lp_analysis_release(a);
 		lp_analysis_release(b);
