@@ -60,6 +60,7 @@ static struct {
 	uint32_t why;
 	uint32_t every, first, auto_rate;
 	_Atomic uint64_t launch_rate;
+	_Atomic int auto_looked;             /* auto looked at a unit past the first ones */
 	_Atomic uint64_t units, units_recorded;
 	pthread_mutex_t switch_lock;         /* off_threads and the CUPTI switch */
 	unsigned off_threads;
@@ -241,23 +242,32 @@ static void skip_end(void)
 }
 
 /* auto: the launch rate of the fastest unit recorded so far on this thread (or, with first=0, the
- * rate since the start) decides, once. The fastest, not the mean: the first decode steps of a
- * process load modules and pick kernels (an H100 run measured 4.7k launches/s over its first two
- * steps against 55k/s later). */
+ * rate since the start). The fastest, not the mean: the first decode steps of a process load
+ * modules and pick kernels (an H100 run measured 4.7k launches/s over its first two steps against
+ * 55k/s later). Above the threshold, sampled from here on (decided once, for the process); at or
+ * below it, nothing is decided yet: the unit is recorded (flagged MEASURED, exact stratum) and
+ * measured, and the next one looks again (an H100 run of examples/hf_generate.py read 8.5k/s in
+ * the fastest of its first two steps, 35k/s later). A program that never gets faster stays
+ * exact; the end says so (lp_inj_sample_finish). */
 static int decide(const struct lp_inj_thread *t, uint64_t now)
 {
-	uint64_t rate = t->rate_max;
-	int expect = MODE_PENDING, mode;
+	uint64_t rate = t->rate_max, seen;
+	int expect = MODE_PENDING;
 	if (!rate && !t->rate_ns)
 		rate = now > S.start_ns ? (uint64_t)((double)t->launches * 1e9 / (double)(now - S.start_ns)) : 0;
-	mode = rate > S.auto_rate ? MODE_SAMPLED : MODE_EXACT;
-	if (atomic_compare_exchange_strong(&S.mode, &expect, mode)) {
-		S.why = mode == MODE_SAMPLED ? LP_TRACE_SAMPLE_WHY_AUTO_HIGH : LP_TRACE_SAMPLE_WHY_AUTO_LOW;
+	atomic_store(&S.auto_looked, 1);
+	seen = atomic_load(&S.launch_rate);
+	while (rate > seen && !atomic_compare_exchange_weak(&S.launch_rate, &seen, rate)) {
+	}
+	if (rate <= S.auto_rate)
+		return MODE_PENDING;
+	if (atomic_compare_exchange_strong(&S.mode, &expect, MODE_SAMPLED)) {
+		S.why = LP_TRACE_SAMPLE_WHY_AUTO_HIGH;
 		atomic_store(&S.launch_rate, rate);
-		lp_inj_log("stages: auto sampling %s: %llu launches/s in the fastest of the first units (threshold %u)",
-			mode == MODE_SAMPLED ? "on" : "off", (unsigned long long)rate, S.auto_rate);
+		lp_inj_log("stages: auto sampling on: %llu launches/s in the fastest unit so far (threshold %u)",
+			(unsigned long long)rate, S.auto_rate);
 		write_sampling();
-		return mode;
+		return MODE_SAMPLED;
 	}
 	return expect;
 }
@@ -309,7 +319,7 @@ uint32_t lp_inj_stage_push(struct lp_inj_thread *t, uint32_t name_sid, uint64_t 
 		atomic_fetch_add_explicit(&S.units, 1, memory_order_relaxed);
 		if (record) {
 			atomic_fetch_add_explicit(&S.units_recorded, 1, memory_order_relaxed);
-			sample = LP_TRACE_STAGE_RECORDED;
+			sample = mode == MODE_PENDING && index >= S.first ? LP_TRACE_STAGE_MEASURED : LP_TRACE_STAGE_RECORDED;
 			if (mode == MODE_PENDING) {
 				mark |= MARK_MEASURED;
 				t->unit_t0 = now;
@@ -437,8 +447,13 @@ void lp_inj_sample_finish(void)
 {
 	if (!atomic_load_explicit(&S.ready, memory_order_acquire))
 		return;
-	if (atomic_load(&S.mode) == MODE_PENDING)
-		S.why = LP_TRACE_SAMPLE_WHY_AUTO_NONE;
+	if (atomic_load(&S.mode) == MODE_PENDING) {
+		uint64_t rate = atomic_load(&S.launch_rate);
+		S.why = atomic_load(&S.auto_looked) ? LP_TRACE_SAMPLE_WHY_AUTO_LOW : LP_TRACE_SAMPLE_WHY_AUTO_NONE;
+		if (atomic_load(&S.auto_looked))
+			lp_inj_log("stages: auto sampling stayed off: %llu launches/s in the fastest unit (threshold %u)",
+				(unsigned long long)rate, S.auto_rate);
+	}
 	write_sampling();
 }
 

@@ -7,6 +7,11 @@ to the traces, which are too large to bring back whole).
     sample_check.py kernels EXACT SAMPLED  per-kernel totals of the unit stage (decode_step):
                                            the exact run's against the sampled run's estimate
                                            and its 95% confidence interval
+    sample_check.py subsample EXACT [EVERY FIRST]
+                                           the schedule applied afterwards to an exact trace:
+                                           the estimate from its on-schedule units against the
+                                           same run's exact totals (sampling error alone, no
+                                           run-to-run difference), per kernel with the interval
     sample_check.py steps TRACE PROGRAM_OUTPUT
                                            per-step GPU latencies (STAGE records) against the
                                            program's own CUDA-event step_ms lines
@@ -125,7 +130,9 @@ def estimate(t, unit):
     units = {rid: s for rid, s in t["stages"].items() if name_of(t, s["name"]) == unit}
     first = t["sampling"][3] if t["sampling"] else 0
     data = per_unit(t, unit)
-    exact_ids = [r for r, s in units.items() if s["index"] < first or t["sampling"][0] == 1]
+    # exact stratum: the first units, every unit of an exact trace, and units recorded while auto
+    # was still measuring (sample 3)
+    exact_ids = [r for r, s in units.items() if s["index"] < first or t["sampling"][0] == 1 or s["sample"] == 3]
     b_ids = [r for r in units if r not in set(exact_ids)]
     rec_b = [r for r in b_ids if units[r]["sample"] == 1]
     names = set()
@@ -194,6 +201,42 @@ def cmd_kernels(exact_path, sampled_path, unit="decode_step"):
     return out
 
 
+def cmd_subsample(exact_path, every=8, first=2, unit="decode_step"):
+    t = read_trace(exact_path)
+    units = {rid: s for rid, s in t["stages"].items() if name_of(t, s["name"]) == unit}
+    data = per_unit(t, unit)
+    exact_ids = [r for r, s in units.items() if s["index"] < first]
+    b_ids = [r for r, s in units.items() if s["index"] >= first]
+    rec = [r for r in b_ids if (units[r]["index"] - first) % every == 0]
+    names = set()
+    for d in data.values():
+        names.update(d)
+    truth = {k: sum(d.get(k, 0) for d in data.values()) for k in names}
+    total = sum(truth.values())
+    N, n = len(b_ids), len(rec)
+    rows, inside, big = [], 0, 0
+    for k in sorted(names, key=lambda k: -truth[k]):
+        ex = sum(data.get(r, {}).get(k, 0) for r in exact_ids)
+        xs = [data.get(r, {}).get(k, 0) for r in rec]
+        m = sum(xs) / n
+        s2 = statistics.variance(xs) if n > 1 else 0.0
+        est = ex + N * m
+        half = t975(n - 1) * math.sqrt(N * N * (1 - n / N) * s2 / n)
+        share = truth[k] / total if total else 0
+        ok = abs(est - truth[k]) <= half
+        if share > 0.01:
+            big += 1
+            inside += ok
+        rows.append(dict(kernel=k[:120], exact_ms=truth[k] / 1e6, share=round(share, 4), sampled_ms=est / 1e6,
+                         ci_ms=half / 1e6, diff_pct=(est - truth[k]) / truth[k] * 100 if truth[k] else None,
+                         inside=ok))
+    out = dict(unit=unit, every=every, first=first, units=len(units), units_exact_stratum=len(exact_ids),
+               units_sampled=n, units_sampled_stratum=N, exact_total_ms=total / 1e6,
+               kernels_over_1pct=big, inside_ci=inside, rows=rows[:40])
+    print(json.dumps(out, indent=1))
+    return out
+
+
 def cmd_steps(trace_path, program_out, unit="decode_step"):
     t = read_trace(trace_path)
     prog = []
@@ -257,6 +300,8 @@ def main(argv):
         cmd_summary(argv[1])
     elif len(argv) >= 3 and argv[0] == "kernels":
         cmd_kernels(argv[1], argv[2], *argv[3:4])
+    elif len(argv) >= 2 and argv[0] == "subsample":
+        cmd_subsample(argv[1], *(int(x) for x in argv[2:4]))
     elif len(argv) >= 3 and argv[0] == "steps":
         cmd_steps(argv[1], argv[2], *argv[3:4])
     else:

@@ -18,7 +18,8 @@
 # Both programs time themselves with CUDA events (--step-times: every decode step too). Writes
 # under $OUT (default /tmp/lp-sampled): <prog>_<mode>_<round>.txt (the program's output),
 # inject_<prog>_<mode>_<round>.log, then sample_check.py's summary.json, kernels_<prog>.json
-# (sampled estimate against the exact run of the same round) and steps_<prog>_<mode>.json
+# (sampled estimate against the exact run of the same round), subsample_<prog>.json (the schedule
+# applied afterwards to the exact run: sampling error alone) and steps_<prog>_<mode>.json
 # (per-step latencies against the program's own). Traces are deleted after the checks unless
 # LP_KEEP_TRACES=1. Run from the repo root with build/ (LP_BUILD) on the GPU machine.
 set -u
@@ -51,6 +52,7 @@ run() { # run PROG MODE ROUND
     echo "$(date +%T) $tag skipped: past LP_SAMPLED_STOP_S"; return 0
   fi
   [ "$mode" = kineto ] && [ "$prog" != hf ] && return 0
+  case " ${LP_SAMPLED_ONCE:-} " in *" $mode "*) case " ${LP_SAMPLED_ONCE_PROGS:-hf plain} " in *" $prog "*) ;; *) return 0 ;; esac ;; esac
   base=$HF; [ "$prog" = plain ] && base=$PLAIN
   cmd="timeout -k 5 $PROC_S $base"
   t1=$(date +%s)
@@ -96,10 +98,15 @@ done
 
 python3 bench/tracer/sample_check.py summary "$OUT" >"$OUT/summary.json"
 for prog in hf plain; do
-  if [ -d "$OUT/trace_${prog}_exact_1" ] && [ -d "$OUT/trace_${prog}_sampled_1" ]; then
-    python3 bench/tracer/sample_check.py kernels "$OUT/trace_${prog}_exact_1" "$OUT/trace_${prog}_sampled_1" \
-      >"$OUT/kernels_$prog.json" 2>&1
-  fi
+  for m in sampled auto; do   # the first sampled run (auto only when it sampled) against the exact one
+    if [ -d "$OUT/trace_${prog}_exact_1" ] && [ -d "$OUT/trace_${prog}_${m}_1" ] && [ ! -f "$OUT/kernels_$prog.json" ] &&
+       { [ $m = sampled ] || grep -q 'auto sampling on' "$OUT/inject_${prog}_auto_1.log" 2>/dev/null; }; then
+      python3 bench/tracer/sample_check.py kernels "$OUT/trace_${prog}_exact_1" "$OUT/trace_${prog}_${m}_1" \
+        >"$OUT/kernels_$prog.json" 2>&1
+    fi
+  done
+  [ -d "$OUT/trace_${prog}_exact_1" ] && python3 bench/tracer/sample_check.py subsample "$OUT/trace_${prog}_exact_1" 8 2 \
+    >"$OUT/subsample_$prog.json" 2>&1
   for m in sampled exact auto; do
     [ -d "$OUT/trace_${prog}_${m}_1" ] && python3 bench/tracer/sample_check.py steps "$OUT/trace_${prog}_${m}_1" \
       "$OUT/${prog}_${m}_1.txt" >"$OUT/steps_${prog}_$m.json" 2>&1

@@ -23,8 +23,9 @@ LIB=$PWD/build/lib/libllmprof_inject.so
   nproc; uptime
 } >"$R/env.txt" 2>&1
 
-# 1. a small real sampled trace (tiny model, every=4 after the first 2 steps, 24 tokens)
+# 1. a small real sampled trace (tiny model, every=4 after the first 2 steps, 24 tokens); SKIP_FIXTURE=1: none
 F=/tmp/lp-fixture
+if [ "${SKIP_FIXTURE:-0}" != 1 ]; then
 rm -rf "$F"; mkdir -p "$F"
 ( cd "$F" && timeout -k 5 120 env CUDA_INJECTION64_PATH=$LIB NVTX_INJECTION64_PATH=$LIB LLMPROF_TRACE_DIR=$F/trace \
   LLMPROF_TRACE_LOG=$F/inject.log LLMPROF_TRACE_SAMPLE=every=4,first=2 \
@@ -32,6 +33,7 @@ rm -rf "$F"; mkdir -p "$F"
   >"$F/program.txt" 2>"$F/program.err" )
 echo "fixture rc=$? $(du -sh "$F/trace" | cut -f1)"
 tar czf "$R/fixture.tgz" -C "$F" .
+fi
 
 # 2. the side-by-side measurement
 OUT=/tmp/lp-sampled LP_SAMPLED_PACK="$R/sampled.tgz" LP_SAMPLE=${LP_SAMPLE:-every=8,first=2} \
@@ -39,7 +41,7 @@ OUT=/tmp/lp-sampled LP_SAMPLED_PACK="$R/sampled.tgz" LP_SAMPLE=${LP_SAMPLE:-ever
   LP_SAMPLED_STOP_S=${LP_SAMPLED_STOP_S:-380} LP_SAMPLED_PROC_S=${LP_SAMPLED_PROC_S:-90} \
   LP_SAMPLED_HF_ITERS=${LP_SAMPLED_HF_ITERS:-2} LP_SAMPLED_PLAIN_ITERS=${LP_SAMPLED_PLAIN_ITERS:-3} \
   bash bench/tracer/sampled.sh "${ROUNDS:-2}" 2>&1 | tee "$R/log.txt"
-for f in /tmp/lp-sampled/kernels_*.json /tmp/lp-sampled/steps_*.json; do
+for f in /tmp/lp-sampled/kernels_*.json /tmp/lp-sampled/subsample_*.json /tmp/lp-sampled/steps_*.json; do
   [ -f "$f" ] && echo "== $f" && python3 -c "import json,sys; d=json.load(open(sys.argv[1])); [print(k, v) for k, v in d.items() if k != 'rows']" "$f"
 done 2>&1 | tee -a "$R/log.txt"
 cat /tmp/lp-sampled/switches.txt | tee -a "$R/log.txt"

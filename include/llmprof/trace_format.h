@@ -308,6 +308,8 @@ enum lp_trace_stage_sample {
 	LP_TRACE_STAGE_NOT_UNIT = 0,    /* not a sampling unit: recorded unless inside an unrecorded one */
 	LP_TRACE_STAGE_RECORDED = 1,    /* a unit instance recorded */
 	LP_TRACE_STAGE_SKIPPED = 2,     /* a unit instance not recorded (its kernels are missing) */
+	LP_TRACE_STAGE_MEASURED = 3,    /* recorded while auto measured the launch rate, before it chose
+	                                 * sampling: part of the exact stratum, like the first units */
 };
 
 enum lp_trace_stage_gpu {           /* where gpu_* come from */

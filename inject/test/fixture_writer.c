@@ -10,12 +10,17 @@
  * exactly the sum printed on stdout ("step G S NS" lines, every step recorded or not).
  *
  *   lp_trace_fixture DIR    (LLMPROF_TRACE_SAMPLE as the caller sets it)
+ *
+ * LP_FIXTURE_SLOW=K (for auto): every step takes host time, like a program that launches (the
+ * first K steps of generation 0 50 ms each, as a process's first steps load modules; the others
+ * 0.2 ms), so auto's launch rate is 100/s at first and tens of thousands/s after.
  */
 #include "inject.h"
 
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #include <nvtx3/nvToolsExt.h>
 
@@ -67,6 +72,7 @@ static void kernel(const char *name, uint64_t dur)
 		struct lp_inj_thread *t = lp_inj_self();
 		struct lp_trace_launch l;
 		struct lp_trace_kernel k;
+		t->launches++; /* as cupti.c's launch callback counts them (auto's rate) */
 		memset(&l, 0, sizeof(l));
 		l.correlation_id = corr;
 		l.tid = t->tid;
@@ -88,8 +94,17 @@ static void kernel(const char *name, uint64_t dur)
 	lp_fake_gpu_advance(dur + 2000);
 }
 
+static void host_wait(long ns)
+{
+	struct timespec ts = { ns / 1000000000L, ns % 1000000000L };
+	while (nanosleep(&ts, &ts) != 0) {
+	}
+}
+
 int main(int argc, char **argv)
 {
+	const char *slow = getenv("LP_FIXTURE_SLOW");
+	int n_slow = slow ? (int)strtol(slow, NULL, 10) : -1;
 	static const char *names[KERNELS] = { "gemm_mlp", "attention_decode", "gemm_qkv", "rmsnorm", "rope" };
 	int g, s, k;
 	if (argc < 2) {
@@ -120,6 +135,8 @@ int main(int argc, char **argv)
 				if (k < 2)
 					dpop(llm);
 			}
+			if (n_slow >= 0)
+				host_wait(g == 0 && s < n_slow ? 50000000L : 200000L);
 			printf("step %d %d %llu\n", g, s, (unsigned long long)(lp_fake_gpu_now() - t0));
 			dpop(llm);
 			kernel("argmax_between_steps", 1500); /* in decode_all, outside every unit */

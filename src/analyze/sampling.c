@@ -13,7 +13,10 @@
 #include <stdlib.h>
 #include <string.h>
 
-enum { LP_TSAMPLE_FLAG_SKIPPED = 2 }; /* lp_range.sample of an unrecorded unit (trace format) */
+enum {                                /* lp_range.sample (trace format: LP_TRACE_STAGE_*) */
+	LP_TSAMPLE_FLAG_SKIPPED = 2,          /* an unrecorded unit */
+	LP_TSAMPLE_FLAG_MEASURED = 3,         /* recorded while auto measured: exact stratum */
+};
 
 int lp_tsample_plan_of(const struct lp_profile *p, struct lp_tsample_plan *plan)
 {
@@ -179,10 +182,13 @@ int lp_tsample_units_find(const struct lp_profile *p, const struct lp_tsample_pl
 		    r->parent != p->ranges[u[i - 1].idx].parent)
 			next = 0;
 		if (r->sample) {
-			/* the tracer's own flags (STAGE records) when the reader has them */
+			/* the tracer's own flags (STAGE records) when the reader has them; a unit recorded
+			 * while auto was still measuring (3) is exact, as is one off the schedule */
 			next = r->sample_index;
 			if (r->sample == LP_TSAMPLE_FLAG_SKIPPED)
 				s = LP_TSAMPLE_SKIPPED;
+			else if (r->sample == LP_TSAMPLE_FLAG_MEASURED || !lp_tsample_recorded(plan, next))
+				s = LP_TSAMPLE_EXACT;
 			else
 				s = !plan->sampled || next < plan->first ? LP_TSAMPLE_EXACT : LP_TSAMPLE_RECORDED;
 		} else if (!plan->sampled || next < plan->first) {

@@ -529,6 +529,154 @@ static void test_fixture_traces(void **state)
 	free(st);
 }
 
+/* auto on a program whose first steps are slow (module loading): it keeps measuring recorded
+ * units (flagged MEASURED: exact stratum) until one runs faster than the threshold, then samples;
+ * the scaled tables still agree with the exact run. */
+static void test_auto_fixture(void **state)
+{
+	const char *ex_dir = LP_TEST_TMP "/sampling_auto_exact", *sa_dir = LP_TEST_TMP "/sampling_auto";
+	struct lp_tsample_plan plan = { 1, 4, 2, "decode_step" };
+	struct stage_list *st = calloc(1, sizeof(*st));
+	struct lp_profile ex, sa;
+	struct lp_tsample_units units;
+	struct lp_analysis_input in;
+	struct lp_analysis *a = calloc(1, sizeof(*a)), *b = calloc(1, sizeof(*b));
+	struct lp_err err = LP_ERR_INIT;
+	size_t i, d = 0, n_measured = 0;
+	(void)state;
+	setenv("LP_FIXTURE_SLOW", "4", 1);
+	write_fixture(sa_dir, "auto,rate=500,every=4,first=2", LP_TEST_TMP "/sampling_auto.txt");
+	unsetenv("LP_FIXTURE_SLOW");
+	write_fixture(ex_dir, "off", LP_TEST_TMP "/sampling_auto_exact.txt");
+	read_stages(sa_dir, st);
+	assert_int_equal(st->sampling.mode, LP_TRACE_SAMPLE_SAMPLED);
+	assert_int_equal(st->sampling.why, LP_TRACE_SAMPLE_WHY_AUTO_HIGH);
+	assert_true(st->sampling.launch_rate > 500);
+	assert_int_equal(st->n, 144);
+	/* generation 0: the first 2 recorded, then measured until the decision at d, then the schedule */
+	assert_int_equal(st->r[0].sample, LP_TRACE_STAGE_RECORDED);
+	assert_int_equal(st->r[1].sample, LP_TRACE_STAGE_RECORDED);
+	for (i = 2; i < 48 && st->r[i].sample == LP_TRACE_STAGE_MEASURED; i++)
+		n_measured++;
+	d = i;
+	if (d < 5 || d > 16)   /* the 4 slow steps and the first fast one are measured at least */
+		fail_msg("auto decided at step %zu", d);
+	for (i = d; i < 48; i++)
+		assert_int_equal(st->r[i].sample, (i - 2) % 4 == 0 ? LP_TRACE_STAGE_RECORDED : LP_TRACE_STAGE_SKIPPED);
+	/* generations 1 and 2: the schedule from their start */
+	for (i = 48; i < 144; i++)
+		assert_int_equal(st->r[i].sample, i % 48 < 2 || (i % 48 - 2) % 4 == 0 ? LP_TRACE_STAGE_RECORDED
+											: LP_TRACE_STAGE_SKIPPED);
+	load(sa_dir, &sa);
+	load(ex_dir, &ex);
+	assert_int_equal(lp_tsample_units_find(&sa, &plan, &units, &err), 0);
+	assert_int_equal(units.n_exact, 6 + n_measured);
+	lp_tsample_units_release(&units);
+	memset(&in, 0, sizeof(in));
+	in.profile = &sa;
+	assert_int_equal(lp_analyze(&in, a, &err), 0);
+	in.profile = &ex;
+	assert_int_equal(lp_analyze(&in, b, &err), 0);
+	assert_int_equal(a->kernels.sample_exact, 6 + n_measured);
+	assert_int_equal(a->kernels.sample_N, 138 - n_measured);
+	for (i = 0; i < b->kernels.n_rows; i++) {
+		const struct lp_kernel_row *e = &b->kernels.rows[i], *s = krow(&a->kernels, e->name);
+		if (fabs(s->total_ms - e->total_ms) > (s->sampled ? s->ci_ms : 0))
+			fail_msg("%s: %.4f +- %.4f ms against %.4f exact", s->name, s->total_ms, s->ci_ms, e->total_ms);
+		assert_int_equal(s->calls, e->calls);
+	}
+	lp_analysis_release(a);
+	lp_analysis_release(b);
+	free(a);
+	free(b);
+	lp_profile_release(&ex);
+	lp_profile_release(&sa);
+	free(st);
+}
+
+/* A real sampled trace (tests/fixtures/trace/README.md: h100_hf_tiny_sampled): examples/hf_generate.py
+ * on an H100 with every=4,first=2, 3 generations (the first a warm-up range) of 24 decode steps. */
+static void test_real_sampled_trace(void **state)
+{
+	struct lp_profile p;
+	struct lp_analysis_input in;
+	struct lp_analysis *a = calloc(1, sizeof(*a));
+	struct lp_err err = LP_ERR_INIT;
+	struct lp_buf md = LP_BUF_INIT, prog = LP_BUF_INIT;
+	size_t i, n_sampled = 0, n_steps = 0, within = 0;
+	double step_ms[72];
+	const char *line;
+	(void)state;
+	lp_profile_init(&p, "real");
+	if (lp_trace_load(lp_test_fixture("trace/h100_hf_tiny_sampled"), &p, &err) < 0)
+		fail_msg("%s", err.msg);
+	memset(&in, 0, sizeof(in));
+	in.profile = &p;
+	assert_int_equal(lp_analyze(&in, a, &err), 0);
+	assert_int_equal(a->sampling.mode, 2);
+	assert_int_equal(a->sampling.every, 4);
+	assert_int_equal(a->sampling.first, 2);
+	assert_int_equal(a->sampling.units, 72);
+	assert_int_equal(a->sampling.units_recorded, 24);
+	assert_int_equal(a->sampling.toggles, 96);
+	/* the warm-up generation is out of the tables: 2 measured generations of 24 steps, the first 2
+	 * of each exact, 6 of the other 22 recorded (indices 2, 6, ..., 22) */
+	assert_true(a->kernels.sampled && a->ops.sampled);
+	assert_int_equal(a->kernels.sample_exact, 4);
+	assert_int_equal(a->kernels.sample_N, 44);
+	assert_int_equal(a->kernels.sample_n, 12);
+	for (i = 0; i < a->kernels.n_rows; i++) {
+		const struct lp_kernel_row *r = &a->kernels.rows[i];
+		if (!r->sampled)
+			continue;
+		n_sampled++;
+		assert_true(r->ci_ms >= 0 && r->ci_ms < r->total_ms);
+		assert_true(r->stage_ms[1] > 0);
+	}
+	assert_true(n_sampled > 10);
+	assert_int_equal(lp_section_top_kernels(a, 10, &md), 0);
+	assert_non_null(strstr(md.data, "(12 of 44 units) |"));
+	assert_non_null(strstr(md.data, "| ~"));
+	assert_non_null(strstr(md.data, "Sampled trace (Tracing mode): ~ marks estimates. Kernels were recorded in 12 of "
+					 "the 44 sampled units and in all 4 units of the exact stratum"));
+	/* every step's latency from the STAGE records, recorded or not, against the program's own
+	 * CUDA events (3.3 ms steps: the ~50-80 us between its event and ours is 2-3% here) */
+	lp_test_read(lp_test_fixture("trace/h100_hf_tiny_sampled/program.txt"), &prog);
+	for (line = prog.data; (line = strstr(line, "\"step_ms\": [")) != NULL;) {
+		char *end;
+		line += 12;
+		while (*line && *line != ']' && n_steps < 72) {
+			step_ms[n_steps++] = strtod(line, &end);
+			line = end;
+			while (*line == ',' || *line == ' ')
+				line++;
+		}
+	}
+	assert_int_equal(n_steps, 48);   /* the 2 measured generations */
+	{
+		size_t k = 0;
+		for (i = 0; i < p.n_ranges && k < 72; i++) {
+			const struct lp_range *r = &p.ranges[i];
+			double ours;
+			if (strcmp(r->name, "decode_step"))
+				continue;
+			assert_int_equal(r->gpu_status, LP_TRACE_STAGE_GPU_EVENTS);
+			if (k++ < 24)
+				continue;   /* the warm-up generation: the program prints no steps for it */
+			ours = (double)r->gpu_elapsed_ns / 1e6;
+			within += fabs(ours - step_ms[k - 25]) <= 0.04 * step_ms[k - 25];
+			assert_true(fabs(ours - step_ms[k - 25]) <= 0.07 * step_ms[k - 25]);
+		}
+		assert_int_equal(k, 72);
+	}
+	assert_true(within >= 46);   /* measured: 47 of 48 within 4%, the worst 5.7% */
+	lp_buf_release(&md);
+	lp_buf_release(&prog);
+	lp_analysis_release(a);
+	free(a);
+	lp_profile_release(&p);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -537,6 +685,8 @@ int main(void)
 		cmocka_unit_test(test_estimate_by_hand),
 		cmocka_unit_test(test_coverage),
 		cmocka_unit_test(test_fixture_traces),
+		cmocka_unit_test(test_auto_fixture),
+		cmocka_unit_test(test_real_sampled_trace),
 	};
 	return cmocka_run_group_tests(tests, setup, NULL);
 }
