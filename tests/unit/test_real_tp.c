@@ -1,0 +1,209 @@
+/* test_real_tp.c: the per-rank view on the real 2-GPU tensor-parallel decode of issue 18
+ * (tests/fixtures/trace/h200x2_tp, README.md there: 2 H200, NCCL over NVLink, examples/tp_decode.py
+ * under `llmprof run --mode light` with nsys on). The traces are stored gzipped; the test unpacks
+ * them. Checks against the two independent accounts stored beside them:
+ *   nsys (nsys_counts.json, from its sqlite export of the same job run again under nsys): each
+ *   rank's kernel count and NCCL kernel count equal ours exactly;
+ *   the program (own/tp.<rank>.<pid>.json, CUDA events): prefill latency per iteration and every
+ *   decode step within 3%, the NCCL collectives it issued (2 all_reduce per layer + 1 all_gather
+ *   per forward, + the final barrier) equal our communication kernels, per stage too.
+ * And the merge itself: ranks lined up by iteration, skew = |latency difference| per instance,
+ * comm = exposed + overlapped, NCCL waits (the rank arriving first waits). */
+#include "testutil.h"
+
+#include <jansson.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <zlib.h>
+
+#include "analyze/ranks.h"
+#include "analyze/stages.h"
+#include "parse/kname.h"
+#include "parse/trace_read.h"
+
+#define FX "trace/h200x2_tp"
+
+static const char *const traces[] = { "vm.684.lptrace", "vm.726.lptrace", "vm.727.lptrace" };
+
+/* Unpacks the fixture's .lptrace.gz files into a scratch folder; returns it. */
+static const char *unpack(void)
+{
+	static char dir[1024];
+	size_t i;
+	snprintf(dir, sizeof(dir), "%s/real_tp", LP_TEST_TMP);
+	mkdir(LP_TEST_TMP, 0755);
+	mkdir(dir, 0755);
+	for (i = 0; i < sizeof(traces) / sizeof(traces[0]); i++) {
+		char src[1200], dst[1200], buf[65536];
+		gzFile in;
+		FILE *out;
+		int n;
+		snprintf(src, sizeof(src), "%s/%s.gz", lp_test_fixture(FX), traces[i]);
+		snprintf(dst, sizeof(dst), "%s/%s", dir, traces[i]);
+		in = gzopen(src, "rb");
+		out = fopen(dst, "wb");
+		assert_non_null(in);
+		assert_non_null(out);
+		while ((n = gzread(in, buf, sizeof(buf))) > 0)
+			assert_int_equal(fwrite(buf, 1, (size_t)n, out), (size_t)n);
+		assert_int_equal(n, 0);
+		gzclose(in);
+		assert_int_equal(fclose(out), 0);
+	}
+	return dir;
+}
+
+static json_t *load_json(const char *rel)
+{
+	char path[1200];
+	json_error_t je;
+	json_t *j;
+	snprintf(path, sizeof(path), "%s/%s", lp_test_fixture(FX), rel);
+	j = json_load_file(path, 0, &je);
+	if (!j)
+		fail_msg("%s: %s", path, je.text);
+	return j;
+}
+
+static const struct lp_stage *stage_named(const struct lp_stage_set *s, const char *name)
+{
+	size_t i;
+	for (i = 0; i < s->n_stages; i++)
+		if (!strcmp(s->stages[i].name, name))
+			return &s->stages[i];
+	fail_msg("no stage %s", name);
+	return NULL;
+}
+
+static void within(double got, double want, double frac, const char *what, size_t r, size_t k)
+{
+	if (getenv("LP_TEST_VERBOSE"))
+		print_message("rank %zu %s %zu: %.4f %.4f %+.2f%%\n", r, what, k, got, want, 100.0 * (got - want) / want);
+	if (fabs(got - want) > frac * want)
+		fail_msg("rank %zu %s %zu: llmprof %.4f ms, the program's CUDA events %.4f ms (%+.2f%%)", r, what, k, got,
+			want, 100.0 * (got - want) / want);
+}
+
+static void test_tp_decode(void **state)
+{
+	const char *dir = unpack();
+	char dirbuf[1024];
+	struct lp_profile p;
+	struct lp_rank_view v;
+	struct lp_err err = LP_ERR_INIT;
+	json_t *nsys = load_json("nsys_counts.json");
+	size_t r, k, j;
+	(void)state;
+	snprintf(dirbuf, sizeof(dirbuf), "%s", dir);
+	lp_profile_init(&p, dirbuf);
+	assert_int_equal(lp_trace_load(dirbuf, &p, &err), 0);
+	assert_int_equal(lp_ranks_compute(&p, NULL, &v, &err), 0);
+	assert_int_equal(v.n_ranks, 2);
+	assert_string_equal(v.rank_source, "RANK");
+	assert_int_equal(v.world_size, 2);
+	assert_int_equal(v.n_not_ranks, 1);          /* torchrun's agent */
+	assert_false(v.collectives_mismatch);
+	for (r = 0; r < 2; r++) {
+		const struct lp_rank *rk = &v.ranks[r];
+		const struct lp_stage *pre, *dec;
+		char rel[128];
+		json_t *own, *its, *ns = NULL;
+		size_t nfwd, layers, per_fwd;
+		uint64_t nccl_named = 0;
+		assert_int_equal(rk->rank, (int32_t)r);
+		assert_int_equal(rk->n_devices, 1);
+		assert_int_equal(rk->devices[0], (int32_t)r);   /* one GPU per rank */
+		/* nsys's own count of the same program's kernels on that GPU */
+		for (j = 0; j < json_array_size(nsys); j++)
+			if (json_integer_value(json_object_get(json_array_get(nsys, j), "device")) == rk->devices[0])
+				ns = json_array_get(nsys, j);
+		assert_non_null(ns);
+		assert_int_equal(rk->kernels, json_integer_value(json_object_get(ns, "kernels")));
+		assert_int_equal(rk->comm_kernels, json_integer_value(json_object_get(ns, "nccl_kernels")));
+		for (j = 0; j < p.n_kernels; j++)
+			if (lp_rank_of_pid(&v, p.kernels[j].pid) == (int)r && !strncmp(p.kernels[j].name, "nccl", 4))
+				nccl_named++;
+		assert_int_equal(rk->comm_kernels, nccl_named);   /* every communication kernel is NCCL's */
+
+		snprintf(rel, sizeof(rel), "own/tp.%zu.%u.json", r, (unsigned)rk->pids[0]);
+		own = load_json(rel);
+		its = json_object_get(own, "iterations");
+		layers = (size_t)json_integer_value(json_object_get(own, "layers"));
+		per_fwd = (size_t)json_integer_value(json_object_get(own, "collectives_per_forward"));
+		assert_int_equal(per_fwd, 2 * layers + 1);
+		/* the collectives it issued, + dist.barrier()'s all_reduce at the end */
+		assert_int_equal(rk->comm_kernels, json_integer_value(json_object_get(own, "collectives_total")) + 1);
+
+		pre = stage_named(&rk->stages, "prefill");
+		dec = stage_named(&rk->stages, "decode_all");
+		assert_int_equal(pre->n_iters, json_array_size(its));
+		assert_int_equal(dec->n_iters, json_array_size(its));
+		nfwd = (size_t)json_integer_value(json_object_get(own, "new_tokens"));
+		assert_int_equal(dec->n_step_lat, nfwd * json_array_size(its));
+		{
+			double ours = 0, theirs = 0;
+			for (k = 0; k < pre->n_iters; k++) {
+				const json_t *it = json_array_get(its, k);
+				const json_t *steps = json_object_get(it, "step_ms");
+				within((double)pre->iters[k].latency_ns / 1e6,
+					json_number_value(json_object_get(it, "prefill_ms")), 0.03, "prefill iteration", r, k);
+				for (j = 0; j < nfwd; j++) {
+					double a = dec->step_lat_ms[k * nfwd + j], b = json_number_value(json_array_get(steps, j));
+					/* each step: within 0.1 ms (the events and the range are a few Python calls apart) */
+					within(a, b, 0.1 / b, "decode step", r, k * nfwd + j);
+					ours += a;
+					theirs += b;
+				}
+			}
+			within(ours / (double)dec->n_step_lat, theirs / (double)dec->n_step_lat, 0.03, "mean decode step", r, 0);
+		}
+		for (k = 0; k < rk->stages.n_stages; k++) {
+			const struct lp_rank_stage *rs = &rk->rstages[k];
+			size_t fwd = !strcmp(rs->name, "prefill") ? 1 : nfwd;
+			/* the communication kernels of each iteration are its forwards' collectives */
+			assert_int_equal(rs->comm_kernels, rs->n_iters * fwd * per_fwd);
+			assert_true(rs->comm_ms > 0 && rs->comm_ms < rs->lat_ms);
+			assert_true(fabs(rs->exposed_ms + rs->overlap_ms - rs->comm_ms) < 1e-6);
+			/* tp_decode.py waits for each all_reduce before the next layer: nothing hides it */
+			assert_true(rs->exposed_ms > 0.9 * rs->comm_ms);
+			assert_true(rs->wait_ms >= 0 && rs->wait_ms <= rs->comm_ms + 1e-9);
+		}
+		json_decref(own);
+	}
+	/* the merge: iteration k of both ranks, skew = |difference| */
+	assert_int_equal(v.n_merged, 2);
+	for (k = 0; k < v.n_merged; k++) {
+		const struct lp_rank_merged *m = &v.merged[k];
+		const struct lp_rank_stage *a = &v.ranks[0].rstages[k], *b = &v.ranks[1].rstages[k];
+		double mean = 0, mx = 0;
+		assert_string_equal(m->name, a->name);
+		assert_string_equal(m->name, b->name);
+		assert_int_equal(m->iters, 2);
+		for (j = 0; j < m->iters; j++) {
+			double d = fabs(a->lat_iter_ms[j] - b->lat_iter_ms[j]);
+			assert_true(fabs(m->skew_ms[j] - d) < 1e-9);
+			assert_int_equal(m->slowest_of[j], a->lat_iter_ms[j] >= b->lat_iter_ms[j] ? 0 : 1);
+			mean += d / (double)m->iters;
+			mx = d > mx ? d : mx;
+		}
+		assert_true(fabs(m->skew_mean_ms - mean) < 1e-9 && fabs(m->skew_max_ms - mx) < 1e-9);
+		assert_true(fabs(m->comm_ms - (a->comm_ms + b->comm_ms) / 2) < 1e-9);
+		assert_true(fabs(m->exposed_ms - (a->exposed_ms + b->exposed_ms) / 2) < 1e-9);
+		/* the synchronized ranks finish together: skew is small against the latency */
+		assert_true(m->skew_mean_ms < 0.2 * m->lat_mean_ms);
+	}
+	json_decref(nsys);
+	lp_rank_view_release(&v);
+	lp_profile_release(&p);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_tp_decode),
+	};
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}
