@@ -15,6 +15,7 @@
 #include <string.h>
 
 #include "core/buf.h"
+#include "parse/kname.h"
 
 #define MAX_WALK 512
 
@@ -50,24 +51,6 @@ static int has_prefix_ci(const char *s, const char *prefix)
 		if (tolower((unsigned char)*s) != tolower((unsigned char)*prefix))
 			return 0;
 	return 1;
-}
-
-int lp_comm_kernel_is(const char *name)
-{
-	/* NCCL (ncclKernel_AllReduce_RING_LL_Sum_float, ncclDevKernel_Generic), vLLM's and
-	 * TensorRT-LLM's custom all-reduce (cross_device_reduce_1stage, allReduceTwoShot...),
-	 * PyTorch symmetric memory (one_shot_all_reduce, multimem_all_reduce), NVSHMEM, DeepEP */
-	static const char *const pats[] = {
-		"nccl", "nvshmem", "allreduce", "allgather", "reducescatter", "alltoall", "cross_device_reduce",
-		"sendrecv", "deep_ep", "dispatch_combine",
-	};
-	size_t i;
-	if (!name)
-		return 0;
-	for (i = 0; i < sizeof(pats) / sizeof(pats[0]); i++)
-		if (has_loose(name, pats[i]))
-			return 1;
-	return 0;
 }
 
 int lp_comm_range_is(const char *name)
@@ -343,7 +326,7 @@ static int rank_comm(struct lp_rank_view *v, struct lp_rank *rk, const struct lp
 
 	for (i = 0; i < sub->n_kernels; i++) {
 		const struct lp_kernel *k = &sub->kernels[i];
-		int comm = lp_comm_kernel_is(k->name);
+		int comm = lp_kname_is_comm(k->name);
 		int32_t o;
 		rk->kernels++;
 		if (comm) {

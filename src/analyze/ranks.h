@@ -67,8 +67,6 @@
 #define LP_RANKS_EXPOSED_FRAC 0.10   /* exposed communication share of latency that gives advice */
 #define LP_RANKS_SKEW_FRAC 0.10      /* skew share of latency that gives advice */
 
-/* Is this kernel name a communication kernel (NCCL, custom all-reduce, ...)? */
-int lp_comm_kernel_is(const char *name);
 /* Is this NVTX range name a collective (all_reduce, barrier, send, nccl:..., gloo:...)? */
 int lp_comm_range_is(const char *name);
 

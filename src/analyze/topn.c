@@ -58,6 +58,10 @@ int lp_topn_from_table(const struct lp_kernel_table *tab, const struct lp_topn_o
 	for (i = 0; i < tab->n_rows && out->n_picks < n; i++) {
 		const struct lp_kernel_record *r = &tab->rows[i];
 		int dup = 0;
+		if (lp_kname_is_comm(r->kernel_name)) {
+			out->n_comm_skipped++;   /* never replay a collective (topn.h) */
+			continue;
+		}
 		if (match_name(r->kernel_name, function_base, &m) < 0)
 			goto oom;
 		for (j = 0; j < out->n_picks; j++)  /* the same kernel on two devices, or two templates with one function name */

@@ -15,6 +15,10 @@
  * (N * launch_count) is also given for ncu versions without --filter-mode.
  * After the run, lp_topn_check says which selected kernels were profiled and which were not.
  *
+ * Communication kernels (NCCL..., lp_kname_is_comm) are never picked: ncu replays a kernel
+ * several times, and a replayed collective waits for peers that do not replay it (the job hangs);
+ * their time is the other ranks' anyway (docs/ranks.md). n_comm_skipped counts them.
+ *
  * Ownership: lp_topn owns its strings (lp_topn_release). Not thread-safe.
  *
  *   struct lp_topn sel;
@@ -52,6 +56,7 @@ struct lp_topn {
 	struct lp_topn_pick *picks;
 	size_t n_picks;
 	size_t n_candidates;         /* distinct kernels in the stage */
+	size_t n_comm_skipped;       /* communication kernels among them, never picked */
 	double stage_total_ms;
 	char *regex;                 /* "regex:^(a|b)$"; NULL when nothing was picked */
 	long launch_count;

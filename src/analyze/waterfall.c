@@ -30,6 +30,9 @@ static const char *fix_for(enum lp_kernel_family f)
 		return "copies: keep data on the device, avoid per-step copies";
 	case LP_FAM_SAMPLING:
 		return "sampling: fuse into the lm_head epilogue, sample on the GPU without a host sync";
+	case LP_FAM_COMM:
+		return "communication: overlap it with compute (another stream, fused GEMM + all-reduce), fewer or "
+		       "larger collectives, a faster transport (NVLink, custom all-reduce)";
 	default:
 		return "profile it with Nsight Compute (deep mode) to see what bounds it";
 	}

@@ -215,7 +215,7 @@ int lp_kname_has_template_args(const char *s)
 /* ---- families ---- */
 
 static const char *const fam_names[LP_FAM_COUNT] = {
-	"gemm", "attention", "norm", "rope", "softmax", "elementwise", "memcpy", "sampling", "other",
+	"gemm", "attention", "norm", "rope", "softmax", "elementwise", "memcpy", "sampling", "comm", "other",
 };
 
 const char *lp_kname_family_name(enum lp_kernel_family f)
@@ -233,6 +233,48 @@ static int has_ci(const char *hay, const char *needle)
 		if (j == n)
 			return 1;
 	}
+	return 0;
+}
+
+/* Case-insensitive substring search, ignoring '_' and '-' in both (all_reduce == allreduce). */
+static int has_loose(const char *hay, const char *needle)
+{
+	size_t i;
+	for (i = 0; hay[i]; i++) {
+		const char *h = hay + i, *n = needle;
+		while (*n) {
+			while (*h == '_' || *h == '-')
+				h++;
+			while (*n == '_' || *n == '-')
+				n++;
+			if (!*n)
+				break;
+			if (!*h || tolower((unsigned char)*h) != tolower((unsigned char)*n))
+				break;
+			h++;
+			n++;
+		}
+		if (!*n)
+			return 1;
+	}
+	return 0;
+}
+
+int lp_kname_is_comm(const char *name)
+{
+	/* NCCL (ncclKernel_AllReduce_RING_LL_Sum_float, ncclDevKernel_Generic), vLLM's and
+	 * TensorRT-LLM's custom all-reduce (cross_device_reduce_1stage, allReduceTwoShot...),
+	 * PyTorch symmetric memory (one_shot_all_reduce, multimem_all_reduce), NVSHMEM, DeepEP */
+	static const char *const pats[] = {
+		"nccl", "nvshmem", "allreduce", "allgather", "reducescatter", "alltoall", "cross_device_reduce",
+		"sendrecv", "deep_ep", "dispatch_combine",
+	};
+	size_t i;
+	if (!name)
+		return 0;
+	for (i = 0; i < sizeof(pats) / sizeof(pats[0]); i++)
+		if (has_loose(name, pats[i]))
+			return 1;
 	return 0;
 }
 
@@ -255,6 +297,8 @@ enum lp_kernel_family lp_kname_family(const char *name)
 		{ "cast", LP_FAM_ELEMENTWISE }, { "fill", LP_FAM_ELEMENTWISE }, { "embed", LP_FAM_ELEMENTWISE },
 	};
 	size_t i;
+	if (lp_kname_is_comm(name))
+		return LP_FAM_COMM;
 	for (i = 0; i < sizeof(rules) / sizeof(rules[0]); i++)
 		if (has_ci(name, rules[i].pat))
 			return rules[i].f;

@@ -16,7 +16,9 @@
  *    function), used to write ncu filters and to read what ncu wrote: read from the end, the
  *    identifier before the parameter list and trailing template arguments; a name that is not a
  *    C++ signature (no parameter list at the end) unchanged. "name:with:colons, x" stays whole;
- *  - family: gemm, attention, norm, ... by case-insensitive substrings, first rule wins.
+ *  - family: gemm, attention, norm, ... by case-insensitive substrings, first rule wins;
+ *    communication first (lp_kname_is_comm: NCCL, custom all-reduce, NVSHMEM, DeepEP...), so
+ *    "ncclDevKernel_AllGather" is "comm", never a copy or an elementwise kernel.
  * Two names are the same kernel (lp_kname_same) when they agree up to a leading "void ", spaces
  * and the parameter lists (CUPTI prints "float const*", ncu "const float *").
  *
@@ -46,6 +48,7 @@ enum lp_kernel_family {
 	LP_FAM_ELEMENTWISE,
 	LP_FAM_MEMCPY,
 	LP_FAM_SAMPLING,
+	LP_FAM_COMM,         /* collectives and their kernels: lp_kname_is_comm */
 	LP_FAM_OTHER,
 	LP_FAM_COUNT,
 };
@@ -69,6 +72,13 @@ const char *lp_kname_qualified_start(const char *name);
 int lp_kname_same(const char *a, const char *b);
 /* 1 when the name carries template arguments before its parameter list. */
 int lp_kname_has_template_args(const char *name);
+
+/* Is this a communication kernel? NCCL (`ncclKernel_*`, `ncclDevKernel_*`), NVSHMEM, and names
+ * carrying allreduce, allgather, reducescatter, alltoall, sendrecv, cross_device_reduce (vLLM's
+ * custom all-reduce), deep_ep / dispatch_combine (DeepEP), compared case-insensitively ignoring
+ * '_' and '-' (all_reduce == AllReduce). The one rule: the kernel family, the per-rank view
+ * (analyze/ranks.h) and ncu's selection (never replays a collective) all use it. NULL: 0. */
+int lp_kname_is_comm(const char *name);
 
 enum lp_kernel_family lp_kname_family(const char *name);
 /* "gemm", "attention", ... ("other" out of range). */

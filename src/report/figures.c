@@ -35,7 +35,7 @@ const char *const lp_fig_palette[LP_FIG_N_PALETTE] = { "#4e79a7", "#f28e2b", "#e
 const char *lp_fig_family_color(enum lp_kernel_family f)
 {
 	static const char *const c[LP_FAM_COUNT] = { "#4e79a7", "#f28e2b", "#59a14f", "#b07aa1", "#e15759",
-						     "#76b7b2", "#9c755f", "#ff9da7", "#bab0ac" };
+						     "#76b7b2", "#9c755f", "#ff9da7", "#edc948", "#bab0ac" };
 	return (int)f >= 0 && f < LP_FAM_COUNT ? c[f] : "#bab0ac";
 }
 

@@ -21,6 +21,13 @@ static void test_family(void **state)
 		{ "argmax_kernel", LP_FAM_SAMPLING },
 		{ "[CUDA memcpy HtoD]", LP_FAM_MEMCPY },
 		{ "mystery", LP_FAM_OTHER },
+		/* collectives are communication, whatever else their name says (copy, Sum, bf16) */
+		{ "ncclDevKernel_AllReduce_Sum_bf16_RING_LL(ncclDevKernelArgsStorage<(unsigned long)4096>)", LP_FAM_COMM },
+		{ "ncclDevKernel_AllGather_RING_LL(ncclDevKernelArgsStorage<(unsigned long)4096>)", LP_FAM_COMM },
+		{ "ncclKernel_SendRecv_RING_SIMPLE_Sum_int8_t", LP_FAM_COMM },
+		{ "void vllm::cross_device_reduce_1stage<__nv_bfloat16, 2>(...)", LP_FAM_COMM },
+		{ "c10d::symmetric_memory::one_shot_all_reduce_kernel<float>", LP_FAM_COMM },
+		{ "void at::native::reduce_kernel<512, 1>(...)", LP_FAM_OTHER },
 	};
 	size_t i;
 	(void)state;
@@ -29,6 +36,11 @@ static void test_family(void **state)
 			fail_msg("'%s' classified as %s", t[i].name, lp_kname_family_name(lp_kname_family(t[i].name)));
 	}
 	assert_string_equal(lp_kname_family_name(LP_FAM_COUNT), "other");
+	assert_string_equal(lp_kname_family_name(LP_FAM_COMM), "comm");
+	/* the family and the per-rank view's communication test are one rule */
+	for (i = 0; i < sizeof(t) / sizeof(t[0]); i++)
+		assert_int_equal(lp_kname_is_comm(t[i].name), t[i].f == LP_FAM_COMM);
+	assert_false(lp_kname_is_comm(NULL));
 }
 
 /* One rule for the reports (the tracer's and nsys's short names) and the ncu join (which had a

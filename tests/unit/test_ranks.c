@@ -11,6 +11,7 @@
 
 #include "analyze/ranks.h"
 #include "analyze/analysis.h"
+#include "parse/kname.h"
 #include "report/ranks_report.h"
 #include "report/reports.h"
 
@@ -88,15 +89,15 @@ static const struct lp_stage_rules no_skip = { { NULL }, 0, NULL };
 static void test_names(void **state)
 {
 	(void)state;
-	assert_true(lp_comm_kernel_is(nccl));
-	assert_true(lp_comm_kernel_is("ncclKernel_AllGather_RING_LL_Sum_int8_t"));
-	assert_true(lp_comm_kernel_is("void vllm::cross_device_reduce_1stage<__nv_bfloat16, 2>(...)"));
-	assert_true(lp_comm_kernel_is("c10d::symmetric_memory::one_shot_all_reduce_kernel<float>"));
-	assert_true(lp_comm_kernel_is("tensorrt_llm::kernels::allReduceTwoShot"));
-	assert_false(lp_comm_kernel_is("void at::native::reduce_kernel<512, 1>(...)"));
-	assert_false(lp_comm_kernel_is("sm90_xmma_gemm_bf16bf16_bf16f32"));
-	assert_false(lp_comm_kernel_is("elementwise_kernel"));
-	assert_false(lp_comm_kernel_is(NULL));
+	assert_true(lp_kname_is_comm(nccl));
+	assert_true(lp_kname_is_comm("ncclKernel_AllGather_RING_LL_Sum_int8_t"));
+	assert_true(lp_kname_is_comm("void vllm::cross_device_reduce_1stage<__nv_bfloat16, 2>(...)"));
+	assert_true(lp_kname_is_comm("c10d::symmetric_memory::one_shot_all_reduce_kernel<float>"));
+	assert_true(lp_kname_is_comm("tensorrt_llm::kernels::allReduceTwoShot"));
+	assert_false(lp_kname_is_comm("void at::native::reduce_kernel<512, 1>(...)"));
+	assert_false(lp_kname_is_comm("sm90_xmma_gemm_bf16bf16_bf16f32"));
+	assert_false(lp_kname_is_comm("elementwise_kernel"));
+	assert_false(lp_kname_is_comm(NULL));
 	assert_true(lp_comm_range_is("all_reduce"));
 	assert_true(lp_comm_range_is("allgather"));
 	assert_true(lp_comm_range_is("nccl:all_reduce"));

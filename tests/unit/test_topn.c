@@ -75,6 +75,31 @@ static void test_from_table(void **state)
 	assert_int_equal(lp_topn_from_table(&t, &o, &sel, &err), -1);
 }
 
+/* A tensor-parallel decode's top kernels are NCCL's: they are never picked (a replayed collective
+ * waits for ranks that do not replay it), the next compute kernels are. */
+static void test_no_collectives(void **state)
+{
+	struct lp_kernel_record rows[4];
+	struct lp_kernel_table t;
+	struct lp_topn sel;
+	struct lp_topn_opts o = { 2, NULL, 0, "function", 1 };
+	struct lp_err err = LP_ERR_INIT;
+	(void)state;
+	rows[0] = row("ncclDevKernel_AllReduce_Sum_bf16_RING_LL(ncclDevKernelArgsStorage<(unsigned long)4096>)", 50, 10);
+	rows[1] = row("nvjet_sm90_tst_64x8_64x16_2x1_v_bz_TNT", 5, 10);
+	rows[2] = row("void vllm::cross_device_reduce_1stage<__nv_bfloat16, 2>(int)", 4, 10);
+	rows[3] = row("void rms_norm<float>(float *)", 1, 10);
+	memset(&t, 0, sizeof(t));
+	t.rows = rows;
+	t.n_rows = 4;
+	t.total_ms = 60;
+	assert_int_equal(lp_topn_from_table(&t, &o, &sel, &err), 0);
+	assert_int_equal(sel.n_picks, 2);
+	assert_int_equal(sel.n_comm_skipped, 2);
+	assert_string_equal(sel.regex, "regex:^(nvjet_sm90_tst_64x8_64x16_2x1_v_bz_TNT|rms_norm)$");
+	lp_topn_release(&sel);
+}
+
 static void test_from_profile(void **state)
 {
 	const char *dir = lp_test_tmpdir("topn_profile");
@@ -112,6 +137,7 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_escape),
 		cmocka_unit_test(test_from_table),
+		cmocka_unit_test(test_no_collectives),
 		cmocka_unit_test(test_from_profile),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
