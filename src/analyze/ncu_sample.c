@@ -1211,8 +1211,14 @@ static const char *select_kernel(const struct lp_profile *p, const struct lp_sam
 	const char *warm = sel->warmup ? sel->warmup : "warmup";
 	size_t i, n, lo, hi;
 	*step_range = -1;
-	if (k->range < 0)
+	if (k->range < 0 || lp_kname_is_comm(k->name))
 		return NULL;
+	if (sel->n_pids) {
+		for (i = 0; i < sel->n_pids && sel->pids[i] != k->pid; i++)
+			;
+		if (i == sel->n_pids)
+			return NULL;
+	}
 	if (*warm && lp_profile_range_find_ancestor(p, k->range, warm) >= 0)
 		return NULL;
 	if (sel->stage) {

@@ -171,6 +171,8 @@ struct lp_sample_select {
 	const char *stage;                 /* stage mode; NULL: regions mode */
 	const struct lp_regions *regions;  /* regions mode (lp_regions_init'ed; no results needed) */
 	const char *warmup;                /* NULL: "warmup"; "": none */
+	const uint32_t *pids;              /* n_pids > 0: only these processes (the rank ncu profiles) */
+	size_t n_pids;
 };
 
 struct lp_sample_input {
@@ -182,7 +184,10 @@ struct lp_sample_input {
 };
 
 /* Builds the planner's input from the capture. Only one process is planned (ncu's invocation
- * numbers are per process; other processes' launches are not selected). */
+ * numbers are per process; other processes' launches are not selected): the one with the most
+ * selected kernel time, among sel->pids when given. Communication kernels (lp_kname_is_comm) are
+ * never selected (a replayed collective waits for peers that do not replay it); they keep their
+ * place in the invocation numbering. */
 int lp_sample_input_from_profile(const struct lp_profile *p, const struct lp_sample_select *sel,
 	struct lp_sample_input *out, struct lp_err *err);
 void lp_sample_input_release(struct lp_sample_input *in);

@@ -16,7 +16,7 @@
 static const char *const known_keys[] = {
 	"name", "target_processes", "replay_mode", "nvtx", "set", "sections", "metrics", "kernel_name",
 	"kernel_name_base", "launch_skip", "launch_count", "clock_control", "cache_control",
-	"force_overwrite", "regions", "sample_per_group", "coverage", "budget_s", "cache", "cache_dir", NULL,
+	"force_overwrite", "regions", "sample_per_group", "coverage", "budget_s", "cache", "cache_dir", "rank", NULL,
 };
 
 static int one_of(const char *v, const char *const *allowed)
@@ -371,12 +371,50 @@ static int na_cb(const struct lp_ncu_result *r, void *vctx, struct lp_err *err)
 	return 0;
 }
 
+/* Rank mode (see ncu.h): ncu's argv up to the workload goes into LLMPROF_NCU_EXEC (0x1f between
+ * the arguments, a readable copy into cmds), the process runs the workload alone with the gate
+ * preloaded. env has room for 4 more; *argv_out points into av. */
+static int gate_spawn(const struct lp_ncu_plan *p, const struct lp_argv *av, struct lp_proc_env *env, size_t *n_env,
+	struct lp_buf *exec, struct lp_buf *preload, struct lp_buf *glog, struct lp_buf *rank, struct lp_buf *cmds,
+	const char *const **argv_out, struct lp_err *err)
+{
+	const char *const *a = lp_argv_get(av);
+	const char *old = getenv("LD_PRELOAD");
+	size_t n_wl = 0, n = av->n, i;
+	while (p->workload[n_wl])
+		n_wl++;
+	if (n_wl == 0 || n_wl >= n)
+		return lp_err_set(err, LP_EOTHER, "internal: the ncu command line does not end with the workload");
+	lp_buf_adds(cmds, "# only rank ");
+	lp_buf_addf(rank, "%d", p->rank);
+	lp_buf_adds(cmds, rank->data);
+	lp_buf_adds(cmds, " runs under ncu (libllmprof_ncu_gate.so re-executes it as):");
+	for (i = 0; i < n - n_wl; i++) {
+		lp_buf_addf(exec, "%s%s", i ? "\x1f" : "", a[i]);
+		lp_buf_addf(cmds, " %s", a[i]);
+	}
+	lp_buf_adds(cmds, " <its argv>\n");
+	lp_buf_adds(preload, p->rank_gate);
+	if (old && *old)
+		lp_buf_addf(preload, ":%s", old);
+	lp_fs_join(glog, p->logs_dir, "ncu_gate.log");
+	if (exec->oom || preload->oom || glog->oom || rank->oom || cmds->oom)
+		return lp_oom(err);
+	env[(*n_env)++] = (struct lp_proc_env){ "LD_PRELOAD", preload->data };
+	env[(*n_env)++] = (struct lp_proc_env){ "LLMPROF_NCU_RANK", rank->data };
+	env[(*n_env)++] = (struct lp_proc_env){ "LLMPROF_NCU_EXEC", exec->data };
+	env[(*n_env)++] = (struct lp_proc_env){ "LLMPROF_NCU_GATE_LOG", glog->data };
+	*argv_out = a + (n - n_wl);
+	return 0;
+}
+
 int lp_ncu_run(const struct lp_ncu_plan *p, struct lp_ncu_outcome *o, struct lp_err *err)
 {
 	struct lp_argv av = LP_ARGV_INIT;
 	struct lp_buf cmds = LP_BUF_INIT, log = LP_BUF_INIT, text = LP_BUF_INIT, path = LP_BUF_INIT;
 	struct lp_err cmd_err = LP_ERR_INIT;   /* cmd.txt after an earlier failure */
-	struct lp_proc_env env[34];
+	struct lp_buf gexec = LP_BUF_INIT, gpre = LP_BUF_INIT, glog = LP_BUF_INIT, grank = LP_BUF_INIT;
+	struct lp_proc_env env[38];
 	struct lp_proc_spec s;
 	struct lp_ncu_plan plan = *p;
 	const char *name = json_string_value(json_object_get(p->preset, "name"));
@@ -392,7 +430,7 @@ int lp_ncu_run(const struct lp_ncu_plan *p, struct lp_ncu_outcome *o, struct lp_
 		return -1;
 	env[n_env++] = (struct lp_proc_env){ "LC_ALL", "C" };
 	for (i = 0; i < p->n_env && n_env < 34; i++)
-		env[n_env++] = p->env[i];
+		env[n_env++] = p->env[i];   /* 4 left for the rank mode */
 	lp_fs_join(&log, p->logs_dir, "ncu.log");
 	snprintf(o->report, sizeof(o->report), "%s/%s.ncu-rep", p->out_dir, name);
 	for (attempt = 0; attempt < 2; attempt++) {
@@ -403,6 +441,14 @@ int lp_ncu_run(const struct lp_ncu_plan *p, struct lp_ncu_outcome *o, struct lp_
 		s.argv = lp_argv_get(&av);
 		s.env = env;
 		s.n_env = n_env;
+		if (p->rank_gate) {
+			lp_buf_reset(&gexec);
+			lp_buf_reset(&gpre);
+			lp_buf_reset(&glog);
+			lp_buf_reset(&grank);
+			if (gate_spawn(p, &av, env, &s.n_env, &gexec, &gpre, &glog, &grank, &cmds, &s.argv, err) < 0)
+				goto out;
+		}
 		s.stdout_path = log.data;
 		s.stderr_path = log.data;
 		s.timeout_s = p->timeout_s;
@@ -502,5 +548,9 @@ out:
 	lp_buf_release(&log);
 	lp_buf_release(&text);
 	lp_buf_release(&path);
+	lp_buf_release(&gexec);
+	lp_buf_release(&gpre);
+	lp_buf_release(&glog);
+	lp_buf_release(&grank);
 	return rc;
 }

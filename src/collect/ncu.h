@@ -16,6 +16,7 @@
  *   regions                        -> not an ncu flag: read by the report
  *   sample_per_group, coverage,    -> not ncu flags: the sampler's (run/ncu_sampled.h)
  *   budget_s, cache, cache_dir
+ *   rank                           -> not an ncu flag: the rank a multi-rank job profiles (below)
  * `--nvtx` is always given so that the raw page carries the NVTX columns.
  * With a top-N selection (analyze/topn.h) the plan's kernel_filter replaces kernel_name, and
  * either filter_mode = "per-launch-config" keeps launch_count per kernel (the default of the
@@ -33,6 +34,13 @@
  *   "Unsupported API during capture" in range replay -> rerun in app-range, outcome.retried_app_range
  *   ERR_NVGPUCTRPERM               -> LP_EENV with the fix (collect/tools.h)
  * Requested metrics that came back n/a everywhere are listed in outcome.metrics_na (not fatal).
+ *
+ * One rank of a multi-rank job (plan.rank_gate set, docs/ranks.md): the job does not run under
+ * ncu. The workload runs with LD_PRELOAD=<rank_gate> (libllmprof_ncu_gate.so, put before any
+ * LD_PRELOAD llmprof inherited), LLMPROF_NCU_RANK=<rank>, LLMPROF_NCU_EXEC = ncu's argv up to the
+ * workload (0x1f-separated) and LLMPROF_NCU_GATE_LOG=logs/ncu_gate.log; the process of that rank
+ * re-executes itself under ncu (inject/ncu_gate.c), the others run without it. ncu's output goes
+ * to logs/ncu.log with the job's; the report, exports and outcome are the same as ever.
  *
  * Ownership: the caller owns plan and outcome. Never prints.
  */
@@ -59,6 +67,8 @@ struct lp_ncu_plan {
 	const char *filter_mode;         /* --filter-mode (global | per-gpu | per-launch-config); NULL none */
 	const char *kernel_id;           /* --kernel-id (the sampler's, run/ncu_sampled.h); replaces the kernel name */
 	const struct lp_ncu_sections *sections_known;  /* NULL: do not check */
+	const char *rank_gate;           /* libllmprof_ncu_gate.so: profile one rank only (above); NULL: the whole job */
+	int rank;                        /* with rank_gate: the rank */
 	double timeout_s;
 	void (*tick)(void *ctx, double elapsed_s);  /* progress while ncu runs (core/proc.h); may be NULL */
 	void *tick_ctx;

@@ -345,6 +345,8 @@ int lp_ncu_sampled_run(const struct lp_ncu_sampled *s, struct lp_ncu_sampled_out
 		np.n_env = s->n_env;
 		np.sections_known = s->sections_known;
 		np.kernel_id = o->plan.procs[p].kernel_id.data;
+		np.rank_gate = s->rank_gate;
+		np.rank = s->rank;
 		np.timeout_s = s->timeout_s;
 		if (opts.budget_s > 0) {
 			/* a grace past the budget: a process killed halfway leaves nothing */

@@ -45,7 +45,9 @@ struct lp_ncu_sampled {
 	size_t n_env;
 	const struct lp_ncu_sections *sections_known;
 	const struct lp_profile *capture;
-	const struct lp_sample_select *select;
+	const struct lp_sample_select *select;  /* in a multi-rank job: select->pids = rank_gate's rank */
+	const char *rank_gate;       /* multi-rank job: profile one rank (collect/ncu.h); NULL: the whole job */
+	int rank;
 	struct lp_sample_opts opts;  /* k, coverage, budget_s; costs: 0 = estimate (see below) */
 	double workload_s;           /* one run of the workload (the capture's wall time): for the estimate */
 	int use_cache;

@@ -2,7 +2,8 @@
  * select phase chose (or on the NVTX regions of profiling.ncu.regions), then what it profiled of
  * the selection (ncu/selection.json) and the per-region report (ncu/regions/, run/regions_run.h).
  * With profiling.ncu.sample_per_group > 0 (the presets' default) and kernel replay, the phase
- * profiles a sample instead (run/ncu_sampled.h, docs/ncu-sampling.md). */
+ * profiles a sample instead (run/ncu_sampled.h, docs/ncu-sampling.md). In a multi-rank job only
+ * the rank profiling.ncu.rank runs under ncu (run/ncu_rank.h, docs/ranks.md). */
 #include "run/pipeline.h"
 
 #include <stdio.h>
@@ -14,6 +15,7 @@
 #include "collect/rundir.h"
 #include "core/fs.h"
 #include "parse/ncu_raw.h"
+#include "run/ncu_rank.h"
 #include "run/ncu_sampled.h"
 #include "run/pipeline_int.h"
 #include "run/regions_run.h"
@@ -82,6 +84,33 @@ static void note_profiled(struct lp_pl_state *st, const char *raw_csv)
 	free(counts);
 }
 
+/* The rank ncu profiles in a multi-rank job (run/ncu_rank.h); the gate is found next to the
+ * tracer library. */
+static int resolve_rank(struct lp_pl_state *st, struct lp_ncu_rank *nr, struct lp_err *err)
+{
+	struct lp_buf lib = LP_BUF_INIT;
+	int rc;
+	if (st->pl->inject[0]) {
+		const char *slash = strrchr(st->pl->inject, '/');
+		lp_buf_add(&lib, st->pl->inject, slash ? (size_t)(slash - st->pl->inject) : 0);
+		if (!lib.len)
+			lp_buf_adds(&lib, ".");
+	} else {
+		lp_buf_addf(&lib, "%s/../lib", st->pl->opts.exe_dir ? st->pl->opts.exe_dir : ".");
+		lp_pl_abs_path(lib.data, &lib);
+	}
+	if (lib.oom) {
+		lp_buf_release(&lib);
+		return lp_oom(err);
+	}
+	rc = lp_ncu_rank_resolve(&st->prof, lp_pl_cfg_int(st->run, "profiling.ncu.rank", 0), lib.data, nr, err);
+	lp_buf_release(&lib);
+	if (rc == 0 && nr->multi)
+		lp_run_infof(st->sink, "ncu: a %zu-rank job: only rank %d runs under ncu (profiling.ncu.rank)", nr->n_ranks,
+			nr->rank);
+	return rc;
+}
+
 /* ---- the sampled phase (run/ncu_sampled.h) ---- */
 
 struct sample_view {
@@ -120,7 +149,7 @@ static void sample_tick(void *ctx, const struct lp_ncu_sampled_progress *pr)
 /* 1 when the sampled phase ran (its status is set); 0 when sampling does not apply (off, a range
  * replay, nothing selected): the caller runs ncu as before. */
 static int run_sampled(struct lp_pl_state *st, const json_t *preset, int explicit_regions,
-	const struct lp_regions_cfg *rcfg, struct lp_ncu_sampled_outcome *so)
+	const struct lp_regions_cfg *rcfg, const struct lp_ncu_rank *nr, struct lp_ncu_sampled_outcome *so)
 {
 	struct lp_pipeline *pl = st->pl;
 	struct lp_ncu_sampled s;
@@ -160,6 +189,12 @@ static int run_sampled(struct lp_pl_state *st, const json_t *preset, int explici
 	s.env = env;
 	s.n_env = lp_pl_tool_env(pl, env);
 	s.capture = &st->prof;
+	if (nr->multi) {
+		sel.pids = nr->pids;
+		sel.n_pids = nr->n_pids;
+		s.rank_gate = nr->gate;
+		s.rank = nr->rank;
+	}
 	s.select = &sel;
 	s.opts.k = (unsigned)(k > LP_SAMPLE_MAX_K ? LP_SAMPLE_MAX_K : k);
 	s.opts.coverage = lp_pl_cfg_num(st->run, "profiling.ncu.coverage", LP_SAMPLE_DEFAULT_COVERAGE);
@@ -238,9 +273,11 @@ void lp_pl_phase_ncu(struct lp_pl_state *st)
 	int explicit_regions = json_is_array(inc) && json_array_size(inc) > 0;
 	int have_rc = 0, sampled = 0;
 	struct lp_ncu_sampled_outcome so;
+	struct lp_ncu_rank nr;
 
 	memset(&oc, 0, sizeof(oc));
 	memset(&so, 0, sizeof(so));
+	memset(&nr, 0, sizeof(nr));
 	if (strcmp(st->run->mode, "deep") != 0) {
 		lp_pl_set_phase(st, PH_NCU, "skipped", "light mode");
 		goto out;
@@ -257,6 +294,11 @@ void lp_pl_phase_ncu(struct lp_pl_state *st)
 		lp_pl_set_phase(st, PH_NCU, "skipped", "ncu is not usable here: %s",
 			pl->tools->ncu.problem[0] ? pl->tools->ncu.problem : "not found");
 		pl->exit_status = LP_EENV;
+		goto out;
+	}
+	if (resolve_rank(st, &nr, &err) < 0) {
+		lp_pl_set_phase(st, PH_NCU, "failed", "%s", err.msg);
+		pl->exit_status = err.kind == LP_EENV ? LP_EENV : (pl->exit_status ? pl->exit_status : LP_EPARTIAL);
 		goto out;
 	}
 	if (lp_regions_cfg_load(preset, pl->reference, &rc, &err) < 0) {
@@ -282,7 +324,7 @@ void lp_pl_phase_ncu(struct lp_pl_state *st)
 		json_object_set_new(preset_copy, "kernel_name_base", json_string("function"));
 		preset = preset_copy;
 	}
-	if (run_sampled(st, preset, explicit_regions, &rc, &so)) {
+	if (run_sampled(st, preset, explicit_regions, &rc, &nr, &so)) {
 		sampled = 1;
 		if (so.raw_csv[0])
 			snprintf(oc.raw_csv, sizeof(oc.raw_csv), "%s", so.raw_csv);
@@ -301,6 +343,10 @@ void lp_pl_phase_ncu(struct lp_pl_state *st)
 	plan.workload = lp_argv_get(&pl->workload);
 	plan.env = env;
 	plan.n_env = lp_pl_tool_env(pl, env);
+	if (nr.multi) {
+		plan.rank_gate = nr.gate;
+		plan.rank = nr.rank;
+	}
 	if (!explicit_regions) {
 		plan.kernel_filter = st->topn.regex;
 		plan.filter_mode = "per-launch-config";
@@ -357,6 +403,15 @@ regions:
 	}
 	lp_pl_record_tree(st, "ncu", PH_NCU);
 out:
+	if (nr.multi && st->ph[PH_NCU].status[0] && strcmp(st->ph[PH_NCU].status, "skipped")) {
+		/* say whose kernels these are: the report's phase line and phases.json carry it */
+		struct lp_buf why = LP_BUF_INIT;
+		lp_buf_addf(&why, "ncu profiled rank %d only (of %zu ranks, profiling.ncu.rank)%s%s", nr.rank, nr.n_ranks,
+			st->ph[PH_NCU].reason[0] ? "; " : "", st->ph[PH_NCU].reason);
+		if (!why.oom)
+			snprintf(st->ph[PH_NCU].reason, sizeof(st->ph[PH_NCU].reason), "%s", why.data);
+		lp_buf_release(&why);
+	}
 	lp_pl_record_tree(st, "logs", PH_NCU);
 	if (have_rc)
 		lp_regions_cfg_release(&rc);

@@ -6,6 +6,7 @@
 #include <stdio.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <unistd.h>
 
 #include <stdlib.h>
 
@@ -192,6 +193,73 @@ static void test_run_and_exports(void **state)
 	json_decref(p);
 }
 
+/* One rank of a multi-rank job (ncu.h "One rank"): the job runs without ncu, the real
+ * libllmprof_ncu_gate.so (next to the tests, ../lib) makes the process with RANK=<rank> re-execute
+ * itself under the (fake) ncu. The workload plays torchrun: a rankless shell starting rank 1 then
+ * rank 0. */
+static void test_rank_gate(void **state)
+{
+	json_t *p = preset("ncu.default.yaml");
+	const char *wl[] = { "/bin/sh", "-c", "RANK=1 /bin/true rank-one; RANK=0 /bin/true rank-zero", NULL };
+	struct lp_ncu_plan plan;
+	struct lp_ncu_outcome o;
+	struct lp_err err = LP_ERR_INIT;
+	char out[4096], logs[4096], path[8192], gate[4200], exe[4096];
+	struct lp_buf b = LP_BUF_INIT;
+	ssize_t n = readlink("/proc/self/exe", exe, sizeof(exe) - 1);
+	(void)state;
+	assert_true(n > 0);
+	exe[n] = '\0';
+	*strrchr(exe, '/') = '\0';
+	snprintf(gate, sizeof(gate), "%s/../lib/libllmprof_ncu_gate.so", exe);
+	if (!lp_fs_is_file(gate))
+		fail_msg("%s is not built", gate);
+	setup_fake("ncu_rank", "ok");
+	snprintf(out, sizeof(out), "%s/ncu", dir);
+	snprintf(logs, sizeof(logs), "%s/logs", dir);
+	memset(&plan, 0, sizeof(plan));
+	plan.ncu = ncu;
+	plan.preset = p;
+	plan.out_dir = out;
+	plan.logs_dir = logs;
+	plan.workload = wl;
+	plan.timeout_s = 30;
+	plan.rank_gate = gate;
+	plan.rank = 0;
+	if (lp_ncu_run(&plan, &o, &err) < 0)
+		fail_msg("%s", err.msg);
+	assert_false(o.profiled_nothing);
+	assert_int_equal(o.results, 4);
+	/* ncu ran once, over rank 0's own command line */
+	snprintf(path, sizeof(path), "%s/calls", dir);
+	lp_test_read(path, &b);
+	assert_non_null(strstr(b.data, " --export "));
+	assert_non_null(strstr(b.data, " --nvtx-include LLM@decode_all/ "));
+	assert_non_null(strstr(b.data, " /bin/true rank-zero\n"));
+	assert_null(strstr(b.data, "rank-one"));
+	assert_null(strstr(b.data, "/bin/sh -c"));
+	snprintf(path, sizeof(path), "%s/ncu_gate.log", logs);
+	lp_test_read(path, &b);
+	assert_non_null(strstr(b.data, "rank -1 (no rank variable): not profiled\n"));
+	assert_non_null(strstr(b.data, "rank 1 (RANK): not profiled\n"));
+	assert_non_null(strstr(b.data, "rank 0 (RANK): profiled, exec ncu\n"));
+	/* cmd.txt: the job as run (gate preloaded) and what rank 0 ran under */
+	snprintf(path, sizeof(path), "%s/cmd.txt", out);
+	lp_test_read(path, &b);
+	assert_non_null(strstr(b.data, "# only rank 0 runs under ncu (libllmprof_ncu_gate.so re-executes it as): "));
+	assert_non_null(strstr(b.data, "LLMPROF_NCU_RANK=0"));
+	assert_non_null(strstr(b.data, "libllmprof_ncu_gate.so"));
+	lp_ncu_outcome_release(&o);
+
+	/* the chosen rank never starts: no report, an error naming it */
+	plan.rank = 2;
+	assert_int_equal(lp_ncu_run(&plan, &o, &err), -1);
+	assert_non_null(strstr(err.msg, "ncu wrote no report"));
+	lp_ncu_outcome_release(&o);
+	lp_buf_release(&b);
+	json_decref(p);
+}
+
 /* Splits "a b c" on spaces into a NULL-terminated argv (the string is modified). */
 static size_t split_words(char *s, const char **argv, size_t cap)
 {
@@ -307,6 +375,7 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_argv_from_default_preset),
 		cmocka_unit_test(test_run_and_exports),
+		cmocka_unit_test(test_rank_gate),
 		cmocka_unit_test(test_real_ncu),
 	};
 	if (getenv("LP_REAL_OUT"))  /* the GPU driver mode: only the real-tool test */

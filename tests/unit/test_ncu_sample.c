@@ -520,10 +520,47 @@ static void capture(struct lp_profile *p)
 	k->pid = 2, k->grid[0] = 1, k->block[0] = 1, k->correlation_id = 7;
 }
 
+/* A multi-rank job: ncu profiles one rank (sel.pids), and never a collective (a replayed NCCL
+ * kernel waits for ranks that do not replay it); the collective keeps its place in the numbering. */
+static void test_rank_and_collectives(void **state)
+{
+	struct lp_profile prof;
+	struct lp_sample_select sel = { "decode_all", NULL, NULL, NULL, 0 };
+	struct lp_sample_input in;
+	struct lp_err err = LP_ERR_INIT;
+	struct lp_kernel *k;
+	const uint32_t rank1[] = { 2 };
+	size_t i, n_nccl = 0;
+	(void)state;
+	capture(&prof);
+	k = lp_test_kernel(&prof, prof.kernels[prof.n_kernels - 1].range,
+		"ncclDevKernel_AllReduce_Sum_bf16_RING_LL(ncclDevKernelArgsStorage<4096ul>)", 5000, 9000);
+	k->grid[0] = 2, k->block[0] = 64, k->correlation_id = 100;
+	assert_int_equal(lp_sample_input_from_profile(&prof, &sel, &in, &err), 0);
+	assert_int_equal(in.pid, 1);
+	assert_int_equal(in.n, 1 + 2 + 9 + 1 + 1);
+	assert_int_equal(in.n_selected, 9);      /* as without it: the longest kernel is not selected */
+	for (i = 0; i < in.n; i++)
+		if (!strncmp(in.launches[i].name, "ncclDevKernel", 13)) {
+			n_nccl++;
+			assert_null(in.launches[i].region);
+		}
+	assert_int_equal(n_nccl, 1);
+	lp_sample_input_release(&in);
+	sel.pids = rank1;
+	sel.n_pids = 1;
+	assert_int_equal(lp_sample_input_from_profile(&prof, &sel, &in, &err), 0);
+	assert_int_equal(in.pid, 2);
+	assert_int_equal(in.n_selected, 1);
+	assert_string_equal(in.launches[0].name, "k_other");
+	lp_sample_input_release(&in);
+	lp_profile_release(&prof);
+}
+
 static void test_from_profile(void **state)
 {
 	struct lp_profile prof;
-	struct lp_sample_select sel = { "decode_all", NULL, NULL };
+	struct lp_sample_select sel = { "decode_all", NULL, NULL, NULL, 0 };
 	struct lp_sample_input in;
 	struct lp_sample_plan plan;
 	struct lp_sample_opts o = { 2, 1.0, 0, 0, 0, 0 };
@@ -592,6 +629,7 @@ int main(void)
 		cmocka_unit_test(test_target_per_region),
 		cmocka_unit_test(test_costs),
 		cmocka_unit_test(test_from_profile),
+		cmocka_unit_test(test_rank_and_collectives),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -133,7 +133,7 @@ static void test_run_and_cache(void **state)
 	struct lp_profile prof;
 	struct lp_ncu_sampled s;
 	struct lp_ncu_sampled_outcome o;
-	struct lp_sample_select sel = { "decode_all", NULL, NULL };
+	struct lp_sample_select sel = { "decode_all", NULL, NULL, NULL, 0 };
 	struct lp_err err = LP_ERR_INIT;
 	const char *wl[] = { "/bin/true", NULL };
 	char text[8192], out[4096], logs[4096], path[8192], cache[4096];
