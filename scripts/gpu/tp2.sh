@@ -8,7 +8,8 @@
 #   light    llama-3.2-1b shape, 16 layers, prompt 512, 64 decode steps, 3 iterations, --mode light
 #   fixture  the same widths with 2 layers, 16 decode steps, 2 iterations (small traces: the CPU
 #            tests' fixture tests/fixtures/trace/h200x2_tp)
-#   deep     --mode deep on the fixture shape: ncu profiles rank 0 only (profiling.ncu.rank=0)
+#   deep     --mode deep on the fixture shape: ncu profiles rank 0 only (profiling.ncu.rank=0), a
+#            60 s ncu budget
 #   gloo     issue 17's single-GPU ncu rank gate: 2 gloo ranks on GPU 0 under --mode deep
 #   ncuprobe ncu by hand on rank 0 (LD_PRELOAD gate), NCCL kernels excluded by a kernel-name regex
 # Each step: $OUT/tp_<step>.tgz (run folder without the bulky binaries, the programs' own JSON,
@@ -51,9 +52,29 @@ print(json.dumps([{"pid": r[0], "device": r[1], "kernels": r[2], "nccl_kernels":
 PY
 }
 
+ncu_pids() {  # ncu_pids RUN_DIR: profiled results per process in the ncu raw CSVs
+  python3 - "$1" <<'PY'
+import csv, glob, sys, collections
+c = collections.Counter()
+for f in glob.glob(sys.argv[1] + "/ncu/**/*_raw.csv", recursive=True):
+    rows = [r for r in csv.reader(open(f, errors="replace")) if r]
+    hdr = next((i for i, r in enumerate(rows) if "Process ID" in r), None)
+    if hdr is None:
+        continue
+    col = rows[hdr].index("Process ID")
+    for r in rows[hdr + 2:]:
+        if len(r) > col and r[col].strip().isdigit():
+            c[int(r[col])] += 1
+print(dict(c))
+PY
+}
+
 pack() {  # pack NAME RUN_DIR WORK_DIR: the run folder (sans big binaries) + own JSON -> $OUT
   local name=$1 rd=$2 wd=$3 dst=$W/pack/$1
   mkdir -p "$dst"
+  [ -d "$rd/ncu" ] && note "$name ncu results per pid: $(ncu_pids "$rd" 2>&1)"
+  [ -f "$rd/logs/ncu_gate.log" ] && note "$name gate: $(sort "$rd/logs/ncu_gate.log" | uniq -c | tr '\n' ';')"
+  find "$rd/logs" -name 'ncu_gate.log' -exec sh -c 'for f; do echo "gate log $f:"; cat "$f"; done' _ {} + >>"$P" 2>/dev/null
   [ -d "$rd" ] && (cd "$rd" && tar cf - --exclude='*.nsys-rep' --exclude='*.qdstrm' --exclude='*.ncu-rep' \
     --exclude='run.sqlite' .) | (cd "$dst" && tar xf -)
   [ -f "$rd/nsys/run.sqlite" ] && nsys_counts "$rd/nsys/run.sqlite" >"$dst/nsys_counts.json" 2>&1
@@ -63,6 +84,10 @@ pack() {  # pack NAME RUN_DIR WORK_DIR: the run folder (sans big binaries) + own
   if [ "${KEEP_TRACE:-1}" = 0 ]; then find "$dst" -name '*.lptrace' -delete; fi
   (cd "$W/pack" && tar czf "$OUT/tp_$name.tgz" "$name")
   note "$name packed: $(du -sh "$OUT/tp_$name.tgz" | cut -f1)"
+}
+
+phases() {  # phases NAME RUN_DIR: the phase statuses into the progress file
+  [ -f "$2/phases.json" ] && note "$1 phases: $(python3 -c "import json,sys; d=json.load(open(sys.argv[1])); print([(p.get('name'),p.get('status'),p.get('reason')) for p in d['phases']])" "$2/phases.json" 2>&1 | head -c 1500)"
 }
 
 run_llmprof() {  # run_llmprof NAME TIMEOUT MODE ARGS -- overrides...
@@ -76,7 +101,7 @@ run_llmprof() {  # run_llmprof NAME TIMEOUT MODE ARGS -- overrides...
   tail -5 "$d/llmprof.stderr" | sed "s/^/$name stderr: /" >>"$P"
   local rd; rd=$(find "$d" -name summary.json -printf '%h\n' | head -1)
   [ -n "$rd" ] || rd=$(find "$d" -maxdepth 4 -type d -name "$name" | head -1)
-  [ -f "$rd/phases.json" ] && note "$name phases: $(python3 -c "import json,sys; d=json.load(open(sys.argv[1])); print([(p.get('name'),p.get('status'),p.get('reason')) for p in (d.get('phases',d) if isinstance(d,dict) else d)])" "$rd/phases.json" 2>&1 | head -c 1500)"
+  phases "$name" "$rd"
   python3 - "$d/own" <<'PY' >>"$P" 2>&1
 import glob, json, sys
 for f in sorted(glob.glob(sys.argv[1] + "/tp.*.json")):
@@ -112,16 +137,17 @@ ncuprobe() {  # ncu by hand on rank 0 with the gate: does the regex exclude NCCL
 
 for step in ${*:-light fixture}; do
   case $step in
-    light)   KEEP_TRACE=0 run_llmprof light 200 light "$FULL" $NSYSON ;;
+    light)   KEEP_TRACE=0 run_llmprof light ${LIGHT_TIMEOUT:-200} light "$FULL" $NSYSON ;;
     fixture) run_llmprof fixture 120 light "$SMALL" $NSYSON ;;
-    deep)    run_llmprof deep 280 deep "$SMALL" $NSYSON profiling.ncu.rank=0 profiling.ncu.budget_s=60 run.top_n_kernels=3 ;;
+    deep)    run_llmprof deep 240 deep "$SMALL" $NSYSON profiling.ncu.rank=0 profiling.ncu.budget_s=60 ;;
     gloo)
       d=$W/gloo; mkdir -p "$d"; t0=$(date +%s)
-      (cd "$d" && timeout 200 "$L" run --mode deep run.id=gloo run.timeout_s=180 profiling.ncu.budget_s=40 \
-        run.top_n_kernels=2 run.stage=prefill -- $TORCHRUN --nproc-per-node 2 \
+      (cd "$d" && timeout 120 "$L" run --mode deep run.id=gloo run.timeout_s=110 profiling.ncu.budget_s=30 \
+        run.stage=prefill -- $TORCHRUN --nproc-per-node 2 \
         "$SRC/tests/gpu_progs/ranks/ranks_gloo.py" "$d/own" >"$d/llmprof.stdout" 2>"$d/llmprof.stderr")
       note "gloo: llmprof run rc=$? in $(( $(date +%s) - t0 )) s"; tail -5 "$d/llmprof.stderr" >>"$P"
-      KEEP_TRACE=0 pack gloo "$(find "$d" -name summary.json -printf '%h\n' | head -1)" "$d" ;;
+      rd=$(find "$d" -name summary.json -printf '%h\n' | head -1); phases gloo "$rd"
+      KEEP_TRACE=0 pack gloo "$rd" "$d" ;;
     ncuprobe) ncuprobe
       grep -qi 'regex\|invalid' "$W/ncuprobe/ncu.log" && ! [ -f "$W/ncuprobe/probe.ncu-rep" ] && \
         { rm -rf "$W/ncuprobe" "$W/pack/ncuprobe"; ncuprobe 'regex:^([^n]|n[^c]|nc[^c]|ncc[^l])'; } ;;
