@@ -7,74 +7,14 @@
  * up by stage instance. */
 #include "analyze/ranks.h"
 
-#include <ctype.h>
 #include <math.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include "analyze/ranks_impl.h"
 #include "core/buf.h"
-#include "parse/kname.h"
-
-#define MAX_WALK 512
-
-/* ---- names ---- */
-
-/* Case-insensitive substring search, ignoring '_' and '-' in both (all_reduce == allreduce). */
-static int has_loose(const char *hay, const char *needle)
-{
-	size_t i;
-	for (i = 0; hay[i]; i++) {
-		const char *h = hay + i, *n = needle;
-		while (*n) {
-			while (*h == '_' || *h == '-')
-				h++;
-			while (*n == '_' || *n == '-')
-				n++;
-			if (!*n)
-				break;
-			if (!*h || tolower((unsigned char)*h) != tolower((unsigned char)*n))
-				break;
-			h++;
-			n++;
-		}
-		if (!*n)
-			return 1;
-	}
-	return 0;
-}
-
-static int has_prefix_ci(const char *s, const char *prefix)
-{
-	for (; *prefix; s++, prefix++)
-		if (tolower((unsigned char)*s) != tolower((unsigned char)*prefix))
-			return 0;
-	return 1;
-}
-
-int lp_comm_range_is(const char *name)
-{
-	/* names a program (or torch.distributed's record_function) gives a collective */
-	static const char *const pats[] = {
-		"allreduce", "allgather", "reducescatter", "alltoall", "broadcast", "barrier",
-		"sendrecv", "all_gather_into_tensor",
-	};
-	static const char *const exact[] = { "send", "recv", "isend", "irecv", "reduce", "gather", "scatter" };
-	size_t i;
-	if (!name)
-		return 0;
-	if (has_prefix_ci(name, "nccl:") || has_prefix_ci(name, "gloo:") || has_prefix_ci(name, "c10d::") ||
-	    has_prefix_ci(name, "nccl_") || has_prefix_ci(name, "gloo_"))
-		return 1;
-	for (i = 0; i < sizeof(pats) / sizeof(pats[0]); i++)
-		if (has_loose(name, pats[i]))
-			return 1;
-	for (i = 0; i < sizeof(exact) / sizeof(exact[0]); i++)
-		if (!strcmp(name, exact[i]))
-			return 1;
-	return 0;
-}
 
 /* ---- grouping processes into ranks ---- */
 
@@ -180,293 +120,6 @@ static int sub_profile(const struct lp_profile *p, const struct lp_rank *rk, str
 	return 0;
 }
 
-/* ---- communication split per iteration ---- */
-
-struct ival {
-	int32_t occ;
-	uint8_t comm;                /* 1 communication, 0 compute */
-	uint64_t s, e;
-};
-
-static int cmp_ival(const void *a, const void *b)
-{
-	const struct ival *x = a, *y = b;
-	if (x->occ != y->occ)
-		return x->occ < y->occ ? -1 : 1;
-	if (x->comm != y->comm)
-		return x->comm < y->comm ? -1 : 1;
-	return (x->s > y->s) - (x->s < y->s);
-}
-
-/* Merges sorted intervals [from, to) in place into their union; returns its count. */
-static size_t union_of(struct ival *v, size_t n)
-{
-	size_t i, m = 0;
-	for (i = 0; i < n; i++) {
-		if (m && v[i].s <= v[m - 1].e) {
-			if (v[i].e > v[m - 1].e)
-				v[m - 1].e = v[i].e;
-		} else {
-			v[m++] = v[i];
-		}
-	}
-	return m;
-}
-
-static uint64_t length_of(const struct ival *v, size_t n)
-{
-	uint64_t t = 0;
-	size_t i;
-	for (i = 0; i < n; i++)
-		t += v[i].e - v[i].s;
-	return t;
-}
-
-/* Length of the intersection of two unions (each sorted and disjoint). */
-static uint64_t intersect(const struct ival *a, size_t na, const struct ival *b, size_t nb)
-{
-	size_t i = 0, j = 0;
-	uint64_t t = 0;
-	while (i < na && j < nb) {
-		uint64_t s = a[i].s > b[j].s ? a[i].s : b[j].s;
-		uint64_t e = a[i].e < b[j].e ? a[i].e : b[j].e;
-		if (e > s)
-			t += e - s;
-		if (a[i].e < b[j].e)
-			i++;
-		else
-			j++;
-	}
-	return t;
-}
-
-/* The occurrence (flat index) a range belongs to: itself or its nearest ancestor that is one. */
-static int32_t occ_above(const struct lp_profile *p, const int32_t *occ_of, int32_t r)
-{
-	int guard = 0;
-	for (; r >= 0 && (size_t)r < p->n_ranges && guard++ < MAX_WALK; r = p->ranges[r].parent)
-		if (occ_of[r] >= 0)
-			return occ_of[r];
-	return -1;
-}
-
-/* One collective on one rank, in issue order. */
-struct coll {
-	uint64_t start_ns, dur_ns;
-	int32_t occ;                 /* flat occurrence, -1 outside stages */
-};
-
-struct rank_work {
-	struct coll *kcoll, *hcoll;  /* communication kernels, host collective ranges */
-	size_t n_kcoll, n_hcoll;
-	int32_t *occ_stage;          /* flat occurrence -> stage index */
-	size_t *occ_iter;
-	size_t n_occ;
-	double *occ_wait_ns;         /* flat occurrence -> wait in collectives */
-};
-
-static int cmp_coll(const void *a, const void *b)
-{
-	const struct coll *x = a, *y = b;
-	return (x->start_ns > y->start_ns) - (x->start_ns < y->start_ns);
-}
-
-static void rank_work_release(struct rank_work *w)
-{
-	free(w->kcoll);
-	free(w->hcoll);
-	free(w->occ_stage);
-	free(w->occ_iter);
-	free(w->occ_wait_ns);
-	memset(w, 0, sizeof(*w));
-}
-
-/* Fills rk->rstages (communication split, latencies) and w (collectives in issue order) from the
- * rank's own profile and stage set. */
-static int rank_comm(struct lp_rank_view *v, struct lp_rank *rk, const struct lp_profile *sub, struct rank_work *w)
-{
-	const struct lp_stage_set *st = &rk->stages;
-	int32_t *occ_of = NULL;
-	struct ival *iv = NULL, *ua = NULL, *ub = NULL;
-	size_t n_iv = 0, cap_iv, i, j, n_occ = 0;
-	uint64_t *comm_ns = NULL, *comp_ns = NULL, *ovl_ns = NULL, *ckern = NULL;
-	int rc = -1;
-
-	for (i = 0; i < st->n_stages; i++)
-		n_occ += st->stages[i].n_iters;
-	w->n_occ = n_occ;
-	occ_of = malloc((sub->n_ranges + 1) * sizeof(*occ_of));
-	w->occ_stage = malloc((n_occ + 1) * sizeof(*w->occ_stage));
-	w->occ_iter = malloc((n_occ + 1) * sizeof(*w->occ_iter));
-	w->occ_wait_ns = calloc(n_occ + 1, sizeof(*w->occ_wait_ns));
-	comm_ns = calloc(n_occ + 1, sizeof(*comm_ns));
-	comp_ns = calloc(n_occ + 1, sizeof(*comp_ns));
-	ovl_ns = calloc(n_occ + 1, sizeof(*ovl_ns));
-	ckern = calloc(n_occ + 1, sizeof(*ckern));
-	cap_iv = sub->n_kernels + sub->n_copies + sub->n_ranges + 1;
-	iv = malloc(cap_iv * sizeof(*iv));
-	w->kcoll = malloc((sub->n_kernels + sub->n_copies + 1) * sizeof(*w->kcoll));
-	w->hcoll = malloc((sub->n_ranges + 1) * sizeof(*w->hcoll));
-	rk->rstages = lp_arena_alloc(&v->arena, (st->n_stages + 1) * sizeof(*rk->rstages));
-	if (!occ_of || !w->occ_stage || !w->occ_iter || !w->occ_wait_ns || !comm_ns || !comp_ns || !ovl_ns || !ckern ||
-	    !iv || !w->kcoll || !w->hcoll || !rk->rstages)
-		goto out;
-	for (i = 0; i < sub->n_ranges; i++)
-		occ_of[i] = -1;
-	n_occ = 0;
-	for (i = 0; i < st->n_stages; i++)
-		for (j = 0; j < st->stages[i].n_iters; j++) {
-			int32_t r = st->stages[i].iters[j].range;
-			if (r >= 0 && (size_t)r < sub->n_ranges)
-				occ_of[r] = (int32_t)n_occ;
-			w->occ_stage[n_occ] = (int32_t)i;
-			w->occ_iter[n_occ] = j;
-			n_occ++;
-		}
-
-	for (i = 0; i < sub->n_kernels; i++) {
-		const struct lp_kernel *k = &sub->kernels[i];
-		int comm = lp_kname_is_comm(k->name);
-		int32_t o;
-		rk->kernels++;
-		if (comm) {
-			rk->comm_kernels++;
-			rk->comm_kernel_ms += k->end_ns > k->start_ns ? (double)(k->end_ns - k->start_ns) / 1e6 : 0;
-		}
-		if (i < st->n_kernels && st->kernel_stage[i] == -2)
-			continue;   /* warm-up */
-		rk->measured_kernels++;
-		o = occ_above(sub, occ_of, k->range);
-		if (comm) {
-			w->kcoll[w->n_kcoll++] = (struct coll){ k->start_ns,
-				k->end_ns > k->start_ns ? k->end_ns - k->start_ns : 0, o };
-			if (o >= 0)
-				ckern[o]++;
-		}
-		if (o >= 0 && k->end_ns > k->start_ns)
-			iv[n_iv++] = (struct ival){ o, (uint8_t)comm, k->start_ns, k->end_ns };
-	}
-	for (i = 0; i < sub->n_copies; i++) {
-		const struct lp_copy *c = &sub->copies[i];
-		int32_t o;
-		rk->copies++;
-		if (c->kind != LP_COPY_PTOP || lp_stage_range_excluded(st, c->range))
-			continue;
-		o = occ_above(sub, occ_of, c->range);
-		w->kcoll[w->n_kcoll++] = (struct coll){ c->start_ns, c->end_ns > c->start_ns ? c->end_ns - c->start_ns : 0, o };
-		if (o >= 0 && c->end_ns > c->start_ns)
-			iv[n_iv++] = (struct ival){ o, 1, c->start_ns, c->end_ns };
-	}
-	for (i = 0; i < sub->n_ranges; i++) {
-		const struct lp_range *r = &sub->ranges[i];
-		int32_t o, a;
-		int guard = 0, nested = 0;
-		if (r->synthetic || r->kind != LP_RANGE_PUSHPOP || !r->end_ns || r->end_ns < r->start_ns ||
-		    !lp_comm_range_is(r->name) || lp_stage_range_excluded(st, (int32_t)i))
-			continue;
-		/* the outermost collective range only (a `barrier` inside `all_reduce` is one collective) */
-		for (a = r->parent; a >= 0 && guard++ < MAX_WALK; a = sub->ranges[a].parent)
-			if (lp_comm_range_is(sub->ranges[a].name))
-				nested = 1;
-		if (nested)
-			continue;
-		o = occ_above(sub, occ_of, (int32_t)i);
-		w->hcoll[w->n_hcoll++] = (struct coll){ r->start_ns, r->end_ns - r->start_ns, o };
-		if (o >= 0)
-			iv[n_iv++] = (struct ival){ o, 1, r->start_ns, r->end_ns };
-	}
-	qsort(w->kcoll, w->n_kcoll, sizeof(*w->kcoll), cmp_coll);
-	qsort(w->hcoll, w->n_hcoll, sizeof(*w->hcoll), cmp_coll);
-
-	/* per occurrence: the unions of compute and communication and their intersection */
-	qsort(iv, n_iv, sizeof(*iv), cmp_ival);
-	for (i = 0; i < n_iv;) {
-		int32_t o = iv[i].occ;
-		size_t a0 = i, a1, b1, na, nb;
-		while (i < n_iv && iv[i].occ == o && !iv[i].comm)
-			i++;
-		a1 = i;
-		while (i < n_iv && iv[i].occ == o)
-			i++;
-		b1 = i;
-		ua = iv + a0;
-		ub = iv + a1;
-		na = union_of(ua, a1 - a0);
-		nb = union_of(ub, b1 - a1);
-		comp_ns[o] = length_of(ua, na);
-		comm_ns[o] = length_of(ub, nb);
-		ovl_ns[o] = intersect(ua, na, ub, nb);
-	}
-
-	for (i = 0, n_occ = 0; i < st->n_stages; i++) {
-		const struct lp_stage *s = &st->stages[i];
-		struct lp_rank_stage *rs = &rk->rstages[i];
-		double n = s->n_iters ? (double)s->n_iters : 1;
-		rs->name = s->name;
-		rs->domain = s->domain;
-		rs->n_iters = s->n_iters;
-		rs->lat_ms = s->lat_ms.mean;
-		rs->gpu_ms = s->gpu_ms.mean;
-		rs->host_ms = s->host_ms.mean;
-		rs->kernels = s->kernels.mean;
-		rs->lat_iter_ms = lp_arena_alloc(&v->arena, (s->n_iters + 1) * sizeof(double));
-		if (!rs->lat_iter_ms)
-			goto out;
-		for (j = 0; j < s->n_iters; j++, n_occ++) {
-			rs->lat_iter_ms[j] = (double)s->iters[j].latency_ns / 1e6;
-			rs->comm_ms += (double)comm_ns[n_occ] / 1e6 / n;
-			rs->compute_ms += (double)comp_ns[n_occ] / 1e6 / n;
-			rs->overlap_ms += (double)ovl_ns[n_occ] / 1e6 / n;
-			rs->exposed_ms += (double)(comm_ns[n_occ] - ovl_ns[n_occ]) / 1e6 / n;
-			rs->comm_kernels += ckern[n_occ];
-		}
-	}
-	rc = 0;
-out:
-	free(occ_of);
-	free(iv);
-	free(comm_ns);
-	free(comp_ns);
-	free(ovl_ns);
-	free(ckern);
-	return rc;
-}
-
-/* Lines up the j-th collective of every rank; adds each rank's wait (its duration minus the
- * fastest rank's) to the rank and to the occurrence it was issued in. Returns the count aligned. */
-static size_t align_collectives(struct lp_rank_view *v, struct rank_work *w, int host)
-{
-	size_t r, j, n = SIZE_MAX, nmax = 0;
-	for (r = 0; r < v->n_ranks; r++) {
-		size_t c = host ? w[r].n_hcoll : w[r].n_kcoll;
-		if (c < n)
-			n = c;
-		if (c > nmax)
-			nmax = c;
-	}
-	if (n == SIZE_MAX)
-		return 0;
-	if (n != nmax)
-		v->collectives_mismatch = 1;
-	for (j = 0; j < n; j++) {
-		uint64_t mn = UINT64_MAX;
-		for (r = 0; r < v->n_ranks; r++) {
-			const struct coll *c = host ? &w[r].hcoll[j] : &w[r].kcoll[j];
-			if (c->dur_ns < mn)
-				mn = c->dur_ns;
-		}
-		for (r = 0; r < v->n_ranks; r++) {
-			const struct coll *c = host ? &w[r].hcoll[j] : &w[r].kcoll[j];
-			double wait = (double)(c->dur_ns - mn);
-			v->ranks[r].wait_ms += wait / 1e6;
-			v->ranks[r].collectives++;
-			if (c->occ >= 0 && (size_t)c->occ < w[r].n_occ)
-				w[r].occ_wait_ns[c->occ] += wait;
-		}
-	}
-	return n;
-}
-
 /* ---- the merged view ---- */
 
 static int add_advice(struct lp_rank_view *v, const char *rule, const char *fmt, ...) LP_PRINTF(3, 4);
@@ -489,7 +142,7 @@ static int add_advice(struct lp_rank_view *v, const char *rule, const char *fmt,
 static const struct lp_rank_stage *rank_stage(const struct lp_rank *rk, const char *name, const char *domain)
 {
 	size_t i;
-	for (i = 0; i < rk->stages.n_stages; i++)
+	for (i = 0; i < rk->n_rstages; i++)
 		if (!strcmp(rk->rstages[i].name, name) && !strcmp(rk->rstages[i].domain, domain))
 			return &rk->rstages[i];
 	return NULL;
@@ -499,12 +152,12 @@ static int merge(struct lp_rank_view *v)
 {
 	size_t r, i, k, cap = 0;
 	for (r = 0; r < v->n_ranks; r++)
-		cap += v->ranks[r].stages.n_stages;
+		cap += v->ranks[r].n_rstages;
 	v->merged = lp_arena_alloc(&v->arena, (cap + 1) * sizeof(*v->merged));
 	if (!v->merged)
 		return -1;
 	for (r = 0; r < v->n_ranks; r++) {
-		for (i = 0; i < v->ranks[r].stages.n_stages; i++) {
+		for (i = 0; i < v->ranks[r].n_rstages; i++) {
 			const struct lp_rank_stage *rs = &v->ranks[r].rstages[i];
 			size_t m;
 			for (m = 0; m < v->n_merged; m++)
@@ -513,6 +166,7 @@ static int merge(struct lp_rank_view *v)
 			if (m == v->n_merged) {
 				v->merged[m].name = rs->name;
 				v->merged[m].domain = rs->domain;
+				v->merged[m].step_of = rs->step_of;
 				v->n_merged++;
 			}
 		}
@@ -766,7 +420,7 @@ static int cmp_i32(const void *a, const void *b)
 int lp_ranks_compute(const struct lp_profile *p, const struct lp_stage_rules *rules, struct lp_rank_view *out,
 	struct lp_err *err)
 {
-	struct rank_work *w = NULL;
+	struct lp_ranks_work *w = NULL;
 	int32_t *map = NULL;
 	size_t r, i;
 	int rc = -1;
@@ -800,7 +454,7 @@ int lp_ranks_compute(const struct lp_profile *p, const struct lp_stage_rules *ru
 		}
 		qsort(rk->devices, rk->n_devices, sizeof(rk->devices[0]), cmp_i32);
 		ok = lp_stages_compute_ex(&sub, rules, &rk->stages, err) == 0;
-		if (ok && rank_comm(out, rk, &sub, &w[r]) < 0) {
+		if (ok && lp_ranks_comm(out, rk, &sub, &w[r]) < 0) {
 			oom(err);
 			ok = 0;
 		}
@@ -809,15 +463,14 @@ int lp_ranks_compute(const struct lp_profile *p, const struct lp_stage_rules *ru
 			goto fail;
 	}
 	if (out->n_ranks > 1) {
-		align_collectives(out, w, 0);
-		align_collectives(out, w, 1);
+		lp_ranks_align_collectives(out, w, 0);
+		lp_ranks_align_collectives(out, w, 1);
 	}
 	for (r = 0; r < out->n_ranks; r++) {
 		struct lp_rank *rk = &out->ranks[r];
 		for (i = 0; i < w[r].n_occ; i++) {
-			int32_t s = w[r].occ_stage[i];
-			const struct lp_stage *st = &rk->stages.stages[s];
-			rk->rstages[s].wait_ms += w[r].occ_wait_ns[i] / 1e6 / (double)(st->n_iters ? st->n_iters : 1);
+			struct lp_rank_stage *rs = &rk->rstages[w[r].occ_row[i]];
+			rs->wait_ms += w[r].occ_wait_ns[i] / 1e6 / (double)(rs->n_iters ? rs->n_iters : 1);
 		}
 	}
 	if (out->n_ranks > 1 && (merge(out) < 0 || advise(out) < 0)) {
@@ -828,7 +481,7 @@ int lp_ranks_compute(const struct lp_profile *p, const struct lp_stage_rules *ru
 fail:
 	if (w)
 		for (r = 0; r < out->n_ranks; r++)
-			rank_work_release(&w[r]);
+			lp_ranks_work_release(&w[r]);
 	if (rc < 0)
 		lp_rank_view_release(out);
 	free(w);

@@ -70,9 +70,14 @@
 /* Is this NVTX range name a collective (all_reduce, barrier, send, nccl:..., gloo:...)? */
 int lp_comm_range_is(const char *name);
 
-/* One stage on one rank: its iterations' clocks and the communication split, per iteration mean. */
+/* One stage on one rank: its iterations' clocks and the communication split, per iteration mean.
+ * A stage whose iterations hold decode steps also gets a row of its steps (step_of = the stage's
+ * name): every measured step is an instance (latencies = the stage's step latencies, stages.h;
+ * host = the step range's push to pop; GPU busy = the union of its kernels and copies) with the
+ * same communication split, so exposed communication and skew show per decode step. */
 struct lp_rank_stage {
 	const char *name, *domain;
+	const char *step_of;                 /* a row of decode steps: the stage holding them; NULL otherwise */
 	size_t n_iters;
 	double lat_ms, gpu_ms, host_ms;      /* means over the iterations (stages.h's clocks) */
 	double kernels;                      /* kernels per iteration */
@@ -99,12 +104,14 @@ struct lp_rank {
 	double wait_ms;                      /* whole run: waiting in collectives */
 	uint64_t collectives;                /* aligned collectives (kernels and host ranges) */
 	struct lp_stage_set stages;          /* this rank's own stage table */
-	struct lp_rank_stage *rstages;       /* one per stages.stages[], same order */
+	struct lp_rank_stage *rstages;       /* one per stages.stages[], same order; then the step rows */
+	size_t n_rstages;
 };
 
 /* One stage across the ranks. */
 struct lp_rank_merged {
 	const char *name, *domain;
+	const char *step_of;                 /* a row of decode steps (lp_rank_stage.step_of) */
 	size_t n_ranks;                      /* ranks that have the stage */
 	size_t iters;                        /* aligned instances: min over those ranks */
 	size_t iters_max;                    /* > iters: some rank has more */

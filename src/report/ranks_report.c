@@ -190,8 +190,13 @@ static void fill_merged(const struct lp_rank_view *v, struct tbl *t)
 	size_t i;
 	for (i = 0; i < v->n_merged; i++) {
 		const struct lp_rank_merged *m = &v->merged[i];
-		char buf[64];
-		c_text(t, m->name);
+		char buf[160];
+		if (m->step_of) {   /* the decode steps: every step is an instance */
+			snprintf(buf, sizeof(buf), "%s (steps of %s)", m->name, m->step_of);
+			c_text(t, buf);
+		} else {
+			c_text(t, m->name);
+		}
 		c_u(t, m->n_ranks);
 		if (m->iters_max > m->iters) {
 			snprintf(buf, sizeof(buf), "%zu (up to %zu)", m->iters, m->iters_max);
@@ -221,7 +226,7 @@ static void fill_per_rank(const struct lp_rank_view *v, struct tbl *t)
 	size_t i, j;
 	for (i = 0; i < v->n_ranks; i++) {
 		const struct lp_rank *rk = &v->ranks[i];
-		for (j = 0; j < rk->stages.n_stages; j++) {
+		for (j = 0; j < rk->n_rstages; j++) {
 			const struct lp_rank_stage *s = &rk->rstages[j];
 			c_u(t, (uint64_t)rk->rank);
 			c_text(t, s->name);
@@ -364,7 +369,7 @@ static json_t *rank_json(const struct lp_rank *rk)
 	bad |= set(o, "collectives", json_integer((json_int_t)rk->collectives));
 	bad |= set(o, "wait_ms", num(rk->wait_ms));
 	bad |= set(o, "stages", st = json_array());
-	for (j = 0; st && j < rk->stages.n_stages; j++) {
+	for (j = 0; st && j < rk->n_rstages; j++) {
 		const struct lp_rank_stage *s = &rk->rstages[j];
 		json_t *so = json_object(), *lat = json_array();
 		if (!so || !lat) {
@@ -375,6 +380,8 @@ static json_t *rank_json(const struct lp_rank *rk)
 		}
 		bad |= set(so, "name", json_string(s->name));
 		bad |= set(so, "domain", json_string(s->domain));
+		if (s->step_of)
+			bad |= set(so, "steps_of", json_string(s->step_of));
 		bad |= set(so, "iterations", json_integer((json_int_t)s->n_iters));
 		bad |= set(so, "latency_ms", num(s->lat_ms));
 		bad |= set(so, "gpu_busy_ms", num(s->gpu_ms));
@@ -411,6 +418,8 @@ static json_t *merged_json(const struct lp_rank_merged *m)
 	}
 	bad |= set(o, "name", json_string(m->name));
 	bad |= set(o, "domain", json_string(m->domain));
+	if (m->step_of)
+		bad |= set(o, "steps_of", json_string(m->step_of));
 	bad |= set(o, "ranks", json_integer((json_int_t)m->n_ranks));
 	bad |= set(o, "iterations", json_integer((json_int_t)m->iters));
 	bad |= set(o, "iterations_max", json_integer((json_int_t)m->iters_max));

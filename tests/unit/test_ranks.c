@@ -189,6 +189,75 @@ static void test_two_ranks(void **state)
 }
 
 /* Rank 1 ran one more iteration: the first four are aligned and the mismatch is visible. */
+/* Decode steps as their own aligned rows: rank r, 2 iterations of decode_all with 3 decode_step
+ * each, step j of iteration k at t = 10 ms + k * 20 ms + j * 5 ms:
+ * rank 0: step [t, t+3]; compute [t, t+2]; NCCL [t+1, t+3] -> comm 2, overlapped 1, exposed 1
+ * rank 1: step [t, t+2+0.5j]; compute [t, t+1.5+0.5j]; NCCL [t+1.5+0.5j, t+2+0.5j] -> comm 0.5,
+ *         exposed 0.5; latency 2, 2.5, 3 (step 2 is as slow as rank 0's) */
+static void test_decode_steps(void **state)
+{
+	struct lp_profile p;
+	struct lp_rank_view v;
+	struct lp_err err = LP_ERR_INIT;
+	const struct lp_rank_merged *m;
+	int r, k, j;
+	(void)state;
+	lp_profile_init(&p, "steps");
+	proc(&p, 100, 0, 1 * MS);
+	proc(&p, 101, 1, 2 * MS);
+	for (r = 0; r < 2; r++) {
+		uint32_t pid = 100 + (uint32_t)r;
+		for (k = 0; k < 2; k++) {
+			uint64_t t0 = 10 * MS + (uint64_t)k * 20 * MS;
+			int32_t da = R(&p, pid, -1, "decode_all", t0, t0 + 15 * MS);
+			for (j = 0; j < 3; j++) {
+				uint64_t t = t0 + (uint64_t)j * 5 * MS;
+				uint64_t lat = r == 0 ? 3 * MS : 2 * MS + (uint64_t)j * 500 * US;
+				int32_t st = R(&p, pid, da, "decode_step", t, t + lat);
+				K(&p, pid, st, "gemv_kernel", 7, t, t + lat - (r == 0 ? 1 * MS : 500 * US));
+				K(&p, pid, st, nccl, 9, r == 0 ? t + 1 * MS : t + lat - 500 * US, t + lat);
+			}
+		}
+	}
+	assert_int_equal(lp_ranks_compute(&p, &no_skip, &v, &err), 0);
+	assert_int_equal(v.n_merged, 2);
+	assert_string_equal(v.merged[0].name, "decode_all");
+	assert_null(v.merged[0].step_of);
+	m = &v.merged[1];
+	assert_string_equal(m->name, "decode_step");
+	assert_string_equal(m->step_of, "decode_all");
+	assert_int_equal(m->iters, 6);
+	for (r = 0; r < 2; r++) {
+		const struct lp_rank_stage *rs = &v.ranks[r].rstages[1];
+		assert_int_equal(v.ranks[r].n_rstages, 2);
+		assert_int_equal(rs->n_iters, 6);
+		assert_int_equal(rs->comm_kernels, 6);
+		assert_true(near(rs->comm_ms, r == 0 ? 2 : 0.5));
+		assert_true(near(rs->overlap_ms, r == 0 ? 1 : 0));
+		assert_true(near(rs->exposed_ms, r == 0 ? 1 : 0.5));
+		assert_true(near(rs->compute_ms, r == 0 ? 2 : 2));   /* rank 1: 1.5, 2, 2.5 */
+		assert_true(near(rs->kernels, 2));
+		assert_true(near(rs->gpu_ms, r == 0 ? 3 : 2.5));
+		assert_true(near(rs->host_ms, rs->lat_ms));
+		/* the steps add up to their stage */
+		assert_true(near(3 * rs->comm_ms, v.ranks[r].rstages[0].comm_ms));
+		assert_true(near(3 * rs->exposed_ms, v.ranks[r].rstages[0].exposed_ms));
+	}
+	/* per step: skew 1, 0.5, 0 ms; rank 0 slowest, and in the tie (step 2) the lower rank */
+	for (k = 0; k < 6; k++) {
+		assert_true(near(m->skew_ms[k], 1.0 - 0.5 * (k % 3)));
+		assert_int_equal(m->slowest_of[k], 0);
+	}
+	assert_true(near(m->skew_mean_ms, 0.5));
+	assert_true(near(m->skew_max_ms, 1));
+	/* the NCCL kernel of rank 0 lasts 2 ms, rank 1's 0.5: rank 0 waited 1.5 ms in each step */
+	assert_true(near(v.ranks[0].rstages[1].wait_ms, 1.5));
+	assert_true(near(v.ranks[0].rstages[0].wait_ms, 4.5));
+	assert_true(near(v.ranks[1].rstages[1].wait_ms, 0));
+	lp_rank_view_release(&v);
+	lp_profile_release(&p);
+}
+
 static void test_mismatched_iterations(void **state)
 {
 	struct lp_profile p;
@@ -392,6 +461,7 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_names),
 		cmocka_unit_test(test_two_ranks),
+		cmocka_unit_test(test_decode_steps),
 		cmocka_unit_test(test_mismatched_iterations),
 		cmocka_unit_test(test_single_process),
 		cmocka_unit_test(test_process_order_and_host_collectives),

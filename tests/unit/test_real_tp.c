@@ -160,9 +160,22 @@ static void test_tp_decode(void **state)
 			}
 			within(ours / (double)dec->n_step_lat, theirs / (double)dec->n_step_lat, 0.03, "mean decode step", r, 0);
 		}
-		for (k = 0; k < rk->stages.n_stages; k++) {
+		/* prefill, decode_all, and decode_all's steps as a row of their own */
+		assert_int_equal(rk->n_rstages, 3);
+		assert_string_equal(rk->rstages[2].name, "decode_step");
+		assert_string_equal(rk->rstages[2].step_of, "decode_all");
+		assert_null(rk->rstages[1].step_of);
+		assert_int_equal(rk->rstages[2].n_iters, dec->n_step_lat);
+		for (k = 0; k < dec->n_step_lat; k++)
+			assert_true(rk->rstages[2].lat_iter_ms[k] == dec->step_lat_ms[k]);
+		/* the steps partition the decode: their communication adds up to the stage's */
+		assert_true(fabs(rk->rstages[2].comm_ms * (double)nfwd - rk->rstages[1].comm_ms) < 1e-3);
+		assert_true(fabs(rk->rstages[2].exposed_ms * (double)nfwd - rk->rstages[1].exposed_ms) < 1e-3);
+		assert_true(rk->rstages[2].host_ms > 0 && rk->rstages[2].host_ms <= rk->rstages[2].lat_ms + 1e-9);
+		assert_true(rk->rstages[2].gpu_ms > 0 && rk->rstages[2].gpu_ms < rk->rstages[2].lat_ms);
+		for (k = 0; k < rk->n_rstages; k++) {
 			const struct lp_rank_stage *rs = &rk->rstages[k];
-			size_t fwd = !strcmp(rs->name, "prefill") ? 1 : nfwd;
+			size_t fwd = !strcmp(rs->name, "decode_all") ? nfwd : 1;
 			/* the communication kernels of each iteration are its forwards' collectives */
 			assert_int_equal(rs->comm_kernels, rs->n_iters * fwd * per_fwd);
 			assert_true(rs->comm_ms > 0 && rs->comm_ms < rs->lat_ms);
@@ -173,15 +186,15 @@ static void test_tp_decode(void **state)
 		}
 		json_decref(own);
 	}
-	/* the merge: iteration k of both ranks, skew = |difference| */
-	assert_int_equal(v.n_merged, 2);
+	/* the merge: iteration k (step k) of both ranks, skew = |difference| */
+	assert_int_equal(v.n_merged, 3);
 	for (k = 0; k < v.n_merged; k++) {
 		const struct lp_rank_merged *m = &v.merged[k];
 		const struct lp_rank_stage *a = &v.ranks[0].rstages[k], *b = &v.ranks[1].rstages[k];
 		double mean = 0, mx = 0;
 		assert_string_equal(m->name, a->name);
 		assert_string_equal(m->name, b->name);
-		assert_int_equal(m->iters, 2);
+		assert_int_equal(m->iters, k == 2 ? 32 : 2);
 		for (j = 0; j < m->iters; j++) {
 			double d = fabs(a->lat_iter_ms[j] - b->lat_iter_ms[j]);
 			assert_true(fabs(m->skew_ms[j] - d) < 1e-9);
@@ -194,6 +207,10 @@ static void test_tp_decode(void **state)
 		assert_true(fabs(m->exposed_ms - (a->exposed_ms + b->exposed_ms) / 2) < 1e-9);
 		/* the synchronized ranks finish together: skew is small against the latency */
 		assert_true(m->skew_mean_ms < 0.2 * m->lat_mean_ms);
+		if (getenv("LP_TEST_VERBOSE"))
+			print_message("%s: latency %.4f ms, skew mean %.4f max %.4f ms, comm %.4f overlapped %.4f exposed %.4f "
+				"wait %.4f ms per iteration\n", m->name, m->lat_mean_ms, m->skew_mean_ms, m->skew_max_ms,
+				m->comm_ms, m->overlap_ms, m->exposed_ms, m->wait_ms);
 	}
 	json_decref(nsys);
 	lp_rank_view_release(&v);
