@@ -38,7 +38,7 @@ nvidia-smi topo -m >"$OUT/topo.txt" 2>&1
 TP="$SRC/examples/tp_decode.py"
 FULL="--model llama-3.2-1b --prompt-len 512 --new-tokens 64 --iters 3 --warmup 1"
 SMALL="--model llama-3.2-1b --layers 2 --prompt-len 512 --new-tokens 16 --iters 2 --warmup 1"
-NSYSON="profiling.nsys.enable=true tools.nsys=$NSYS tools.nsys_lib_dir=$NSYSLIBS"
+NSYSON="trace.sample=off profiling.nsys.enable=true tools.nsys=$NSYS tools.nsys_lib_dir=$NSYSLIBS"
 
 nsys_counts() {  # nsys_counts SQLITE: kernels and NCCL kernels per process, per device
   python3 - "$1" <<'PY'
@@ -142,7 +142,7 @@ for step in ${*:-light fixture}; do
     deep)    run_llmprof deep 240 deep "$SMALL" $NSYSON profiling.ncu.rank=0 profiling.ncu.budget_s=60 ;;
     gloo)
       d=$W/gloo; mkdir -p "$d"; t0=$(date +%s)
-      (cd "$d" && timeout 120 "$L" run --mode deep run.id=gloo run.timeout_s=110 profiling.ncu.budget_s=30 \
+      (cd "$d" && timeout 120 "$L" run --mode deep run.id=gloo run.timeout_s=110 trace.sample=off profiling.ncu.budget_s=30 \
         run.stage=prefill -- $TORCHRUN --nproc-per-node 2 \
         "$SRC/tests/gpu_progs/ranks/ranks_gloo.py" "$d/own" >"$d/llmprof.stdout" 2>"$d/llmprof.stderr")
       note "gloo: llmprof run rc=$? in $(( $(date +%s) - t0 )) s"; tail -5 "$d/llmprof.stderr" >>"$P"
