@@ -7,6 +7,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "core/map.h"
+
 const char *lp_roofline_name(enum lp_roofline r)
 {
 	switch (r) {
@@ -123,9 +125,19 @@ static void join_ncu(struct lp_kernel_row *row, const struct lp_kernel_record *n
 	}
 }
 
-static size_t row_hash(const char *name, int32_t device)
+/* A row's key in the per-stage split: the name interned in the profile, and the device. */
+struct row_key {
+	const char *name;
+	int64_t device;
+};
+
+static struct row_key row_key(const char *name, int32_t device)
 {
-	return (size_t)(((uintptr_t)name >> 4) * 31u + (uint32_t)device);
+	struct row_key k;
+	memset(&k, 0, sizeof(k));   /* no undefined padding in the key bytes */
+	k.name = name;
+	k.device = device;
+	return k;
 }
 
 struct edge {
@@ -258,7 +270,8 @@ int lp_kernels_compute(const struct lp_profile *p, const struct lp_stage_set *st
 	struct lp_kernel_table t;
 	struct lp_kernel_filter f = { NULL, -1, 1 };
 	struct lp_buf nb = LP_BUF_INIT, nr = LP_BUF_INIT;
-	size_t i, j, hcap, *slots = NULL;
+	struct lp_map rows = LP_MAP_INIT;   /* struct row_key -> row index */
+	size_t i, j;
 	double *credit = NULL;
 	memset(out, 0, sizeof(*out));
 	if (lp_kernel_table_build(p, &f, &t, err) < 0)
@@ -295,40 +308,30 @@ int lp_kernels_compute(const struct lp_profile *p, const struct lp_stage_set *st
 	}
 	out->n_rows = t.n_rows;
 	out->total_ms = t.total_ms;
-	/* per-stage split: kernels map to rows by (interned name pointer, device) through a hash */
-	hcap = 64;
-	while (hcap < t.n_rows * 2 + 2)
-		hcap *= 2;
-	slots = malloc(hcap * sizeof(*slots));
-	if (!slots)
-		goto oom;
-	for (j = 0; j < hcap; j++)
-		slots[j] = SIZE_MAX;
+	/* per-stage split: kernels map to rows by (interned name pointer, device) */
 	for (j = 0; j < t.n_rows; j++) {
-		size_t h = row_hash(t.rows[j].kernel_name, t.rows[j].device) & (hcap - 1);
-		while (slots[h] != SIZE_MAX)
-			h = (h + 1) & (hcap - 1);
-		slots[h] = j;
+		struct row_key key = row_key(t.rows[j].kernel_name, t.rows[j].device);
+		if (lp_map_put(&rows, &key, sizeof(key), j, NULL) < 0)
+			goto oom;
 	}
 	for (i = 0; i < p->n_kernels; i++) {
 		const struct lp_kernel *k = &p->kernels[i];
 		int32_t s = stages->kernel_stage && i < stages->n_kernels ? stages->kernel_stage[i] : -1;
 		int kind;
+		struct row_key key;
+		uint64_t rj;
 		double ms = k->end_ns > k->start_ns ? (double)(k->end_ns - k->start_ns) / 1e6 : 0;
 		if (s == -2)
 			continue;
 		kind = s >= 0 ? (stages->stages[s].kind == LP_STAGE_PREFILL ? 0 : stages->stages[s].kind == LP_STAGE_DECODE ? 1 : 2) : 2;
-		for (j = row_hash(k->name, k->device) & (hcap - 1); slots[j] != SIZE_MAX; j = (j + 1) & (hcap - 1)) {
-			size_t rj = slots[j];
-			if (t.rows[rj].kernel_name == k->name && t.rows[rj].device == k->device) {
-				out->rows[rj].stage_ms[kind] += ms;
-				out->rows[rj].busy_ms += credit[i];
-				out->rows[rj].stage_busy_ms[kind] += credit[i];
-				out->rows[rj].stage_calls[kind]++;
-				out->rows[rj].std_ms += ms * ms;   /* sum of squares until the loop below */
-				out->family_ms[kind][out->rows[rj].family] += ms;
-				break;
-			}
+		key = row_key(k->name, k->device);
+		if (lp_map_get(&rows, &key, sizeof(key), &rj)) {
+			out->rows[rj].stage_ms[kind] += ms;
+			out->rows[rj].busy_ms += credit[i];
+			out->rows[rj].stage_busy_ms[kind] += credit[i];
+			out->rows[rj].stage_calls[kind]++;
+			out->rows[rj].std_ms += ms * ms;   /* sum of squares until the loop below */
+			out->family_ms[kind][out->rows[rj].family] += ms;
 		}
 	}
 	for (j = 0; j < out->n_rows; j++) {
@@ -337,7 +340,7 @@ int lp_kernels_compute(const struct lp_profile *p, const struct lp_stage_set *st
 		r->share = out->busy_ms > 0 ? r->busy_ms / out->busy_ms : 0;
 		r->std_ms = n > 1 && ss > n * r->mean_ms * r->mean_ms ? sqrt((ss - n * r->mean_ms * r->mean_ms) / (n - 1)) : 0;
 	}
-	free(slots);
+	lp_map_release(&rows);
 	free(credit);
 	lp_kernel_table_release(&t);
 	lp_buf_release(&nb);
@@ -348,6 +351,7 @@ int lp_kernels_compute(const struct lp_profile *p, const struct lp_stage_set *st
 		return lp_oom(err);
 	return 0;
 oom:
+	lp_map_release(&rows);
 	free(credit);
 	lp_kernel_table_release(&t);
 	lp_buf_release(&nb);

@@ -6,6 +6,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "core/map.h"
 #include "core/vec.h"
 
 #define MAX_WALK 512
@@ -51,70 +52,42 @@ void lp_op_table_release(struct lp_op_table *t)
 	memset(t, 0, sizeof(*t));
 }
 
-struct slot {
-	uint64_t hash;
-	size_t row;   /* row + 1; 0 empty */
+/* A row's key: the operator name interned in the table's arena, and the stage index. */
+struct row_key {
+	const char *name;
+	int64_t stage;
 };
-
-static uint64_t hash_key(int32_t stage, const char *s)
-{
-	uint64_t h = 1469598103934665603ULL ^ (uint64_t)(uint32_t)stage;
-	for (; *s; s++) {
-		h ^= (unsigned char)*s;
-		h *= 1099511628211ULL;
-	}
-	return h;
-}
 
 struct ctx {
 	struct lp_op_table *t;
 	size_t cap_rows;
-	struct slot *slots;
-	size_t cap_slots;
+	struct lp_map names;   /* operator names, interned into t->arena */
+	struct lp_map rows;    /* struct row_key -> row index */
 };
 
 static struct lp_op_row *find_row(struct ctx *c, int32_t stage, const char *stage_name, const char *name, int pytorch)
 {
-	uint64_t h = hash_key(stage, name);
-	size_t j;
-	if ((c->t->n_rows + 1) * 2 > c->cap_slots) {
-		size_t ncap = c->cap_slots ? c->cap_slots * 2 : 256, m;
-		struct slot *ns = calloc(ncap, sizeof(*ns));
-		if (!ns)
-			return NULL;
-		for (m = 0; m < c->cap_slots; m++) {
-			size_t k;
-			if (!c->slots[m].row)
-				continue;
-			for (k = c->slots[m].hash & (ncap - 1); ns[k].row; k = (k + 1) & (ncap - 1))
-				;
-			ns[k] = c->slots[m];
-		}
-		free(c->slots);
-		c->slots = ns;
-		c->cap_slots = ncap;
-	}
-	for (j = h & (c->cap_slots - 1); c->slots[j].row; j = (j + 1) & (c->cap_slots - 1)) {
-		struct lp_op_row *r = &c->t->rows[c->slots[j].row - 1];
-		if (c->slots[j].hash == h && r->stage_index == stage && !strcmp(r->name, name))
-			return r;
-	}
+	struct row_key key;
+	struct lp_map_entry *e;
+	struct lp_op_row *r;
+	memset(&key, 0, sizeof(key));   /* no undefined padding in the key bytes */
+	if (!(key.name = lp_map_intern(&c->names, &c->t->arena, name, strlen(name), NULL)))
+		return NULL;
+	key.stage = stage;
+	if ((e = lp_map_find(&c->rows, &key, sizeof(key))))
+		return &c->t->rows[e->val];
 	if (LP_ARRAY_RESERVE(c->t->rows, c->cap_rows, c->t->n_rows + 1, NULL) < 0)
 		return NULL;
-	{
-		struct lp_op_row *r = &c->t->rows[c->t->n_rows];
-		memset(r, 0, sizeof(*r));
-		r->stage_index = stage;
-		r->stage = lp_arena_strdup(&c->t->arena, stage_name);
-		r->name = lp_arena_strdup(&c->t->arena, name);
-		r->pytorch = pytorch;
-		r->share = -1;
-		if (!r->name || !r->stage)
-			return NULL;
-		c->slots[j].hash = h;
-		c->slots[j].row = ++c->t->n_rows;
-		return r;
-	}
+	r = &c->t->rows[c->t->n_rows];
+	memset(r, 0, sizeof(*r));
+	r->stage_index = stage;
+	r->stage = lp_arena_strdup(&c->t->arena, stage_name);
+	r->name = key.name;
+	r->pytorch = pytorch;
+	r->share = -1;
+	if (!r->stage || lp_map_put(&c->rows, &key, sizeof(key), c->t->n_rows, NULL) < 0)
+		return NULL;
+	return &c->t->rows[c->t->n_rows++];
 }
 
 static int cmp_rows(const void *a, const void *b)
@@ -155,7 +128,7 @@ static int walk_up(const struct lp_profile *p, const struct lp_stage_set *stages
 int lp_operators_compute(const struct lp_profile *p, const struct lp_stage_set *stages,
 	struct lp_op_table *out, struct lp_err *err)
 {
-	struct ctx c = { out, 0, NULL, 0 };
+	struct ctx c = { out, 0, LP_MAP_INIT, LP_MAP_INIT };
 	int32_t *stage_of = NULL;        /* per range: stage index of its occurrence ancestor */
 	char **opname = NULL;            /* per range: stripped op name or NULL */
 	uint64_t *incl_ns = NULL, *incl_n = NULL, *excl_ns = NULL;
@@ -293,7 +266,8 @@ int lp_operators_compute(const struct lp_profile *p, const struct lp_stage_set *
 		qsort(out->rows, out->n_rows, sizeof(*out->rows), cmp_rows);
 	rc = 0;
 done:
-	free(c.slots);
+	lp_map_release(&c.names);
+	lp_map_release(&c.rows);
 	free(stage_of);
 	free(opname);
 	free(incl_ns);

@@ -8,33 +8,34 @@
 #include <string.h>
 
 #include "core/buf.h"
+#include "core/map.h"
+#include "core/vec.h"
 #include "parse/ncu_raw.h"
 #include "profile/kagg.h"
 
 /* ---- direct aggregation ---- */
 
-struct agg_key {
+/* (name id, device): the map key (zeroed, no padding bytes left undefined) */
+struct agg_id {
 	int64_t name_id;
+	int64_t device;
+};
+
+struct agg_key {
+	struct agg_id id;
 	int64_t short_id;
-	int32_t device;
-	int used;
 	uint64_t calls;
 	double total_ms, min_ms, max_ms;
 };
 
-/* The rows reach lp_kagg in this table's slot order, which fixes the order of the float sums
- * (totals, shares) in the goldens: it moves onto lp_map together with the one kernel aggregator,
- * when a changed summation order can be explained once. */
-static size_t id_hash(int64_t id, size_t cap)
+/* The rows reach lp_kagg sorted by (name id, device), so the float sums there (totals, shares)
+ * do not depend on the order of the rows in the file or on a hash. */
+static int cmp_agg(const void *a, const void *b)
 {
-	uint64_t h = (uint64_t)id * 0x9E3779B97F4A7C15ull;
-	return (size_t)(h >> 17) & (cap - 1);
-}
-
-/* (name id, device) as one hash input; unsigned, as ids are any 64-bit value in a damaged file */
-static int64_t agg_hash(int64_t name_id, int32_t dev)
-{
-	return (int64_t)((uint64_t)name_id * 31u + (uint32_t)dev);
+	const struct agg_key *x = a, *y = b;
+	if (x->id.name_id != y->id.name_id)
+		return x->id.name_id < y->id.name_id ? -1 : 1;
+	return (x->id.device > y->id.device) - (x->id.device < y->id.device);
 }
 
 int lp_nsys_sqlite_kernel_table(const char *path, struct lp_kernel_table *out, struct lp_err *err)
@@ -43,8 +44,9 @@ int lp_nsys_sqlite_kernel_table(const char *path, struct lp_kernel_table *out, s
 	struct lp_nsys_db d;
 	struct lp_buf cols = LP_BUF_INIT, q = LP_BUF_INIT;
 	sqlite3_stmt *st = NULL;
-	struct agg_key *keys = NULL;
-	size_t cap = 0, n = 0, i;
+	LP_VEC(struct agg_key) keys = LP_VEC_INIT;
+	struct lp_map index = LP_MAP_INIT;   /* struct agg_id -> index in keys */
+	size_t i;
 	struct lp_kagg *agg = NULL;
 	int rc = -1, src;
 	memset(out, 0, sizeof(*out));
@@ -78,41 +80,30 @@ int lp_nsys_sqlite_kernel_table(const char *path, struct lp_kernel_table *out, s
 		int64_t nid = sqlite3_column_int64(st, 2);
 		int32_t dev = sqlite3_column_int(st, 4);
 		double ms = e > s ? (double)(e - s) / 1e6 : 0;
-		size_t j;
-		if ((n + 1) * 2 > cap) {
-			size_t ncap = cap ? cap * 2 : 256;
-			struct agg_key *nk = calloc(ncap, sizeof(*nk));
-			if (!nk)
-				goto oom;
-			for (i = 0; i < cap; i++) {
-				if (!keys[i].used)
-					continue;
-				j = id_hash(agg_hash(keys[i].name_id, keys[i].device), ncap);
-				while (nk[j].used)
-					j = (j + 1) & (ncap - 1);
-				nk[j] = keys[i];
-			}
-			free(keys);
-			keys = nk;
-			cap = ncap;
+		struct agg_id id;
+		struct lp_map_entry *me;
+		struct agg_key *k;
+		int added;
+		memset(&id, 0, sizeof(id));
+		id.name_id = nid;
+		id.device = dev;
+		if (!(me = lp_map_upsert(&index, &id, sizeof(id), &added, err)))
+			goto out;
+		if (added) {
+			if (!(k = lp_vec_push(&keys, err)))
+				goto out;   /* the map keeps an entry with no row: it is not read again */
+			me->val = keys.n - 1;
+			k->id = id;
+			k->short_id = sqlite3_column_int64(st, 3);
+			k->min_ms = ms;
 		}
-		j = id_hash(agg_hash(nid, dev), cap);
-		while (keys[j].used && !(keys[j].name_id == nid && keys[j].device == dev))
-			j = (j + 1) & (cap - 1);
-		if (!keys[j].used) {
-			keys[j].used = 1;
-			keys[j].name_id = nid;
-			keys[j].short_id = sqlite3_column_int64(st, 3);
-			keys[j].device = dev;
-			keys[j].min_ms = ms;
-			n++;
-		}
-		keys[j].calls++;
-		keys[j].total_ms += ms;
-		if (ms < keys[j].min_ms)
-			keys[j].min_ms = ms;
-		if (ms > keys[j].max_ms)
-			keys[j].max_ms = ms;
+		k = &keys.v[me->val];
+		k->calls++;
+		k->total_ms += ms;
+		if (ms < k->min_ms)
+			k->min_ms = ms;
+		if (ms > k->max_ms)
+			k->max_ms = ms;
 	}
 	if (src != SQLITE_DONE) {
 		lp_nsys_db_fail(&d, "reading table 'CUPTI_ACTIVITY_KIND_KERNEL'", err);
@@ -121,14 +112,15 @@ int lp_nsys_sqlite_kernel_table(const char *path, struct lp_kernel_table *out, s
 	agg = lp_kagg_new(0);
 	if (!agg)
 		goto oom;
-	for (i = 0; i < cap; i++) {
+	if (keys.n > 1)
+		qsort(keys.v, keys.n, sizeof(*keys.v), cmp_agg);
+	for (i = 0; i < keys.n; i++) {
+		const struct agg_key *k = &keys.v[i];
 		const char *name, *short_name;
-		if (!keys[i].used)
-			continue;
-		if (lp_nsys_kernel_names(&d, keys[i].name_id, keys[i].short_id, &name, &short_name, err) < 0)
+		if (lp_nsys_kernel_names(&d, k->id.name_id, k->short_id, &name, &short_name, err) < 0)
 			goto out;
-		if (lp_kagg_add_summary(agg, name, short_name, keys[i].device, keys[i].calls,
-				keys[i].total_ms, keys[i].min_ms, keys[i].max_ms, err) < 0)
+		if (lp_kagg_add_summary(agg, name, short_name, (int32_t)k->id.device, k->calls,
+				k->total_ms, k->min_ms, k->max_ms, err) < 0)
 			goto out;
 	}
 	rc = lp_kagg_finish(agg, out, err);
@@ -139,7 +131,8 @@ oom:
 out:
 	sqlite3_finalize(st);
 	lp_kagg_free(agg);
-	free(keys);
+	lp_vec_free(&keys);
+	lp_map_release(&index);
 	lp_buf_release(&cols);
 	lp_buf_release(&q);
 	lp_nsys_db_close(&d);

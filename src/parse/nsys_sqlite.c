@@ -8,6 +8,7 @@
 #include <string.h>
 
 #include "core/buf.h"
+#include "core/map.h"
 #include "core/vec.h"
 #include "parse/trace_read.h"
 
@@ -295,57 +296,46 @@ static void attribute(struct lp_profile *p, const struct range_side *side, struc
 /* Launch calls by (process, correlation id): read once into a hash instead of an SQL join,
  * which costs SQLite an automatic index and a sort (5x slower on millions of rows). */
 struct call {
-	uint64_t key;       /* pid << 32 | correlationId; 0 empty */
 	int64_t gtid;
 	int64_t start;
 };
 
 struct calls {
-	struct call *v;
-	size_t cap, n;
+	struct lp_map index;          /* pid << 32 | correlationId -> index in v */
+	LP_VEC(struct call) v;
 };
 
-static size_t call_slot(const struct calls *c, uint64_t key)
+#define CALLS_INIT { LP_MAP_INIT, LP_VEC_INIT }
+
+static void calls_release(struct calls *c)
 {
-	size_t j = (size_t)((key * 0x9E3779B97F4A7C15ull) >> 20) & (c->cap - 1);
-	while (c->v[j].key && c->v[j].key != key)
-		j = (j + 1) & (c->cap - 1);
-	return j;
+	lp_map_release(&c->index);
+	lp_vec_free(&c->v);
 }
 
-static int calls_put(struct calls *c, uint64_t key, int64_t gtid, int64_t start)
+/* A repeated key (a damaged file) keeps the last call. */
+static int calls_put(struct calls *c, uint64_t key, int64_t gtid, int64_t start, struct lp_err *err)
 {
-	size_t j;
-	if ((c->n + 1) * 2 > c->cap) {
-		struct calls nc = { NULL, c->cap ? c->cap * 2 : 4096, 0 };
-		size_t i;
-		nc.v = calloc(nc.cap, sizeof(*nc.v));
-		if (!nc.v)
-			return -1;
-		for (i = 0; i < c->cap; i++)
-			if (c->v[i].key) {
-				nc.v[call_slot(&nc, c->v[i].key)] = c->v[i];
-				nc.n++;
-			}
-		free(c->v);
-		*c = nc;
+	int added;
+	struct lp_map_entry *e = lp_map_upsert(&c->index, LP_MAP_U64(&key), &added, err);
+	struct call *cl;
+	if (!e)
+		return -1;
+	if (added) {
+		if (!(cl = lp_vec_push(&c->v, err)))
+			return -1;   /* the caller gives up on the table: the entry is not read again */
+		e->val = c->v.n - 1;
 	}
-	j = call_slot(c, key);
-	if (!c->v[j].key)
-		c->n++;
-	c->v[j].key = key;
-	c->v[j].gtid = gtid;
-	c->v[j].start = start;
+	cl = &c->v.v[e->val];
+	cl->gtid = gtid;
+	cl->start = start;
 	return 0;
 }
 
 static const struct call *calls_get(const struct calls *c, uint64_t key)
 {
-	size_t j;
-	if (!c->cap)
-		return NULL;
-	j = call_slot(c, key);
-	return c->v[j].key ? &c->v[j] : NULL;
+	uint64_t i;
+	return lp_map_get(&c->index, LP_MAP_U64(&key), &i) ? &c->v.v[i] : NULL;
 }
 
 static uint64_t call_key(uint64_t global_id, uint32_t corr)
@@ -378,9 +368,9 @@ static int load_calls(struct lp_nsys_db *d, struct calls *c, struct lp_err *err)
 	while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
 		int64_t gtid = sqlite3_column_int64(st, 1);
 		if (calls_put(c, call_key((uint64_t)gtid, (uint32_t)sqlite3_column_int64(st, 0)), gtid,
-				sqlite3_column_int64(st, 2)) < 0) {
+				sqlite3_column_int64(st, 2), err) < 0) {
 			sqlite3_finalize(st);
-			return lp_oom(err);
+			return -1;
 		}
 	}
 	sqlite3_finalize(st);
@@ -402,7 +392,7 @@ static int load_kernels(struct lp_nsys_db *d, const struct range_side *side, str
 	struct lp_buf cols = LP_BUF_INIT, rcols = LP_BUF_INIT, q = LP_BUF_INIT;
 	sqlite3_stmt *st = NULL;
 	struct launch *ls = NULL;
-	struct calls calls = { NULL, 0, 0 };
+	struct calls calls = CALLS_INIT;
 	size_t n_ls = 0, cap_ls = 0, first = d->p->n_kernels, i;
 	int rc = -1, join;
 	if (!lp_nsys_has_table(d, "CUPTI_ACTIVITY_KIND_KERNEL"))
@@ -506,7 +496,7 @@ oom:
 out:
 	sqlite3_finalize(st);
 	free(ls);
-	free(calls.v);
+	calls_release(&calls);
 	lp_buf_release(&cols);
 	lp_buf_release(&rcols);
 	lp_buf_release(&q);
@@ -534,7 +524,7 @@ static int load_copies(struct lp_nsys_db *d, const struct range_side *side, cons
 	struct lp_buf cols = LP_BUF_INIT, q = LP_BUF_INIT;
 	sqlite3_stmt *st = NULL;
 	struct launch *ls = NULL;
-	struct calls calls = { NULL, 0, 0 };
+	struct calls calls = CALLS_INIT;
 	size_t first = d->p->n_copies, i, n_ls = 0;
 	int rc = -1;
 	if (!lp_nsys_has_table(d, table))
@@ -597,7 +587,7 @@ oom:
 out:
 	sqlite3_finalize(st);
 	free(ls);
-	free(calls.v);
+	calls_release(&calls);
 	lp_buf_release(&cols);
 	lp_buf_release(&q);
 	return rc;

@@ -5,6 +5,9 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "core/map.h"
+#include "core/vec.h"
+
 struct acc_metric {
 	const char *src;    /* the caller's name pointer last seen here (a fast identity check) */
 	const char *name;   /* in the aggregator's arena */
@@ -23,28 +26,17 @@ struct lp_kagg {
 	struct lp_arena arena;
 	struct lp_kernel_record *rows;
 	struct acc_row *acc;
-	size_t n_rows, cap_rows;
-	size_t *slots;       /* open addressing: row index + 1, 0 empty */
-	size_t cap_slots;
+	size_t n_rows, cap_rows, cap_acc;
+	struct lp_map names;     /* not interned by the caller: the names, interned into `arena` */
+	struct lp_map index;     /* struct row_key -> row index */
 	double total_ms;
 };
 
-static uint64_t hash_key(const struct lp_kagg *a, const char *s, int32_t dev)
-{
-	uint64_t h = 1469598103934665603ULL ^ (uint64_t)(uint32_t)dev;
-	if (a->interned)
-		return (((uint64_t)(uintptr_t)s >> 4) * 31 + (uint32_t)dev) * 0x9e3779b97f4a7c15ULL >> 17;
-	for (; *s; s++) {
-		h ^= (unsigned char)*s;
-		h *= 1099511628211ULL;
-	}
-	return h;
-}
-
-static int same_key(const struct lp_kagg *a, const struct lp_kernel_record *k, const char *name, int32_t device)
-{
-	return k->device == device && (a->interned ? k->kernel_name == name : !strcmp(k->kernel_name, name));
-}
+/* A row's key: the interned name (the caller's or ours) and the device; zeroed padding. */
+struct row_key {
+	const char *name;
+	int64_t device;
+};
 
 struct lp_kagg *lp_kagg_new(int interned)
 {
@@ -63,27 +55,10 @@ void lp_kagg_free(struct lp_kagg *a)
 		free(a->acc[i].m);
 	free(a->acc);
 	free(a->rows);
-	free(a->slots);
+	lp_map_release(&a->names);
+	lp_map_release(&a->index);
 	lp_arena_release(&a->arena);
 	free(a);
-}
-
-static int rehash(struct lp_kagg *a)
-{
-	size_t ncap = a->cap_slots ? a->cap_slots * 2 : 256, i;
-	size_t *ns = calloc(ncap, sizeof(*ns));
-	if (!ns)
-		return -1;
-	for (i = 0; i < a->n_rows; i++) {
-		size_t j = hash_key(a, a->rows[i].kernel_name, a->rows[i].device) & (ncap - 1);
-		while (ns[j])
-			j = (j + 1) & (ncap - 1);
-		ns[j] = i + 1;
-	}
-	free(a->slots);
-	a->slots = ns;
-	a->cap_slots = ncap;
-	return 0;
 }
 
 static struct acc_metric *acc_find(struct lp_kagg *a, struct acc_row *ar, size_t hint, const struct lp_metric *m)
@@ -100,14 +75,8 @@ static struct acc_metric *acc_find(struct lp_kagg *a, struct acc_row *ar, size_t
 			ar->m[i].src = m->name;
 			return &ar->m[i];
 		}
-	if (ar->n == ar->cap) {
-		size_t nc = ar->cap ? ar->cap * 2 : 16;
-		struct acc_metric *nm = realloc(ar->m, nc * sizeof(*nm));
-		if (!nm)
-			return NULL;
-		ar->m = nm;
-		ar->cap = nc;
-	}
+	if (LP_ARRAY_RESERVE(ar->m, ar->cap, ar->n + 1, NULL) < 0)
+		return NULL;
 	ar->m[ar->n].src = m->name;
 	ar->m[ar->n].name = lp_arena_strdup(&a->arena, m->name);
 	ar->m[ar->n].unit = lp_arena_strdup(&a->arena, m->unit ? m->unit : "");
@@ -121,46 +90,35 @@ static struct acc_metric *acc_find(struct lp_kagg *a, struct acc_row *ar, size_t
 /* The row of (name, device), created on first sight; -1 out of memory. */
 static long row_for(struct lp_kagg *a, const char *name, const char *short_name, int32_t device)
 {
-	size_t j;
 	struct lp_kernel_record *k;
-	if ((a->n_rows + 1) * 2 > a->cap_slots && rehash(a) < 0)
+	struct lp_map_entry *e;
+	struct row_key key;
+	int added;
+	memset(&key, 0, sizeof(key));
+	key.name = a->interned ? name : lp_map_intern(&a->names, &a->arena, name, strlen(name), NULL);
+	key.device = device;
+	if (!key.name)
 		return -1;
-	j = hash_key(a, name, device) & (a->cap_slots - 1);
-	while (a->slots[j]) {
-		k = &a->rows[a->slots[j] - 1];
-		if (same_key(a, k, name, device))
-			return (long)(a->slots[j] - 1);
-		j = (j + 1) & (a->cap_slots - 1);
-	}
-	if (a->n_rows == a->cap_rows) {
-		size_t nc = a->cap_rows ? a->cap_rows * 2 : 64;
-		struct lp_kernel_record *nr = realloc(a->rows, nc * sizeof(*nr));
-		struct acc_row *na;
-		if (!nr)
-			return -1;
-		a->rows = nr;
-		na = realloc(a->acc, nc * sizeof(*na));
-		if (!na)
-			return -1;
-		a->acc = na;
-		a->cap_rows = nc;
-	}
+	if ((e = lp_map_find(&a->index, &key, sizeof(key))))
+		return (long)e->val;
+	if (LP_ARRAY_RESERVE(a->rows, a->cap_rows, a->n_rows + 1, NULL) < 0 ||
+	    LP_ARRAY_RESERVE(a->acc, a->cap_acc, a->n_rows + 1, NULL) < 0)
+		return -1;
 	k = &a->rows[a->n_rows];
 	memset(k, 0, sizeof(*k));
 	memset(&a->acc[a->n_rows], 0, sizeof(a->acc[0]));
-	if (a->interned) {
-		k->kernel_name = name;
+	k->kernel_name = key.name;
+	if (a->interned)
 		k->short_name = short_name;   /* as the profile has it */
-	} else {
-		k->kernel_name = lp_arena_strdup(&a->arena, name);
-		k->short_name = lp_arena_strdup(&a->arena, short_name ? short_name : name);
-		if (!k->kernel_name || !k->short_name)
-			return -1;
-	}
+	else if (!(k->short_name = lp_map_intern(&a->names, &a->arena, short_name ? short_name : name,
+			strlen(short_name ? short_name : name), NULL)))
+		return -1;
 	k->device = device;
 	k->min_ms = -1;
-	a->slots[j] = ++a->n_rows;
-	return (long)(a->n_rows - 1);
+	if (!(e = lp_map_upsert(&a->index, &key, sizeof(key), &added, NULL)))
+		return -1;
+	e->val = a->n_rows++;
+	return (long)e->val;
 }
 
 int lp_kagg_add(struct lp_kagg *a, const struct lp_kagg_item *it, uint64_t calls, double min_ns, double max_ns,

@@ -7,24 +7,8 @@
 #include <string.h>
 
 #include "core/buf.h"
+#include "core/vec.h"
 #include "profile/kagg.h"
-
-struct lp_intern {
-	const char **slots;
-	size_t cap;   /* power of two */
-	size_t n;
-};
-
-static uint64_t hash_bytes(const char *s, size_t n)
-{
-	uint64_t h = 1469598103934665603ULL;  /* FNV-1a */
-	size_t i;
-	for (i = 0; i < n; i++) {
-		h ^= (unsigned char)s[i];
-		h *= 1099511628211ULL;
-	}
-	return h;
-}
 
 void lp_profile_init(struct lp_profile *p, const char *source)
 {
@@ -40,62 +24,14 @@ void lp_profile_release(struct lp_profile *p)
 	free(p->ranges);
 	free(p->kernels);
 	free(p->copies);
-	if (p->intern) {
-		free(p->intern->slots);
-		free(p->intern);
-	}
+	lp_map_release(&p->intern);
 	lp_arena_release(&p->arena);
 	memset(p, 0, sizeof(*p));
 }
 
-static int intern_grow(struct lp_intern *t)
-{
-	size_t ncap = t->cap ? t->cap * 2 : 1024, i;
-	const char **ns = calloc(ncap, sizeof(*ns));
-	if (!ns)
-		return -1;
-	for (i = 0; i < t->cap; i++) {
-		const char *s = t->slots[i];
-		size_t j;
-		if (!s)
-			continue;
-		j = hash_bytes(s, strlen(s)) & (ncap - 1);
-		while (ns[j])
-			j = (j + 1) & (ncap - 1);
-		ns[j] = s;
-	}
-	free(t->slots);
-	t->slots = ns;
-	t->cap = ncap;
-	return 0;
-}
-
 const char *lp_profile_intern_n(struct lp_profile *p, const char *s, size_t n)
 {
-	struct lp_intern *t = p->intern;
-	size_t j;
-	char *copy;
-	if (!t) {
-		t = calloc(1, sizeof(*t));
-		if (!t)
-			return NULL;
-		p->intern = t;
-	}
-	if ((t->n + 1) * 2 > t->cap && intern_grow(t) < 0)
-		return NULL;
-	j = hash_bytes(s, n) & (t->cap - 1);
-	while (t->slots[j]) {
-		const char *c = t->slots[j];
-		if (strncmp(c, s, n) == 0 && c[n] == '\0')
-			return c;
-		j = (j + 1) & (t->cap - 1);
-	}
-	copy = lp_arena_strndup(&p->arena, s, n);
-	if (!copy)
-		return NULL;
-	t->slots[j] = copy;
-	t->n++;
-	return copy;
+	return lp_map_intern(&p->intern, &p->arena, s, n, NULL);
 }
 
 const char *lp_profile_intern(struct lp_profile *p, const char *s)
@@ -103,22 +39,7 @@ const char *lp_profile_intern(struct lp_profile *p, const char *s)
 	return lp_profile_intern_n(p, s ? s : "", s ? strlen(s) : 0);
 }
 
-static void *grow(void **arr, size_t *n, size_t *cap, size_t elem)
-{
-	char *a = *arr;
-	if (*n == *cap) {
-		size_t ncap = *cap ? *cap * 2 : 64;
-		a = realloc(a, ncap * elem);
-		if (!a)
-			return NULL;
-		*arr = a;
-		*cap = ncap;
-	}
-	memset(a + *n * elem, 0, elem);
-	return a + (*n)++ * elem;
-}
-
-#define LP_GROW(p, field) grow((void **)&(p)->field, &(p)->n_##field, &(p)->cap_##field, sizeof(*(p)->field))
+#define LP_GROW(p, field) LP_ARRAY_PUSH((p)->field, (p)->n_##field, (p)->cap_##field, NULL)
 
 struct lp_device *lp_profile_add_device(struct lp_profile *p)
 {

@@ -29,6 +29,7 @@
 
 #include "core/arena.h"
 #include "core/err.h"
+#include "core/map.h"
 
 enum lp_range_kind {
 	LP_RANGE_PUSHPOP = 0,   /* nvtxRangePush/Pop: per thread, properly nested */
@@ -158,7 +159,7 @@ struct lp_profile {
 	struct lp_range *ranges;     size_t n_ranges, cap_ranges;
 	struct lp_kernel *kernels;   size_t n_kernels, cap_kernels;
 	struct lp_copy *copies;      size_t n_copies, cap_copies;
-	struct lp_intern *intern;    /* string set (private) */
+	struct lp_map intern;        /* string set of lp_profile_intern (private) */
 	uint64_t warnings;           /* soft problems met while loading (truncated tails ...) */
 };
 

@@ -11,6 +11,8 @@
 #include <unistd.h>
 #include <zlib.h>
 
+#include "core/vec.h"
+
 #define LP_PERFETTO_CHUNK (64u << 10)
 #define LP_GPU_PID_BASE 0x40000000u
 
@@ -298,7 +300,7 @@ static void write_ranges(struct jw *w, const struct lp_profile *p, uint64_t t_en
 }
 
 /* Names a GPU stream track (and its GPU process) the first time it is used. */
-static int track_seen(const struct lp_profile *p, struct jw *w, struct track **tracks, size_t *n,
+static int track_seen(const struct lp_profile *p, struct jw *w, struct track **tracks, size_t *n, size_t *cap,
 	size_t proc, int32_t device, uint32_t stream)
 {
 	uint32_t gpid = gpu_pid(proc, device);
@@ -312,13 +314,10 @@ static int track_seen(const struct lp_profile *p, struct jw *w, struct track **t
 				return 0;
 		}
 	}
-	nt = realloc(*tracks, (*n + 1) * sizeof(*nt));
-	if (!nt)
+	if (!(nt = LP_ARRAY_PUSH(*tracks, *n, *cap, NULL)))
 		return -1;
-	*tracks = nt;
-	nt[*n].pid = gpid;
-	nt[*n].stream = stream;
-	(*n)++;
+	nt->pid = gpid;
+	nt->stream = stream;
 	if (!gpu_known) {
 		const struct lp_device *d = lp_profile_device(p, device);
 		struct lp_buf s = LP_BUF_INIT;
@@ -378,14 +377,14 @@ static const char *copy_name(uint8_t kind)
 static int write_gpu(struct jw *w, const struct lp_profile *p, const struct lp_perfetto_opts *o)
 {
 	struct track *tracks = NULL;
-	size_t n_tracks = 0, i;
+	size_t n_tracks = 0, cap_tracks = 0, i;
 	struct lp_buf path = LP_BUF_INIT;
 	uint64_t flow_id = 1;
 	for (i = 0; i < p->n_kernels && !w->failed; i++) {
 		const struct lp_kernel *k = &p->kernels[i];
 		size_t proc = process_index(p, k->pid);
 		uint32_t gpid = gpu_pid(proc, k->device);
-		if (track_seen(p, w, &tracks, &n_tracks, proc, k->device, k->stream) < 0)
+		if (track_seen(p, w, &tracks, &n_tracks, &cap_tracks, proc, k->device, k->stream) < 0)
 			goto oom;
 		ev_begin(w, "X", gpid, k->stream);
 		ev_name(w, "name", k->name);
@@ -417,7 +416,7 @@ static int write_gpu(struct jw *w, const struct lp_profile *p, const struct lp_p
 		const struct lp_copy *c = &p->copies[i];
 		size_t proc = process_index(p, c->pid);
 		uint32_t gpid = gpu_pid(proc, c->device);
-		if (track_seen(p, w, &tracks, &n_tracks, proc, c->device, c->stream) < 0)
+		if (track_seen(p, w, &tracks, &n_tracks, &cap_tracks, proc, c->device, c->stream) < 0)
 			goto oom;
 		ev_begin(w, "X", gpid, c->stream);
 		ev_name(w, "name", copy_name(c->kind));
