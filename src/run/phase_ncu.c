@@ -218,7 +218,7 @@ static int run_sampled(struct lp_pl_state *st, const json_t *preset, int explici
 	lp_pl_progress(st, PH_NCU, explicit_regions ? "NVTX regions, sampled" : "sampled");
 	if (lp_ncu_sampled_run(&s, so, &err) < 0) {
 		lp_pl_tick_end(st->sink, so->elapsed_s);
-		lp_pl_set_phase(st, PH_NCU, "failed", "%s", err.msg);
+		lp_pl_set_phase(st, PH_NCU, "failed", "%s%s%s", err.msg, err.hint[0] ? "; hint: " : "", err.hint);
 		pl->exit_status = err.kind == LP_EENV ? LP_EENV : (pl->exit_status ? pl->exit_status : LP_EPARTIAL);
 		goto out;
 	}

@@ -2,12 +2,20 @@
  * invocation numbers over a decode fixture with a warm-up step and a prefill that share some
  * configurations, K picks spread over steps, the coverage target, the --kernel-id of one process,
  * the extras a shared kernel name brings, the split into processes, the budget (K lowered, then
- * the smallest groups dropped), cached groups, attaching results and the coverage. */
+ * the smallest groups dropped), cached groups, attaching results and the coverage, and the refusal
+ * of a sampled capture (by hand and on traces of the tracer's own writer, build/tests/lp_trace_fixture). */
 #include "testutil.h"
 
+#include <fcntl.h>
+#include <spawn.h>
 #include <string.h>
+#include <sys/wait.h>
 
 #include "analyze/ncu_sample.h"
+#include "core/fs.h"
+#include "parse/trace_read.h"
+
+extern char **environ;
 
 #define LAYERS 4
 #define STEPS 8
@@ -617,6 +625,87 @@ static void test_from_profile(void **state)
 	lp_profile_release(&prof);
 }
 
+/* ---- a sampled capture is refused (its invocation numbers would name other launches) ---- */
+
+static void spawn_fixture(const char *dir, const char *spec)
+{
+	char exe[4096], e_spec[128];
+	const char *argv[] = { exe, dir, NULL };
+	const char *envp[64];
+	struct lp_buf bin = LP_BUF_INIT;
+	struct lp_err err = LP_ERR_INIT;
+	posix_spawn_file_actions_t fa;
+	size_t k = 0, i;
+	pid_t pid;
+	int status = 0;
+	assert_int_equal(lp_fs_exe_dir(&bin, &err), 0);
+	snprintf(exe, sizeof(exe), "%s/lp_trace_fixture", bin.data);
+	lp_buf_release(&bin);
+	snprintf(e_spec, sizeof(e_spec), "LLMPROF_TRACE_SAMPLE=%s", spec);
+	envp[k++] = e_spec;
+	for (i = 0; environ[i] && k < 62; i++)
+		if (strncmp(environ[i], "LLMPROF_TRACE", 13))
+			envp[k++] = environ[i];
+	envp[k] = NULL;
+	lp_fs_remove_tree(dir, &err);
+	assert_int_equal(posix_spawn_file_actions_init(&fa), 0);
+	assert_int_equal(posix_spawn_file_actions_addopen(&fa, 1, "/dev/null", O_WRONLY, 0), 0);
+	assert_int_equal(posix_spawn(&pid, exe, &fa, NULL, (char *const *)(uintptr_t)argv, (char *const *)(uintptr_t)envp), 0);
+	posix_spawn_file_actions_destroy(&fa);
+	assert_int_equal(waitpid(pid, &status, 0), pid);
+	assert_true(WIFEXITED(status) && WEXITSTATUS(status) == 0);
+}
+
+static void test_sampled_capture_refused(void **state)
+{
+	struct lp_profile prof;
+	struct lp_sample_select sel = { "decode_all", NULL, NULL, NULL, 0 };
+	struct lp_sample_input in;
+	struct lp_process *pr;
+	struct lp_err err = LP_ERR_INIT;
+	const char *ex_dir = LP_TEST_TMP "/ncu_sample_exact", *sa_dir = LP_TEST_TMP "/ncu_sample_sampled";
+	(void)state;
+	/* by hand: the planned process (pid 1) sampled -> refused; only another one sampled -> fine */
+	capture(&prof);
+	pr = lp_profile_add_process(&prof);
+	pr->pid = 2;
+	pr->sampling.mode = 2;
+	pr = lp_profile_add_process(&prof);
+	pr->pid = 1;
+	pr->sampling.mode = 1;
+	assert_int_equal(lp_sample_input_from_profile(&prof, &sel, &in, &err), 0);
+	assert_int_equal(in.pid, 1);
+	assert_int_equal(in.n_selected, 9);
+	lp_sample_input_release(&in);
+	pr->sampling.mode = 2;
+	pr->sampling.unit = "decode_step";
+	pr->sampling.every = 4;
+	pr->sampling.first = 2;
+	assert_int_equal(lp_sample_input_from_profile(&prof, &sel, &in, &err), -1);
+	assert_int_equal(err.kind, LP_EUSAGE);
+	assert_non_null(strstr(err.msg, "process 1 is a sampled trace (one 'decode_step' in 4 recorded after the first 2)"));
+	assert_non_null(strstr(err.hint, "trace.sample=off"));
+	assert_null(in.launches);
+	assert_int_equal(in.n, 0);
+	lp_profile_release(&prof);
+
+	/* traces written by the tracer's own writer (build/tests/lp_trace_fixture) */
+	spawn_fixture(ex_dir, "off");
+	spawn_fixture(sa_dir, "every=4,first=2");
+	lp_profile_init(&prof, ex_dir);
+	lp_err_clear(&err);
+	assert_int_equal(lp_trace_load(ex_dir, &prof, &err), 0);
+	assert_int_equal(lp_sample_input_from_profile(&prof, &sel, &in, &err), 0);
+	assert_true(in.n_selected > 0);
+	lp_sample_input_release(&in);
+	lp_profile_release(&prof);
+	lp_profile_init(&prof, sa_dir);
+	assert_int_equal(lp_trace_load(sa_dir, &prof, &err), 0);
+	assert_int_equal(lp_sample_input_from_profile(&prof, &sel, &in, &err), -1);
+	assert_non_null(strstr(err.msg, "is a sampled trace (one 'decode_step' in 4 recorded after the first 2)"));
+	lp_profile_release(&prof);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -630,6 +719,7 @@ int main(void)
 		cmocka_unit_test(test_costs),
 		cmocka_unit_test(test_from_profile),
 		cmocka_unit_test(test_rank_and_collectives),
+		cmocka_unit_test(test_sampled_capture_refused),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
