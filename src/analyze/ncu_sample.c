@@ -158,6 +158,8 @@ void lp_sample_plan_release(struct lp_sample_plan *p)
 		lp_buf_release(&p->procs[i].kernel_id);
 	}
 	free(p->procs);
+	for (i = 0; i < p->n_groups; i++)
+		free(p->groups[i].results);
 	free(p->groups);
 	free(p->configs);
 	if (p->priv) {

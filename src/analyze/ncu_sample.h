@@ -87,6 +87,15 @@ struct lp_sample_pick {
 	uint64_t duration_ns;        /* in the capture */
 };
 
+/* One ncu result kept for a group (lp_sample_record_result): its ID in the merged export, the
+ * launch it was (index into the planner's input; -1 not known: attached by configuration, or
+ * from the cache). */
+struct lp_sample_result {
+	uint64_t id;
+	int64_t launch;
+	double duration_ns;          /* gpu__time_duration; < 0 unknown */
+};
+
 struct lp_sample_group {
 	const char *name, *kernel_name, *region;
 	uint32_t grid[3], block[3];
@@ -110,6 +119,8 @@ struct lp_sample_group {
 	/* filled after the run (lp_sample_attach) */
 	uint64_t got;                /* ncu results attributed to it */
 	double got_min_ns, got_max_ns, got_sum_ns;   /* their gpu__time_duration */
+	struct lp_sample_result *results;   /* lp_sample_record_result: the rows of the export */
+	size_t n_results, cap_results;
 };
 
 struct lp_sample_proc {
@@ -216,6 +227,14 @@ const struct lp_sample_launch *lp_sample_launch_at(const struct lp_sample_plan *
 int32_t lp_sample_group_of(const struct lp_sample_plan *p, uint32_t idx);
 /* Counts one result (its gpu__time_duration, < 0 unknown) for group g. */
 void lp_sample_attach_group(struct lp_sample_plan *p, size_t g, double duration_ns);
+
+/* Records that row `id` of the merged export belongs to group g (launch: the input launch it was,
+ * -1 unknown). The rows of a group stand for its n_launches: lp_sample_weight. */
+int lp_sample_record_result(struct lp_sample_plan *p, size_t g, uint64_t id, int64_t launch, double duration_ns,
+	struct lp_err *err);
+/* Launches one result of group g stands for: n_launches / got (0 when it got none). The region
+ * tables of a sampled run scale each row by it (run/regions_run.h). */
+double lp_sample_weight(const struct lp_sample_group *g);
 
 /* Attributes one ncu result to the group of (name, grid, block) in `region` (NULL: the largest
  * such group): the fallback when a result is not where lp_sample_expected put it (kernels of one

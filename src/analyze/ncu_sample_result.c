@@ -7,6 +7,7 @@
 #include <string.h>
 
 #include "analyze/ncu_sample_impl.h"
+#include "core/vec.h"
 
 static int oom(struct lp_err *err)
 {
@@ -83,6 +84,24 @@ void lp_sample_attach_group(struct lp_sample_plan *p, size_t gi, double duration
 }
 
 /* ---- after the run ---- */
+
+int lp_sample_record_result(struct lp_sample_plan *p, size_t gi, uint64_t id, int64_t launch, double duration_ns,
+	struct lp_err *err)
+{
+	struct lp_sample_group *g = &p->groups[gi];
+	struct lp_sample_result *r = LP_ARRAY_PUSH(g->results, g->n_results, g->cap_results, err);
+	if (!r)
+		return -1;
+	r->id = id;
+	r->launch = launch;
+	r->duration_ns = duration_ns;
+	return 0;
+}
+
+double lp_sample_weight(const struct lp_sample_group *g)
+{
+	return g->got ? (double)g->n_launches / (double)g->got : 0;
+}
 
 long lp_sample_attach(struct lp_sample_plan *p, const char *name, const uint32_t grid[3], const uint32_t block[3],
 	const char *region, double duration_ns)
@@ -217,6 +236,19 @@ json_t *lp_sample_plan_json(const struct lp_sample_plan *p, int after_run)
 			json_object_set_new(go, "profiled_min_us", g->got ? json_real(g->got_min_ns / 1e3) : json_null());
 			json_object_set_new(go, "profiled_max_us", g->got ? json_real(g->got_max_ns / 1e3) : json_null());
 			json_object_set_new(go, "has_metrics", json_boolean(lp_sample_group_covered(g)));
+			json_object_set_new(go, "weight", g->got ? json_real(lp_sample_weight(g)) : json_null());
+			if (g->n_results) {
+				json_t *rs = json_array();
+				for (j = 0; j < g->n_results; j++) {
+					const struct lp_sample_result *r = &g->results[j];
+					const struct lp_sample_launch *l = r->launch >= 0 ? lp_sample_launch_at(p, (uint32_t)r->launch) : NULL;
+					json_array_append_new(rs, json_pack("{s:I, s:o, s:o, s:o}", "id", (json_int_t)r->id,
+						"launch", r->launch >= 0 ? json_integer(r->launch) : json_null(),
+						"step", l && l->step >= 0 ? json_integer(l->step) : json_null(),
+						"duration_us", r->duration_ns >= 0 ? json_real(r->duration_ns / 1e3) : json_null()));
+				}
+				json_object_set_new(go, "results", rs);
+			}
 		}
 		json_array_append_new(groups, go);
 	}

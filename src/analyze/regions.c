@@ -479,6 +479,7 @@ int lp_regions_add_result(struct lp_regions *r, const struct lp_ncu_result *res,
 	row->device = res->device;
 	row->is_range = res->is_range;
 	row->duration_ns = res->duration_ns;
+	row->weight = 1;
 	row->kernel_name = intern(r, res->kernel_name);
 	row->short_name = intern(r, res->short_name ? res->short_name : res->kernel_name);
 	if (!row->kernel_name || !row->short_name)

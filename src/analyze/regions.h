@@ -127,6 +127,8 @@ struct lp_region_row {
 	const char *short_name;
 	int is_range;
 	double duration_ns;          /* < 0 unknown (counts as 0) */
+	double weight;               /* launches it stands for: 1, or a sampled run's group weight
+	                                (lp_regions_set_weights) */
 	double *metric_values;       /* spec.n_metrics values */
 	uint8_t *metric_valid;
 	size_t first_member, n_members;
@@ -226,6 +228,13 @@ struct lp_region_scope {
 int lp_regions_scope(const struct lp_regions *r, int kind, uint32_t pid, int32_t device,
 	struct lp_region_scope *out, struct lp_err *err);
 void lp_regions_scope_release(struct lp_region_scope *s);
+
+/* A sampled ncu run (docs/ncu-sampling.md): each result stands for `weights[i]` launches (its
+ * group's launches over its results) for the result IDs ids[i]; rows of other IDs keep 1. Scopes
+ * then scale times, call counts and the metric means to all launches. *n_set (may be NULL): the
+ * rows weighed. Errors: out of memory. */
+int lp_regions_set_weights(struct lp_regions *r, const uint64_t *ids, const double *weights, size_t n,
+	size_t *n_set, struct lp_err *err);
 
 /* Distinct processes / devices of the member results, ascending. Caller frees *out. */
 int lp_regions_pids(const struct lp_regions *r, uint32_t **out, size_t *n);

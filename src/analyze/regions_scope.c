@@ -16,19 +16,21 @@ static int oom(struct lp_err *err)
 
 /* ---- scopes ---- */
 
+/* Sums are weighted (lp_region_row.weight: 1, or the launches a sampled result stands for). */
 struct kacc {
 	const char *name, *short_name;
 	int32_t device;
-	uint64_t calls, excl_calls;
+	double calls, excl_calls;
 	double total_ms, excl_ms, min_ms, max_ms;
 	double *msum;
-	uint64_t *mcnt;
+	double *mcnt;
 };
 
 struct nacc {
 	struct kacc *k;
 	size_t n, cap, last;
 	double incl_k, excl_k, own_r, child_incl, child_r;
+	double kcount, kcount_excl;
 	uint64_t pid_first, dev_first;
 	int pid_multi, dev_multi, any, child_present;
 };
@@ -42,10 +44,15 @@ static int in_scope(const struct lp_region_row *row, int kind, uint32_t pid, int
 	return 1;
 }
 
+static double row_weight(const struct lp_region_row *row)
+{
+	return row->weight > 0 ? row->weight : 1;
+}
+
 static int kacc_add(struct nacc *a, const struct lp_region_row *row, size_t n_metrics, int exclusive)
 {
 	struct kacc *k = NULL;
-	double ms = row->duration_ns > 0 ? row->duration_ns / 1e6 : 0;
+	double w = row_weight(row), one_ms = row->duration_ns > 0 ? row->duration_ns / 1e6 : 0, ms = one_ms * w;
 	size_t i;
 	if (a->last < a->n && a->k[a->last].name == row->kernel_name && a->k[a->last].device == row->device)
 		k = &a->k[a->last];
@@ -65,7 +72,7 @@ static int kacc_add(struct nacc *a, const struct lp_region_row *row, size_t n_me
 		k->min_ms = -1;
 		if (n_metrics) {
 			k->msum = calloc(n_metrics, sizeof(double));
-			k->mcnt = calloc(n_metrics, sizeof(uint64_t));
+			k->mcnt = calloc(n_metrics, sizeof(double));
 			if (!k->msum || !k->mcnt) {
 				free(k->msum);
 				free(k->mcnt);
@@ -74,20 +81,20 @@ static int kacc_add(struct nacc *a, const struct lp_region_row *row, size_t n_me
 		}
 		a->last = a->n++;
 	}
-	k->calls++;
+	k->calls += w;
 	k->total_ms += ms;
-	if (k->min_ms < 0 || ms < k->min_ms)
-		k->min_ms = ms;
-	if (ms > k->max_ms)
-		k->max_ms = ms;
+	if (k->min_ms < 0 || one_ms < k->min_ms)
+		k->min_ms = one_ms;
+	if (one_ms > k->max_ms)
+		k->max_ms = one_ms;
 	if (exclusive) {
-		k->excl_calls++;
+		k->excl_calls += w;
 		k->excl_ms += ms;
 	}
 	for (i = 0; i < n_metrics; i++)
 		if (row->metric_valid[i]) {
-			k->msum[i] += row->metric_values[i];
-			k->mcnt[i]++;
+			k->msum[i] += row->metric_values[i] * w;
+			k->mcnt[i] += w;
 		}
 	return 0;
 }
@@ -117,6 +124,7 @@ int lp_regions_scope(const struct lp_regions *r, int kind, uint32_t pid, int32_t
 	const struct lp_regions_spec *spec = r->spec;
 	struct nacc *acc;
 	size_t i, j, m;
+	double kcount = 0;
 	int ret = -1;
 	memset(out, 0, sizeof(*out));
 	out->kind = kind;
@@ -133,14 +141,14 @@ int lp_regions_scope(const struct lp_regions *r, int kind, uint32_t pid, int32_t
 	out->n_stats = r->n_nodes;
 	for (i = 0; i < r->n_rows; i++) {
 		const struct lp_region_row *row = &r->rows[i];
-		double ms = row->duration_ns > 0 ? row->duration_ns / 1e6 : 0;
+		double w = row_weight(row), ms = row->duration_ns > 0 ? w * row->duration_ns / 1e6 : 0;
 		if (!in_scope(row, kind, pid, device))
 			continue;
 		out->total_ms += ms;
 		if (row->is_range)
 			out->range_instances++;
 		else
-			out->kernel_count++;
+			kcount += w;
 		for (j = 0; j < row->n_members; j++) {
 			const struct lp_region_member *mb = &r->members[row->first_member + j];
 			struct nacc *a = &acc[mb->node];
@@ -155,10 +163,10 @@ int lp_regions_scope(const struct lp_regions *r, int kind, uint32_t pid, int32_t
 				st->range_instances++;
 			} else {
 				a->incl_k += ms;
-				st->kernel_count++;
+				a->kcount += w;
 				if (mb->exclusive) {
 					a->excl_k += ms;
-					st->kernel_count_excl++;
+					a->kcount_excl += w;
 				}
 			}
 			if (kacc_add(a, row, spec->n_metrics, mb->exclusive) < 0)
@@ -173,6 +181,8 @@ int lp_regions_scope(const struct lp_regions *r, int kind, uint32_t pid, int32_t
 		double incl_r = a->own_r > 0 ? a->own_r : a->child_r;
 		double tol;
 		st->incl_ms = a->incl_k + incl_r;
+		st->kernel_count = (uint64_t)llround(a->kcount);
+		st->kernel_count_excl = (uint64_t)llround(a->kcount_excl);
 		st->direct_ms = a->excl_k + (a->own_r > 0 ? fmax(0, a->own_r - a->child_r) : 0);
 		st->excl_ms = st->direct_ms;
 		st->present = a->any || st->incl_ms > 0 || a->child_present;
@@ -198,12 +208,12 @@ int lp_regions_scope(const struct lp_regions *r, int kind, uint32_t pid, int32_t
 				rk->rec.kernel_name = k->name;
 				rk->rec.short_name = k->short_name;
 				rk->rec.device = k->device;
-				rk->rec.calls = k->calls;
+				rk->rec.calls = (uint64_t)llround(k->calls);
 				rk->rec.total_ms = k->total_ms;
-				rk->rec.mean_ms = k->total_ms / (double)(k->calls ? k->calls : 1);
+				rk->rec.mean_ms = k->total_ms / (k->calls > 0 ? k->calls : 1);
 				rk->rec.min_ms = k->min_ms < 0 ? 0 : k->min_ms;
 				rk->rec.max_ms = k->max_ms;
-				rk->excl_calls = k->excl_calls;
+				rk->excl_calls = (uint64_t)llround(k->excl_calls);
 				rk->excl_ms = k->excl_ms;
 				if (spec->n_metrics) {
 					rk->rec.metrics = lp_arena_alloc(&out->arena, spec->n_metrics * sizeof(struct lp_metric));
@@ -213,7 +223,7 @@ int lp_regions_scope(const struct lp_regions *r, int kind, uint32_t pid, int32_t
 						rk->rec.metrics[m].name = spec->metrics[m];
 						rk->rec.metrics[m].unit = "";
 						rk->rec.metrics[m].valid = k->mcnt[m] > 0;
-						rk->rec.metrics[m].value = k->mcnt[m] ? k->msum[m] / (double)k->mcnt[m] : 0;
+						rk->rec.metrics[m].value = k->mcnt[m] > 0 ? k->msum[m] / k->mcnt[m] : 0;
 					}
 					rk->rec.n_metrics = spec->n_metrics;
 				}
@@ -222,6 +232,7 @@ int lp_regions_scope(const struct lp_regions *r, int kind, uint32_t pid, int32_t
 			qsort(st->kernels, st->n_kernels, sizeof(*st->kernels), cmp_kernels);
 		}
 	}
+	out->kernel_count = (uint64_t)llround(kcount);
 	out->n_present = 0;
 	for (i = 0; i < r->n_nodes; i++)
 		out->n_present += out->stats[i].present;
@@ -294,3 +305,39 @@ int lp_regions_devices(const struct lp_regions *r, int32_t **out, size_t *n)
 	return 0;
 }
 
+struct weight_ref {
+	uint64_t id;
+	double w;
+};
+
+static int cmp_weight_ref(const void *pa, const void *pb)
+{
+	const struct weight_ref *a = pa, *b = pb;
+	return a->id < b->id ? -1 : a->id > b->id;
+}
+
+int lp_regions_set_weights(struct lp_regions *r, const uint64_t *ids, const double *weights, size_t n,
+	size_t *n_set, struct lp_err *err)
+{
+	struct weight_ref *t = malloc((n + 1) * sizeof(*t));
+	size_t i, done = 0;
+	if (!t)
+		return oom(err);
+	for (i = 0; i < n; i++) {
+		t[i].id = ids[i];
+		t[i].w = weights[i];
+	}
+	qsort(t, n, sizeof(*t), cmp_weight_ref);
+	for (i = 0; i < r->n_rows; i++) {
+		struct weight_ref key = { r->rows[i].id, 0 };
+		const struct weight_ref *hit = n ? bsearch(&key, t, n, sizeof(*t), cmp_weight_ref) : NULL;
+		if (hit && hit->w > 0) {
+			r->rows[i].weight = hit->w;
+			done++;
+		}
+	}
+	free(t);
+	if (n_set)
+		*n_set = done;
+	return 0;
+}

@@ -16,7 +16,7 @@
 static const char *const known_keys[] = {
 	"name", "target_processes", "replay_mode", "nvtx", "set", "sections", "metrics", "kernel_name",
 	"kernel_name_base", "launch_skip", "launch_count", "clock_control", "cache_control",
-	"force_overwrite", "regions", "sample_per_group", "coverage", "budget_s", "cache", "cache_dir", "rank", NULL,
+	"force_overwrite", "regions", "sample_per_group", "coverage", "budget_s", "cache", "cache_dir", "rank", "stop_early", NULL,
 };
 
 static int one_of(const char *v, const char *const *allowed)
@@ -170,6 +170,8 @@ int lp_ncu_argv(const struct lp_ncu_plan *p, struct lp_argv *out, struct lp_err 
 		lp_argv_addf(out, "--launch-skip=%ld", skip);
 	if (count > 0)
 		lp_argv_addf(out, "--launch-count=%ld", count);
+	if (count > 0 && p->kill_after_count)
+		lp_argv_add(out, "--kill=on");
 	if (clock) {
 		lp_argv_add(out, "--clock-control");
 		lp_argv_add(out, clock);

@@ -15,7 +15,8 @@
  *   name                           -> the output name: ncu/<name>.ncu-rep
  *   regions                        -> not an ncu flag: read by the report
  *   sample_per_group, coverage,    -> not ncu flags: the sampler's (run/ncu_sampled.h)
- *   budget_s, cache, cache_dir
+ *   budget_s, cache, cache_dir,
+ *   stop_early                     (sets launch_count_total + kill_after_count: --kill=on)
  *   rank                           -> not an ncu flag: the rank a multi-rank job profiles (below)
  * `--nvtx` is always given so that the raw page carries the NVTX columns.
  * With a top-N selection (analyze/topn.h) the plan's kernel_filter replaces kernel_name, and
@@ -66,6 +67,8 @@ struct lp_ncu_plan {
 	const char *replay_override;     /* NULL: the preset's replay_mode */
 	const char *filter_mode;         /* --filter-mode (global | per-gpu | per-launch-config); NULL none */
 	const char *kernel_id;           /* --kernel-id (the sampler's, run/ncu_sampled.h); replaces the kernel name */
+	int kill_after_count;            /* with launch_count_total: --kill=on, ncu ends the workload once that many
+	                                    results are in (the sampler's last planned launch) */
 	const struct lp_ncu_sections *sections_known;  /* NULL: do not check */
 	const char *rank_gate;           /* libllmprof_ncu_gate.so: profile one rank only (above); NULL: the whole job */
 	int rank;                        /* with rank_gate: the rank */

@@ -226,6 +226,7 @@ static int build_json(const struct lp_regions_doc *c, struct lp_buf *out, struct
 	json_object_set_new(cfg, "replay_mode_used",
 		json_string(c->replay_mode_used ? c->replay_mode_used : g->replay_mode));
 	json_object_set_new(cfg, "replay_note", jstr_or_null(c->replay_note));
+	json_object_set_new(cfg, "sampled", jstr_or_null(c->sample_note));
 	json_object_set_new(cfg, "include", jlist(&g->include));
 	json_object_set_new(cfg, "include_defaulted", json_boolean(g->include_defaulted));
 	json_object_set_new(cfg, "exclude", jlist(&g->exclude));
@@ -478,6 +479,10 @@ static int build_md(const struct lp_regions_doc *c, struct lp_buf *b)
 		lp_buf_adds(b, " (");
 		lp_md_text(b, c->replay_note);
 		lp_buf_adds(b, ")");
+	}
+	if (c->sample_note) {
+		lp_buf_adds(b, "\n- sampled: ");
+		lp_md_text(b, c->sample_note);
 	}
 	lp_buf_adds(b, "\n- include: ");
 	md_code_list(b, &g->include);

@@ -44,6 +44,7 @@ struct lp_regions_doc {
 	int have_raw;
 	const char *replay_mode_used;         /* NULL: the config's replay_mode */
 	const char *replay_note;              /* why it differs; may be NULL */
+	const char *sample_note;              /* a sampled ncu run: how the rows were scaled; NULL not sampled */
 	const char *generated_at;             /* "" or NULL: null in report.json */
 };
 

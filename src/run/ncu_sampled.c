@@ -9,6 +9,7 @@
 #include <time.h>
 
 #include "core/fs.h"
+#include "core/str.h"
 #include "core/vec.h"
 #include "parse/csv.h"
 #include "parse/ncu_raw.h"
@@ -40,10 +41,17 @@ void lp_ncu_sampled_outcome_release(struct lp_ncu_sampled_outcome *o)
 
 /* ---- which results belong to which group ---- */
 
+struct row_info {
+	int32_t group;               /* -1 dropped */
+	int64_t launch;              /* the input launch it was, -1 not known */
+	uint64_t id;                 /* ncu's result ID in the process's page */
+	double duration_ns;
+};
+
 struct attach_ctx {
 	struct lp_sample_plan *plan;
 	const struct lp_sample_select *sel;
-	int32_t *keep;               /* per row of the page: its group, -1 dropped */
+	struct row_info *rows;       /* per row of the page */
 	size_t n_rows, cap;
 	const uint32_t *expect;      /* the launches the process profiles, in order (lp_sample_expected) */
 	size_t n_expect;
@@ -85,10 +93,14 @@ static int attach_cb(const struct lp_ncu_result *r, void *vctx, struct lp_err *e
 {
 	struct attach_ctx *c = vctx;
 	long g = -1;
-	if (LP_ARRAY_RESERVE(c->keep, c->cap, c->n_rows + 1, err) < 0)
+	if (LP_ARRAY_RESERVE(c->rows, c->cap, c->n_rows + 1, err) < 0)
 		return -1;
+	c->rows[c->n_rows].launch = -1;
+	c->rows[c->n_rows].id = r->id;
+	c->rows[c->n_rows].duration_ns = r->duration_ns;
 	if (c->n_rows < c->n_expect && same_launch(lp_sample_launch_at(c->plan, c->expect[c->n_rows]), r)) {
 		g = lp_sample_group_of(c->plan, c->expect[c->n_rows]);
+		c->rows[c->n_rows].launch = c->expect[c->n_rows];
 	} else if (r->has_launch && !r->is_range) {
 		const char *region = result_region(c->sel, r->pushpop);
 		size_t i;
@@ -106,7 +118,7 @@ static int attach_cb(const struct lp_ncu_result *r, void *vctx, struct lp_err *e
 		g = -1;   /* an extra of a group that was not asked for */
 	if (g >= 0)
 		lp_sample_attach_group(c->plan, (size_t)g, r->duration_ns);
-	c->keep[c->n_rows++] = (int32_t)g;
+	c->rows[c->n_rows++].group = (int32_t)g;
 	return 0;
 }
 
@@ -140,15 +152,15 @@ static int merge_part(const struct lp_ncu_sampled *s, struct lp_sample_plan *pla
 	id_col = lp_ncu_table_column(t, "ID");
 	for (i = 0; i < c.n_rows; i++) {
 		json_t *row = json_array_get(rows, i);
-		if (c.keep[i] < 0)
+		if (c.rows[i].group < 0)
 			continue;
 		json_array_append(kept, row);
-		if (!by_group[c.keep[i]]) {
-			by_group[c.keep[i]] = json_pack("{s:O, s:[]}", "columns", json_object_get(t, "columns"), "rows");
+		if (!by_group[c.rows[i].group]) {
+			by_group[c.rows[i].group] = json_pack("{s:O, s:[]}", "columns", json_object_get(t, "columns"), "rows");
 			if (json_object_get(t, "units"))
-				json_object_set(by_group[c.keep[i]], "units", json_object_get(t, "units"));
+				json_object_set(by_group[c.rows[i].group], "units", json_object_get(t, "units"));
 		}
-		json_array_append(json_object_get(by_group[c.keep[i]], "rows"), row);
+		json_array_append(json_object_get(by_group[c.rows[i].group], "rows"), row);
 		if (id_col >= 0 && json_string_value(json_array_get(row, (size_t)id_col)))
 			json_object_set_new(ids, json_string_value(json_array_get(row, (size_t)id_col)), json_true());
 	}
@@ -156,6 +168,17 @@ static int merge_part(const struct lp_ncu_sampled *s, struct lp_sample_plan *pla
 	if (lp_ncu_table_append(m_raw, t, &off, err) < 0) {
 		json_decref(ids);
 		goto out;
+	}
+	/* the kept rows' IDs in the merged export (lp_ncu_table_append adds `off`) */
+	for (i = 0; i < c.n_rows; i++) {
+		const struct row_info *ri = &c.rows[i];
+		if (ri->group < 0)
+			continue;
+		if (lp_sample_record_result(plan, (size_t)ri->group, ri->id + (uint64_t)off, ri->launch, ri->duration_ns,
+			    err) < 0) {
+			json_decref(ids);
+			goto out;
+		}
 	}
 	if (details && lp_fs_is_file(details) && lp_ncu_table_load(details, 0, &d, err) == 0) {
 		long dcol = lp_ncu_table_column(d, "ID");
@@ -175,10 +198,27 @@ static int merge_part(const struct lp_ncu_sampled *s, struct lp_sample_plan *pla
 	rc = 0;
 out:
 	free(expect);
-	free(c.keep);
+	free(c.rows);
 	json_decref(t);
 	json_decref(d);
 	return rc;
+}
+
+/* The rows of a cached table appended at ID offset `off` belong to group g. */
+static int record_cached(struct lp_sample_plan *plan, size_t g, const json_t *tab, long off, struct lp_err *err)
+{
+	long icol = lp_ncu_table_column(tab, "ID");
+	const json_t *row;
+	size_t r;
+	int64_t v;
+	json_array_foreach(json_object_get(tab, "rows"), r, row) {
+		const char *cell = icol >= 0 ? json_string_value(json_array_get(row, (size_t)icol)) : NULL;
+		if (!cell || lp_str_to_i64(cell, &v) < 0)
+			continue;
+		if (lp_sample_record_result(plan, g, (uint64_t)(v + off), -1, -1, err) < 0)
+			return -1;
+	}
+	return 0;
 }
 
 /* ---- progress ---- */
@@ -251,6 +291,7 @@ int lp_ncu_sampled_run(const struct lp_ncu_sampled *s, struct lp_ncu_sampled_out
 	const char *name = json_string_value(json_object_get(s->preset, "name"));
 	json_t *m_raw = json_object(), *m_details = json_object(), **by_group = NULL, **hits = NULL, *pj, *runs = json_array();
 	size_t fallback = 0;
+	long off;
 	struct tick_ctx tc;
 	double t0 = mono_s(), wall_sum = 0, base_sum = 0;
 	uint64_t results_sum = 0;
@@ -347,6 +388,10 @@ int lp_ncu_sampled_run(const struct lp_ncu_sampled *s, struct lp_ncu_sampled_out
 		np.kernel_id = o->plan.procs[p].kernel_id.data;
 		np.rank_gate = s->rank_gate;
 		np.rank = s->rank;
+		if (s->stop_early && o->plan.procs[p].predicted > 0) {
+			np.launch_count_total = (long)o->plan.procs[p].predicted;
+			np.kill_after_count = 1;
+		}
 		np.timeout_s = s->timeout_s;
 		if (opts.budget_s > 0) {
 			/* a grace past the budget: a process killed halfway leaves nothing */
@@ -387,8 +432,9 @@ int lp_ncu_sampled_run(const struct lp_ncu_sampled *s, struct lp_ncu_sampled_out
 			break;
 		}
 		o->procs_run++;
-		json_array_append_new(runs, json_pack("{s:f, s:i, s:b}", "wall_s", mono_s() - t_start, "results", oc.results,
-			"profiled_nothing", oc.profiled_nothing));
+		json_array_append_new(runs, json_pack("{s:f, s:i, s:b, s:o}", "wall_s", mono_s() - t_start, "results", oc.results,
+			"profiled_nothing", oc.profiled_nothing, "launch_count", np.launch_count_total > 0 ?
+			json_integer(np.launch_count_total) : json_null()));
 		wall_sum += mono_s() - t_start;
 		base_sum += s->workload_s;
 		results_sum += (uint64_t)oc.results;
@@ -426,7 +472,9 @@ int lp_ncu_sampled_run(const struct lp_ncu_sampled *s, struct lp_ncu_sampled_out
 				continue;
 			if (key)
 				json_object_set_new(seen, key, json_true());
-			if (lp_ncu_table_append(m_raw, json_object_get(hits[i], "table"), NULL, err) < 0) {
+			off = -1;
+			if (lp_ncu_table_append(m_raw, json_object_get(hits[i], "table"), &off, err) < 0 ||
+			    record_cached(&o->plan, i, json_object_get(hits[i], "table"), off, err) < 0) {
 				json_decref(seen);
 				goto out;
 			}

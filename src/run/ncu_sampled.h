@@ -55,6 +55,8 @@ struct lp_ncu_sampled {
 	struct lp_ncu_cache_ident ident;
 	const char *run_id;          /* recorded with cached results */
 	double timeout_s;            /* per ncu process, at most */
+	int stop_early;              /* --launch-count <predicted> --kill=on: the workload ends after the last
+	                                planned launch (profiling.ncu.stop_early) */
 	void (*on_plan)(void *ctx, const struct lp_sample_plan *plan);
 	void (*tick)(void *ctx, const struct lp_ncu_sampled_progress *pr);
 	void *ctx;

@@ -207,6 +207,7 @@ static int run_sampled(struct lp_pl_state *st, const json_t *preset, int explici
 	s.ident.ncu_version = pl->tools->ncu.version;
 	s.run_id = run_id ? run_id + 1 : st->run->dir.path;
 	s.timeout_s = lp_pl_cfg_num(st->run, "run.timeout_s", 1800);
+	s.stop_early = lp_pl_cfg_bool(st->run, "profiling.ncu.stop_early");
 	memset(&view, 0, sizeof(view));
 	view.st = st;
 	view.t.sink = st->sink;

@@ -14,6 +14,7 @@
 #include "core/arena.h"
 #include "core/buf.h"
 #include "core/fs.h"
+#include "core/vec.h"
 #include "report/regions_report.h"
 
 struct regions_job {
@@ -66,6 +67,61 @@ fail:
 	return -1;
 }
 
+/* A sampled ncu run (run/ncu_sampled.h) wrote ncu/sampling.json: each group's results (their IDs
+ * in the merged raw page) stand for its launches, so each row is weighed by its group's weight
+ * and the tables add up to every launch of the selection, not to the sample. */
+static int sampled_weights(const char *run_dir, struct lp_regions *r, struct lp_buf *note, struct lp_buf *warnings,
+	struct lp_err *err)
+{
+	struct lp_buf path = LP_BUF_INIT;
+	json_t *sj, *g, *res;
+	json_error_t je;
+	uint64_t *ids = NULL;
+	double *w = NULL, launches = 0;
+	size_t n = 0, cap_ids = 0, cap_w = 0, i, j, n_set = 0, n_groups = 0;
+	int rc = -1;
+	lp_buf_addf(&path, "%s/ncu/sampling.json", run_dir);
+	if (path.oom)
+		return oom(err);
+	if (!lp_fs_is_file(path.data)) {
+		lp_buf_release(&path);
+		return 0;
+	}
+	sj = json_load_file(path.data, 0, &je);
+	if (!sj) {
+		lp_buf_addf(warnings, "ncu/sampling.json: %s (line %d): the region tables are not scaled to all launches\n",
+			je.text, je.line);
+		lp_buf_release(&path);
+		return 0;
+	}
+	json_array_foreach(json_object_get(sj, "groups"), i, g) {
+		double gw = json_number_value(json_object_get(g, "weight"));
+		if (gw <= 0 || json_array_size(json_object_get(g, "results")) == 0)
+			continue;
+		n_groups++;
+		launches += json_number_value(json_object_get(g, "launches"));
+		json_array_foreach(json_object_get(g, "results"), j, res) {
+			if (LP_ARRAY_RESERVE(ids, cap_ids, n + 1, err) < 0 || LP_ARRAY_RESERVE(w, cap_w, n + 1, err) < 0)
+				goto out;
+			ids[n] = (uint64_t)json_integer_value(json_object_get(res, "id"));
+			w[n++] = gw;
+		}
+	}
+	if (n && lp_regions_set_weights(r, ids, w, n, &n_set, err) < 0)
+		goto out;
+	if (n)
+		lp_buf_addf(note, "each of the %zu results stands for the launches of its group (%zu groups, %.0f launches; "
+			"ncu/sampling.json): times, calls and metric means are scaled to every launch of the sampled groups, "
+			"min/max are the profiled launches'", n_set, n_groups, launches);
+	rc = note->oom ? oom(err) : 0;
+out:
+	free(ids);
+	free(w);
+	json_decref(sj);
+	lp_buf_release(&path);
+	return rc;
+}
+
 static void utc_mtime(const char *path, char *out, size_t cap)
 {
 	struct stat st;
@@ -81,7 +137,7 @@ int lp_regions_run_report(const struct lp_regions_run *run, struct lp_regions_ou
 {
 	struct regions_job c;
 	struct lp_regions_doc d;
-	struct lp_buf dir = LP_BUF_INIT, warnings = LP_BUF_INIT;
+	struct lp_buf dir = LP_BUF_INIT, warnings = LP_BUF_INIT, sample_note = LP_BUF_INIT;
 	struct lp_regions_outcome o;
 	char generated_at[32] = "";
 	size_t i, rl;
@@ -117,6 +173,9 @@ int lp_regions_run_report(const struct lp_regions_run *run, struct lp_regions_ou
 	}
 	if (d.have_raw && lp_regions_load_ncu_raw(&c.r, run->raw_csv, err) < 0)
 		goto out;
+	if (d.have_raw && sampled_weights(run->run_dir, &c.r, &sample_note, &warnings, err) < 0)
+		goto out;
+	d.sample_note = sample_note.len ? sample_note.data : NULL;
 	if (!d.have_raw)
 		d.raw_rel = NULL;
 	if (lp_regions_finish(&c.r, err) < 0 || lp_regions_assign_dirs(&c.r, err) < 0 || make_scopes(&c, err) < 0)
@@ -170,6 +229,7 @@ out:
 	lp_regions_cfg_release(&c.cfg);
 	lp_arena_release(&c.arena);
 	lp_buf_release(&warnings);
+	lp_buf_release(&sample_note);
 	lp_buf_release(&dir);
 	return ret;
 }

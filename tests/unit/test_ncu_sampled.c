@@ -1,14 +1,18 @@
 /* test_ncu_sampled.c: the sampled ncu phase (run/ncu_sampled.h) against a fake `ncu`: the
  * --kernel-id flags it gets, the merged export keeping only the planned groups' results (a
  * same-named kernel of the prefill goes), the IDs of the details page following, sampling.json
- * with the coverage, and the cache: a second run reuses every group and starts no ncu. */
+ * with the coverage and each group's result IDs and weight, the region tables scaled by them, the
+ * cache: a second run reuses every group and starts no ncu, and stop_early's --launch-count/--kill. */
 #include "testutil.h"
 
 #include <stdio.h>
 #include <string.h>
 #include <sys/stat.h>
 
+#include <math.h>
+
 #include "run/ncu_sampled.h"
+#include "run/regions_run.h"
 #include "core/fs.h"
 #include "parse/ncu_raw.h"
 
@@ -215,8 +219,57 @@ static void test_run_and_cache(void **state)
 	/* the fake page is not what ncu would have profiled (its rows 0 and 3 are no planned launch):
 	 * those rows went through the name/grid/block/region fallback, and were dropped */
 	assert_int_equal(json_integer_value(json_object_get(sj, "results_attached_by_config")), 2);
+	/* each of its 2 results stands for 3 of its 6 launches; their IDs in the merged export */
+	assert_true(json_real_value(json_object_get(g0, "weight")) == 3.0);
+	assert_int_equal(json_array_size(json_object_get(g0, "results")), 2);
+	assert_int_equal(json_integer_value(json_object_get(json_array_get(json_object_get(g0, "results"), 1), "id")), 2);
+	/* row 2 is the third launch the process was to profile (k_gemv's invocation 7: the first of
+	 * step 2, launch 8 of the capture) */
+	assert_int_equal(json_integer_value(json_object_get(json_array_get(json_object_get(g0, "results"), 1), "launch")), 8);
+	assert_int_equal(json_integer_value(json_object_get(json_array_get(json_object_get(g0, "results"), 1), "step")), 2);
 	json_decref(sj);
 	lp_ncu_sampled_outcome_release(&o);
+
+	/* the region tables of the sampled run add up to every launch: (200 + 300) ns x 3 */
+	{
+		struct lp_regions_run rr;
+		struct lp_regions_outcome ro;
+		json_t *rp = json_deep_copy(p), *rj;
+		char run_dir[4096];
+		json_object_set_new(rp, "regions", json_pack("{s:[s]}", "include", "LLM@decode_all/"));
+		snprintf(run_dir, sizeof(run_dir), "%s/run", dir);
+		memset(&rr, 0, sizeof(rr));
+		rr.run_dir = run_dir;
+		rr.ncu_preset = rp;
+		rr.raw_csv = o.raw_csv[0] ? o.raw_csv : NULL;
+		snprintf(path, sizeof(path), "%s/ncu/ncu_light_raw.csv", run_dir);
+		rr.raw_csv = path;
+		if (lp_regions_run_report(&rr, &ro, &err) < 0)
+			fail_msg("%s", err.msg);
+		assert_true(fabs(ro.total_ms - 0.0015) < 1e-12);
+		snprintf(path, sizeof(path), "%s/ncu/regions/report.json", run_dir);
+		rj = json_load_file(path, 0, NULL);
+		assert_non_null(rj);
+		assert_non_null(strstr(json_string_value(json_object_get(json_object_get(rj, "config"), "sampled")),
+			"each of the 2 results stands for the launches of its group (1 groups, 6 launches"));
+		{
+			json_t *sc = json_array_get(json_object_get(rj, "scopes"), 0);
+			json_t *k0 = json_array_get(json_object_get(json_array_get(json_object_get(sc, "regions"), 0), "kernels"), 0);
+			assert_int_equal(json_integer_value(json_object_get(json_object_get(sc, "totals"), "kernel_count")), 6);
+			assert_int_equal(json_integer_value(json_object_get(k0, "calls")), 6);
+			assert_true(fabs(json_real_value(json_object_get(k0, "mean_ms")) - 0.00025) < 1e-12);
+			assert_true(fabs(json_real_value(json_object_get(k0, "max_ms")) - 0.0003) < 1e-12);   /* one launch's */
+		}
+		json_decref(rj);
+		/* without ncu/sampling.json (an unsampled run) the rows count once */
+		snprintf(path, sizeof(path), "%s/ncu/sampling.json", run_dir);
+		assert_int_equal(remove(path), 0);
+		snprintf(path, sizeof(path), "%s/ncu/ncu_light_raw.csv", run_dir);
+		if (lp_regions_run_report(&rr, &ro, &err) < 0)
+			fail_msg("%s", err.msg);
+		assert_true(fabs(ro.total_ms - 0.0005) < 1e-12);
+		json_decref(rp);
+	}
 
 	/* again: everything from the cache, no ncu process; the export has the cached rows */
 	snprintf(path, sizeof(path), "%s/calls", dir);
@@ -238,12 +291,18 @@ static void test_run_and_cache(void **state)
 	json_decref(sj);
 	lp_ncu_sampled_outcome_release(&o);
 
-	/* another preset's metrics: another key, profiled again */
+	/* another preset's metrics: another key, profiled again; stop_early: ncu stops the workload
+	 * after the 3 launches the plan predicts */
 	json_array_append_new(json_object_get(p, "metrics"), json_string("dram__bytes.sum"));
+	snprintf(path, sizeof(path), "%s/calls", dir);
+	remove(path);
+	s.stop_early = 1;
 	if (lp_ncu_sampled_run(&s, &o, &err) < 0)
 		fail_msg("%s", err.msg);
 	assert_int_equal(o.plan.n_cached, 0);
 	assert_int_equal(o.procs_run, 1);
+	assert_int_equal(o.plan.procs[0].predicted, 3);
+	assert_int_equal(count_lines(path, "--launch-count=3 --kill=on "), 1);
 	lp_ncu_sampled_outcome_release(&o);
 
 	json_decref(p);
