@@ -185,6 +185,17 @@ static json_t *dim3_json(const uint32_t v[3])
 	return json_pack("[III]", (json_int_t)v[0], (json_int_t)v[1], (json_int_t)v[2]);
 }
 
+/* The position of launch `idx` among the selected launches (launch order): the row of an
+ * unsampled profile of the same selection that profiled it (bench/ncu_sampling/compare.py). */
+static json_int_t selected_ordinal(const struct lp_sample_plan *p, size_t idx)
+{
+	json_int_t n = 0;
+	size_t i;
+	for (i = 0; i < idx && i < p->priv->n; i++)
+		n += p->priv->group_of[i] >= 0;
+	return n;
+}
+
 json_t *lp_sample_plan_json(const struct lp_sample_plan *p, int after_run)
 {
 	json_t *o = json_object(), *groups = json_array(), *procs = json_array();
@@ -242,8 +253,9 @@ json_t *lp_sample_plan_json(const struct lp_sample_plan *p, int after_run)
 				for (j = 0; j < g->n_results; j++) {
 					const struct lp_sample_result *r = &g->results[j];
 					const struct lp_sample_launch *l = r->launch >= 0 ? lp_sample_launch_at(p, (uint32_t)r->launch) : NULL;
-					json_array_append_new(rs, json_pack("{s:I, s:o, s:o, s:o}", "id", (json_int_t)r->id,
+					json_array_append_new(rs, json_pack("{s:I, s:o, s:o, s:o, s:o}", "id", (json_int_t)r->id,
 						"launch", r->launch >= 0 ? json_integer(r->launch) : json_null(),
+						"ordinal", l ? json_integer(selected_ordinal(p, (size_t)r->launch)) : json_null(),
 						"step", l && l->step >= 0 ? json_integer(l->step) : json_null(),
 						"duration_us", r->duration_ns >= 0 ? json_real(r->duration_ns / 1e3) : json_null()));
 				}

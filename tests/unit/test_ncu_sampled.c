@@ -227,6 +227,8 @@ static void test_run_and_cache(void **state)
 	 * step 2, launch 8 of the capture) */
 	assert_int_equal(json_integer_value(json_object_get(json_array_get(json_object_get(g0, "results"), 1), "launch")), 8);
 	assert_int_equal(json_integer_value(json_object_get(json_array_get(json_object_get(g0, "results"), 1), "step")), 2);
+	/* the selection (decode_all) is 3 launches a step from launch 2 on: launch 8 is its 7th */
+	assert_int_equal(json_integer_value(json_object_get(json_array_get(json_object_get(g0, "results"), 1), "ordinal")), 6);
 	json_decref(sj);
 	lp_ncu_sampled_outcome_release(&o);
 
