@@ -388,7 +388,8 @@ int lp_ncu_sampled_run(const struct lp_ncu_sampled *s, struct lp_ncu_sampled_out
 		np.kernel_id = o->plan.procs[p].kernel_id.data;
 		np.rank_gate = s->rank_gate;
 		np.rank = s->rank;
-		if (s->stop_early && o->plan.procs[p].predicted > 0) {
+		/* not in a multi-rank job: a killed rank would leave its peers waiting in a collective */
+		if (s->stop_early && !s->rank_gate && o->plan.procs[p].predicted > 0) {
 			np.launch_count_total = (long)o->plan.procs[p].predicted;
 			np.kill_after_count = 1;
 		}

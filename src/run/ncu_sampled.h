@@ -56,7 +56,7 @@ struct lp_ncu_sampled {
 	const char *run_id;          /* recorded with cached results */
 	double timeout_s;            /* per ncu process, at most */
 	int stop_early;              /* --launch-count <predicted> --kill=on: the workload ends after the last
-	                                planned launch (profiling.ncu.stop_early) */
+	                                planned launch (profiling.ncu.stop_early); never with rank_gate */
 	void (*on_plan)(void *ctx, const struct lp_sample_plan *plan);
 	void (*tick)(void *ctx, const struct lp_ncu_sampled_progress *pr);
 	void *ctx;
