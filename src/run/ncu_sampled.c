@@ -258,16 +258,24 @@ static json_t *part_preset(const json_t *preset, const char *name, size_t i)
 	return p;
 }
 
-static void append_file(const char *from, const char *to)
+/* Appends a process's cmd.txt to ncu/cmd.txt (nothing when the process wrote none); a failed
+ * write fails the phase like the other tools' cmd.txt. */
+static int append_file(const char *from, const char *to, struct lp_err *err)
 {
 	struct lp_buf a = LP_BUF_INIT, b = LP_BUF_INIT;
-	if (lp_fs_read_file(from, &a, 8u << 20, NULL) == 0) {
-		lp_fs_read_file(to, &b, 8u << 20, NULL);
-		lp_buf_add(&b, a.data, a.len);
-		lp_fs_write_atomic(to, b.data, b.len, NULL);
+	int rc = 0;
+	if (lp_fs_is_file(from)) {
+		if (lp_fs_read_file(from, &a, 8u << 20, err) < 0 ||
+		    (lp_fs_is_file(to) && lp_fs_read_file(to, &b, 8u << 20, err) < 0))
+			rc = -1;
+		else if (lp_buf_add(&b, a.data, a.len) < 0)
+			rc = lp_oom(err);
+		else
+			rc = lp_fs_write_atomic(to, b.data, b.len, err);
 	}
 	lp_buf_release(&a);
 	lp_buf_release(&b);
+	return rc;
 }
 
 static int write_json(const char *dir, const char *file, json_t *o, struct lp_err *err)
@@ -416,9 +424,10 @@ int lp_ncu_sampled_run(const struct lp_ncu_sampled *s, struct lp_ncu_sampled_out
 			lp_fs_join(&path, parts.data, "cmd.txt");
 			lp_buf_reset(&logs);
 			lp_fs_join(&logs, s->out_dir, "cmd.txt");
-			append_file(path.data, logs.data);
 			json_decref(pp);
 			lp_ncu_outcome_release(&oc);
+			if (append_file(path.data, logs.data, err) < 0)
+				goto out;
 			if (!o->procs_run && !o->plan.n_cached) {
 				lp_err_set(err, perr.kind, "%s", perr.msg);
 				if (perr.hint[0])
@@ -446,7 +455,11 @@ int lp_ncu_sampled_run(const struct lp_ncu_sampled *s, struct lp_ncu_sampled_out
 		lp_fs_join(&path, parts.data, "cmd.txt");
 		lp_buf_reset(&logs);
 		lp_fs_join(&logs, s->out_dir, "cmd.txt");
-		append_file(path.data, logs.data);
+		if (append_file(path.data, logs.data, err) < 0) {
+			json_decref(pp);
+			lp_ncu_outcome_release(&oc);
+			goto out;
+		}
 		if (!oc.profiled_nothing && oc.raw_csv[0]) {
 			nothing = 0;
 			if (merge_part(s, &o->plan, p, oc.raw_csv, oc.details_csv, m_raw, m_details, by_group, &fallback, err) < 0) {

@@ -196,6 +196,10 @@ static void test_run_and_cache(void **state)
 	assert_int_equal(count_lines(path, "--nvtx-include"), 0);
 	assert_int_equal(count_lines(path, "--launch-count"), 0);
 	assert_int_equal(count_lines(path, "--export "), 1);
+	/* every process's commands end up in ncu/cmd.txt */
+	snprintf(path, sizeof(path), "%s/cmd.txt", out);
+	assert_int_equal(count_lines(path, "--kernel-id"), 1);
+	assert_int_equal(count_lines(path, "--page raw"), 1);
 	/* the export: the decode's k_gemv results only, details following their IDs */
 	assert_non_null(strstr(o.raw_csv, "/ncu/ncu_light_raw.csv"));
 	assert_int_equal(lp_ncu_raw_stream(o.raw_csv, ids_cb, &ids, &err), 0);
@@ -311,10 +315,74 @@ static void test_run_and_cache(void **state)
 	lp_profile_release(&prof);
 }
 
+static void copy_into(const char *src, const char *to_dir, const char *rel)
+{
+	struct lp_buf b = LP_BUF_INIT;
+	struct lp_err err = LP_ERR_INIT;
+	char dst[8192];
+	snprintf(dst, sizeof(dst), "%s/%s", to_dir, rel);
+	if (lp_fs_read_file(src, &b, 1 << 24, &err) < 0 || lp_fs_write_atomic(dst, b.data, b.len, &err) < 0)
+		fail_msg("%s", err.msg);
+	lp_buf_release(&b);
+}
+
+/* The region tables of a real sampled run (tests/fixtures/ncu/h100_sampled_llama1b: llama-3.2-1b
+ * decode of 2 tokens on an H100, 12 of 162 launches profiled): every row is weighed by its group,
+ * so the totals count all 162 launches and add up to sum(weight x duration) of sampling.json. */
+static void test_real_sampled_regions(void **state)
+{
+	struct lp_regions_run rr;
+	struct lp_regions_outcome ro;
+	struct lp_err err = LP_ERR_INIT;
+	char run_dir[4096], path[8192];
+	json_t *sj, *g, *r, *rp, *rj, *totals;
+	double expect_ms = 0, launches = 0;
+	size_t i, j;
+	(void)state;
+	snprintf(run_dir, sizeof(run_dir), "%s", lp_test_tmpdir("ncu_sampled_real"));
+	snprintf(path, sizeof(path), "%s/ncu", run_dir);
+	assert_int_equal(lp_fs_mkdir_p(path, &err), 0);
+	copy_into(LP_FIXTURES "/ncu/h100_sampled_llama1b/ncu/sampling.json", run_dir, "ncu/sampling.json");
+	copy_into(LP_FIXTURES "/ncu/h100_sampled_llama1b/ncu/ncu_light_raw.csv", run_dir, "ncu/ncu_light_raw.csv");
+	snprintf(path, sizeof(path), "%s/ncu/sampling.json", run_dir);
+	sj = json_load_file(path, 0, NULL);
+	assert_non_null(sj);
+	json_array_foreach(json_object_get(sj, "groups"), i, g) {
+		launches += (double)json_integer_value(json_object_get(g, "launches"));
+		json_array_foreach(json_object_get(g, "results"), j, r)
+			expect_ms += json_real_value(json_object_get(g, "weight")) * json_real_value(json_object_get(r, "duration_us")) / 1e3;
+	}
+	assert_true(launches == 162);
+	assert_true(expect_ms > 2.7 && expect_ms < 2.8);   /* 2.757 ms (the capture says 3.344: PDL waits) */
+	rp = preset();
+	json_object_set_new(rp, "metrics", json_pack("[sss]", "gpu__time_duration.sum",
+		"gpu__dram_throughput.avg.pct_of_peak_sustained_elapsed", "sm__throughput.avg.pct_of_peak_sustained_elapsed"));
+	json_object_set_new(rp, "regions", json_pack("{s:[s]}", "include", "LLM@decode_all/"));
+	memset(&rr, 0, sizeof(rr));
+	rr.run_dir = run_dir;
+	rr.ncu_preset = rp;
+	snprintf(path, sizeof(path), "%s/ncu/ncu_light_raw.csv", run_dir);
+	rr.raw_csv = path;
+	if (lp_regions_run_report(&rr, &ro, &err) < 0)
+		fail_msg("%s", err.msg);
+	assert_true(fabs(ro.total_ms - expect_ms) < 1e-9);
+	snprintf(path, sizeof(path), "%s/ncu/regions/report.json", run_dir);
+	rj = json_load_file(path, 0, NULL);
+	assert_non_null(rj);
+	totals = json_object_get(json_array_get(json_object_get(rj, "scopes"), 0), "totals");
+	assert_int_equal(json_integer_value(json_object_get(totals, "kernel_count")), 162);
+	assert_non_null(strstr(json_string_value(json_object_get(json_object_get(rj, "config"), "sampled")),
+		"each of the 12 results stands for the launches of its group (6 groups, 162 launches"));
+	json_decref(rj);
+	json_decref(rp);
+	json_decref(sj);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_run_and_cache),
+		cmocka_unit_test(test_real_sampled_regions),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
