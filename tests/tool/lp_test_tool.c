@@ -25,6 +25,7 @@
 #include "core/buf.h"
 #include "core/err.h"
 #include "core/fs.h"
+#include "parse/kname.h"
 #include "profile/profile.h"
 
 #define LINE_MAX_BYTES 65536
@@ -225,11 +226,58 @@ static void mode_stage_map(const char *const *in, struct lp_buf *out)
 	lp_profile_release(&p);
 }
 
+/* ---- kname: the forms of one kernel name (parse/kname.h) ----
+ * in[0]: a kernel name as a source prints it (mangled by CUPTI, demangled by nsys/ncu). Prints
+ * `demangled:` when demangling changed it, then the forms of the (demangled) name: `short:` (the
+ * reports and the ncu join), `ncu:` (ncu's function name base) and `family:`. The interned short
+ * name must equal lp_kname_short's, and lp_kname_is_comm must agree with the family. */
+
+static void mode_kname(const char *const *in, struct lp_buf *out)
+{
+	struct lp_profile p;
+	struct lp_buf b = LP_BUF_INIT;
+	const char *d, *si;
+	lp_profile_init(&p, "kname");
+	d = lp_kname_demangle_intern(&p, in[0]);
+	if (!d) {
+		lp_buf_adds(out, "error: out of memory\n");
+		lp_profile_release(&p);
+		return;
+	}
+	if (strcmp(d, in[0]))
+		lp_buf_addf(out, "demangled: %s\n", d);
+	if (lp_kname_short(d, &b) < 0 || !(si = lp_kname_short_intern(&p, d)))
+		lp_buf_adds(out, "error: out of memory\n");
+	else if (strcmp(si, b.data))
+		lp_buf_addf(out, "BUG: lp_kname_short gives '%s', lp_kname_short_intern '%s'\n", b.data, si);
+	else
+		lp_buf_addf(out, "short: %s\n", b.data);
+	if (lp_kname_ncu_function(d, &b) < 0)
+		lp_buf_adds(out, "error: out of memory\n");
+	else
+		lp_buf_addf(out, "ncu: %s\n", b.data);
+	lp_buf_addf(out, "family: %s\n", lp_kname_family_name(lp_kname_family(d)));
+	/* the family and the per-rank view's communication test are one rule */
+	if (lp_kname_is_comm(d) != (lp_kname_family(d) == LP_FAM_COMM))
+		lp_buf_adds(out, "BUG: lp_kname_is_comm disagrees with the family\n");
+	lp_buf_release(&b);
+	lp_profile_release(&p);
+}
+
+/* ---- kname-same: are two printed names one kernel (lp_kname_same) ---- */
+
+static void mode_kname_same(const char *const *in, struct lp_buf *out)
+{
+	lp_buf_adds(out, lp_kname_same(in[0], in[1]) ? "same\n" : "different\n");
+}
+
 static const struct mode modes[] = {
 	{ "override", 1, mode_override, "OVERRIDE: what one override does to conf/config.yaml, or its error" },
 	{ "region", 1, mode_region, "EXPR: a profiling.ncu.regions expression parsed, and as ncu takes it" },
 	{ "region-dir", 1, mode_region_dir, "NAME: the folder name of a region" },
 	{ "stage-map", 2, mode_stage_map, "RULES NAMES: the stage role of each range name" },
+	{ "kname", 1, mode_kname, "NAME: a kernel name's demangled, short and ncu forms and its family" },
+	{ "kname-same", 2, mode_kname_same, "NAME NAME: whether two printed names are one kernel" },
 	{ NULL, 0, NULL, NULL },
 };
 
