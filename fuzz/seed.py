@@ -12,6 +12,7 @@ exports are trimmed to a few dozen kernels with sqlite3).
 import csv
 import io
 import os
+import re
 import shutil
 import sqlite3
 import subprocess
@@ -44,6 +45,12 @@ def put(out, target, name, data):
 def read(path):
     with open(path, "rb") as f:
         return f.read()
+
+
+def test_unescape(line):
+    """An input line of tests/data/*.test as bytes: \\xNN, \\t, \\n, \\\\ (tests/data/README.md)."""
+    return re.sub(rb"\\(x[0-9a-fA-F]{2}|[tn\\])", lambda m: bytes([int(m.group(1)[1:], 16)]) if m.group(1)[:1] == b"x"
+                  else {b"t": b"\t", b"n": b"\n", b"\\": b"\\"}[m.group(1)], line.encode())
 
 
 def trimmed_sqlite(src, dst, kernels):
@@ -153,6 +160,49 @@ def main():
             for stage in (0, 8):
                 b = bytes([SOURCE_PLACE[place] | stage]) + read(p)
                 put(out, "source", "%s_%d_%s" % (place, stage, os.path.basename(p)), b)
+
+    # the workload's stdout (self-check timings): the run fixtures' files and a few hand-written lines
+    for run in sorted(os.listdir(os.path.join(FIX, "runs"))):
+        p = os.path.join(FIX, "runs", run, "trace", "workload.stdout")
+        if os.path.exists(p):
+            put(out, "workload_timings", run + ".stdout", read(p))
+    put(out, "workload_timings", "iters_only", b'hello\n{"iter": 0, "prefill_ms": 2.5, "decode_ms": 40}\n'
+        b'{"iter": 1, "prefill_ms": 3.5, "decode_ms": 42, "tokens_per_s": -1}\n  {"iter": 2, "mixed_ms": "x"}\n')
+    put(out, "workload_timings", "summary_last", b'{"summary": true, "prefill_ms": 1, "iters": 3}\n{not json\n'
+        b'{"summary": true, "decode_ms_per_step": 1e308, "tokens_per_s": 9e999, "iters": -2}')
+    put(out, "workload_timings", "iters_sum_overflow", b'{"iter": 0, "prefill_ms": 1e308}\n{"iter": 1, "prefill_ms": 1e308}\n')
+
+    # model shapes: llmprof's model files and Hugging Face config.json files
+    for p in sorted(os.listdir(os.path.join(SRC, "conf", "model", "llm"))):
+        put(out, "llm_model", p, read(os.path.join(SRC, "conf", "model", "llm", p)))
+    for p in files("hf", lambda f: f.endswith(".json")):
+        put(out, "llm_model", "hf_" + os.path.basename(p), read(p))
+
+    # stage hooks: the entries of conf/stages/ and the grammar's shapes, behind a reason-size byte
+    hooks = []
+    for p in sorted(os.listdir(os.path.join(SRC, "conf", "stages"))):
+        for line in read(os.path.join(SRC, "conf", "stages", p)).decode().splitlines():
+            if line.strip().startswith("- ") and "=" in line:
+                hooks.append(line.strip()[2:].strip())
+    hooks += ["m:A.B.f=mixed@len(kw.seqs)", "m:f=decode_step@arg2[-1].x", "__main__:S.step=warmup@ len( arg1 ) ",
+              "m:f=prefill@arg1.a.a.a.a.a.a.a.a.a", "m:f=prefill@eval(arg1)", "no_colon=prefill"]
+    for i, h in enumerate(hooks):
+        put(out, "stage_hooks", "hook_%02d" % i, bytes([160]) + h.encode())
+    put(out, "stage_hooks", "hook_small_reason", bytes([5]) + b"m:f=decode")
+
+    # region expressions: the inputs of tests/data/regions.test (mode region)
+    mode, first = None, True
+    n = 0
+    for line in read(os.path.join(SRC, "tests", "data", "regions.test")).decode().splitlines():
+        if line.startswith("%%mode "):
+            mode, first = line[7:], True
+        elif not line or line.startswith("#"):
+            first = True
+        elif first:
+            first = False
+            if mode == "region":
+                put(out, "region_expr", "expr_%02d" % n, test_unescape(line))
+                n += 1
 
     # config / overrides keep their committed corpora (conf/ files and hand-written overrides)
     for p in sorted(os.listdir(os.path.join(SRC, "fuzz", "corpus", "config"))):

@@ -66,6 +66,8 @@ void lp_workload_timings_parse(const char *text, size_t len, struct lp_own_timin
 	}
 	for (k = 0; k < N_KEYS; k++) {
 		double x = have_summary ? summary[k] : n[k] ? sum[k] / (double)n[k] : -1;
+		if (!isfinite(x))
+			x = -1;   /* per-iteration values whose sum overflows: unknown, as the header says */
 		if (x >= 0)
 			out->valid = 1;
 		if (k == PF)
