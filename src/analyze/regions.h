@@ -160,7 +160,7 @@ struct lp_regions {
 	uint64_t dropped_nvtx_exclude, dropped_kernel_filter, outside_regions;
 	struct lp_buf warnings;         /* one warning per line */
 	int finished;
-	void *priv;                     /* lookup tables (regions.c) */
+	void *priv;                     /* struct lp_regions_priv (analyze/regions_impl.h) */
 };
 
 /* Compiles the spec (expressions, kernel patterns). Errors name the entry ("regions.include[1]"). */
