@@ -175,7 +175,7 @@ static int build(struct lp_cpu_engine *e, struct lp_err *err)
 	e->next = calloc((size_t)e->o.batch, sizeof(int32_t));
 	e->prompt = calloc(t, sizeof(int32_t));
 	if (oom || !e->in_tokens || !e->next || !e->prompt)
-		return lp_err_set(err, LP_EOTHER, "out of memory building model '%s' on the CPU (%.1f GiB of fp32 weights)",
+		return lp_err_set(err, LP_ENOMEM, "out of memory building model '%s' on the CPU (%.1f GiB of fp32 weights)",
 			c->name, (double)lp_llm_param_count(c) * 4.0 / (1 << 30));
 	return 0;
 }
@@ -384,7 +384,7 @@ int lp_llm_cpu_engine_create(const struct lp_llm_config *cfg, const struct lp_ll
 	struct lp_cpu_engine *e = calloc(1, sizeof(*e));
 	int threads = 1;
 	if (!e)
-		return lp_err_set(err, LP_EOTHER, "out of memory");
+		return lp_oom(err);
 	e->c = *cfg;
 	e->o = *opts;
 	e->ops = opts->nvtx_ops;

@@ -1,4 +1,5 @@
-/* cuda_common.cuh: helpers shared by the workload's CUDA files (cuda_kernels.cu, cuda_decode.cu, cuda_moe.cu):
+/* cuda_common.cuh: helpers shared by the workload's CUDA files (cuda_kernels.cu, cuda_decode.cu, cuda_moe.cu,
+ * and through cuda_engine.cuh cuda_model.cu and cuda_setup.cu):
  * error macros for launchers that return 0/-1 with `struct lp_err *err` in scope, bf16 <-> fp32
  * on raw uint16_t bits, warp reductions, and programmatic-dependent-launch controls. */
 #ifndef LP_WORKLOAD_CUDA_COMMON_CUH

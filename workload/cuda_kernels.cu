@@ -632,7 +632,7 @@ extern "C" int lp_llm_blas_create(lp_llm_blas **out, void *stream, struct lp_err
 	lp_llm_blas *b = (lp_llm_blas *)calloc(1, sizeof(*b));
 	*out = NULL;
 	if (!b)
-		return lp_err_set(err, LP_EOTHER, "out of memory");
+		return lp_oom(err);
 	if (cudaMalloc(&b->workspace, LP_BLAS_WORKSPACE) != cudaSuccess) {
 		free(b);
 		return lp_err_set(err, LP_EOTHER, "cannot allocate the cuBLAS workspace");

@@ -59,7 +59,7 @@ int lp_llm_engine_create(const struct lp_llm_config *cfg, const struct lp_llm_ru
 	e = calloc(1, sizeof(*e));
 	if (!e || !(e->tokens = calloc((size_t)opts->new_tokens + 1, sizeof(int32_t)))) {
 		free(e);
-		return lp_err_set(err, LP_EOTHER, "out of memory");
+		return lp_oom(err);
 	}
 	e->cfg = *cfg;
 	e->opts = *opts;
