@@ -8,6 +8,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "collect/tools.h"
 #include "core/fs.h"
 #include "core/str.h"
 #include "core/vec.h"
@@ -236,33 +237,21 @@ int lp_ncu_sections_parse(const char *text, struct lp_ncu_sections *out)
 
 int lp_ncu_sections_list(const char *ncu, double timeout_s, struct lp_ncu_sections *out, struct lp_err *err)
 {
-	char dir[] = "/tmp/llmprof-ncu-XXXXXX", log[64];
 	const char *argv[] = { ncu, "--list-sections", NULL };
-	struct lp_proc_env env[] = { { "LC_ALL", "C" } };
 	struct lp_proc_spec s;
 	struct lp_proc_result r;
 	struct lp_buf text = LP_BUF_INIT;
 	int rc = -1;
 	memset(out, 0, sizeof(*out));
-	if (!mkdtemp(dir))
-		return lp_err_set(err, LP_EOTHER, "cannot create a temporary folder");
-	snprintf(log, sizeof(log), "%s/out", dir);
 	memset(&s, 0, sizeof(s));
 	s.argv = argv;
-	s.env = env;
-	s.n_env = 1;
-	s.stdout_path = log;
-	s.stderr_path = log;
 	s.timeout_s = timeout_s > 0 ? timeout_s : 60;
-	if (lp_proc_run(&s, &r, err) == 0) {
-		lp_fs_read_file(log, &text, 1 << 20, NULL);
+	if (lp_tools_query(&s, 1 << 20, &text, &r, err) == 0) {
 		if (!(r.exited && r.exit_code == 0) || lp_ncu_sections_parse(text.data, out) < 0)
 			lp_err_set(err, LP_EENV, "'%s --list-sections' gave no section table: %.200s", ncu, text.data);
 		else
 			rc = 0;
 	}
-	unlink(log);
-	rmdir(dir);
 	lp_buf_release(&text);
 	return rc;
 }
@@ -414,7 +403,6 @@ int lp_ncu_run(const struct lp_ncu_plan *p, struct lp_ncu_outcome *o, struct lp_
 {
 	struct lp_argv av = LP_ARGV_INIT;
 	struct lp_buf cmds = LP_BUF_INIT, log = LP_BUF_INIT, text = LP_BUF_INIT, path = LP_BUF_INIT;
-	struct lp_err cmd_err = LP_ERR_INIT;   /* cmd.txt after an earlier failure */
 	struct lp_buf gexec = LP_BUF_INIT, gpre = LP_BUF_INIT, glog = LP_BUF_INIT, grank = LP_BUF_INIT;
 	struct lp_proc_env env[38];
 	struct lp_proc_spec s;
@@ -537,14 +525,7 @@ int lp_ncu_run(const struct lp_ncu_plan *p, struct lp_ncu_outcome *o, struct lp_
 	}
 	rc = 0;
 out:
-	if (cmds.len) {
-		lp_buf_reset(&path);
-		lp_buf_addf(&path, "%s/cmd.txt", p->out_dir);
-		/* the commands are part of the artifacts: a failed write fails the run of the tool
-		 * (after an earlier failure, that one is what err says) */
-		if (lp_fs_write_atomic(path.data, cmds.data, cmds.len, rc == 0 ? err : &cmd_err) < 0)
-			rc = -1;
-	}
+	rc = lp_tools_write_cmds(p->out_dir, &cmds, rc, err);
 	lp_argv_release(&av);
 	lp_buf_release(&cmds);
 	lp_buf_release(&log);

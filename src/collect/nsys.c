@@ -7,6 +7,7 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "collect/tools.h"
 #include "core/buf.h"
 #include "core/fs.h"
 
@@ -174,7 +175,6 @@ int lp_nsys_run(const struct lp_nsys_plan *p, struct lp_nsys_outcome *o, struct 
 {
 	struct lp_argv av = LP_ARGV_INIT;
 	struct lp_buf cmds = LP_BUF_INIT, path = LP_BUF_INIT, base = LP_BUF_INIT;
-	struct lp_err cmd_err = LP_ERR_INIT;   /* cmd.txt after an earlier failure */
 	struct lp_proc_env env[34];
 	struct lp_proc_result r;
 	size_t n_env = 0, i;
@@ -270,14 +270,7 @@ int lp_nsys_run(const struct lp_nsys_plan *p, struct lp_nsys_outcome *o, struct 
 	}
 	rc = 0;
 out:
-	if (cmds.len) {
-		lp_buf_reset(&path);
-		lp_buf_addf(&path, "%s/cmd.txt", p->out_dir);
-		/* the commands are part of the artifacts: a failed write fails the run of the tool
-		 * (after an earlier failure, that one is what err says) */
-		if (lp_fs_write_atomic(path.data, cmds.data, cmds.len, rc == 0 ? err : &cmd_err) < 0)
-			rc = -1;
-	}
+	rc = lp_tools_write_cmds(p->out_dir, &cmds, rc, err);
 	lp_argv_release(&av);
 	lp_buf_release(&cmds);
 	lp_buf_release(&path);

@@ -137,28 +137,59 @@ int lp_tools_parse_version(const char *text, char *out, size_t cap)
 	return -1;
 }
 
+/* ---- short queries (--version, --list-sections) ---- */
+
+int lp_tools_query(struct lp_proc_spec *s, size_t max_bytes, struct lp_buf *out, struct lp_proc_result *r,
+	struct lp_err *err)
+{
+	static const struct lp_proc_env env[] = { { "LC_ALL", "C" } };
+	char dir[] = "/tmp/llmprof-query-XXXXXX", log[64];
+	int rc;
+	lp_buf_reset(out);
+	if (!mkdtemp(dir))
+		return lp_err_set(err, LP_EIO, "cannot create a temporary folder");
+	snprintf(log, sizeof(log), "%s/out", dir);
+	s->env = env;
+	s->n_env = 1;
+	s->stdout_path = log;
+	s->stderr_path = log;
+	rc = lp_proc_run(s, r, err);
+	s->stdout_path = s->stderr_path = NULL;   /* the folder is gone */
+	if (rc == 0)
+		lp_fs_read_file(log, out, max_bytes, NULL);   /* what it printed, if anything: the caller judges */
+	unlink(log);
+	rmdir(dir);
+	return rc;
+}
+
+int lp_tools_write_cmds(const char *out_dir, const struct lp_buf *cmds, int rc, struct lp_err *err)
+{
+	struct lp_err later = LP_ERR_INIT;
+	struct lp_buf path = LP_BUF_INIT;
+	if (!cmds->len)
+		return rc;
+	if (lp_fs_join(&path, out_dir, "cmd.txt") < 0 ||
+	    lp_fs_write_atomic(path.data, cmds->data, cmds->len, rc == 0 ? err : &later) < 0) {
+		if (path.oom)
+			lp_oom(rc == 0 ? err : &later);
+		rc = -1;
+	}
+	lp_buf_release(&path);
+	return rc;
+}
+
 int lp_tools_probe_version(struct lp_tool *t, double timeout_s, struct lp_err *err)
 {
-	char dir[] = "/tmp/llmprof-probe-XXXXXX", log[64];
 	const char *argv[] = { t->path, "--version", NULL };
-	struct lp_proc_env env[] = { { "LC_ALL", "C" } };
 	struct lp_proc_spec s;
 	struct lp_proc_result r;
 	struct lp_buf out = LP_BUF_INIT;
 	int rc = -1;
-	if (!mkdtemp(dir))
-		return lp_err_set(err, LP_EOTHER, "cannot create a temporary folder");
-	snprintf(log, sizeof(log), "%s/out", dir);
 	memset(&s, 0, sizeof(s));
 	s.argv = argv;
-	s.env = env;
-	s.n_env = 1;
-	s.stdout_path = log;
-	s.stderr_path = log;
 	s.timeout_s = timeout_s > 0 ? timeout_s : 30;
 	s.grace_s = 1;
-	if (lp_proc_run(&s, &r, err) == 0) {
-		lp_fs_read_file(log, &out, 1 << 16, NULL);
+	if (lp_tools_query(&s, 1 << 16, &out, &r, err) == 0) {
 		if (r.exited && r.exit_code == 0 && lp_tools_parse_version(out.data, t->version, sizeof(t->version)) == 0) {
 			rc = 0;
 		} else {
@@ -171,8 +202,6 @@ int lp_tools_probe_version(struct lp_tool *t, double timeout_s, struct lp_err *e
 	} else {
 		snprintf(t->problem, sizeof(t->problem), "%.250s", err ? err->msg : "cannot run");
 	}
-	unlink(log);
-	rmdir(dir);
 	lp_buf_release(&out);
 	return rc;
 }
@@ -486,7 +515,7 @@ void lp_tools_outlook(const struct lp_tools *t, const char *mode, const char *de
 		snprintf(o->what, sizeof(o->what), "CPU run: stages and operators, no GPU kernels (%s)", cpu_why);
 	}
 	snprintf(o->why, sizeof(o->why), "%s", why.len ? why.data : "");
-	o->exit_status = why.len ? LP_EENV : 0;
+	o->fail_kind = why.len ? LP_EENV : LP_OK;
 	lp_buf_release(&why);
 }
 

@@ -25,6 +25,7 @@
 
 #include "core/buf.h"
 #include "core/err.h"
+#include "core/proc.h"
 
 #define LP_TOOLS_MAX_GPUS 16
 #define LP_PATH_CAP 1024
@@ -85,6 +86,18 @@ void lp_tools_detect(const struct lp_tools_opts *o, struct lp_tools *t);
 
 /* Finds one tool ("nsys" or "ncu") as lp_tools_detect does; 0 found, -1 not (t->problem says). */
 int lp_tools_find(const char *name, const struct lp_tools_opts *o, struct lp_tool *t);
+/* A tool's short query (`--version`, `--list-sections`): runs s->argv under LC_ALL=C (the caller
+ * sets argv, timeout_s, grace_s; this sets env and the output paths) with stdout and stderr into a
+ * temporary file, and reads what it printed into out (reset; at most max_bytes). 0 when it ran,
+ * whatever its status (*r: the caller judges it, lp_proc_describe(r, s, ...) says it); -1 when it
+ * could not be run. */
+int lp_tools_query(struct lp_proc_spec *s, size_t max_bytes, struct lp_buf *out, struct lp_proc_result *r,
+	struct lp_err *err);
+/* Writes the commands a tool's run launched (`cmds`, one a line; nothing when empty) to
+ * <out_dir>/cmd.txt. They are part of the artifacts: a failed write fails the run. `rc` is the
+ * run's result so far (after an earlier failure, that one stays what err says); returns rc, or -1
+ * when the write failed. */
+int lp_tools_write_cmds(const char *out_dir, const struct lp_buf *cmds, int rc, struct lp_err *err);
 /* Runs `<path> --version` and extracts the version number into t->version. */
 int lp_tools_probe_version(struct lp_tool *t, double timeout_s, struct lp_err *err);
 /* Pulls "2025.3.1.0" out of a --version text; 0 found. */
@@ -105,16 +118,16 @@ int lp_tools_mode_ok(const struct lp_tools *t, const char *mode, int with_nsys, 
 /* What `llmprof run` will do on this machine, said the same way by `check`, `run --dry-run` and
  * `run` itself. `device` is run.device (NULL or "auto": the GPU when usable), `reference` 1 for
  * the built-in model (its CUDA path must have been built), 0 for a program after `--`.
- * exit_status is the status the run will end with when every phase works: 0, or 4 (environment)
- * when a requested phase cannot run here (the tracer library missing; nsys enabled but unusable;
+ * fail_kind is the error kind the run will end with when every phase works: LP_OK, or LP_EENV
+ * (environment; src/cmd/ turns kinds into exit statuses) when a requested phase cannot run here (the tracer library missing; nsys enabled but unusable;
  * deep mode on a GPU run without a usable ncu or with the counters denied). A CPU run of deep mode
  * exits 0: ncu has no GPU kernels to profile, so it is skipped, not failed. */
 struct lp_run_outlook {
 	int gpu_run;          /* GPU kernels will be recorded */
-	int exit_status;      /* 0 or 4 */
+	int fail_kind;        /* enum lp_err_kind: LP_OK or LP_EENV */
 	char what[384];       /* "CPU run: stages and operators, no GPU kernels (no NVIDIA GPU found)" */
 	char cpu_why[288];    /* a CPU run: why ("run.device=cpu", "no NVIDIA GPU found", ...); else "" */
-	char why[1024];       /* exit 4: "; "-separated reasons; else "" */
+	char why[1024];       /* LP_EENV: "; "-separated reasons; else "" */
 };
 void lp_tools_outlook(const struct lp_tools *t, const char *mode, const char *device, int with_nsys, int reference,
 	struct lp_run_outlook *o);
