@@ -78,7 +78,7 @@ static int cmd_check(const struct lp_args *args, struct lp_ctx *ctx)
 	/* the verdict is run's own (collect/tools.h): a CPU run of deep mode exits 0 there, so it
 	 * does here; lp_tools_mode_ok's stricter "every piece of the mode" is not what run does */
 	lp_tools_outlook(&t, mode, json_string_value(lp_config_get(&cfg, "run.device")), with_nsys, !args->tail, &ol);
-	ok = lp_exit_status(ol.exit_status) == 0;
+	ok = lp_exit_status(ol.fail_kind) == 0;
 	lp_buf_adds(&why, ol.why);
 
 	if (!strcmp(format, "json")) {
@@ -89,7 +89,7 @@ static int cmd_check(const struct lp_args *args, struct lp_ctx *ctx)
 		json_object_set_new(j, "why_not", ok ? json_null() : json_string(why.data));
 		json_object_set_new(j, "run", json_string(ol.what));
 		json_object_set_new(j, "gpu_run", json_boolean(ol.gpu_run));
-		json_object_set_new(j, "expected_exit", json_integer(lp_exit_status(ol.exit_status)));
+		json_object_set_new(j, "expected_exit", json_integer(lp_exit_status(ol.fail_kind)));
 		s = json_dumps(j, JSON_INDENT(2));
 		if (s)
 			puts(s);
@@ -139,7 +139,7 @@ static int cmd_check(const struct lp_args *args, struct lp_ctx *ctx)
 	lp_buf_reset(&d);
 	lp_buf_addf(&d, "%s", ok ? "'llmprof run' can run it here (exit 0)" : why.data);
 	if (!ok)
-		lp_buf_addf(&d, " ('llmprof run' exits %d)", lp_exit_status(ol.exit_status));
+		lp_buf_addf(&d, " ('llmprof run' exits %d)", lp_exit_status(ol.fail_kind));
 	row(&b, !strcmp(mode, "deep") ? "mode deep" : "mode light", ok ? "ok" : "no", d.data);
 	fputs(b.data, stdout);
 	if (t.counters_problem[0] && !strcmp(mode, "deep") && ol.gpu_run)
@@ -149,7 +149,7 @@ done:
 	lp_buf_release(&why);
 	lp_buf_release(&d);
 	lp_config_release(&cfg);   /* last: `mode` may point into it */
-	return lp_exit_status(ol.exit_status);
+	return lp_exit_status(ol.fail_kind);
 }
 
 const struct lp_cmd lp_cmd_check = {

@@ -204,8 +204,8 @@ static void on_run_event(void *ctx, const struct lp_run_event *ev)
 static int announce_and_run(struct lp_pipeline *pl, struct lp_run *run, struct lp_err *err)
 {
 	lp_log_note("%s", pl->outlook.what);
-	if (pl->outlook.exit_status)
-		lp_log_warn("this run will exit %d: %s", lp_exit_status(pl->outlook.exit_status), pl->outlook.why);
+	if (pl->outlook.fail_kind)
+		lp_log_warn("this run will exit %d: %s", lp_exit_status(pl->outlook.fail_kind), pl->outlook.why);
 	return lp_pipeline_run(pl, run, err);
 }
 
@@ -258,13 +258,17 @@ static int cmd_run(const struct lp_args *args, struct lp_ctx *ctx)
 			struct lp_buf plan = LP_BUF_INIT;
 			int prc = lp_pipeline_plan(&pl, &run, &plan, &err);
 			fwrite(plan.data, 1, plan.len, stdout);   /* what was planned up to a failure too */
+			if (prc == 0 && pl.outlook.fail_kind)
+				printf("expected exit: %d (%s)\n", lp_exit_status(pl.outlook.fail_kind), pl.outlook.why);
+			else if (prc == 0)
+				printf("expected exit: 0 when the workload and the tools succeed\n");
 			fflush(stdout);
-			rc = prc < 0 ? lp_cmd_fail(&err) : lp_exit_status(pl.outlook.exit_status);
+			rc = prc < 0 ? lp_cmd_fail(&err) : lp_exit_status(pl.outlook.fail_kind);
 			lp_buf_release(&plan);
 		} else if (announce_and_run(&pl, &run, &err) < 0) {
 			rc = lp_cmd_fail(&err);
 		} else {
-			rc = lp_exit_status(pl.exit_status);
+			rc = lp_exit_status(pl.fail_kind);
 			/* interrupted: the shell's convention, 128 + the signal (130 SIGINT, 143 SIGTERM) */
 			if (lp_proc_interrupt_signal())
 				rc = 128 + lp_proc_interrupt_signal();

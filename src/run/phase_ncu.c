@@ -170,7 +170,7 @@ static int run_sampled(struct lp_pl_state *st, const json_t *preset, int explici
 	if (explicit_regions) {
 		if (lp_regions_init(&regs, &rcfg->spec, &err) < 0) {
 			lp_pl_set_phase(st, PH_NCU, "failed", "%s", err.msg);
-			pl->exit_status = pl->exit_status ? pl->exit_status : LP_EPARTIAL;
+			pl->fail_kind = pl->fail_kind ? pl->fail_kind : LP_EPARTIAL;
 			return 1;
 		}
 		have_regs = 1;
@@ -220,7 +220,7 @@ static int run_sampled(struct lp_pl_state *st, const json_t *preset, int explici
 	if (lp_ncu_sampled_run(&s, so, &err) < 0) {
 		lp_pl_tick_end(st->sink, so->elapsed_s);
 		lp_pl_set_phase(st, PH_NCU, "failed", "%s%s%s", err.msg, err.hint[0] ? "; hint: " : "", err.hint);
-		pl->exit_status = err.kind == LP_EENV ? LP_EENV : (pl->exit_status ? pl->exit_status : LP_EPARTIAL);
+		pl->fail_kind = err.kind == LP_EENV ? LP_EENV : (pl->fail_kind ? pl->fail_kind : LP_EPARTIAL);
 		goto out;
 	}
 	lp_pl_tick_end(st->sink, so->elapsed_s);
@@ -241,11 +241,11 @@ static int run_sampled(struct lp_pl_state *st, const json_t *preset, int explici
 			lp_buf_addf(&note, "; metrics n/a on this GPU: %s", so->metrics_na.data);
 		if (so->partial) {
 			lp_pl_set_phase(st, PH_NCU, "partial", "%s; %s", so->why, note.data);
-			pl->exit_status = pl->exit_status ? pl->exit_status : LP_EPARTIAL;
+			pl->fail_kind = pl->fail_kind ? pl->fail_kind : LP_EPARTIAL;
 		} else if (so->profiled_nothing) {
 			lp_pl_set_phase(st, PH_NCU, "failed", "ncu profiled none of the planned launches (see ncu/sampling.json "
 				"and logs/ncu_p1/ncu.log)");
-			pl->exit_status = pl->exit_status ? pl->exit_status : LP_EPARTIAL;
+			pl->fail_kind = pl->fail_kind ? pl->fail_kind : LP_EPARTIAL;
 		} else {
 			lp_pl_set_phase(st, PH_NCU, "ok", "%s", note.data);
 		}
@@ -294,17 +294,17 @@ void lp_pl_phase_ncu(struct lp_pl_state *st)
 	if (!pl->tools->ncu.found || pl->tools->ncu.problem[0]) {
 		lp_pl_set_phase(st, PH_NCU, "skipped", "ncu is not usable here: %s",
 			pl->tools->ncu.problem[0] ? pl->tools->ncu.problem : "not found");
-		pl->exit_status = LP_EENV;
+		pl->fail_kind = LP_EENV;
 		goto out;
 	}
 	if (resolve_rank(st, &nr, &err) < 0) {
 		lp_pl_set_phase(st, PH_NCU, "failed", "%s", err.msg);
-		pl->exit_status = err.kind == LP_EENV ? LP_EENV : (pl->exit_status ? pl->exit_status : LP_EPARTIAL);
+		pl->fail_kind = err.kind == LP_EENV ? LP_EENV : (pl->fail_kind ? pl->fail_kind : LP_EPARTIAL);
 		goto out;
 	}
 	if (lp_regions_cfg_load(preset, pl->reference, &rc, &err) < 0) {
 		lp_pl_set_phase(st, PH_NCU, "failed", "%s", err.msg);
-		pl->exit_status = pl->exit_status ? pl->exit_status : LP_EPARTIAL;
+		pl->fail_kind = pl->fail_kind ? pl->fail_kind : LP_EPARTIAL;
 		goto out;
 	}
 	have_rc = 1;
@@ -312,7 +312,7 @@ void lp_pl_phase_ncu(struct lp_pl_state *st)
 		/* a region run: the regions' NVTX and kernel filters replace the top-N selection */
 		if (lp_regions_apply_preset(preset, &rc, &preset_copy, &err) < 0) {
 			lp_pl_set_phase(st, PH_NCU, "failed", "%s", err.msg);
-			pl->exit_status = pl->exit_status ? pl->exit_status : LP_EPARTIAL;
+			pl->fail_kind = pl->fail_kind ? pl->fail_kind : LP_EPARTIAL;
 			goto out;
 		}
 		preset = preset_copy;
@@ -358,7 +358,7 @@ void lp_pl_phase_ncu(struct lp_pl_state *st)
 	plan.tick_ctx = &(struct lp_pl_ticker){ st->sink, "ncu", ncu_log.data, 0, 0 };
 	if (lp_ncu_run(&plan, &oc, &err) < 0) {
 		lp_pl_set_phase(st, PH_NCU, "failed", "%s", err.msg);
-		pl->exit_status = err.kind == LP_EENV ? LP_EENV : (pl->exit_status ? pl->exit_status : LP_EPARTIAL);
+		pl->fail_kind = err.kind == LP_EENV ? LP_EENV : (pl->fail_kind ? pl->fail_kind : LP_EPARTIAL);
 		lp_pl_record_tree(st, "ncu", PH_NCU);
 		goto out;
 	}
@@ -371,7 +371,7 @@ void lp_pl_phase_ncu(struct lp_pl_state *st)
 			expr ? expr : "[]", seen.data);
 		free(expr);
 		lp_buf_release(&seen);
-		pl->exit_status = pl->exit_status ? pl->exit_status : LP_EPARTIAL;
+		pl->fail_kind = pl->fail_kind ? pl->fail_kind : LP_EPARTIAL;
 	} else {
 		struct lp_buf note = LP_BUF_INIT;
 		if (oc.retried_app_range)

@@ -127,7 +127,7 @@ void lp_pl_phase_capture(struct lp_pl_state *st)
 	lp_pl_progress(st, PH_CAPTURE, st->pl->workload.v[0]);
 	if (!st->pl->inject[0]) {
 		lp_pl_set_phase(st, PH_CAPTURE, "failed", "the tracer library libllmprof_inject.so was not found next to llmprof (../lib)");
-		st->pl->exit_status = LP_EENV;
+		st->pl->fail_kind = LP_EENV;
 		goto out;
 	}
 	lp_rundir_path(&st->run->dir, "trace", &trace);
@@ -135,7 +135,7 @@ void lp_pl_phase_capture(struct lp_pl_state *st)
 	t0 = lp_pl_now_s();
 	if (run_workload(st, trace.data, "trace/workload.stdout", "logs/capture.stderr", &res, &err) < 0) {
 		lp_pl_set_phase(st, PH_CAPTURE, "failed", "%s", err.msg);
-		st->pl->exit_status = err.kind == LP_EENV ? LP_EENV : LP_EPARTIAL;
+		st->pl->fail_kind = err.kind == LP_EENV ? LP_EENV : LP_EPARTIAL;
 		goto out;
 	}
 	st->traced_s = lp_pl_now_s() - t0;
@@ -151,7 +151,7 @@ void lp_pl_phase_capture(struct lp_pl_state *st)
 		lp_proc_describe(&res, &limit, &why);
 		lp_pl_set_phase(st, PH_CAPTURE, "failed", "the workload %s%s%s (see logs/capture.stderr)",
 			res.interrupted ? "was " : "", why.data, res.timed_out ? ": run.timeout_s" : "");
-		st->pl->exit_status = LP_EPARTIAL;
+		st->pl->fail_kind = LP_EPARTIAL;
 		goto out;
 	}
 	{
@@ -162,7 +162,7 @@ void lp_pl_phase_capture(struct lp_pl_state *st)
 		if (!n_files) {
 			lp_pl_set_phase(st, PH_CAPTURE, "failed", "the workload left no trace: it made no NVTX or CUDA "
 				"calls the tracer could see (is it instrumented? see docs/nvtx.md)");
-			st->pl->exit_status = LP_EPARTIAL;
+			st->pl->fail_kind = LP_EPARTIAL;
 			goto out;
 		}
 	}
@@ -170,7 +170,7 @@ void lp_pl_phase_capture(struct lp_pl_state *st)
 	st->have_prof = 1;
 	if (lp_trace_load(trace.data, &st->prof, &err) < 0) {
 		lp_pl_set_phase(st, PH_CAPTURE, "failed", "%s", err.msg);
-		st->pl->exit_status = LP_EPARTIAL;
+		st->pl->fail_kind = LP_EPARTIAL;
 		goto out;
 	}
 	if (st->prof.n_ranges == 0 && st->prof.n_kernels == 0)
@@ -215,7 +215,7 @@ void lp_pl_phase_nsys(struct lp_pl_state *st)
 	if (!pl->tools->nsys.found || pl->tools->nsys.problem[0]) {
 		lp_pl_set_phase(st, PH_NSYS, "skipped", "nsys is not usable here: %s",
 			pl->tools->nsys.problem[0] ? pl->tools->nsys.problem : "not found");
-		pl->exit_status = pl->exit_status ? pl->exit_status : LP_EENV;
+		pl->fail_kind = pl->fail_kind ? pl->fail_kind : LP_EENV;
 		goto out;
 	}
 	lp_pl_progress(st, PH_NSYS, pl->tools->nsys.path);
@@ -239,7 +239,7 @@ void lp_pl_phase_nsys(struct lp_pl_state *st)
 	memset(&oc, 0, sizeof(oc));
 	if (lp_nsys_run(&plan, &oc, &err) < 0) {
 		lp_pl_set_phase(st, PH_NSYS, "failed", "%s", err.msg);
-		pl->exit_status = err.kind == LP_EENV ? LP_EENV : (pl->exit_status ? pl->exit_status : LP_EPARTIAL);
+		pl->fail_kind = err.kind == LP_EENV ? LP_EENV : (pl->fail_kind ? pl->fail_kind : LP_EPARTIAL);
 	} else {
 		lp_pl_set_phase(st, PH_NSYS, "ok", NULL);
 	}
@@ -288,7 +288,7 @@ void lp_pl_phase_select(struct lp_pl_state *st)
 		lp_err_clear(&err);
 		if (lp_topn_from_profile(&st->prof, &o, &st->topn, &err) < 0) {
 			lp_pl_set_phase(st, PH_SELECT, "failed", "%s", err.msg);
-			st->pl->exit_status = st->pl->exit_status ? st->pl->exit_status : LP_EPARTIAL;
+			st->pl->fail_kind = st->pl->fail_kind ? st->pl->fail_kind : LP_EPARTIAL;
 			goto out;
 		}
 	}

@@ -258,14 +258,14 @@ static void phase_analysis_reports(struct lp_pl_state *st)
 	if (lp_report_rebuild_ex(st->run->dir.path, &oc, &err) < 0) {
 		lp_pl_set_phase(st, PH_ANALYSIS, "failed", "%s", err.msg);
 		lp_pl_set_phase(st, PH_REPORTS, "failed", "no analysis");
-		st->pl->exit_status = st->pl->exit_status ? st->pl->exit_status : LP_EPARTIAL;
+		st->pl->fail_kind = st->pl->fail_kind ? st->pl->fail_kind : LP_EPARTIAL;
 		lp_pl_save_phases(st);
 		lp_rebuild_outcome_release(&oc);
 		return;
 	}
 	if (oc.damaged) {
 		lp_run_warnf(st->sink, "damaged artifacts: %s", oc.damage.data);
-		st->pl->exit_status = st->pl->exit_status ? st->pl->exit_status : LP_EPARTIAL;
+		st->pl->fail_kind = st->pl->fail_kind ? st->pl->fail_kind : LP_EPARTIAL;
 	}
 	for (i = 0; oc.wrote && i < LP_REPORT_N_FILES; i++) {
 		lp_err_clear(&err);
@@ -319,13 +319,13 @@ int lp_pipeline_run(struct lp_pipeline *pl, struct lp_run *run, struct lp_err *e
 	phase_analysis_reports(&st);
 
 	for (i = 0; i < PH_COUNT; i++)
-		if (!strcmp(st.ph[i].status, "failed") && !pl->exit_status)
-			pl->exit_status = LP_EPARTIAL;
-	if (lp_rundir_set_status(&run->dir, lp_proc_interrupted() ? LP_RUN_INTERRUPTED : pl->exit_status == 0 ?
+		if (!strcmp(st.ph[i].status, "failed") && !pl->fail_kind)
+			pl->fail_kind = LP_EPARTIAL;
+	if (lp_rundir_set_status(&run->dir, lp_proc_interrupted() ? LP_RUN_INTERRUPTED : pl->fail_kind == 0 ?
 		    LP_RUN_OK : (st.have_prof ? LP_RUN_PARTIAL : LP_RUN_FAILED), &serr) < 0) {
 		/* manifest.json still says "running": the folder is not what it should be */
 		lp_run_warnf(st.sink, "%s", serr.msg);
-		pl->exit_status = pl->exit_status ? pl->exit_status : LP_EPARTIAL;
+		pl->fail_kind = pl->fail_kind ? pl->fail_kind : LP_EPARTIAL;
 	}
 	if (st.have_topn)
 		lp_topn_release(&st.topn);

@@ -68,7 +68,8 @@ struct lp_pipeline {
 	char trace_sample[128];    /* trace.sample for the capture (LLMPROF_TRACE_SAMPLE); default auto */
 	struct lp_tools *tools;
 	struct lp_run_outlook outlook; /* what this run will do here (CPU or GPU run, the expected exit) */
-	int exit_status;           /* 0, 3 (a phase failed) or 4 (environment) */
+	int fail_kind;             /* enum lp_err_kind the run ends with: LP_OK, LP_EPARTIAL (a phase
+				    * failed) or LP_EENV; cmd/ maps it to the exit status */
 };
 
 /* Resolves the workload (writing inputs.* into the config for the reference model) and finds the
@@ -76,9 +77,10 @@ struct lp_pipeline {
  * environment (4) errors and nothing has run. */
 int lp_pipeline_init(struct lp_pipeline *pl, struct lp_run *run, const struct lp_pipeline_opts *o,
 	struct lp_err *err);
-/* The plan (phases and exact command lines) as text, appended to `out`; runs nothing. */
+/* The plan (phases and exact command lines) as text, appended to `out`; runs nothing. The
+ * expected exit status (outlook.fail_kind) is the command's to print: only cmd/ maps kinds. */
 int lp_pipeline_plan(struct lp_pipeline *pl, struct lp_run *run, struct lp_buf *out, struct lp_err *err);
-/* Runs the phases; phase failures are results (pl->exit_status); -1 only when the run folder
+/* Runs the phases; phase failures are results (pl->fail_kind); -1 only when the run folder
  * cannot be written at all. */
 int lp_pipeline_run(struct lp_pipeline *pl, struct lp_run *run, struct lp_err *err);
 void lp_pipeline_release(struct lp_pipeline *pl);

@@ -124,10 +124,6 @@ int lp_pipeline_plan(struct lp_pipeline *pl, struct lp_run *run, struct lp_buf *
 	for (k = 0; k < LP_REPORT_N_FILES; k++)
 		lp_buf_addf(out, "%s %s", k ? "," : "", lp_report_files[k].name);
 	lp_buf_addf(out, "\n");
-	if (pl->outlook.exit_status)
-		lp_buf_addf(out, "expected exit: %d (%s)\n", pl->outlook.exit_status, pl->outlook.why);
-	else
-		lp_buf_addf(out, "expected exit: 0 when the workload and the tools succeed\n");
 	lp_buf_release(&ldpath);
 	return out->oom ? lp_oom(err) : 0;
 }
