@@ -1,7 +1,8 @@
 /* fuzz_stage_hooks.c: the `stages.hooks` grammar (config/stage_hooks.h), checked when a config is
  * validated: MODULE:QUALNAME=STAGE[@PAYLOAD]. The first byte sets the size of the reason buffer
  * (0..255 bytes), the rest is the entry. Any entry is accepted or refused with a reason that fits
- * the buffer, NUL-terminated, on one line; entries over LP_STAGE_HOOK_MAX_LEN are refused.
+ * the buffer, NUL-terminated, on one line (unless it quotes an entry holding a newline); entries
+ * over LP_STAGE_HOOK_MAX_LEN are refused.
  * Corpus: fuzz/corpus/stage_hooks (the entries of conf/stages/ and the grammar's examples). */
 #include <stdint.h>
 #include <stdlib.h>
@@ -37,8 +38,10 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		abort();
 	if (rc < 0 && cap) {
 		const char *nul = memchr(why, '\0', cap);
-		if (!nul || (cap > 1 && nul == why) || memchr(why, '\n', (size_t)(nul - why)))
-			abort();   /* the reason: not empty, NUL-terminated inside the buffer, one line */
+		if (!nul || (cap > 1 && nul == why))
+			abort();   /* the reason: not empty, NUL-terminated inside the buffer */
+		if (memchr(why, '\n', (size_t)(nul - why)) && !strchr(entry, '\n'))
+			abort();   /* one line, unless it quotes an entry that holds a newline */
 	}
 	free(entry);
 	free(why);

@@ -5,22 +5,27 @@
 #
 #   tests/layers/check_includes.sh [SRC_DIR]        # default: the src/ beside this script
 #
-# The allowed table is the one of docs/architecture.md (keep them together): a layer may include
-# itself and the layers listed after it (src/main.c counts as cmd/). include/llmprof/ (the public headers) is allowed
-# everywhere; folders of src/ not in the table are an error (a new layer needs a line here).
+# The allowed table is read from docs/architecture.md (its "| layer | may include |" table), so the
+# page and the check cannot drift apart: a layer may include itself and the layers on its line
+# (src/main.c counts as cmd/). include/llmprof/ (the public headers) is allowed everywhere; folders
+# of src/ not in the table are an error (a new layer needs a line there).
 set -u
 src=${1:-$(cd "$(dirname "$0")/../../src" && pwd)}
-declare -A allowed=(
-	[core]=""
-	[config]="core profile"
-	[profile]="core config"
-	[parse]="core config profile"
-	[collect]="core config profile parse"
-	[analyze]="core config profile parse"
-	[report]="core config profile parse analyze"
-	[run]="core config profile parse collect analyze report"
-	[cmd]="core config profile parse collect analyze report run"
-)
+doc=$(cd "$(dirname "$0")/../.." && pwd)/docs/architecture.md
+declare -A allowed=()
+while IFS='|' read -r _ layer incs _; do
+	layer=${layer//[[:space:]]/}
+	incs=${incs//,/ }
+	incs=${incs//-/}
+	allowed[$layer]=$(echo $incs)
+done < <(awk '/^\| *layer *\| *may include *\|/ { on = 1; next }
+	on && /^\|[-| ]+\|$/ { next }
+	on && /^\|/ { print; next }
+	on { exit }' "$doc")
+if ((${#allowed[@]} == 0)); then
+	echo "$doc: no '| layer | may include |' table"
+	exit 1
+fi
 bad=0
 checked=0
 # src/main.c belongs to the CLI: it is checked as cmd/
