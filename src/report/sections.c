@@ -498,9 +498,7 @@ int lp_section_mfu(const struct lp_analysis *a, struct lp_buf *out)
 	return out->oom ? -1 : 0;
 }
 
-/* The sample column of a scaled row (analyze/sampling.h): "+- 0.123 ms (16 of 126 units)", or
- * "exact" for a row whose kernels all lie outside the sampling units. */
-static void sample_cell(char *b, size_t cap, int sampled, double ci_ms, uint32_t n, uint32_t N)
+void lp_section_sample_cell(char *b, size_t cap, int sampled, double ci_ms, uint32_t n, uint32_t N)
 {
 	if (!sampled)
 		snprintf(b, cap, "exact");
@@ -534,7 +532,7 @@ int lp_section_top_kernels(const struct lp_analysis *a, size_t n, struct lp_buf 
 		for (j = 1; j < 7; j++)
 			cells[j] = b[j];
 		cells[7] = lp_kname_family_name(r->family);
-		sample_cell(b[8], sizeof(b[8]), r->sampled, r->ci_ms, k->sample_n, k->sample_N);
+		lp_section_sample_cell(b[8], sizeof(b[8]), r->sampled, r->ci_ms, k->sample_n, k->sample_N);
 		cells[8] = b[8];
 		lp_md_row(out, nc, cells, LP_MD_NAME_MAX);
 	}
@@ -594,7 +592,7 @@ int lp_section_top_ops(const struct lp_analysis *a, size_t n, struct lp_buf *out
 		cells[4] = b[4];
 		cells[5] = b[5];
 		cells[6] = b[6];
-		sample_cell(b[7], sizeof(b[7]), r->sampled, r->ci_ms, a->kernels.sample_n, a->kernels.sample_N);
+		lp_section_sample_cell(b[7], sizeof(b[7]), r->sampled, r->ci_ms, a->kernels.sample_n, a->kernels.sample_N);
 		cells[7] = b[7];
 		lp_md_row(out, nc, cells, LP_MD_NAME_MAX);
 	}

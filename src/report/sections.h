@@ -12,6 +12,10 @@ int lp_section_stages(const struct lp_analysis *a, struct lp_buf *out);
 /* The gap waterfall per decode step and per prefill (analyze/waterfall.h). */
 int lp_section_waterfall(const struct lp_analysis *a, struct lp_buf *out);
 int lp_section_mfu(const struct lp_analysis *a, struct lp_buf *out);
+/* The sample column of a row scaled from a sampled trace (analyze/sampling.h): "+- 0.123 ms (16 of
+ * 126 units)", "n/a (...)" without an interval, or "exact" for a row whose kernels all lie outside
+ * the sampling units. */
+void lp_section_sample_cell(char *b, size_t cap, int sampled, double ci_ms, uint32_t n, uint32_t N);
 int lp_section_top_kernels(const struct lp_analysis *a, size_t n, struct lp_buf *out);
 int lp_section_top_ops(const struct lp_analysis *a, size_t n, struct lp_buf *out);
 int lp_section_environment(const struct lp_analysis *a, struct lp_buf *out);

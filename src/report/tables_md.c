@@ -13,9 +13,10 @@
 int lp_report_kernels_md(const struct lp_analysis *a, struct lp_buf *out)
 {
 	static const char *const cols[] = { "kernel_name", "device", "total_ms", "calls", "mean_ms", "busy_ms", "share",
-					    "prefill_ms", "decode_ms", "other_ms", "family" };
+					    "prefill_ms", "decode_ms", "other_ms", "family", "sampled: 95% CI of total_ms" };
 	const struct lp_kernel_set *k = &a->kernels;
-	char b[11][64];
+	size_t nc = k->sampled ? 12 : 11;
+	char b[12][96];
 	size_t i;
 	lp_buf_adds(out, "# Kernels\n\n");
 	if (!k->n_rows) {
@@ -33,26 +34,34 @@ int lp_report_kernels_md(const struct lp_analysis *a, struct lp_buf *out)
 		lp_buf_addf(out, "\nKernels overlap: summed durations are %.2fx the busy time (concurrent streams or "
 				 "programmatic dependent launch), so total_ms columns add up to more than the GPU time.\n",
 			k->total_ms / k->busy_ms);
+	if (k->sampled)
+		lp_buf_addf(out, "\nSampled trace (report.md, Tracing mode): ~ marks estimates. Kernels were recorded in %u "
+				 "of the %u sampled units and in all %u units of the exact stratum; each ~ row is scaled to "
+				 "every unit, with the 95%% interval of its total_ms (sampling error only); busy_ms is scaled "
+				 "like total_ms; rows marked exact lie outside every unit.\n", k->sample_n, k->sample_N,
+			k->sample_exact);
 	lp_buf_adds(out, "\n");
-	lp_md_header(out, 11, cols, "lrrrrrrrrrl");
+	lp_md_header(out, nc, cols, "lrrrrrrrrrll");
 	for (i = 0; i < k->n_rows; i++) {
 		const struct lp_kernel_row *r = &k->rows[i];
-		const char *cells[11];
+		const char *cells[12], *m = r->sampled ? "~" : "";
 		size_t j;
 		snprintf(b[1], sizeof(b[1]), "%d", r->device);
-		snprintf(b[2], sizeof(b[2]), "%.3f", r->total_ms);
-		snprintf(b[3], sizeof(b[3]), "%llu", (unsigned long long)r->calls);
+		snprintf(b[2], sizeof(b[2]), "%s%.3f", m, r->total_ms);
+		snprintf(b[3], sizeof(b[3]), "%s%llu", m, (unsigned long long)r->calls);
 		snprintf(b[4], sizeof(b[4]), "%.4f", r->mean_ms);
-		snprintf(b[5], sizeof(b[5]), "%.3f", r->busy_ms);
+		snprintf(b[5], sizeof(b[5]), "%s%.3f", m, r->busy_ms);
 		snprintf(b[6], sizeof(b[6]), "%.1f%%", 100.0 * r->share);
-		snprintf(b[7], sizeof(b[7]), "%.3f", r->stage_ms[0]);
-		snprintf(b[8], sizeof(b[8]), "%.3f", r->stage_ms[1]);
-		snprintf(b[9], sizeof(b[9]), "%.3f", r->stage_ms[2]);
+		snprintf(b[7], sizeof(b[7]), "%s%.3f", m, r->stage_ms[0]);
+		snprintf(b[8], sizeof(b[8]), "%s%.3f", m, r->stage_ms[1]);
+		snprintf(b[9], sizeof(b[9]), "%s%.3f", m, r->stage_ms[2]);
 		cells[0] = r->name;
 		for (j = 1; j < 10; j++)
 			cells[j] = b[j];
 		cells[10] = lp_kname_family_name(r->family);
-		lp_md_row(out, 11, cells, LP_MD_NAME_MAX);
+		lp_section_sample_cell(b[11], sizeof(b[11]), r->sampled, r->ci_ms, k->sample_n, k->sample_N);
+		cells[11] = b[11];
+		lp_md_row(out, nc, cells, LP_MD_NAME_MAX);
 	}
 	if (k->n_ncu_records) {
 		static const char *const ncols[] = { "kernel_name", "ncu launches", "duration_us", "SM %", "DRAM %",
@@ -90,9 +99,11 @@ int lp_report_kernels_md(const struct lp_analysis *a, struct lp_buf *out)
 int lp_report_operators_md(const struct lp_analysis *a, struct lp_buf *out)
 {
 	static const char *const cols[] = { "stage", "operator", "source", "calls", "gpu_incl_ms", "gpu_excl_ms",
-					    "gpu_mean_ms", "host_ms", "host_mean_ms", "share of stage", "kernels" };
+					    "gpu_mean_ms", "host_ms", "host_mean_ms", "share of stage", "kernels",
+					    "sampled: 95% CI of gpu_incl_ms" };
 	const struct lp_op_table *t = &a->ops;
-	char b[11][64];
+	size_t nc = t->sampled ? 12 : 11;
+	char b[12][96];
 	size_t i, n_zero = 0;
 	int gpu = a->stages.have_gpu;
 	lp_buf_adds(out, "# Operators\n\n");
@@ -107,10 +118,13 @@ int lp_report_operators_md(const struct lp_analysis *a, struct lp_buf *out)
 			 "op range it is.");
 	lp_buf_adds(out, gpu ? " share = inclusive GPU time / the stage's kernel time.\n\n"
 			     : " CPU run: no GPU kernels; share = host time / the stage's host time.\n\n");
-	lp_md_header(out, 11, cols, "lllrrrrrrrr");
+	if (t->sampled)
+		lp_buf_adds(out, "Sampled trace (report.md, Tracing mode): ~ marks GPU times and kernel counts scaled to every "
+				 "sampling unit, with the 95% interval of gpu_incl_ms; calls and host times are exact.\n\n");
+	lp_md_header(out, nc, cols, "lllrrrrrrrrl");
 	for (i = 0; i < t->n_rows; i++) {
 		const struct lp_op_row *r = &t->rows[i];
-		const char *cells[11];
+		const char *cells[12], *m = r->sampled ? "~" : "";
 		size_t j;
 		double calls = r->calls ? (double)r->calls : 1;
 		cells[0] = r->stage;
@@ -118,9 +132,9 @@ int lp_report_operators_md(const struct lp_analysis *a, struct lp_buf *out)
 		cells[2] = r->pytorch ? "pytorch" : "workload";
 		snprintf(b[3], sizeof(b[3]), "%llu", (unsigned long long)r->calls);
 		if (gpu) {
-			snprintf(b[4], sizeof(b[4]), "%.3f", r->gpu_incl_ms);
-			snprintf(b[5], sizeof(b[5]), "%.3f", r->gpu_excl_ms);
-			snprintf(b[6], sizeof(b[6]), "%.4f", r->gpu_incl_ms / calls);
+			snprintf(b[4], sizeof(b[4]), "%s%.3f", m, r->gpu_incl_ms);
+			snprintf(b[5], sizeof(b[5]), "%s%.3f", m, r->gpu_excl_ms);
+			snprintf(b[6], sizeof(b[6]), "%s%.4f", m, r->gpu_incl_ms / calls);
 		} else {
 			for (j = 4; j < 7; j++)
 				snprintf(b[j], sizeof(b[j]), "n/a (CPU run)");
@@ -131,10 +145,12 @@ int lp_report_operators_md(const struct lp_analysis *a, struct lp_buf *out)
 			snprintf(b[9], sizeof(b[9]), "%.1f%%", 100.0 * r->share);
 		else
 			snprintf(b[9], sizeof(b[9]), "n/a");
-		snprintf(b[10], sizeof(b[10]), "%llu%s", (unsigned long long)r->kernels, r->zero_gpu_why ? " (see below)" : "");
+		snprintf(b[10], sizeof(b[10]), "%s%llu%s", m, (unsigned long long)r->kernels, r->zero_gpu_why ? " (see below)" : "");
 		for (j = 3; j < 11; j++)
 			cells[j] = b[j];
-		lp_md_row(out, 11, cells, LP_MD_NAME_MAX);
+		lp_section_sample_cell(b[11], sizeof(b[11]), r->sampled, r->ci_ms, a->kernels.sample_n, a->kernels.sample_N);
+		cells[11] = b[11];
+		lp_md_row(out, nc, cells, LP_MD_NAME_MAX);
 		n_zero += r->zero_gpu_why != NULL;
 	}
 	if (n_zero) {

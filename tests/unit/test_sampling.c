@@ -338,6 +338,24 @@ static void scaled_tables(const struct lp_analysis *a, const struct lp_analysis 
 	assert_int_equal(lp_section_top_ops(a, 10, &out), 0);
 	assert_non_null(strstr(out.data, "| decode\\_all | mlp | ~6.0"));
 	lp_buf_reset(&out);
+	/* kernels.md and operators.md: the per-stage split marked too */
+	assert_int_equal(lp_report_kernels_md(a, &out), 0);
+	assert_non_null(strstr(out.data, "| gemm\\_mlp | 0 | ~6.0"));
+	assert_non_null(strstr(out.data, "| ~0.000 | ~6.0"));   /* prefill_ms, decode_ms */
+	assert_non_null(strstr(out.data, "| +- "));
+	assert_non_null(strstr(out.data, "(36 of 138 units) |"));
+	lp_buf_reset(&out);
+	assert_int_equal(lp_report_kernels_md(b, &out), 0);
+	assert_null(strstr(out.data, "~"));
+	assert_null(strstr(out.data, "sampled"));
+	lp_buf_reset(&out);
+	assert_int_equal(lp_report_operators_md(a, &out), 0);
+	assert_non_null(strstr(out.data, "| decode\\_all | mlp | workload | 144 | ~6.0"));
+	assert_non_null(strstr(out.data, "(36 of 138 units) |"));
+	lp_buf_reset(&out);
+	assert_int_equal(lp_report_operators_md(b, &out), 0);
+	assert_null(strstr(out.data, "~"));
+	lp_buf_reset(&out);
 	sum = summary_of(a);
 	{
 		json_t *k = json_object_get(sum, "kernels"), *r0 = json_array_get(json_object_get(k, "rows"), 0);

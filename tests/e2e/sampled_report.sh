@@ -1,0 +1,47 @@
+#!/bin/bash
+# Sampled tracing in the reports (issue 24): `llmprof report` on a run folder holding a real sampled
+# trace (tests/fixtures/trace/h100_hf_tiny_sampled: examples/hf_generate.py on an H100 with
+# LLMPROF_TRACE_SAMPLE=every=4,first=2; the run folder's other files from
+# tests/fixtures/runs/h100_torch_graph, same machine). Every report says which mode ran and why;
+# kernels.md, operators.md, report.md, the HTML report and summary.json mark the scaled rows with
+# the sample size and an interval; the step latencies stay the program's own (self-check).
+set -u
+. "$(dirname "$0")/lib.bash"
+R=run_sampled
+rm -rf "$R"; mkdir -p "$R/trace"
+cp "$LP_SRC"/tests/fixtures/runs/h100_torch_graph/{config.yaml,env.json,phases.json} "$R/"
+cp "$LP_SRC"/tests/fixtures/trace/h100_hf_tiny_sampled/vm.449.lptrace "$R/trace/"
+cp "$LP_SRC"/tests/fixtures/trace/h100_hf_tiny_sampled/program.txt "$R/trace/workload.stdout"
+expect_exit 0 "$LLMPROF" report "$R"
+grep -q '^## Tracing mode$' "$R/report.md" || fail "report.md has no Tracing mode section"
+grep -q 'Sampled: kernels were traced in 24 of 72 decode\\_step ranges (the first 2 under each parent, then 1 in 4), as trace.sample asked' \
+  "$R/report.md" || fail "report.md does not say which mode ran and why"
+grep -q '## Tracing Mode' "$R/stakeholder_summary.md" || fail "stakeholder summary lacks Tracing Mode"
+grep -q 'Kernels were recorded in 12 of the 44 sampled units and in all 4 units of the exact stratum' "$R/kernels.md" \
+  || fail "kernels.md does not say what was sampled"
+grep -q '| ~[0-9.]* | ~[0-9]* |.*(12 of 44 units) |$' "$R/kernels.md" || fail "kernels.md has no marked row"
+grep -q '| exact |$' "$R/kernels.md" || fail "kernels.md has no exact row (kernels outside the units)"
+grep -q 'sampled: 95% CI of total_ms' "$R/report.md" || fail "report.md's Top kernels lacks the interval column"
+grep -q '(12 of 44)</td>' "$R/report.html" || fail "report.html has no marked row"
+grep -q 'tracing mode: Sampled' "$R/report.html" || fail "report.html does not say the mode"
+python3 - "$R" <<'PY' || fail "summary.json: sampled rows"
+import json, sys
+s = json.load(open(sys.argv[1] + "/summary.json"))
+t = s["tracing"]
+assert t["mode"] == "sampled" and t["why"] == "schedule" and t["every"] == 4 and t["first"] == 2, t
+assert t["units"] == 72 and t["units_recorded"] == 24 and t["toggles"] == 96, t
+k = s["kernels"]
+assert k["sampled"] == {"units_recorded": 12, "units_sampled_stratum": 44, "units_exact_stratum": 4,
+                        "confidence": 0.95}, k["sampled"]
+rows = [r for r in k["rows"] if r["sampled"]]
+assert len(rows) > 10, len(rows)
+assert all(r["ci_ms"] is not None and 0 <= r["ci_ms"] < r["total_ms"] for r in rows)
+assert any(not r["sampled"] and r["ci_ms"] == 0 for r in k["rows"])
+assert abs(sum(r["share"] for r in k["rows"]) - 1) < 1e-6
+# step latencies are exact: the self-check against the program's own CUDA events
+sc = s["self_check"]
+assert sc["workload_reported"], sc
+dec = [c for c in sc["checks"] if "decode" in c["what"]]
+assert dec and all(abs(c["diff"]) < 0.05 for c in dec), dec
+PY
+pass
