@@ -591,7 +591,8 @@ static int sampling(const struct lp_profile *p, struct lp_analysis *out, struct 
 		if (lp_tsample_weights_build(p, &out->stages, &plan, &w, err) < 0)
 			return -1;
 		rc = lp_tsample_scale_kernels(p, &out->stages, &w, 0.95, &out->kernels, err) < 0 ||
-			lp_tsample_scale_ops(p, &out->stages, &w, 0.95, &out->ops, err) < 0 ? -1 : 0;
+			lp_tsample_scale_ops(p, &out->stages, &w, 0.95, &out->ops, err) < 0 ||
+			lp_tsample_scale_stages(p, &w, &out->stages, err) < 0 ? -1 : 0;
 		lp_tsample_weights_release(&w);
 		if (rc < 0)
 			return -1;

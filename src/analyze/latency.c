@@ -167,7 +167,7 @@ static void tokens_rate(struct lp_stage *st)
 		st->tokens_per_s = (double)tok / ((double)lat_ns / 1e9);
 }
 
-static void verdict(struct lp_stage *st, int have_gpu)
+void lp_stage_verdict(struct lp_stage *st, int have_gpu)
 {
 	double lat = st->lat_ms.mean, busy = st->gpu_ms.mean, host = st->host_ms.mean;
 	st->overlap = busy > 0 ? st->kernel_ms.mean / busy : 0;
@@ -324,7 +324,7 @@ int lp_stage_latency_compute(const struct lp_profile *p, struct lp_stage_set *s)
 			st->step_p99 = lp_percentile_sorted(sorted, st->n_step_lat, 99);
 			free(sorted);
 		}
-		verdict(st, s->have_gpu);
+		lp_stage_verdict(st, s->have_gpu);
 	}
 	rc = 0;
 done:

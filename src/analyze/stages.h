@@ -240,6 +240,9 @@ const struct lp_stage *lp_stages_find(const struct lp_stage_set *s, enum lp_stag
 /* Latencies, step percentiles, overlap and verdicts of a computed set (latency.c; called by
  * lp_stages_compute). -1 on out of memory. */
 int lp_stage_latency_compute(const struct lp_profile *p, struct lp_stage_set *s);
+/* The bound verdict, idle_frac and overlap of a stage from its statistics (latency.c; the
+ * scaling of sampled traces calls it again after scaling GPU busy and kernel sums). */
+void lp_stage_verdict(struct lp_stage *st, int have_gpu);
 /* Nearest-rank percentile p (0..100) of n ascending values; NAN when n is 0. */
 double lp_percentile_sorted(const double *x, size_t n, double p);
 /* 1 for structural range names that are neither stages nor notes (decode_step, warmup, ...). */

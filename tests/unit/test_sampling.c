@@ -312,6 +312,17 @@ static void scaled_tables(const struct lp_analysis *a, const struct lp_analysis 
 		assert_true(s->total_ms == e->total_ms && s->calls == e->calls && s->ci_ms == 0);
 	}
 	assert_true(fabs(a->kernels.total_ms - b->kernels.total_ms) < 0.02 * b->kernels.total_ms);
+	/* the stages' kernel sums and busy time, so the bound verdicts and the advice see the whole decode */
+	{
+		const struct lp_stage *sd = lp_stages_find(&a->stages, LP_STAGE_DECODE), *ed = lp_stages_find(&b->stages, LP_STAGE_DECODE);
+		assert_non_null(sd);
+		assert_non_null(ed);
+		assert_true(fabs(sd->kernels.mean - ed->kernels.mean) < 1e-9);   /* 48 x 5 + 48 argmax */
+		assert_true(fabs(sd->kernels.mean - 288) < 1e-9);
+		assert_true(fabs(sd->kernel_ms.mean - ed->kernel_ms.mean) < 0.02 * ed->kernel_ms.mean);
+		assert_true(fabs(sd->gpu_ms.mean - ed->gpu_ms.mean) < 0.02 * ed->gpu_ms.mean);
+		assert_string_equal(sd->bound, ed->bound);
+	}
 	/* operators: GPU times scaled with an interval, calls and host time exact */
 	assert_true(a->ops.sampled && !b->ops.sampled);
 	for (i = 0; i < 2; i++) {

@@ -1,0 +1,461 @@
+/* sampling_scale.c: the analysis's own tables of a sampled trace scaled to every sampling unit
+ * (sampling.h, "scaling the analysis's tables"): per-kernel weights from the units' strata, then
+ * the kernel set, the operator table and the stages' per-iteration kernel sums, each row with
+ * its interval. sampling.c has the estimator, the units and the Tracing mode table. */
+
+#include "analyze/sampling.h"
+
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "core/buf.h"
+#include "core/map.h"
+
+/* 1 when range r or an ancestor is warm-up / a left-out first iteration. */
+static int range_warm(const struct lp_profile *p, const struct lp_stage_set *stages, int32_t r)
+{
+	int guard = 0;
+	for (; r >= 0 && guard++ < 512; r = p->ranges[r].parent)
+		if (lp_stage_range_excluded(stages, r))
+			return 1;
+	return 0;
+}
+
+int lp_tsample_weights_build(const struct lp_profile *p, const struct lp_stage_set *stages,
+	const struct lp_tsample_plan *plan, struct lp_tsample_weights *out, struct lp_err *err)
+{
+	struct lp_tsample_units units;
+	int32_t *unit_slot = NULL;       /* per range: slot of a measured recorded unit, -1 */
+	uint8_t *unit_measured = NULL;   /* per range: a measured unit (any stratum) */
+	size_t i;
+	memset(out, 0, sizeof(*out));
+	if (!plan->sampled)
+		return 0;
+	if (lp_tsample_units_find(p, plan, &units, err) < 0)
+		return -1;
+	unit_slot = malloc((p->n_ranges + 1) * sizeof(*unit_slot));
+	unit_measured = calloc(p->n_ranges + 1, 1);
+	out->kernel_slot = malloc((p->n_kernels + 1) * sizeof(*out->kernel_slot));
+	out->kernel_in_unit = calloc(p->n_kernels + 1, 1);
+	out->range_slot = malloc((p->n_ranges + 1) * sizeof(*out->range_slot));
+	if (!unit_slot || !unit_measured || !out->kernel_slot || !out->kernel_in_unit || !out->range_slot) {
+		free(unit_slot);
+		free(unit_measured);
+		lp_tsample_units_release(&units);
+		lp_tsample_weights_release(out);
+		return lp_oom(err);
+	}
+	for (i = 0; i < p->n_ranges; i++) {
+		uint8_t s = units.stratum[i];
+		unit_slot[i] = -1;
+		if (s == LP_TSAMPLE_OUTSIDE || range_warm(p, stages, (int32_t)i))
+			continue;
+		unit_measured[i] = 1;
+		if (s == LP_TSAMPLE_EXACT)
+			out->n_exact++;
+		else
+			out->N++;
+		if (s == LP_TSAMPLE_RECORDED)
+			unit_slot[i] = (int32_t)out->n++;
+	}
+	for (i = 0; i < p->n_ranges; i++) {
+		int32_t u = lp_profile_range_find_ancestor(p, (int32_t)i, plan->unit);
+		out->range_slot[i] = u >= 0 ? unit_slot[u] : -1;
+	}
+	for (i = 0; i < p->n_kernels; i++) {
+		const struct lp_kernel *k = &p->kernels[i];
+		int32_t u = k->range >= 0 && (size_t)k->range < p->n_ranges
+			? lp_profile_range_find_ancestor(p, k->range, plan->unit) : -1;
+		int warm = stages->kernel_stage && i < stages->n_kernels && stages->kernel_stage[i] == -2;
+		out->kernel_slot[i] = u >= 0 && !warm ? unit_slot[u] : -1;
+		out->kernel_in_unit[i] = u >= 0 && !warm && unit_measured[u];
+	}
+	out->sampled = out->N > 0 && out->n > 0;
+	free(unit_slot);
+	free(unit_measured);
+	lp_tsample_units_release(&units);
+	return 0;
+}
+
+void lp_tsample_weights_release(struct lp_tsample_weights *w)
+{
+	free(w->kernel_slot);
+	free(w->range_slot);
+	free(w->kernel_in_unit);
+	memset(w, 0, sizeof(*w));
+}
+
+/* The interval of a row from its per-unit values x[0..n-1] (ns), in ms. */
+static double row_ci_ms(const struct lp_tsample_weights *w, const double *x, double conf)
+{
+	struct lp_tsample_est e;
+	lp_tsample_estimate(0, x, w->n, w->N, conf, &e);
+	return e.half_ci < 0 ? -1 : e.half_ci / 1e6;
+}
+
+static int stage_kind_of(const struct lp_stage_set *stages, int32_t s)
+{
+	if (s < 0 || (size_t)s >= stages->n_stages)
+		return 2;
+	return stages->stages[s].kind == LP_STAGE_PREFILL ? 0 : stages->stages[s].kind == LP_STAGE_DECODE ? 1 : 2;
+}
+
+static int cmp_kernel_rows(const void *a, const void *b)
+{
+	const struct lp_kernel_row *x = a, *y = b;
+	int c;
+	if (x->busy_ms != y->busy_ms)
+		return x->busy_ms < y->busy_ms ? 1 : -1;
+	if (x->total_ms != y->total_ms)
+		return x->total_ms < y->total_ms ? 1 : -1;
+	c = strcmp(x->name, y->name);
+	return c ? c : (x->device > y->device) - (x->device < y->device);
+}
+
+/* Row of (name, device) in a kernel set through a name map (first row of that name, then a scan
+ * for another device: several devices are rare). */
+static int32_t kernel_row_of(const struct lp_kernel_set *set, struct lp_map *by_name, const char *name, int32_t device)
+{
+	const struct lp_map_entry *e = lp_map_find(by_name, name, strlen(name));
+	size_t j;
+	if (!e)
+		return -1;
+	if (set->rows[e->val].device == device)
+		return (int32_t)e->val;
+	for (j = 0; j < set->n_rows; j++)
+		if (set->rows[j].device == device && !strcmp(set->rows[j].name, name))
+			return (int32_t)j;
+	return -1;
+}
+
+int lp_tsample_scale_kernels(const struct lp_profile *p, const struct lp_stage_set *stages,
+	const struct lp_tsample_weights *w, double conf, struct lp_kernel_set *set, struct lp_err *err)
+{
+	struct lp_map by_name = LP_MAP_INIT;
+	double *rec_ms = NULL, *rec_calls = NULL, *x = NULL, f;
+	uint8_t *in_unit = NULL;
+	size_t i, j;
+	int rc = -1;
+	if (!w->sampled || !set->n_rows)
+		return 0;
+	f = (double)w->N / (double)w->n;
+	rec_ms = calloc(set->n_rows * 3, sizeof(*rec_ms));
+	rec_calls = calloc(set->n_rows * 3, sizeof(*rec_calls));
+	x = calloc(set->n_rows * (size_t)w->n, sizeof(*x));
+	in_unit = calloc(set->n_rows, 1);
+	if (!rec_ms || !rec_calls || !x || !in_unit)
+		goto oom;
+	for (j = 0; j < set->n_rows; j++) {
+		int added = 0;
+		struct lp_map_entry *e = lp_map_upsert(&by_name, set->rows[j].name, strlen(set->rows[j].name), &added, err);
+		if (!e)
+			goto done;
+		if (added)
+			e->val = j;
+	}
+	for (i = 0; i < p->n_kernels; i++) {
+		const struct lp_kernel *k = &p->kernels[i];
+		int32_t r, s = stages->kernel_stage && i < stages->n_kernels ? stages->kernel_stage[i] : -1;
+		double ns;
+		int kind;
+		if (!w->kernel_in_unit[i] || !k->name)
+			continue;
+		if ((r = kernel_row_of(set, &by_name, k->name, k->device)) < 0)
+			continue;
+		in_unit[r] = 1;
+		if (w->kernel_slot[i] < 0)
+			continue;
+		ns = k->end_ns > k->start_ns ? (double)(k->end_ns - k->start_ns) : 0;
+		kind = stage_kind_of(stages, s);
+		rec_ms[(size_t)r * 3 + kind] += ns / 1e6;
+		rec_calls[(size_t)r * 3 + kind] += 1;
+		x[(size_t)r * w->n + (size_t)w->kernel_slot[i]] += ns;
+	}
+	set->sampled = 1;
+	set->sample_n = w->n;
+	set->sample_N = w->N;
+	set->sample_exact = w->n_exact;
+	for (j = 0; j < set->n_rows; j++) {
+		struct lp_kernel_row *row = &set->rows[j];
+		double old_total = row->total_ms, add_ms = 0, ratio;
+		uint64_t add_calls = 0;
+		int kind;
+		if (!in_unit[j])
+			continue;
+		row->sampled = 1;
+		for (kind = 0; kind < 3; kind++) {
+			double dm = (f - 1) * rec_ms[j * 3 + kind];
+			uint64_t dc = (uint64_t)llround((f - 1) * rec_calls[j * 3 + kind]);
+			row->stage_ms[kind] += dm;
+			row->stage_calls[kind] += dc;
+			set->family_ms[kind][row->family] += dm;
+			add_ms += dm;
+			add_calls += dc;
+		}
+		row->total_ms += add_ms;
+		row->calls += add_calls;
+		set->total_ms += add_ms;
+		if (row->calls)
+			row->mean_ms = row->total_ms / (double)row->calls;
+		ratio = old_total > 0 ? row->total_ms / old_total : 1;
+		set->busy_ms += row->busy_ms * (ratio - 1);
+		row->busy_ms *= ratio;
+		for (kind = 0; kind < 3; kind++)
+			row->stage_busy_ms[kind] *= ratio;
+		row->ci_ms = row_ci_ms(w, x + j * w->n, conf);
+	}
+	for (j = 0; j < set->n_rows; j++)
+		set->rows[j].share = set->busy_ms > 0 ? set->rows[j].busy_ms / set->busy_ms : 0;
+	if (set->n_rows > 1)
+		qsort(set->rows, set->n_rows, sizeof(*set->rows), cmp_kernel_rows);
+	rc = 0;
+	goto done;
+oom:
+	lp_oom(err);
+done:
+	lp_map_release(&by_name);
+	free(rec_ms);
+	free(rec_calls);
+	free(x);
+	free(in_unit);
+	return rc;
+}
+
+/* The (stage, op name) key of an operator row, as operators.c forms it. */
+static int op_key(struct lp_buf *b, int32_t stage, const char *name)
+{
+	lp_buf_reset(b);
+	lp_buf_addf(b, "%d/%s", (int)stage, name);
+	return b->oom ? -1 : 0;
+}
+
+int lp_tsample_scale_ops(const struct lp_profile *p, const struct lp_stage_set *stages,
+	const struct lp_tsample_weights *w, double conf, struct lp_op_table *ops, struct lp_err *err)
+{
+	struct lp_map rows = LP_MAP_INIT;
+	struct lp_buf key = LP_BUF_INIT, nb = LP_BUF_INIT;
+	double *incl = NULL, *excl = NULL, *rec_incl = NULL, *rec_excl = NULL, *rec_n = NULL, *x = NULL, f;
+	double *incl_n = NULL, stage_rec[LP_STAGES_MAX + 1], stage_ms[LP_STAGES_MAX + 1];
+	int32_t *stage_of = NULL;
+	char **opname = NULL;
+	uint8_t *touched = NULL;
+	size_t i, j;
+	int rc = -1;
+	if (!w->sampled || !ops->n_rows)
+		return 0;
+	f = (double)w->N / (double)w->n;
+	incl = calloc(p->n_ranges + 1, sizeof(*incl));
+	incl_n = calloc(p->n_ranges + 1, sizeof(*incl_n));
+	excl = calloc(p->n_ranges + 1, sizeof(*excl));
+	stage_of = malloc((p->n_ranges + 1) * sizeof(*stage_of));
+	opname = calloc(p->n_ranges + 1, sizeof(*opname));
+	rec_incl = calloc(ops->n_rows, sizeof(*rec_incl));
+	rec_excl = calloc(ops->n_rows, sizeof(*rec_excl));
+	rec_n = calloc(ops->n_rows, sizeof(*rec_n));
+	touched = calloc(ops->n_rows, 1);
+	x = calloc(ops->n_rows * (size_t)w->n, sizeof(*x));
+	if (!incl || !incl_n || !excl || !stage_of || !opname || !rec_incl || !rec_excl || !rec_n || !touched || !x)
+		goto oom;
+	memset(stage_rec, 0, sizeof(stage_rec));
+	for (j = 0; j < ops->n_rows; j++) {
+		int added = 0;
+		struct lp_map_entry *e;
+		if (op_key(&key, ops->rows[j].stage_index, ops->rows[j].name) < 0 ||
+		    !(e = lp_map_upsert(&rows, key.data, key.len, &added, err)))
+			goto oom;
+		e->val = j;
+	}
+	for (i = 0; i < p->n_ranges; i++)
+		stage_of[i] = -1;
+	for (i = 0; i < stages->n_stages; i++)
+		for (j = 0; j < stages->stages[i].n_iters; j++)
+			stage_of[stages->stages[i].iters[j].range] = (int32_t)i;
+	/* op names (operators.c: known workload ops and PyTorch ranges, suffix stripped), recorded ranges only */
+	for (i = 0; i < p->n_ranges; i++) {
+		const struct lp_range *r = &p->ranges[i];
+		if (r->kind == LP_RANGE_MARK || !(lp_op_is_known(r->name) || lp_op_is_pytorch(r->name)))
+			continue;
+		if (lp_op_strip_suffix(r->name, &nb) < 0 || !(opname[i] = strdup(nb.data)))
+			goto oom;
+	}
+	/* GPU time of the kernels in recorded units: inclusive per ancestor, exclusive on the innermost op */
+	for (i = 0; i < p->n_kernels; i++) {
+		const struct lp_kernel *k = &p->kernels[i];
+		double d = k->end_ns > k->start_ns ? (double)(k->end_ns - k->start_ns) : 0;
+		int32_t r, s;
+		int guard = 0, excl_done = 0;
+		if (w->kernel_slot[i] < 0)
+			continue;
+		s = stages->kernel_stage && i < stages->n_kernels ? stages->kernel_stage[i] : -1;
+		stage_rec[s >= 0 && s < LP_STAGES_MAX ? s : LP_STAGES_MAX] += d / 1e6;
+		for (r = k->range; r >= 0 && guard++ < 512; r = p->ranges[r].parent) {
+			incl[r] += d;
+			incl_n[r] += 1;
+			if (!excl_done && opname[r]) {
+				excl[r] += d;
+				excl_done = 1;
+			}
+		}
+	}
+	for (i = 0; i < p->n_ranges; i++) {
+		int32_t a, st = -1, slot = w->range_slot[i];
+		int guard = 0, nested_same = 0;
+		const struct lp_map_entry *e;
+		if (!opname[i] || slot < 0 || (!incl[i] && !excl[i]))
+			continue;
+		for (a = p->ranges[i].parent; a >= 0 && guard++ < 512; a = p->ranges[a].parent) {
+			if (st < 0 && stage_of[a] >= 0)
+				st = stage_of[a];
+			if (opname[a] && !strcmp(opname[a], opname[i]))
+				nested_same = 1;
+		}
+		if (op_key(&key, st, opname[i]) < 0)
+			goto oom;
+		if (!(e = lp_map_find(&rows, key.data, key.len)))
+			continue;
+		j = e->val;
+		touched[j] = 1;
+		rec_excl[j] += excl[i];
+		if (nested_same)
+			continue;
+		rec_incl[j] += incl[i];
+		rec_n[j] += incl_n[i];
+		x[j * w->n + (size_t)slot] += incl[i];
+	}
+	/* the stages' kernel time, scaled the same way (the denominators of share) */
+	memset(stage_ms, 0, sizeof(stage_ms));
+	for (i = 0; i < stages->n_stages && i < LP_STAGES_MAX; i++)
+		for (j = 0; j < stages->stages[i].n_iters; j++)
+			stage_ms[i] += (double)stages->stages[i].iters[j].kernel_ns / 1e6;
+	{
+		double staged = 0;
+		for (i = 0; i < stages->n_stages && i < LP_STAGES_MAX; i++)
+			staged += stage_ms[i];
+		stage_ms[LP_STAGES_MAX] = (double)stages->measured_kernel_ns / 1e6 - staged;
+	}
+	for (i = 0; i <= LP_STAGES_MAX; i++)
+		stage_ms[i] += (f - 1) * stage_rec[i];
+	ops->sampled = 1;
+	for (j = 0; j < ops->n_rows; j++) {
+		struct lp_op_row *row = &ops->rows[j];
+		size_t s = row->stage_index >= 0 ? (size_t)row->stage_index : LP_STAGES_MAX;
+		if (touched[j]) {
+			row->sampled = 1;
+			row->gpu_incl_ms += (f - 1) * rec_incl[j] / 1e6;
+			row->gpu_excl_ms += (f - 1) * rec_excl[j] / 1e6;
+			row->kernels += (uint64_t)llround((f - 1) * rec_n[j]);
+			row->ci_ms = row_ci_ms(w, x + j * w->n, conf);
+		}
+		if (stages->have_gpu && s <= LP_STAGES_MAX && stage_ms[s] > 0)
+			row->share = row->gpu_incl_ms / stage_ms[s];
+	}
+	rc = 0;
+	goto done;
+oom:
+	lp_oom(err);
+done:
+	if (opname)
+		for (i = 0; i < p->n_ranges; i++)
+			free(opname[i]);
+	free(opname);
+	lp_map_release(&rows);
+	lp_buf_release(&key);
+	lp_buf_release(&nb);
+	free(incl);
+	free(incl_n);
+	free(excl);
+	free(stage_of);
+	free(rec_incl);
+	free(rec_excl);
+	free(rec_n);
+	free(touched);
+	free(x);
+	return rc;
+}
+
+int lp_tsample_scale_stages(const struct lp_profile *p, const struct lp_tsample_weights *w,
+	struct lp_stage_set *stages, struct lp_err *err)
+{
+	int32_t *iter_of = NULL;         /* per range: the stage iteration it is (index into refs), -1 */
+	struct { size_t s, j; } *refs = NULL;
+	double *rec_ns = NULL, *rec_n = NULL, *vals = NULL, f;
+	size_t i, j, n_refs = 0, max_iters = 0;
+	if (!w->sampled || !stages->kernel_stage)
+		return 0;
+	f = (double)w->N / (double)w->n;
+	for (i = 0; i < stages->n_stages; i++) {
+		n_refs += stages->stages[i].n_iters;
+		if (stages->stages[i].n_iters > max_iters)
+			max_iters = stages->stages[i].n_iters;
+	}
+	iter_of = malloc((p->n_ranges + 1) * sizeof(*iter_of));
+	refs = malloc((n_refs + 1) * sizeof(*refs));
+	rec_ns = calloc(n_refs + 1, sizeof(*rec_ns));
+	rec_n = calloc(n_refs + 1, sizeof(*rec_n));
+	vals = malloc((max_iters + 1) * sizeof(*vals));
+	if (!iter_of || !refs || !rec_ns || !rec_n || !vals) {
+		free(iter_of);
+		free(refs);
+		free(rec_ns);
+		free(rec_n);
+		free(vals);
+		return lp_oom(err);
+	}
+	for (i = 0; i < p->n_ranges; i++)
+		iter_of[i] = -1;
+	n_refs = 0;
+	for (i = 0; i < stages->n_stages; i++)
+		for (j = 0; j < stages->stages[i].n_iters; j++) {
+			int32_t r = stages->stages[i].iters[j].range;
+			if (r >= 0 && (size_t)r < p->n_ranges)
+				iter_of[r] = (int32_t)n_refs;
+			refs[n_refs].s = i;
+			refs[n_refs++].j = j;
+		}
+	/* the kernels of recorded units, per stage iteration (the occurrence above them) */
+	for (i = 0; i < p->n_kernels && i < stages->n_kernels; i++) {
+		const struct lp_kernel *k = &p->kernels[i];
+		int32_t r;
+		int guard = 0;
+		if (w->kernel_slot[i] < 0 || stages->kernel_stage[i] < 0)
+			continue;
+		for (r = k->range; r >= 0 && guard++ < 512 && iter_of[r] < 0; r = p->ranges[r].parent) {
+		}
+		if (r < 0 || iter_of[r] < 0 || refs[iter_of[r]].s != (size_t)stages->kernel_stage[i])
+			continue;
+		rec_ns[iter_of[r]] += k->end_ns > k->start_ns ? (double)(k->end_ns - k->start_ns) : 0;
+		rec_n[iter_of[r]] += 1;
+	}
+	for (i = 0; i < n_refs; i++) {
+		struct lp_stage_iter *it = &stages->stages[refs[i].s].iters[refs[i].j];
+		double old = (double)it->kernel_ns, add = (f - 1) * rec_ns[i];
+		if (rec_n[i] <= 0)
+			continue;
+		it->kernel_ns += (uint64_t)llround(add);
+		it->kernels += (uint64_t)llround((f - 1) * rec_n[i]);
+		if (old > 0)
+			it->gpu_busy_ns = (uint64_t)llround((double)it->gpu_busy_ns * (old + add) / old);
+		stages->measured_kernel_ns += (uint64_t)llround(add);
+	}
+	for (i = 0; i < stages->n_stages; i++) {
+		struct lp_stage *st = &stages->stages[i];
+		size_t n = st->n_iters;
+		for (j = 0; j < n; j++)
+			vals[j] = (double)st->iters[j].gpu_busy_ns / 1e6;
+		lp_stat_compute(vals, n, &st->gpu_ms);
+		for (j = 0; j < n; j++)
+			vals[j] = (double)st->iters[j].kernel_ns / 1e6;
+		lp_stat_compute(vals, n, &st->kernel_ms);
+		for (j = 0; j < n; j++)
+			vals[j] = (double)st->iters[j].kernels;
+		lp_stat_compute(vals, n, &st->kernels);
+		lp_stage_verdict(st, stages->have_gpu);
+	}
+	free(iter_of);
+	free(refs);
+	free(rec_ns);
+	free(rec_n);
+	free(vals);
+	return 0;
+}
