@@ -454,6 +454,13 @@ int lp_ncu_run(const struct lp_ncu_plan *p, struct lp_ncu_outcome *o, struct lp_
 		if (o->profile.interrupted || o->profile.timed_out) {
 			lp_buf_reset(&path);
 			lp_proc_describe(&o->profile, &s, &path);
+			if (o->profile.timed_out && !o->profile.interrupted && p->keep_on_timeout && lp_fs_is_file(o->report)) {
+				/* ncu got SIGTERM: it ends the program and closes its report ("Trying to shutdown
+				 * target application"); the exports below say whether anything is in it */
+				o->stopped_by_limit = 1;
+				snprintf(o->limit_note, sizeof(o->limit_note), "ncu %s", path.data);
+				break;
+			}
 			lp_err_set(err, LP_EPARTIAL, "ncu %s", path.data);
 			lp_err_hint(err, "see %s", log.data);
 			goto out;
@@ -498,8 +505,13 @@ int lp_ncu_run(const struct lp_ncu_plan *p, struct lp_ncu_outcome *o, struct lp_
 	snprintf(o->raw_csv, sizeof(o->raw_csv), "%s/%s_raw.csv", p->out_dir, name);
 	snprintf(o->details_csv, sizeof(o->details_csv), "%s/%s_details.csv", p->out_dir, name);
 	lp_fs_join(&path, p->logs_dir, "ncu_export_raw.log");
-	if (lp_ncu_export(p->ncu, o->report, "raw", o->raw_csv, path.data, p->timeout_s, &cmds, err) < 0)
+	if (lp_ncu_export(p->ncu, o->report, "raw", o->raw_csv, path.data, p->timeout_s, &cmds, err) < 0) {
+		if (o->stopped_by_limit) {
+			lp_err_set(err, LP_EPARTIAL, "%s, and its report could not be read (%s)", o->limit_note, err->msg);
+			lp_err_hint(err, "see %s", log.data);
+		}
 		goto out;
+	}
 	lp_fs_join(&path, p->logs_dir, "ncu_export_details.log");
 	if (lp_ncu_export(p->ncu, o->report, "details", o->details_csv, path.data, p->timeout_s, &cmds, err) < 0)
 		goto out;

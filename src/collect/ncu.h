@@ -69,6 +69,8 @@ struct lp_ncu_plan {
 	const char *kernel_id;           /* --kernel-id (the sampler's, run/ncu_sampled.h); replaces the kernel name */
 	int kill_after_count;            /* with launch_count_total: --kill=on, ncu ends the workload once that many
 	                                    results are in (the sampler's last planned launch) */
+	int keep_on_timeout;             /* ncu stopped at timeout_s with a report on disk: export what it holds and
+	                                    succeed with outcome.stopped_by_limit (the sampler's budget) */
 	const struct lp_ncu_sections *sections_known;  /* NULL: do not check */
 	const char *rank_gate;           /* libllmprof_ncu_gate.so: profile one rank only (above); NULL: the whole job */
 	int rank;                        /* with rank_gate: the rank */
@@ -89,6 +91,8 @@ struct lp_ncu_outcome {
 	int profiled_nothing;
 	int retried_app_range;
 	int results;                     /* rows in the raw page */
+	int stopped_by_limit;            /* keep_on_timeout: ncu ran past timeout_s; the pages hold what it wrote */
+	char limit_note[256];            /* then: "ncu timed out after ..." */
 	struct lp_buf metrics_na;        /* "a, b" requested metrics with no value anywhere */
 	struct lp_proc_result profile;
 };

@@ -394,6 +394,7 @@ int lp_ncu_sampled_run(const struct lp_ncu_sampled *s, struct lp_ncu_sampled_out
 		np.n_env = s->n_env;
 		np.sections_known = s->sections_known;
 		np.kernel_id = o->plan.procs[p].kernel_id.data;
+		np.keep_on_timeout = 1;
 		np.rank_gate = s->rank_gate;
 		np.rank = s->rank;
 		/* not in a multi-rank job: a killed rank would leave its peers waiting in a collective */
@@ -441,10 +442,34 @@ int lp_ncu_sampled_run(const struct lp_ncu_sampled *s, struct lp_ncu_sampled_out
 					o->plan.groups[o->plan.procs[q].groups[i]].status = LP_SAMPLE_NOT_RUN;
 			break;
 		}
+		if (oc.stopped_by_limit && oc.results == 0) {
+			/* the time limit came before ncu wrote a result: as a failed process */
+			lp_buf_reset(&path);
+			lp_fs_join(&path, parts.data, "cmd.txt");
+			lp_buf_reset(&logs);
+			lp_fs_join(&logs, s->out_dir, "cmd.txt");
+			json_decref(pp);
+			if (append_file(path.data, logs.data, err) < 0) {
+				lp_ncu_outcome_release(&oc);
+				goto out;
+			}
+			if (!o->procs_run && !o->plan.n_cached) {
+				lp_err_set(err, LP_EPARTIAL, "%s before any launch was profiled", oc.limit_note);
+				lp_ncu_outcome_release(&oc);
+				goto out;
+			}
+			o->partial = 1;
+			snprintf(o->why, sizeof(o->why), "ncu process %zu of %zu: %.400s", p + 1, o->plan.n_procs, oc.limit_note);
+			lp_ncu_outcome_release(&oc);
+			for (q = p; q < o->plan.n_procs; q++)
+				for (i = 0; i < o->plan.procs[q].n_groups; i++)
+					o->plan.groups[o->plan.procs[q].groups[i]].status = LP_SAMPLE_NOT_RUN;
+			break;
+		}
 		o->procs_run++;
-		json_array_append_new(runs, json_pack("{s:f, s:i, s:b, s:o}", "wall_s", mono_s() - t_start, "results", oc.results,
-			"profiled_nothing", oc.profiled_nothing, "launch_count", np.launch_count_total > 0 ?
-			json_integer(np.launch_count_total) : json_null()));
+		json_array_append_new(runs, json_pack("{s:f, s:i, s:b, s:o, s:b}", "wall_s", mono_s() - t_start, "results",
+			oc.results, "profiled_nothing", oc.profiled_nothing, "launch_count", np.launch_count_total > 0 ?
+			json_integer(np.launch_count_total) : json_null(), "stopped_by_limit", oc.stopped_by_limit));
 		wall_sum += mono_s() - t_start;
 		base_sum += s->workload_s;
 		results_sum += (uint64_t)oc.results;
@@ -467,6 +492,19 @@ int lp_ncu_sampled_run(const struct lp_ncu_sampled *s, struct lp_ncu_sampled_out
 				lp_ncu_outcome_release(&oc);
 				goto out;
 			}
+		}
+		if (oc.stopped_by_limit) {
+			/* what ncu wrote before the limit is merged above; the processes after it do not run */
+			o->partial = 1;
+			snprintf(o->why, sizeof(o->why), "ncu process %zu of %zu: %.300s: kept the %d results it had written "
+				"(%llu launches planned)", p + 1, o->plan.n_procs, oc.limit_note, oc.results,
+				(unsigned long long)o->plan.procs[p].predicted);
+			for (q = p + 1; q < o->plan.n_procs; q++)
+				for (i = 0; i < o->plan.procs[q].n_groups; i++)
+					o->plan.groups[o->plan.procs[q].groups[i]].status = LP_SAMPLE_NOT_RUN;
+			json_decref(pp);
+			lp_ncu_outcome_release(&oc);
+			break;
 		}
 		json_decref(pp);
 		lp_ncu_outcome_release(&oc);

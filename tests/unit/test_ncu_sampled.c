@@ -30,6 +30,7 @@ static const char fake[] =
 	"for a in \"$@\"; do [ \"$prev\" = --export ] && out=\"$a\"; prev=\"$a\"; done\n"
 	"echo '==PROF== Profiling \"k_gemv\" - 0: 0%%....50%%....100%% - 9 passes'\n"
 	"touch \"$out.ncu-rep\"\n"
+	"[ -f \"$D/hang\" ] && sleep 30\n"
 	"exit 0\n";
 
 #define NVTX_COL "thread Domain:Push/Pop_Range:PL_Type:PL_Value:CLR_Type:Color:Msg_Type:Msg"
@@ -309,6 +310,22 @@ static void test_run_and_cache(void **state)
 	assert_int_equal(o.procs_run, 1);
 	assert_int_equal(o.plan.procs[0].predicted, 3);
 	assert_int_equal(count_lines(path, "--launch-count=3 --kill=on "), 1);
+	lp_ncu_sampled_outcome_release(&o);
+
+	/* ncu reaches its time limit: what its report holds is kept, the phase is partial */
+	json_array_append_new(json_object_get(p, "metrics"), json_string("sm__cycles_elapsed.avg"));
+	snprintf(path, sizeof(path), "%s/hang", dir);
+	lp_test_write(path, "");
+	s.timeout_s = 1;
+	if (lp_ncu_sampled_run(&s, &o, &err) < 0)
+		fail_msg("%s", err.msg);
+	remove(path);
+	assert_int_equal(o.procs_run, 1);
+	assert_true(o.partial);
+	assert_non_null(strstr(o.why, "ncu process 1 of 1: ncu timed out after"));
+	assert_non_null(strstr(o.why, "kept the 4 results it had written (3 launches planned)"));
+	assert_int_equal(o.plan.groups[0].got, 2);
+	assert_non_null(strstr(o.raw_csv, "ncu_light_raw.csv"));
 	lp_ncu_sampled_outcome_release(&o);
 
 	json_decref(p);
