@@ -10,7 +10,8 @@
 #            tests' fixture tests/fixtures/trace/h200x2_tp)
 #   deep     --mode deep on the fixture shape: ncu profiles rank 0 only (profiling.ncu.rank=0), a
 #            60 s ncu budget
-#   gloo     issue 17's single-GPU ncu rank gate: 2 gloo ranks on GPU 0 under --mode deep
+#   gloo     issue 17's single-GPU ncu rank gate: 2 gloo ranks on GPU 0 under --mode deep (gloo1:
+#            the same with profiling.ncu.rank=1)
 #   ncuprobe ncu by hand on rank 0 (LD_PRELOAD gate), NCCL kernels excluded by a kernel-name regex
 # Each step: $OUT/tp_<step>.tgz (run folder without the bulky binaries, the programs' own JSON,
 # nsys's per-process kernel counts from its sqlite export) and lines in $OUT/progress.txt.
@@ -140,14 +141,16 @@ for step in ${*:-light fixture}; do
     light)   KEEP_TRACE=0 run_llmprof light ${LIGHT_TIMEOUT:-200} light "$FULL" $NSYSON ;;
     fixture) run_llmprof fixture 120 light "$SMALL" $NSYSON ;;
     deep)    run_llmprof deep 240 deep "$SMALL" $NSYSON profiling.ncu.rank=0 profiling.ncu.budget_s=60 ;;
-    gloo)
-      d=$W/gloo; mkdir -p "$d"; t0=$(date +%s)
-      (cd "$d" && timeout 120 "$L" run --mode deep run.id=gloo run.timeout_s=110 trace.sample=off profiling.ncu.budget_s=30 \
-        run.stage=prefill -- $TORCHRUN --nproc-per-node 2 \
+    gloo|gloo1)
+      nr=0; [ "$step" = gloo1 ] && nr=1
+      d=$W/$step; mkdir -p "$d"; t0=$(date +%s)
+      (cd "$d" && timeout 120 "$L" run --mode deep run.id=$step run.timeout_s=110 trace.sample=off \
+        profiling.ncu.budget_s=30 profiling.ncu.rank=$nr run.stage=prefill -- $TORCHRUN --nproc-per-node 2 \
         "$SRC/tests/gpu_progs/ranks/ranks_gloo.py" "$d/own" >"$d/llmprof.stdout" 2>"$d/llmprof.stderr")
-      note "gloo: llmprof run rc=$? in $(( $(date +%s) - t0 )) s"; tail -5 "$d/llmprof.stderr" >>"$P"
-      rd=$(find "$d" -name summary.json -printf '%h\n' | head -1); phases gloo "$rd"
-      KEEP_TRACE=0 pack gloo "$rd" "$d" ;;
+      note "$step: llmprof run rc=$? in $(( $(date +%s) - t0 )) s (profiling.ncu.rank=$nr)"; tail -5 "$d/llmprof.stderr" >>"$P"
+      rd=$(find "$d" -name summary.json -printf '%h\n' | head -1); phases $step "$rd"
+      cat "$d"/own/*.json >>"$P" 2>/dev/null; echo >>"$P"
+      KEEP_TRACE=0 pack $step "$rd" "$d" ;;
     ncuprobe) ncuprobe
       grep -qi 'regex\|invalid' "$W/ncuprobe/ncu.log" && ! [ -f "$W/ncuprobe/probe.ncu-rep" ] && \
         { rm -rf "$W/ncuprobe" "$W/pack/ncuprobe"; ncuprobe 'regex:^([^n]|n[^c]|nc[^c]|ncc[^l])'; } ;;

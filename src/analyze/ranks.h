@@ -26,7 +26,9 @@
  * reduce_scatter, alltoall, broadcast, sendrecv: custom all-reduce and symmetric-memory kernels);
  * peer-to-peer copies (LP_COPY_PTOP) are communication too; so are NVTX ranges named like a
  * collective (all_reduce, allgather, barrier, send, recv, ..., also `nccl:`/`gloo:` prefixes):
- * host-side collectives (gloo on the CPU) that a program marks. Everything else a kernel does is
+ * host-side collectives (gloo on the CPU) that a program marks; they count only on a rank without
+ * communication kernels (NCCL marks its own calls, `ncclAllReduce` around the enqueue: there the
+ * kernel is the collective). Everything else a kernel does is
  * compute. Per stage iteration and rank: comm_ns = the length of the union of its communication
  * intervals (kernels, P2P copies, host collective ranges inside the iteration), compute_ns = the
  * union of its compute kernels, overlap_ns = the part of the communication union during which

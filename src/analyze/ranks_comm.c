@@ -315,7 +315,10 @@ int lp_ranks_comm(struct lp_rank_view *v, struct lp_rank *rk, const struct lp_pr
 			c->end_ns > c->start_ns ? c->end_ns - c->start_ns : 0, o, so };
 		add_iv(iv, &n_iv, o, so, 1, c->start_ns, c->end_ns);
 	}
-	for (i = 0; i < sub->n_ranges; i++) {
+	/* host collective ranges stand for collectives only where no communication kernel does: NCCL
+	 * marks its own calls (`ncclAllReduce` ranges around the enqueue), and the kernel is the
+	 * collective there; gloo's collectives run on the CPU and have only the range */
+	for (i = rk->comm_kernels ? sub->n_ranges : 0; i < sub->n_ranges; i++) {
 		const struct lp_range *r = &sub->ranges[i];
 		int32_t o, so, a;
 		int guard = 0, nested = 0;

@@ -136,6 +136,10 @@ static void test_tp_decode(void **state)
 		assert_int_equal(per_fwd, 2 * layers + 1);
 		/* the collectives it issued, + dist.barrier()'s all_reduce at the end */
 		assert_int_equal(rk->comm_kernels, json_integer_value(json_object_get(own, "collectives_total")) + 1);
+		/* lined up across the ranks: the measured ones (not under warm-up) and the barrier; NCCL's own
+		 * `ncclAllReduce` NVTX ranges around each enqueue are not collectives of their own */
+		assert_int_equal(rk->collectives, json_integer_value(json_object_get(own, "collectives_total")) -
+			json_integer_value(json_object_get(own, "collectives_warmup")) + 1);
 
 		pre = stage_named(&rk->stages, "prefill");
 		dec = stage_named(&rk->stages, "decode_all");
