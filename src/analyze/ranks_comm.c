@@ -14,30 +14,6 @@
 
 /* ---- names ---- */
 
-/* Case-insensitive substring search, ignoring '_' and '-' in both (all_reduce == allreduce). */
-static int has_loose(const char *hay, const char *needle)
-{
-	size_t i;
-	for (i = 0; hay[i]; i++) {
-		const char *h = hay + i, *n = needle;
-		while (*n) {
-			while (*h == '_' || *h == '-')
-				h++;
-			while (*n == '_' || *n == '-')
-				n++;
-			if (!*n)
-				break;
-			if (!*h || tolower((unsigned char)*h) != tolower((unsigned char)*n))
-				break;
-			h++;
-			n++;
-		}
-		if (!*n)
-			return 1;
-	}
-	return 0;
-}
-
 static int has_prefix_ci(const char *s, const char *prefix)
 {
 	for (; *prefix; s++, prefix++)
@@ -61,7 +37,7 @@ int lp_comm_range_is(const char *name)
 	    has_prefix_ci(name, "nccl_") || has_prefix_ci(name, "gloo_"))
 		return 1;
 	for (i = 0; i < sizeof(pats) / sizeof(pats[0]); i++)
-		if (has_loose(name, pats[i]))
+		if (lp_kname_has_loose(name, pats[i]))
 			return 1;
 	for (i = 0; i < sizeof(exact) / sizeof(exact[0]); i++)
 		if (!strcmp(name, exact[i]))

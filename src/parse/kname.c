@@ -236,8 +236,7 @@ static int has_ci(const char *hay, const char *needle)
 	return 0;
 }
 
-/* Case-insensitive substring search, ignoring '_' and '-' in both (all_reduce == allreduce). */
-static int has_loose(const char *hay, const char *needle)
+int lp_kname_has_loose(const char *hay, const char *needle)
 {
 	size_t i;
 	for (i = 0; hay[i]; i++) {
@@ -273,7 +272,7 @@ int lp_kname_is_comm(const char *name)
 	if (!name)
 		return 0;
 	for (i = 0; i < sizeof(pats) / sizeof(pats[0]); i++)
-		if (has_loose(name, pats[i]))
+		if (lp_kname_has_loose(name, pats[i]))
 			return 1;
 	return 0;
 }

@@ -79,6 +79,9 @@ int lp_kname_has_template_args(const char *name);
  * '_' and '-' (all_reduce == AllReduce). The one rule: the kernel family, the per-rank view
  * (analyze/ranks.h) and ncu's selection (never replays a collective) all use it. NULL: 0. */
 int lp_kname_is_comm(const char *name);
+/* Case-insensitive substring search ignoring '_' and '-' in both (all_reduce == AllReduce): the
+ * comparison of lp_kname_is_comm, also used for collective range names (analyze/ranks.h). */
+int lp_kname_has_loose(const char *hay, const char *needle);
 
 enum lp_kernel_family lp_kname_family(const char *name);
 /* "gemm", "attention", ... ("other" out of range). */
