@@ -8,6 +8,7 @@
 #include <string.h>
 
 #include "analyze/ncu_sample_impl.h"
+#include "core/vec.h"
 
 struct ent {
 	const struct lp_sample_launch *l;
@@ -187,7 +188,7 @@ int lp_sample_group(const struct lp_sample_launch *launches, size_t n, const str
 	uint64_t *inv = NULL;
 	size_t *cfg_of = NULL;
 	int32_t *steps = NULL;
-	size_t i, j, n_sel = 0, cap_groups = 0;
+	size_t i, j, n_sel = 0, cap_configs = 0, cap_groups = 0;
 	double cum = 0;
 	int rc = -1;
 
@@ -219,18 +220,13 @@ int lp_sample_group(const struct lp_sample_launch *launches, size_t n, const str
 	qsort(e, n, sizeof(*e), cmp_ent_name);
 	for (i = 0; i < n; i++) {
 		if (i == 0 || strcmp(e[i - 1].l->name, e[i].l->name) != 0) {
-			struct lp_sample_config *nc = realloc(out->configs, (out->n_configs + 1) * sizeof(*nc));
-			if (!nc) {
-				oom(err);
+			struct lp_sample_config *nc = LP_ARRAY_PUSH(out->configs, out->n_configs, cap_configs, err);
+			if (!nc)
 				goto out;
-			}
-			out->configs = nc;
-			memset(&nc[out->n_configs], 0, sizeof(*nc));
-			nc[out->n_configs].name = e[i].l->name;
-			memcpy(nc[out->n_configs].grid, e[i].l->grid, sizeof(nc->grid));
-			memcpy(nc[out->n_configs].block, e[i].l->block, sizeof(nc->block));
-			nc[out->n_configs].shared_bytes = e[i].l->shared_bytes;
-			out->n_configs++;
+			nc->name = e[i].l->name;
+			memcpy(nc->grid, e[i].l->grid, sizeof(nc->grid));
+			memcpy(nc->block, e[i].l->block, sizeof(nc->block));
+			nc->shared_bytes = e[i].l->shared_bytes;
 		}
 		inv[e[i].idx] = ++out->configs[out->n_configs - 1].count;
 		cfg_of[e[i].idx] = out->n_configs - 1;
@@ -248,18 +244,8 @@ int lp_sample_group(const struct lp_sample_launch *launches, size_t n, const str
 		size_t m;
 		for (j = i + 1; j < n_sel && !cmp_config(e[i].l, e[j].l) && !strcmp(e[i].l->region, e[j].l->region); j++)
 			;
-		if (out->n_groups == cap_groups) {
-			size_t nc = cap_groups ? cap_groups * 2 : 64;
-			struct lp_sample_group *ng = realloc(out->groups, nc * sizeof(*ng));
-			if (!ng) {
-				oom(err);
-				goto out;
-			}
-			out->groups = ng;
-			cap_groups = nc;
-		}
-		g = &out->groups[out->n_groups++];
-		memset(g, 0, sizeof(*g));
+		if (!(g = LP_ARRAY_PUSH(out->groups, out->n_groups, cap_groups, err)))
+			goto out;
 		g->name = e[i].l->name;
 		g->kernel_name = e[i].l->kernel_name ? e[i].l->kernel_name : e[i].l->name;
 		g->region = e[i].l->region;

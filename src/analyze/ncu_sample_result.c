@@ -42,17 +42,11 @@ int lp_sample_expected(const struct lp_sample_plan *p, size_t proc, uint32_t **o
 		}
 		if (lo == pr->n_invocations || pr->invocations[lo] != pv->inv_of[i])
 			continue;
-		if (*n == cap) {
-			size_t nc = cap ? cap * 2 : 64;
-			uint32_t *no = realloc(*out, nc * sizeof(*no));
-			if (!no) {
-				free(name_in);
-				free(*out);
-				*out = NULL;
-				return oom(err);
-			}
-			*out = no;
-			cap = nc;
+		if (LP_ARRAY_RESERVE(*out, cap, *n + 1, err) < 0) {
+			free(name_in);
+			free(*out);
+			*out = NULL;
+			return -1;
 		}
 		(*out)[(*n)++] = (uint32_t)i;
 	}

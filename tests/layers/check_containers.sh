@@ -22,7 +22,6 @@ ALLOW=(
 )
 # "path glob|owner, what is left"
 PENDING=(
-	"src/analyze/ncu_sample*.c|nsample: 3 growth loops, with the ncu_sample.c split"
 	"src/analyze/sampling.c|tsample/arch2: the table of lp_tsample_table_build"
 )
 
