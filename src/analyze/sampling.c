@@ -11,6 +11,9 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "core/map.h"
+#include "core/vec.h"
+
 enum {                                /* lp_range.sample (trace format: LP_TRACE_STAGE_*) */
 	LP_TSAMPLE_FLAG_SKIPPED = 2,          /* an unrecorded unit */
 	LP_TSAMPLE_FLAG_MEASURED = 3,         /* recorded while auto measured: exact stratum */
@@ -216,21 +219,10 @@ void lp_tsample_units_release(struct lp_tsample_units *u)
 
 struct acc {                          /* one row while building */
 	const char *key;
-	uint32_t hash;
 	double exact_ns, outside_ns;
 	uint64_t exact_calls, outside_calls;
 	double *x_ns, *x_calls;           /* per recorded unit (slot order) */
 };
-
-static uint32_t hash_str(const char *s)
-{
-	uint32_t h = 2166136261u;
-	for (; *s; s++) {
-		h ^= (unsigned char)*s;
-		h *= 16777619u;
-	}
-	return h;
-}
 
 static int cmp_row(const void *a, const void *b)
 {
@@ -251,8 +243,9 @@ int lp_tsample_table_build(const struct lp_profile *p, const struct lp_tsample_p
 {
 	struct lp_tsample_units units;
 	struct acc *rows = NULL;
-	uint32_t *slots = NULL, *slot_of_range = NULL;
-	size_t n_rows = 0, cap_rows = 0, cap_slots = 64, i;
+	struct lp_map index = LP_MAP_INIT;   /* key -> row */
+	uint32_t *slot_of_range = NULL;
+	size_t n_rows = 0, cap_rows = 0, i;
 	double *tot_ns = NULL;
 	int rc = -1;
 
@@ -265,73 +258,40 @@ int lp_tsample_table_build(const struct lp_profile *p, const struct lp_tsample_p
 	out->units_sampled_stratum = units.n_recorded + units.n_skipped;
 	/* recorded units get slots 0..n_recorded-1 (per-unit values live in those columns) */
 	slot_of_range = malloc((p->n_ranges ? p->n_ranges : 1) * sizeof(*slot_of_range));
-	slots = calloc(cap_slots, sizeof(*slots));
 	tot_ns = calloc(units.n_recorded ? units.n_recorded : 1, sizeof(*tot_ns));
-	if (!slot_of_range || !slots || !tot_ns)
+	if (!slot_of_range || !tot_ns)
 		goto oom;
 	{
 		uint32_t next = 0;
 		for (i = 0; i < p->n_ranges; i++)
 			slot_of_range[i] = units.stratum[i] == LP_TSAMPLE_RECORDED ? next++ : UINT32_MAX;
 	}
-	for (i = 0; i < cap_slots; i++)
-		slots[i] = UINT32_MAX;
 	for (i = 0; i < p->n_kernels; i++) {
 		const struct lp_kernel *k = &p->kernels[i];
 		const char *name = key(p, i, ctx);
 		int32_t unit = -1;
-		uint32_t h, j;
+		struct lp_map_entry *e;
 		struct acc *a;
 		double dur;
+		int added;
 		if (!name)
 			continue;
 		if (k->range >= 0)
 			unit = lp_profile_range_find_ancestor(p, k->range, plan->unit);
 		/* the row */
-		h = hash_str(name);
-		if ((n_rows + 1) * 2 > cap_slots) {
-			size_t ncap = cap_slots * 2, s;
-			uint32_t *ns = malloc(ncap * sizeof(*ns));
-			if (!ns)
+		if (!(e = lp_map_upsert(&index, name, strlen(name), &added, NULL)))
+			goto oom;
+		if (added) {
+			if (!(a = LP_ARRAY_PUSH(rows, n_rows, cap_rows, NULL)))
 				goto oom;
-			for (s = 0; s < ncap; s++)
-				ns[s] = UINT32_MAX;
-			for (s = 0; s < n_rows; s++) {
-				uint32_t t = rows[s].hash & (uint32_t)(ncap - 1);
-				while (ns[t] != UINT32_MAX)
-					t = (t + 1) & (uint32_t)(ncap - 1);
-				ns[t] = (uint32_t)s;
-			}
-			free(slots);
-			slots = ns;
-			cap_slots = ncap;
-		}
-		for (j = h & (uint32_t)(cap_slots - 1); slots[j] != UINT32_MAX; j = (j + 1) & (uint32_t)(cap_slots - 1))
-			if (rows[slots[j]].hash == h && !strcmp(rows[slots[j]].key, name))
-				break;
-		if (slots[j] == UINT32_MAX) {
-			if (n_rows == cap_rows) {
-				size_t ncap = cap_rows ? cap_rows * 2 : 64;
-				struct acc *nr = realloc(rows, ncap * sizeof(*nr));
-				if (!nr)
-					goto oom;
-				rows = nr;
-				cap_rows = ncap;
-			}
-			a = &rows[n_rows];
-			memset(a, 0, sizeof(*a));
 			a->key = name;
-			a->hash = h;
 			a->x_ns = calloc(units.n_recorded ? units.n_recorded : 1, sizeof(double));
 			a->x_calls = calloc(units.n_recorded ? units.n_recorded : 1, sizeof(double));
-			if (!a->x_ns || !a->x_calls) {
-				free(a->x_ns);
-				free(a->x_calls);
-				goto oom;
-			}
-			slots[j] = (uint32_t)n_rows++;
+			if (!a->x_ns || !a->x_calls)
+				goto oom;   /* freed with the rows below */
+			e->val = n_rows - 1;
 		}
-		a = &rows[slots[j]];
+		a = &rows[e->val];
 		dur = k->end_ns > k->start_ns ? (double)(k->end_ns - k->start_ns) : 0;
 		if (unit < 0 || units.stratum[unit] == LP_TSAMPLE_OUTSIDE) {
 			a->outside_ns += dur;
@@ -379,7 +339,7 @@ done:
 		free(rows[i].x_calls);
 	}
 	free(rows);
-	free(slots);
+	lp_map_release(&index);
 	free(slot_of_range);
 	free(tot_ns);
 	lp_tsample_units_release(&units);
