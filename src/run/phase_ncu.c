@@ -163,9 +163,20 @@ static int run_sampled(struct lp_pl_state *st, const json_t *preset, int explici
 	const char *run_id = strrchr(st->run->dir.path, '/');
 	int64_t k = lp_pl_cfg_int(st->run, "profiling.ncu.sample_per_group", 0);
 	int have_regs = 0, ran = 1;
+	size_t pi;
 
 	if (k <= 0 || (replay && strcmp(replay, "kernel")))
 		return 0;
+	/* issue 24: a sampled capture (trace.sample) holds the kernels of a sample of the decode steps
+	 * only, so the planner cannot number the launches of the others: ncu runs unsampled */
+	for (pi = 0; st->have_prof && pi < st->prof.n_processes; pi++) {
+		if (st->prof.processes[pi].sampling.mode == 2) {
+			lp_run_warnf(st->sink, "ncu sampling (profiling.ncu.sample_per_group) is off for this run: the capture "
+				"traced a sample of the decode steps (trace.sample), and its launch numbers would be wrong; "
+				"trace.sample=off keeps it");
+			return 0;
+		}
+	}
 	memset(&sel, 0, sizeof(sel));
 	if (explicit_regions) {
 		if (lp_regions_init(&regs, &rcfg->spec, &err) < 0) {
