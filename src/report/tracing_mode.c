@@ -1,6 +1,8 @@
 /* tracing_mode.c: the tracer's mode and why, for every report (tracing_mode.h). */
 #include "report/tracing_mode.h"
 
+#include <string.h>
+
 #include "core/utf8.h"
 #include "llmprof/trace_format.h"
 
@@ -36,6 +38,8 @@ int lp_tracing_mode_text(const struct lp_analysis *a, struct lp_buf *out)
 		else if (s->why == LP_TRACE_SAMPLE_WHY_AUTO_NONE)
 			lp_buf_addf(out, " (trace.sample=auto: no %s range past the first %u, nothing to decide on)", unit,
 				s->first);
+		else if (a->mode && !strcmp(a->mode, "deep"))
+			lp_buf_adds(out, " (deep mode traces every launch: Nsight Compute's sampling numbers them)");
 		else
 			lp_buf_adds(out, " (trace.sample=off)");
 		return lp_buf_adds(out, ".");

@@ -258,6 +258,22 @@ static void auto_stages_init(struct lp_pipeline *pl, struct lp_run *run)
 /* A workload after `--` that cannot be started is a mistake on the command line (exit 2, before
  * anything runs), not a missing tool: name the program. A name without '/' is looked up on PATH,
  * as execvp does. */
+/* trace.sample for the capture (docs/tracer.md "Sampled tracing"). Deep mode plans Nsight Compute
+ * from the capture's launch numbers, which only an exact trace has, so there `auto` (the default)
+ * traces every launch; an explicit `every=N` is kept (the ncu phase then runs unsampled, and says so). */
+static void resolve_trace_sample(struct lp_pipeline *pl, struct lp_run *run)
+{
+	const char *ts = lp_pl_cfg_str(run, "trace.sample");
+	if (!ts || !*ts)
+		ts = "auto";
+	if (run->mode && !strcmp(run->mode, "deep") && !strncmp(ts, "auto", 4)) {
+		lp_run_infof(pl->opts.sink, "trace.sample=%s: exact tracing in deep mode (Nsight Compute's sampling "
+			"numbers every launch of the capture)", ts);
+		ts = "off";
+	}
+	snprintf(pl->trace_sample, sizeof(pl->trace_sample), "%s", ts);
+}
+
 static int check_workload(const char *prog, struct lp_err *err)
 {
 	struct lp_buf found = LP_BUF_INIT;
@@ -308,13 +324,10 @@ int lp_pipeline_init(struct lp_pipeline *pl, struct lp_run *run, const struct lp
 	}
 	lp_buf_release(&lib);
 
-	{
-		const char *ts = lp_pl_cfg_str(run, "trace.sample");
-		snprintf(pl->trace_sample, sizeof(pl->trace_sample), "%s", ts && *ts ? ts : "auto");
-	}
 	if (resolve_model(run, err) < 0)
 		return -1;
 	run->mode = lp_pl_cfg_str(run, "run.mode");
+	resolve_trace_sample(pl, run);
 	lp_tools_outlook(pl->tools, run->mode, lp_pl_cfg_str(run, "run.device"), lp_pl_cfg_bool(run, "profiling.nsys.enable"),
 		!run->workload_argc, &pl->outlook);
 	if (!run->workload_argc)

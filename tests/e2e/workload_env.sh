@@ -12,6 +12,15 @@ for v in NCCL_NVLS_ENABLE=0 TORCH_SYMM_MEM_DISABLE_MULTICAST=1 NVSHMEM_DISABLE_N
 done
 NCCL_NVLS_ENABLE=1 "$LLMPROF" run --dry-run -- python3 -c 1 >"$LP_TMP/stdout" 2>"$LP_TMP/stderr" || fail "dry run failed"
 grep -q "NCCL_NVLS_ENABLE" "$LP_TMP/stdout" && fail "llmprof overrode the user's NCCL_NVLS_ENABLE: $(grep capture: "$LP_TMP/stdout")"
+# trace.sample (issue 24): auto by default; deep mode traces exactly (ncu sampling numbers every
+# launch of the capture; the terminal says so on a tty, the Tracing mode section always); an explicit
+# schedule is kept in deep mode too
+"$LLMPROF" run --dry-run --mode light -- python3 -c 1 >"$LP_TMP/stdout" 2>"$LP_TMP/stderr" || fail "dry run failed"
+grep -q "capture: .*LLMPROF_TRACE_SAMPLE=auto " "$LP_TMP/stdout" || fail "light run's capture is not auto: $(grep capture: "$LP_TMP/stdout")"
+"$LLMPROF" run --dry-run --mode deep -- python3 -c 1 >"$LP_TMP/stdout" 2>"$LP_TMP/stderr" || fail "dry run failed"
+grep -q "capture: .*LLMPROF_TRACE_SAMPLE=off " "$LP_TMP/stdout" || fail "deep run's capture is not exact: $(grep capture: "$LP_TMP/stdout")"
+"$LLMPROF" run --dry-run --mode deep trace.sample=every=4 -- python3 -c 1 >"$LP_TMP/stdout" 2>"$LP_TMP/stderr" || fail "dry run failed"
+grep -q "capture: .*LLMPROF_TRACE_SAMPLE=every=4 " "$LP_TMP/stdout" || fail "an explicit schedule was not kept: $(grep capture: "$LP_TMP/stdout")"
 # inside the workload itself
 "$LLMPROF" run --mode light run.id=env -- python3 -c '
 import os

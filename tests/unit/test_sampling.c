@@ -542,6 +542,12 @@ static void test_fixture_traces(void **state)
 		lp_buf_reset(&md);
 		assert_int_equal(lp_report_stakeholder_md(b, &md), 0);
 		assert_non_null(strstr(md.data, "## Tracing Mode\n\nExact: every launch traced (trace.sample=off)."));
+		b->mode = "deep"; /* deep mode resolves trace.sample=auto to off (run/workload.c) and says why */
+		lp_buf_reset(&md);
+		assert_int_equal(lp_report_stakeholder_md(b, &md), 0);
+		assert_non_null(strstr(md.data, "Exact: every launch traced (deep mode traces every launch: Nsight "
+						"Compute's sampling numbers them)."));
+		b->mode = NULL;
 		scaled_tables(a, b);
 		lp_buf_release(&md);
 		lp_analysis_release(a);
