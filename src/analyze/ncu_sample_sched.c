@@ -20,9 +20,14 @@ static int oom(struct lp_err *err)
  * for each window still needing one, the launch whose invocation number adds the fewest extras is
  * taken: a number already asked for costs nothing; a new number u costs one launch for every name
  * of the process that reaches u, less those launches that fill another group's window (free
- * picks). Ties go to the launch nearest the window's middle. */
+ * picks). Only the earliest launches of the window are candidates (its first eighth, at least one
+ * launch) and ties go to the smallest invocation number: under ncu a profiled launch late in a
+ * PyTorch program costs seconds (the replay saves and restores more memory as the program runs;
+ * bench/ncu_sampling/README.md section 4), and stop_early ends the program right after the last
+ * pick, so early picks cost less. */
 
 #define CANDIDATES_MAX 256   /* launches looked at per window */
+#define EARLY_SHARE 8        /* candidates: the first 1/EARLY_SHARE of a window's launches */
 
 struct sched {
 	struct lp_sample_plan *p;
@@ -166,8 +171,7 @@ static uint64_t greedy(struct sched *s)
 		if (!s->in_cluster[g])
 			continue;
 		for (w = 0; w < nw; w++) {
-			size_t first = gr->n_members, last = 0, step, m;
-			double mid, best_dist = 0;
+			size_t first = gr->n_members, last = 0, early, step, m;
 			long best_extra = 0;
 			uint64_t best_u = 0;
 			if (!(s->need[g] >> w & 1u))
@@ -181,18 +185,16 @@ static uint64_t greedy(struct sched *s)
 				}
 			if (first == gr->n_members)
 				continue;
-			mid = (double)(first + last) / 2.0;
-			step = (last - first + 1) / CANDIDATES_MAX + 1;
-			for (m = first; m <= last; m += step) {
+			early = first + (last - first) / EARLY_SHARE;
+			step = (early - first + 1) / CANDIDATES_MAX + 1;
+			for (m = first; m <= early; m += step) {
 				uint64_t u = pv->inv_of[mem[m]];
 				long extra = (long)reaching(s, u) - (long)fills(s, u);
-				double dist = (double)m > mid ? (double)m - mid : mid - (double)m;
 				if (s->in_u[u])
 					continue;
-				if (!best_u || extra < best_extra || (extra == best_extra && dist < best_dist)) {
+				if (!best_u || extra < best_extra || (extra == best_extra && u < best_u)) {
 					best_u = u;
 					best_extra = extra;
-					best_dist = dist;
 				}
 			}
 			if (best_u)

@@ -26,7 +26,9 @@ void lp_ncu_sampled_costs(const json_t *preset, double workload_s, double *per_l
 	const char *set = json_string_value(json_object_get(preset, "set"));
 	int passes = lp_sample_passes_estimate(set, json_array_size(json_object_get(preset, "sections")),
 		json_array_size(json_object_get(preset, "metrics")));
-	*per_launch_s = lp_sample_launch_cost_s(passes);
+	/* a profiled launch of a long program costs more (bench/ncu_sampling/README.md section 4: 0.3 s
+	 * early to 3-5 s late in a 36 s PyTorch program): 10 ms more per second of traced program */
+	*per_launch_s = lp_sample_launch_cost_s(passes) + 0.01 * (workload_s > 0 ? workload_s : 0);
 	*per_process_s = 5.0 + 1.5 * (workload_s > 0 ? workload_s : 2.0);
 }
 
@@ -404,8 +406,9 @@ int lp_ncu_sampled_run(const struct lp_ncu_sampled *s, struct lp_ncu_sampled_out
 		}
 		np.timeout_s = s->timeout_s;
 		if (opts.budget_s > 0) {
-			/* a grace past the budget: a process killed halfway leaves nothing */
-			double limit = left + (opts.budget_s * 0.5 > 30 ? opts.budget_s * 0.5 : 30);
+			/* a short grace past the budget: a process stopped at its limit keeps what its
+			 * report holds (keep_on_timeout) */
+			double limit = left + (opts.budget_s * 0.15 > 10 ? opts.budget_s * 0.15 : 10);
 			if (np.timeout_s <= 0 || limit < np.timeout_s)
 				np.timeout_s = limit;
 		}
