@@ -439,18 +439,8 @@ int lp_tsample_scale_stages(const struct lp_profile *p, const struct lp_tsample_
 		stages->measured_kernel_ns += (uint64_t)llround(add);
 	}
 	for (i = 0; i < stages->n_stages; i++) {
-		struct lp_stage *st = &stages->stages[i];
-		size_t n = st->n_iters;
-		for (j = 0; j < n; j++)
-			vals[j] = (double)st->iters[j].gpu_busy_ns / 1e6;
-		lp_stat_compute(vals, n, &st->gpu_ms);
-		for (j = 0; j < n; j++)
-			vals[j] = (double)st->iters[j].kernel_ns / 1e6;
-		lp_stat_compute(vals, n, &st->kernel_ms);
-		for (j = 0; j < n; j++)
-			vals[j] = (double)st->iters[j].kernels;
-		lp_stat_compute(vals, n, &st->kernels);
-		lp_stage_verdict(st, stages->have_gpu);
+		lp_stage_kernel_stats(&stages->stages[i], vals);
+		lp_stage_verdict(&stages->stages[i], stages->have_gpu);
 	}
 	free(iter_of);
 	free(refs);

@@ -634,18 +634,10 @@ int lp_stages_compute_ex(const struct lp_profile *p, const struct lp_stage_rules
 		for (j = 0; j < n; j++)
 			vals[j] = (double)st->iters[j].host_ns / 1e6;
 		lp_stat_compute(vals, n, &st->host_ms);
-		for (j = 0; j < n; j++)
-			vals[j] = (double)st->iters[j].gpu_busy_ns / 1e6;
-		lp_stat_compute(vals, n, &st->gpu_ms);
+		lp_stage_kernel_stats(st, vals);
 		for (j = 0; j < n; j++)
 			vals[j] = (double)st->iters[j].gpu_span_ns / 1e6;
 		lp_stat_compute(vals, n, &st->gpu_span_ms);
-		for (j = 0; j < n; j++)
-			vals[j] = (double)st->iters[j].kernel_ns / 1e6;
-		lp_stat_compute(vals, n, &st->kernel_ms);
-		for (j = 0; j < n; j++)
-			vals[j] = (double)st->iters[j].kernels;
-		lp_stat_compute(vals, n, &st->kernels);
 		for (j = 0; j < n; j++)
 			vals[j] = (double)st->iters[j].steps;
 		lp_stat_compute(vals, n, &st->steps);
@@ -669,4 +661,18 @@ oom:
 	free(range_kn);
 	lp_stage_set_release(out);
 	return lp_oom(err);
+}
+
+void lp_stage_kernel_stats(struct lp_stage *st, double *vals)
+{
+	size_t j, n = st->n_iters;
+	for (j = 0; j < n; j++)
+		vals[j] = (double)st->iters[j].gpu_busy_ns / 1e6;
+	lp_stat_compute(vals, n, &st->gpu_ms);
+	for (j = 0; j < n; j++)
+		vals[j] = (double)st->iters[j].kernel_ns / 1e6;
+	lp_stat_compute(vals, n, &st->kernel_ms);
+	for (j = 0; j < n; j++)
+		vals[j] = (double)st->iters[j].kernels;
+	lp_stat_compute(vals, n, &st->kernels);
 }

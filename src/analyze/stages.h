@@ -243,6 +243,10 @@ int lp_stage_latency_compute(const struct lp_profile *p, struct lp_stage_set *s)
 /* The bound verdict, idle_frac and overlap of a stage from its statistics (latency.c; the
  * scaling of sampled traces calls it again after scaling GPU busy and kernel sums). */
 void lp_stage_verdict(struct lp_stage *st, int have_gpu);
+/* A stage's gpu_ms, kernel_ms and kernels statistics from its iterations (stages.c; computed again
+ * when the iterations' kernel sums change, e.g. scaled for a sampled trace); vals: scratch for
+ * n_iters doubles. */
+void lp_stage_kernel_stats(struct lp_stage *st, double *vals);
 /* Nearest-rank percentile p (0..100) of n ascending values; NAN when n is 0. */
 double lp_percentile_sorted(const double *x, size_t n, double p);
 /* 1 for structural range names that are neither stages nor notes (decode_step, warmup, ...). */
