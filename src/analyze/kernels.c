@@ -251,7 +251,7 @@ static int set_labels(struct lp_kernel_set *s)
 	return 0;
 }
 
-static int cmp_rows(const void *a, const void *b)
+int lp_kernel_row_cmp(const void *a, const void *b)
 {
 	const struct lp_kernel_row *x = a, *y = b;
 	int c;
@@ -346,7 +346,7 @@ int lp_kernels_compute(const struct lp_profile *p, const struct lp_stage_set *st
 	lp_buf_release(&nb);
 	lp_buf_release(&nr);
 	if (out->n_rows > 1)
-		qsort(out->rows, out->n_rows, sizeof(*out->rows), cmp_rows);
+		qsort(out->rows, out->n_rows, sizeof(*out->rows), lp_kernel_row_cmp);
 	if (set_labels(out) < 0)
 		return lp_oom(err);
 	return 0;

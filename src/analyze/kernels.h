@@ -100,6 +100,8 @@ int lp_kernels_compute(const struct lp_profile *p, const struct lp_stage_set *st
 	const struct lp_kernel_record *ncu, size_t n_ncu, const struct lp_peak *peak,
 	struct lp_kernel_set *out, struct lp_err *err);
 void lp_kernel_set_release(struct lp_kernel_set *s);
+/* qsort order of kernel rows: busy time, then total time, descending; then name and device. */
+int lp_kernel_row_cmp(const void *a, const void *b);
 
 const char *lp_roofline_name(enum lp_roofline r);
 

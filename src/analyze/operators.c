@@ -147,11 +147,7 @@ int lp_operators_compute(const struct lp_profile *p, const struct lp_stage_set *
 	excl_ns = calloc(p->n_ranges + 1, sizeof(*excl_ns));
 	if (!stage_of || !opname || !incl_ns || !incl_n || !excl_ns)
 		goto done;
-	for (i = 0; i < p->n_ranges; i++)
-		stage_of[i] = -1;
-	for (i = 0; i < stages->n_stages; i++)
-		for (j = 0; j < stages->stages[i].n_iters; j++)
-			stage_of[stages->stages[i].iters[j].range] = (int32_t)i;
+	lp_stage_of_ranges(stages, p->n_ranges, stage_of);
 	for (i = 0; i < p->n_ranges; i++) {
 		const struct lp_range *r = &p->ranges[i];
 		if (r->kind == LP_RANGE_MARK || !(lp_op_is_known(r->name) || lp_op_is_pytorch(r->name)))

@@ -101,18 +101,6 @@ static int stage_kind_of(const struct lp_stage_set *stages, int32_t s)
 	return stages->stages[s].kind == LP_STAGE_PREFILL ? 0 : stages->stages[s].kind == LP_STAGE_DECODE ? 1 : 2;
 }
 
-static int cmp_kernel_rows(const void *a, const void *b)
-{
-	const struct lp_kernel_row *x = a, *y = b;
-	int c;
-	if (x->busy_ms != y->busy_ms)
-		return x->busy_ms < y->busy_ms ? 1 : -1;
-	if (x->total_ms != y->total_ms)
-		return x->total_ms < y->total_ms ? 1 : -1;
-	c = strcmp(x->name, y->name);
-	return c ? c : (x->device > y->device) - (x->device < y->device);
-}
-
 /* Row of (name, device) in a kernel set through a name map (first row of that name, then a scan
  * for another device: several devices are rare). */
 static int32_t kernel_row_of(const struct lp_kernel_set *set, struct lp_map *by_name, const char *name, int32_t device)
@@ -208,7 +196,7 @@ int lp_tsample_scale_kernels(const struct lp_profile *p, const struct lp_stage_s
 	for (j = 0; j < set->n_rows; j++)
 		set->rows[j].share = set->busy_ms > 0 ? set->rows[j].busy_ms / set->busy_ms : 0;
 	if (set->n_rows > 1)
-		qsort(set->rows, set->n_rows, sizeof(*set->rows), cmp_kernel_rows);
+		qsort(set->rows, set->n_rows, sizeof(*set->rows), lp_kernel_row_cmp);
 	rc = 0;
 	goto done;
 oom:
@@ -266,11 +254,7 @@ int lp_tsample_scale_ops(const struct lp_profile *p, const struct lp_stage_set *
 			goto oom;
 		e->val = j;
 	}
-	for (i = 0; i < p->n_ranges; i++)
-		stage_of[i] = -1;
-	for (i = 0; i < stages->n_stages; i++)
-		for (j = 0; j < stages->stages[i].n_iters; j++)
-			stage_of[stages->stages[i].iters[j].range] = (int32_t)i;
+	lp_stage_of_ranges(stages, p->n_ranges, stage_of);
 	/* op names (operators.c: known workload ops and PyTorch ranges, suffix stripped), recorded ranges only */
 	for (i = 0; i < p->n_ranges; i++) {
 		const struct lp_range *r = &p->ranges[i];

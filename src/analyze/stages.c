@@ -676,3 +676,13 @@ void lp_stage_kernel_stats(struct lp_stage *st, double *vals)
 		vals[j] = (double)st->iters[j].kernels;
 	lp_stat_compute(vals, n, &st->kernels);
 }
+
+void lp_stage_of_ranges(const struct lp_stage_set *stages, size_t n_ranges, int32_t *stage_of)
+{
+	size_t i, j;
+	for (i = 0; i < n_ranges; i++)
+		stage_of[i] = -1;
+	for (i = 0; i < stages->n_stages; i++)
+		for (j = 0; j < stages->stages[i].n_iters; j++)
+			stage_of[stages->stages[i].iters[j].range] = (int32_t)i;
+}

@@ -247,6 +247,8 @@ void lp_stage_verdict(struct lp_stage *st, int have_gpu);
  * when the iterations' kernel sums change, e.g. scaled for a sampled trace); vals: scratch for
  * n_iters doubles. */
 void lp_stage_kernel_stats(struct lp_stage *st, double *vals);
+/* stage_of[r] (n_ranges entries): the stage whose iteration is range r, -1 for other ranges. */
+void lp_stage_of_ranges(const struct lp_stage_set *stages, size_t n_ranges, int32_t *stage_of);
 /* Nearest-rank percentile p (0..100) of n ascending values; NAN when n is 0. */
 double lp_percentile_sorted(const double *x, size_t n, double p);
 /* 1 for structural range names that are neither stages nor notes (decode_step, warmup, ...). */
