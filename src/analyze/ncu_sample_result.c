@@ -118,6 +118,17 @@ int lp_sample_group_covered(const struct lp_sample_group *g)
 	return g->got > 0 || g->status == LP_SAMPLE_CACHED;
 }
 
+/* A group's time in the coverage when ncu gave it metrics (measured or reused from the cache). */
+static void add_covered(const struct lp_sample_group *g, struct lp_sample_coverage *out)
+{
+	if (!lp_sample_group_covered(g))
+		return;
+	out->n_covered++;
+	out->covered_ns += g->total_ns;
+	if (g->status == LP_SAMPLE_CACHED)
+		out->n_reused++;
+}
+
 void lp_sample_coverage(const struct lp_sample_plan *p, struct lp_sample_coverage *out)
 {
 	size_t i;
@@ -125,15 +136,8 @@ void lp_sample_coverage(const struct lp_sample_plan *p, struct lp_sample_coverag
 	out->target = p->coverage_target;
 	out->total_ns = p->total_ns;
 	out->n_groups = p->n_groups;
-	for (i = 0; i < p->n_groups; i++) {
-		const struct lp_sample_group *g = &p->groups[i];
-		if (!lp_sample_group_covered(g))
-			continue;
-		out->n_covered++;
-		out->covered_ns += g->total_ns;
-		if (g->status == LP_SAMPLE_CACHED)
-			out->n_reused++;
-	}
+	for (i = 0; i < p->n_groups; i++)
+		add_covered(&p->groups[i], out);
 	out->share = p->total_ns ? (double)out->covered_ns / (double)p->total_ns : 0;
 	out->met = out->share >= out->target - 1e-9 || (p->total_ns == 0);
 }
@@ -149,12 +153,7 @@ void lp_sample_coverage_region(const struct lp_sample_plan *p, const char *regio
 			continue;
 		out->n_groups++;
 		out->total_ns += g->total_ns;
-		if (!lp_sample_group_covered(g))
-			continue;
-		out->n_covered++;
-		out->covered_ns += g->total_ns;
-		if (g->status == LP_SAMPLE_CACHED)
-			out->n_reused++;
+		add_covered(g, out);
 	}
 	out->share = out->total_ns ? (double)out->covered_ns / (double)out->total_ns : 0;
 	out->met = out->share >= out->target - 1e-9 || out->total_ns == 0;
