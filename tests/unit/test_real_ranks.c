@@ -27,7 +27,8 @@ static void load_own(const char *dir, const struct lp_rank_view *v, struct own *
 	for (r = 0; r < 2; r++) {
 		char path[1024];
 		json_error_t je;
-		snprintf(path, sizeof(path), "%s/own.%u.json", dir, (unsigned)v->ranks[r].pids[0]);
+		if (snprintf(path, sizeof(path), "%s/own.%u.json", dir, (unsigned)v->ranks[r].pids[0]) >= (int)sizeof(path))
+			fail_msg("fixture path too long: %s", dir);
 		o->j[r] = json_load_file(path, 0, &je);
 		if (!o->j[r])
 			fail_msg("%s: %s", path, je.text);
