@@ -49,6 +49,7 @@ struct lp_inj_thread {
 	uint64_t launches;              /* cupti.c: kernel and graph launches traced on this thread */
 	uint64_t unit_parent;           /* sample.c: parent range of the last sampling unit pushed ... */
 	uint32_t unit_index;            /* ... and the index the next one under it gets */
+	uint32_t unit_parents;          /* sample.c: times unit_parent changed (the parent ordinal) */
 	uint32_t unit_skipping;         /* sample.c: inside an unrecorded unit (1) */
 	uint64_t unit_t0, unit_l0;      /* sample.c: clock and launches at the open unit's push */
 	uint64_t rate_ns, rate_max;     /* sample.c: time inside measured units, fastest launch rate (auto) */

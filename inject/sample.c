@@ -6,13 +6,17 @@
  *     (stage_gpu.c); the flush thread turns finished pairs into STAGE records, so every stage
  *     instance has an exact GPU latency whether its kernels were recorded or not;
  *   - when it is the sampling unit (decode_step), the schedule decides whether this instance is
- *     recorded: the first `first` instances under each parent range always, then one in `every`.
+ *     recorded: the first `first` instances under each parent range always, then one in each block
+ *     of `every`, at a random position drawn per block from the seed (a stratified sample: the
+ *     block's first unit would be biased on a series that drifts with the context length;
+ *     include/llmprof/trace_format.h has the formula, docs/tracer.md the statistics).
  *     Inside an instance that is not, CUPTI's kernel/copy activity and launch callbacks are off
  *     (cupti.c lp_inj_cupti_record): that is where the tracer's cost per launch goes away.
  * LLMPROF_TRACE_SAMPLE picks the mode: `off` (exact: everything recorded), `every=N[,first=K]`
  * (sampled), `auto` (the default: sampled when the launches inside the first recorded units run
  * faster than `rate` per second, exact otherwise), with
- * `unit=NAME` and `rate=R` as options (defaults every=8, first=2, rate=20000, unit=decode_step).
+ * `unit=NAME`, `rate=R`, `seed=S` and `pick=random|first` as options (defaults every=8, first=2,
+ * rate=20000, unit=decode_step, a seed from the clock and the pid, pick=random).
  * The SAMPLING record says which mode ran and why.
  *
  * Threads: the schedule is per thread (the parent range and the index are the pushing thread's);
@@ -28,6 +32,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #define MAX_STAGES 8
 #define MAX_PENDING 4096                 /* stage instances waiting for their GPU times */
@@ -59,6 +64,9 @@ static struct {
 	_Atomic int mode;                    /* MODE_* */
 	uint32_t why;
 	uint32_t every, first, auto_rate;
+	uint32_t pick;                       /* LP_TRACE_SAMPLE_PICK_* */
+	uint64_t seed;
+	int have_seed;
 	_Atomic uint64_t launch_rate;
 	_Atomic int auto_looked;             /* auto looked at a unit past the first ones */
 	_Atomic uint64_t units, units_recorded;
@@ -93,6 +101,39 @@ static int parse_uint(const char *s, size_t n, uint32_t lo, uint32_t hi, uint32_
 	return 0;
 }
 
+static int parse_u64(const char *s, size_t n, uint64_t *out)
+{
+	uint64_t v = 0;
+	size_t i;
+	if (n == 0 || n > 19)
+		return -1;
+	for (i = 0; i < n; i++) {
+		if (s[i] < '0' || s[i] > '9')
+			return -1;
+		v = v * 10 + (uint64_t)(s[i] - '0');
+	}
+	*out = v;
+	return 0;
+}
+
+/* splitmix64's finalizer: the position of the recorded unit in a block (trace_format.h). */
+static uint64_t mix(uint64_t x)
+{
+	x += 0x9e3779b97f4a7c15ull;
+	x = (x ^ (x >> 30)) * 0xbf58476d1ce4e5b9ull;
+	x = (x ^ (x >> 27)) * 0x94d049bb133111ebull;
+	return x ^ (x >> 31);
+}
+
+/* 1 when the unit at `index` (>= first) under the thread's current parent is recorded. */
+static int on_schedule(const struct lp_inj_thread *t, uint32_t index)
+{
+	uint32_t b = (index - S.first) / S.every, pos = (index - S.first) % S.every;
+	if (S.pick == LP_TRACE_SAMPLE_PICK_FIRST)
+		return pos == 0;
+	return pos == mix(mix(mix(S.seed) ^ t->unit_parents) ^ b) % S.every;
+}
+
 /* "auto", "off", "every=8,first=2", "auto,rate=20000,unit=decode_step": 0, or -1 (logged). */
 static int parse_sample(const char *spec, char *unit, size_t unit_cap)
 {
@@ -120,6 +161,17 @@ static int parse_sample(const char *spec, char *unit, size_t unit_cap)
 				return -1;
 		} else if (eq && k == 4 && !memcmp(p, "rate", 4)) {
 			if (parse_uint(v, vn, 0, 1000000000, &S.auto_rate) < 0)
+				return -1;
+		} else if (eq && k == 4 && !memcmp(p, "seed", 4)) {
+			if (parse_u64(v, vn, &S.seed) < 0)
+				return -1;
+			S.have_seed = 1;
+		} else if (eq && k == 4 && !memcmp(p, "pick", 4)) {
+			if (vn == 5 && !memcmp(v, "first", 5))
+				S.pick = LP_TRACE_SAMPLE_PICK_FIRST;
+			else if (vn == 6 && !memcmp(v, "random", 6))
+				S.pick = LP_TRACE_SAMPLE_PICK_RANDOM;
+			else
 				return -1;
 		} else if (eq && k == 4 && !memcmp(p, "unit", 4)) {
 			if (vn == 0 || vn >= unit_cap)
@@ -171,6 +223,8 @@ static void write_sampling(void)
 	lp_inj_cupti_record_cost(&r.toggles, &r.toggle_ns, &r.toggle_max_ns);
 	r.units = atomic_load(&S.units);
 	r.units_recorded = atomic_load(&S.units_recorded);
+	r.pick = S.pick;
+	r.seed = S.seed;
 	lp_inj_append(LP_TREC_SAMPLING, &r, sizeof(r), NULL, 0);
 }
 
@@ -185,6 +239,7 @@ static void init_once(void)
 	S.every = 8;
 	S.first = 2;
 	S.auto_rate = 20000;
+	S.pick = LP_TRACE_SAMPLE_PICK_RANDOM;
 	/* the default is auto: sampled above the launch rate, exact below (the reports scale sampled tables) */
 	if (parse_sample(spec && *spec ? spec : "auto", unit, sizeof(unit)) < 0) {
 		lp_inj_log("LLMPROF_TRACE_SAMPLE='%s' is not off, auto or every=N[,first=K][,rate=R][,unit=NAME]: "
@@ -192,6 +247,8 @@ static void init_once(void)
 		S.mode = MODE_EXACT;
 		S.why = LP_TRACE_SAMPLE_WHY_OFF;
 	}
+	if (!S.have_seed) /* a new sample per process; the SAMPLING record keeps the seed */
+		S.seed = mix(lp_inj_now_ns() ^ ((uint64_t)getpid() << 32));
 	if (!stages)
 		stages = "prefill,decode_all,decode_step";
 	while (*stages) {
@@ -212,9 +269,11 @@ static void init_once(void)
 		S.free_slots[S.free_top++] = i - 1;
 	S.start_ns = lp_inj_now_ns();
 	atomic_store_explicit(&S.ready, S.unit_sid != 0, memory_order_release);
-	lp_inj_log("stages: sampling %s (unit %s, every %u after the first %u, auto above %u launches/s), GPU times %s",
+	lp_inj_log("stages: sampling %s (unit %s, 1 in each block of %u after the first %u, %s, seed %llu, "
+		"auto above %u launches/s), GPU times %s",
 		S.mode == MODE_EXACT ? "off" : S.mode == MODE_SAMPLED ? "on" : "auto", unit, S.every, S.first,
-		S.auto_rate, S.events ? "on" : "off");
+		S.pick == LP_TRACE_SAMPLE_PICK_FIRST ? "the block's first" : "at a random position",
+		(unsigned long long)S.seed, S.auto_rate, S.events ? "on" : "off");
 	write_sampling();
 }
 
@@ -308,13 +367,14 @@ uint32_t lp_inj_stage_push(struct lp_inj_thread *t, uint32_t name_sid, uint64_t 
 		if (parent != t->unit_parent) {
 			t->unit_parent = parent;
 			t->unit_index = 0;
+			t->unit_parents++;
 		}
 		index = t->unit_index++;
 		if (index >= S.first) {
 			if (mode == MODE_PENDING)
 				mode = decide(t, now);
 			if (mode == MODE_SAMPLED)
-				record = (index - S.first) % S.every == 0;
+				record = on_schedule(t, index);
 		}
 		atomic_fetch_add_explicit(&S.units, 1, memory_order_relaxed);
 		if (record) {

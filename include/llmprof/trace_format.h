@@ -27,7 +27,7 @@
 
 #define LP_TRACE_MAGIC "LLMPTRC\n"          /* 8 bytes, no NUL */
 #define LP_TRACE_VERSION_MAJOR 1
-#define LP_TRACE_VERSION_MINOR 1         /* 1.1: RANK, SAMPLING and STAGE records */
+#define LP_TRACE_VERSION_MINOR 2         /* 1.1: RANK, SAMPLING and STAGE records; 1.2: SAMPLING pick, seed */
 #define LP_TRACE_FILE_SUFFIX ".lptrace"
 
 /* Limits a reader enforces (a writer never exceeds them). */
@@ -302,6 +302,26 @@ struct lp_trace_sampling {          /* the mode and why; the last one in a file 
 	uint64_t toggle_max_ns;         /* ... and at most */
 	uint64_t units;                 /* unit instances seen ... */
 	uint64_t units_recorded;        /* ... and recorded */
+	uint32_t pick;                  /* enum lp_trace_sample_pick (0 in records of older tracers) */
+	uint32_t reserved;
+	uint64_t seed;                  /* LP_TRACE_SAMPLE_PICK_RANDOM: the seed of the positions */
+};
+
+/* Which unit of each block is recorded. Blocks: under each parent range, the units past the first
+ * `first` are cut into blocks of `every` (block b = (index - first) / every, position p = (index -
+ * first) % every). PICK_FIRST (older tracers): p == 0, a systematic sample. PICK_RANDOM: p ==
+ * h(seed, parent ordinal, b) % every (below), one independent uniform position per
+ * block (a stratified sample: unbiased under drift, docs/tracer.md "Sampled tracing"), where the
+ * parent ordinal counts the times the unit's parent changed on the unit's thread (1 for the first
+ * parent range, 0 while units have none) and the position is splitmix64's finalizer chained over
+ * the three values: h = mix(seed); h = mix(h ^ ordinal); h = mix(h ^ b), with
+ * mix(x) = x + 0x9e3779b97f4a7c15, then x ^= x >> 30, x *= 0xbf58476d1ce4e5b9, x ^= x >> 27,
+ * x *= 0x94d049bb133111eb, x ^= x >> 31. A seed gives the same sample again (threads with the
+ * same parent ordinals get the same positions). The STAGE records say which units were recorded;
+ * the formula lets a reader replay the schedule (inject/sample.c and src/analyze/sampling.c). */
+enum lp_trace_sample_pick {
+	LP_TRACE_SAMPLE_PICK_FIRST = 0,
+	LP_TRACE_SAMPLE_PICK_RANDOM = 1,
 };
 
 enum lp_trace_stage_sample {
@@ -353,7 +373,7 @@ _Static_assert(sizeof(struct lp_trace_device) == 48, "device layout");
 _Static_assert(sizeof(struct lp_trace_clock_sync) == 16, "clock sync layout");
 _Static_assert(sizeof(struct lp_trace_end) == 16, "end layout");
 _Static_assert(sizeof(struct lp_trace_rank) == 24, "rank layout");
-_Static_assert(sizeof(struct lp_trace_sampling) == 72, "sampling layout");
+_Static_assert(sizeof(struct lp_trace_sampling) == 88, "sampling layout");
 _Static_assert(sizeof(struct lp_trace_stage) == 48, "stage layout");
 
 #endif

@@ -13,6 +13,7 @@
 
 #include "core/map.h"
 #include "core/vec.h"
+#include "llmprof/trace_format.h"
 
 enum {                                /* lp_range.sample (trace format: LP_TRACE_STAGE_*) */
 	LP_TSAMPLE_FLAG_SKIPPED = 2,          /* an unrecorded unit */
@@ -32,17 +33,33 @@ int lp_tsample_plan_of(const struct lp_profile *p, struct lp_tsample_plan *plan)
 			plan->sampled = 1;
 			plan->every = s->every;
 			plan->first = s->first;
+			plan->pick = s->pick;
+			plan->seed = s->seed;
 			return 1;
 		}
 	}
 	return 0;
 }
 
-int lp_tsample_recorded(const struct lp_tsample_plan *plan, uint32_t index)
+/* splitmix64's finalizer (trace_format.h lp_trace_sample_pick: the tracer's formula) */
+static uint64_t mix(uint64_t x)
 {
+	x += 0x9e3779b97f4a7c15ull;
+	x = (x ^ (x >> 30)) * 0xbf58476d1ce4e5b9ull;
+	x = (x ^ (x >> 27)) * 0x94d049bb133111ebull;
+	return x ^ (x >> 31);
+}
+
+int lp_tsample_recorded(const struct lp_tsample_plan *plan, uint32_t ordinal, uint32_t index)
+{
+	uint32_t b, pos;
 	if (!plan->sampled || index < plan->first || plan->every <= 1)
 		return 1;
-	return (index - plan->first) % plan->every == 0;
+	b = (index - plan->first) / plan->every;
+	pos = (index - plan->first) % plan->every;
+	if (plan->pick == LP_TRACE_SAMPLE_PICK_FIRST)
+		return pos == plan->offset % plan->every;
+	return pos == mix(mix(mix(plan->seed) ^ ordinal) ^ b) % plan->every;
 }
 
 /* ---- Student's t ---- */
@@ -148,17 +165,33 @@ static int cmp_unit(const void *a, const void *b)
 	return x->idx < y->idx ? -1 : x->idx > y->idx;
 }
 
-int lp_tsample_units_find(const struct lp_profile *p, const struct lp_tsample_plan *plan,
+/* The plan of process `pid` for a replay: `plan` with that process's seed when it has one. */
+static struct lp_tsample_plan plan_of_pid(const struct lp_profile *p, const struct lp_tsample_plan *plan, uint32_t pid)
+{
+	struct lp_tsample_plan q = *plan;
+	size_t i;
+	for (i = 0; i < p->n_processes; i++)
+		if (p->processes[i].pid == pid && p->processes[i].sampling.mode == 2) {
+			q.pick = p->processes[i].sampling.pick;
+			q.seed = p->processes[i].sampling.seed;
+		}
+	return q;
+}
+
+int lp_tsample_units_find(const struct lp_profile *p, const struct lp_tsample_plan *plan, int replay,
 	struct lp_tsample_units *out, struct lp_err *err)
 {
 	struct unit_ref *u;
+	struct lp_tsample_plan pp = *plan;
 	size_t i, n = 0;
-	uint32_t next = 0;
+	uint32_t next = 0, ordinal = 0;
 	memset(out, 0, sizeof(*out));
 	out->stratum = calloc(p->n_ranges ? p->n_ranges : 1, sizeof(*out->stratum));
 	out->unit_index = calloc(p->n_ranges ? p->n_ranges : 1, sizeof(*out->unit_index));
+	out->chain = calloc(p->n_ranges ? p->n_ranges : 1, sizeof(*out->chain));
+	out->ordinal = calloc(p->n_ranges ? p->n_ranges : 1, sizeof(*out->ordinal));
 	u = calloc(p->n_ranges ? p->n_ranges : 1, sizeof(*u));
-	if (!out->stratum || !out->unit_index || !u) {
+	if (!out->stratum || !out->unit_index || !out->chain || !out->ordinal || !u) {
 		free(u);
 		lp_tsample_units_release(out);
 		return lp_oom(err);
@@ -179,24 +212,36 @@ int lp_tsample_units_find(const struct lp_profile *p, const struct lp_tsample_pl
 	for (i = 0; i < n; i++) {
 		const struct lp_range *r = &p->ranges[u[i].idx];
 		uint8_t s;
-		if (i == 0 || u[i].pid != u[i - 1].pid || u[i].tid != u[i - 1].tid ||
-		    r->parent != p->ranges[u[i - 1].idx].parent)
+		int new_thread = i == 0 || u[i].pid != u[i - 1].pid || u[i].tid != u[i - 1].tid;
+		if (i == 0 || u[i].pid != u[i - 1].pid)
+			pp = replay ? *plan : plan_of_pid(p, plan, u[i].pid);
+		if (new_thread || r->parent != p->ranges[u[i - 1].idx].parent) {
+			/* a new chain; the parent ordinal counts the parent's changes on the thread as the
+			 * tracer does (no parent, -1 here, is its 0: the count starts from it) */
 			next = 0;
-		if (r->sample) {
+			if (new_thread)
+				ordinal = r->parent >= 0;
+			else
+				ordinal++;
+			out->n_chains++;
+		}
+		if (r->sample && !replay) {
 			/* the tracer's own flags (STAGE records) when the reader has them; a unit recorded
 			 * while auto was still measuring (3) is exact, as is one off the schedule */
 			next = r->sample_index;
 			if (r->sample == LP_TSAMPLE_FLAG_SKIPPED)
 				s = LP_TSAMPLE_SKIPPED;
-			else if (r->sample == LP_TSAMPLE_FLAG_MEASURED || !lp_tsample_recorded(plan, next))
+			else if (r->sample == LP_TSAMPLE_FLAG_MEASURED || !plan->sampled || next < plan->first)
 				s = LP_TSAMPLE_EXACT;
 			else
-				s = !plan->sampled || next < plan->first ? LP_TSAMPLE_EXACT : LP_TSAMPLE_RECORDED;
+				s = LP_TSAMPLE_RECORDED; /* a recorded unit is on the schedule: the tracer says so */
 		} else if (!plan->sampled || next < plan->first) {
 			s = LP_TSAMPLE_EXACT;
 		} else {
-			s = lp_tsample_recorded(plan, next) ? LP_TSAMPLE_RECORDED : LP_TSAMPLE_SKIPPED;
+			s = lp_tsample_recorded(&pp, ordinal, next) ? LP_TSAMPLE_RECORDED : LP_TSAMPLE_SKIPPED;
 		}
+		out->chain[u[i].idx] = out->n_chains - 1;
+		out->ordinal[u[i].idx] = ordinal;
 		out->unit_index[u[i].idx] = next;
 		out->stratum[u[i].idx] = s;
 		out->n_exact += s == LP_TSAMPLE_EXACT;
@@ -212,6 +257,8 @@ void lp_tsample_units_release(struct lp_tsample_units *u)
 {
 	free(u->stratum);
 	free(u->unit_index);
+	free(u->chain);
+	free(u->ordinal);
 	memset(u, 0, sizeof(*u));
 }
 
@@ -242,15 +289,17 @@ int lp_tsample_table_build(const struct lp_profile *p, const struct lp_tsample_p
 	lp_tsample_key_fn key, void *ctx, struct lp_tsample_table *out, struct lp_err *err)
 {
 	struct lp_tsample_units units;
+	struct lp_tsample_design design;
 	struct acc *rows = NULL;
 	struct lp_map index = LP_MAP_INIT;   /* key -> row */
-	uint32_t *slot_of_range = NULL;
+	int32_t *slot_of_range = NULL;
 	size_t n_rows = 0, cap_rows = 0, i;
 	double *tot_ns = NULL;
 	int rc = -1;
 
 	memset(out, 0, sizeof(*out));
-	if (lp_tsample_units_find(p, plan, &units, err) < 0)
+	memset(&design, 0, sizeof(design));
+	if (lp_tsample_units_find(p, plan, 0, &units, err) < 0)
 		return -1;
 	out->sampled = plan->sampled && units.n_recorded + units.n_skipped > 0;
 	out->units_exact = units.n_exact;
@@ -262,10 +311,13 @@ int lp_tsample_table_build(const struct lp_profile *p, const struct lp_tsample_p
 	if (!slot_of_range || !tot_ns)
 		goto oom;
 	{
-		uint32_t next = 0;
+		int32_t next = 0;
 		for (i = 0; i < p->n_ranges; i++)
-			slot_of_range[i] = units.stratum[i] == LP_TSAMPLE_RECORDED ? next++ : UINT32_MAX;
+			slot_of_range[i] = units.stratum[i] == LP_TSAMPLE_RECORDED ? next++ :
+				units.stratum[i] == LP_TSAMPLE_SKIPPED ? -1 : -2;
 	}
+	if (lp_tsample_units_design(&units, p->n_ranges, slot_of_range, plan, &design, err) < 0)
+		goto done;
 	for (i = 0; i < p->n_kernels; i++) {
 		const struct lp_kernel *k = &p->kernels[i];
 		const char *name = key(p, i, ctx);
@@ -315,16 +367,13 @@ int lp_tsample_table_build(const struct lp_profile *p, const struct lp_tsample_p
 		for (i = 0; i < n_rows; i++) {
 			struct lp_tsample_row *r = &out->rows[i];
 			r->key = rows[i].key;
-			lp_tsample_estimate(rows[i].exact_ns, rows[i].x_ns, units.n_recorded, out->units_sampled_stratum,
-				conf, &r->time_ns);
-			lp_tsample_estimate((double)rows[i].exact_calls, rows[i].x_calls, units.n_recorded,
-				out->units_sampled_stratum, conf, &r->calls);
+			lp_tsample_design_estimate(&design, rows[i].exact_ns, rows[i].x_ns, conf, &r->time_ns);
+			lp_tsample_design_estimate(&design, (double)rows[i].exact_calls, rows[i].x_calls, conf, &r->calls);
 			r->outside_ns = rows[i].outside_ns;
 			r->outside_calls = rows[i].outside_calls;
 			exact_total += rows[i].exact_ns;
 		}
-		lp_tsample_estimate(exact_total, tot_ns, units.n_recorded, out->units_sampled_stratum, conf,
-			&out->total_ns);
+		lp_tsample_design_estimate(&design, exact_total, tot_ns, conf, &out->total_ns);
 	}
 	out->n_rows = n_rows;
 	qsort(out->rows, out->n_rows, sizeof(*out->rows), cmp_row);
@@ -342,6 +391,7 @@ done:
 	lp_map_release(&index);
 	free(slot_of_range);
 	free(tot_ns);
+	lp_tsample_design_release(&design);
 	lp_tsample_units_release(&units);
 	return rc;
 }

@@ -12,10 +12,11 @@
 #include "core/buf.h"
 #include "core/map.h"
 
-/* 1 when range r or an ancestor is warm-up / a left-out first iteration. */
-static int range_warm(const struct lp_profile *p, const struct lp_stage_set *stages, int32_t r)
+int lp_tsample_range_warm(const struct lp_profile *p, const struct lp_stage_set *stages, int32_t r)
 {
 	int guard = 0;
+	if (!stages)
+		return 0;
 	for (; r >= 0 && guard++ < 512; r = p->ranges[r].parent)
 		if (lp_stage_range_excluded(stages, r))
 			return 1;
@@ -32,7 +33,7 @@ int lp_tsample_weights_build(const struct lp_profile *p, const struct lp_stage_s
 	memset(out, 0, sizeof(*out));
 	if (!plan->sampled)
 		return 0;
-	if (lp_tsample_units_find(p, plan, &units, err) < 0)
+	if (lp_tsample_units_find(p, plan, 0, &units, err) < 0)
 		return -1;
 	unit_slot = malloc((p->n_ranges + 1) * sizeof(*unit_slot));
 	unit_measured = calloc(p->n_ranges + 1, 1);
@@ -49,7 +50,7 @@ int lp_tsample_weights_build(const struct lp_profile *p, const struct lp_stage_s
 	for (i = 0; i < p->n_ranges; i++) {
 		uint8_t s = units.stratum[i];
 		unit_slot[i] = -1;
-		if (s == LP_TSAMPLE_OUTSIDE || range_warm(p, stages, (int32_t)i))
+		if (s == LP_TSAMPLE_OUTSIDE || lp_tsample_range_warm(p, stages, (int32_t)i))
 			continue;
 		unit_measured[i] = 1;
 		if (s == LP_TSAMPLE_EXACT)
@@ -71,6 +72,17 @@ int lp_tsample_weights_build(const struct lp_profile *p, const struct lp_stage_s
 		out->kernel_slot[i] = u >= 0 && !warm ? unit_slot[u] : -1;
 		out->kernel_in_unit[i] = u >= 0 && !warm && unit_measured[u];
 	}
+	/* the strata of the measured units (warm-up out, as from the tables) */
+	for (i = 0; i < p->n_ranges; i++)
+		if (unit_slot[i] < 0)
+			unit_slot[i] = unit_measured[i] && units.stratum[i] == LP_TSAMPLE_SKIPPED ? -1 : -2;
+	if (lp_tsample_units_design(&units, p->n_ranges, unit_slot, plan, &out->design, err) < 0) {
+		free(unit_slot);
+		free(unit_measured);
+		lp_tsample_units_release(&units);
+		lp_tsample_weights_release(out);
+		return -1;
+	}
 	out->sampled = out->N > 0 && out->n > 0;
 	free(unit_slot);
 	free(unit_measured);
@@ -83,6 +95,7 @@ void lp_tsample_weights_release(struct lp_tsample_weights *w)
 	free(w->kernel_slot);
 	free(w->range_slot);
 	free(w->kernel_in_unit);
+	lp_tsample_design_release(&w->design);
 	memset(w, 0, sizeof(*w));
 }
 
@@ -90,7 +103,7 @@ void lp_tsample_weights_release(struct lp_tsample_weights *w)
 static double row_ci_ms(const struct lp_tsample_weights *w, const double *x, double conf)
 {
 	struct lp_tsample_est e;
-	lp_tsample_estimate(0, x, w->n, w->N, conf, &e);
+	lp_tsample_design_estimate(&w->design, 0, x, conf, &e);
 	return e.half_ci < 0 ? -1 : e.half_ci / 1e6;
 }
 
@@ -121,13 +134,12 @@ int lp_tsample_scale_kernels(const struct lp_profile *p, const struct lp_stage_s
 	const struct lp_tsample_weights *w, double conf, struct lp_kernel_set *set, struct lp_err *err)
 {
 	struct lp_map by_name = LP_MAP_INIT;
-	double *rec_ms = NULL, *rec_calls = NULL, *x = NULL, f;
+	double *rec_ms = NULL, *rec_calls = NULL, *x = NULL;
 	uint8_t *in_unit = NULL;
 	size_t i, j;
 	int rc = -1;
 	if (!w->sampled || !set->n_rows)
 		return 0;
-	f = (double)w->N / (double)w->n;
 	rec_ms = calloc(set->n_rows * 3, sizeof(*rec_ms));
 	rec_calls = calloc(set->n_rows * 3, sizeof(*rec_calls));
 	x = calloc(set->n_rows * (size_t)w->n, sizeof(*x));
@@ -156,8 +168,9 @@ int lp_tsample_scale_kernels(const struct lp_profile *p, const struct lp_stage_s
 			continue;
 		ns = k->end_ns > k->start_ns ? (double)(k->end_ns - k->start_ns) : 0;
 		kind = stage_kind_of(stages, s);
-		rec_ms[(size_t)r * 3 + kind] += ns / 1e6;
-		rec_calls[(size_t)r * 3 + kind] += 1;
+		/* what the units this one stands for add beyond itself */
+		rec_ms[(size_t)r * 3 + kind] += (w->design.w[w->kernel_slot[i]] - 1) * ns / 1e6;
+		rec_calls[(size_t)r * 3 + kind] += w->design.w[w->kernel_slot[i]] - 1;
 		x[(size_t)r * w->n + (size_t)w->kernel_slot[i]] += ns;
 	}
 	set->sampled = 1;
@@ -173,8 +186,8 @@ int lp_tsample_scale_kernels(const struct lp_profile *p, const struct lp_stage_s
 			continue;
 		row->sampled = 1;
 		for (kind = 0; kind < 3; kind++) {
-			double dm = (f - 1) * rec_ms[j * 3 + kind];
-			uint64_t dc = (uint64_t)llround((f - 1) * rec_calls[j * 3 + kind]);
+			double dm = rec_ms[j * 3 + kind];
+			uint64_t dc = (uint64_t)llround(rec_calls[j * 3 + kind]);
 			row->stage_ms[kind] += dm;
 			row->stage_calls[kind] += dc;
 			set->family_ms[kind][row->family] += dm;
@@ -223,7 +236,7 @@ int lp_tsample_scale_ops(const struct lp_profile *p, const struct lp_stage_set *
 {
 	struct lp_map rows = LP_MAP_INIT;
 	struct lp_buf key = LP_BUF_INIT, nb = LP_BUF_INIT;
-	double *incl = NULL, *excl = NULL, *rec_incl = NULL, *rec_excl = NULL, *rec_n = NULL, *x = NULL, f;
+	double *incl = NULL, *excl = NULL, *rec_incl = NULL, *rec_excl = NULL, *rec_n = NULL, *x = NULL;
 	double *incl_n = NULL, stage_rec[LP_STAGES_MAX + 1], stage_ms[LP_STAGES_MAX + 1];
 	int32_t *stage_of = NULL;
 	char **opname = NULL;
@@ -232,7 +245,6 @@ int lp_tsample_scale_ops(const struct lp_profile *p, const struct lp_stage_set *
 	int rc = -1;
 	if (!w->sampled || !ops->n_rows)
 		return 0;
-	f = (double)w->N / (double)w->n;
 	incl = calloc(p->n_ranges + 1, sizeof(*incl));
 	incl_n = calloc(p->n_ranges + 1, sizeof(*incl_n));
 	excl = calloc(p->n_ranges + 1, sizeof(*excl));
@@ -266,13 +278,14 @@ int lp_tsample_scale_ops(const struct lp_profile *p, const struct lp_stage_set *
 	/* GPU time of the kernels in recorded units: inclusive per ancestor, exclusive on the innermost op */
 	for (i = 0; i < p->n_kernels; i++) {
 		const struct lp_kernel *k = &p->kernels[i];
-		double d = k->end_ns > k->start_ns ? (double)(k->end_ns - k->start_ns) : 0;
+		double d = k->end_ns > k->start_ns ? (double)(k->end_ns - k->start_ns) : 0, wx;
 		int32_t r, s;
 		int guard = 0, excl_done = 0;
 		if (w->kernel_slot[i] < 0)
 			continue;
+		wx = w->design.w[w->kernel_slot[i]] - 1; /* the units it stands for beyond itself */
 		s = stages->kernel_stage && i < stages->n_kernels ? stages->kernel_stage[i] : -1;
-		stage_rec[s >= 0 && s < LP_STAGES_MAX ? s : LP_STAGES_MAX] += d / 1e6;
+		stage_rec[s >= 0 && s < LP_STAGES_MAX ? s : LP_STAGES_MAX] += wx * d / 1e6;
 		for (r = k->range; r >= 0 && guard++ < 512; r = p->ranges[r].parent) {
 			incl[r] += d;
 			incl_n[r] += 1;
@@ -300,11 +313,11 @@ int lp_tsample_scale_ops(const struct lp_profile *p, const struct lp_stage_set *
 			continue;
 		j = e->val;
 		touched[j] = 1;
-		rec_excl[j] += excl[i];
+		rec_excl[j] += (w->design.w[slot] - 1) * excl[i];
 		if (nested_same)
 			continue;
-		rec_incl[j] += incl[i];
-		rec_n[j] += incl_n[i];
+		rec_incl[j] += (w->design.w[slot] - 1) * incl[i];
+		rec_n[j] += (w->design.w[slot] - 1) * incl_n[i];
 		x[j * w->n + (size_t)slot] += incl[i];
 	}
 	/* the stages' kernel time, scaled the same way (the denominators of share) */
@@ -319,16 +332,16 @@ int lp_tsample_scale_ops(const struct lp_profile *p, const struct lp_stage_set *
 		stage_ms[LP_STAGES_MAX] = (double)stages->measured_kernel_ns / 1e6 - staged;
 	}
 	for (i = 0; i <= LP_STAGES_MAX; i++)
-		stage_ms[i] += (f - 1) * stage_rec[i];
+		stage_ms[i] += stage_rec[i];
 	ops->sampled = 1;
 	for (j = 0; j < ops->n_rows; j++) {
 		struct lp_op_row *row = &ops->rows[j];
 		size_t s = row->stage_index >= 0 ? (size_t)row->stage_index : LP_STAGES_MAX;
 		if (touched[j]) {
 			row->sampled = 1;
-			row->gpu_incl_ms += (f - 1) * rec_incl[j] / 1e6;
-			row->gpu_excl_ms += (f - 1) * rec_excl[j] / 1e6;
-			row->kernels += (uint64_t)llround((f - 1) * rec_n[j]);
+			row->gpu_incl_ms += rec_incl[j] / 1e6;
+			row->gpu_excl_ms += rec_excl[j] / 1e6;
+			row->kernels += (uint64_t)llround(rec_n[j]);
 			row->ci_ms = row_ci_ms(w, x + j * w->n, conf);
 		}
 		if (stages->have_gpu && s <= LP_STAGES_MAX && stage_ms[s] > 0)
@@ -363,11 +376,10 @@ int lp_tsample_scale_stages(const struct lp_profile *p, const struct lp_tsample_
 {
 	int32_t *iter_of = NULL;         /* per range: the stage iteration it is (index into refs), -1 */
 	struct { size_t s, j; } *refs = NULL;
-	double *rec_ns = NULL, *rec_n = NULL, *vals = NULL, f;
+	double *rec_ns = NULL, *rec_n = NULL, *vals = NULL;
 	size_t i, j, n_refs = 0, max_iters = 0;
 	if (!w->sampled || !stages->kernel_stage)
 		return 0;
-	f = (double)w->N / (double)w->n;
 	for (i = 0; i < stages->n_stages; i++) {
 		n_refs += stages->stages[i].n_iters;
 		if (stages->stages[i].n_iters > max_iters)
@@ -408,16 +420,17 @@ int lp_tsample_scale_stages(const struct lp_profile *p, const struct lp_tsample_
 		}
 		if (r < 0 || iter_of[r] < 0 || refs[iter_of[r]].s != (size_t)stages->kernel_stage[i])
 			continue;
-		rec_ns[iter_of[r]] += k->end_ns > k->start_ns ? (double)(k->end_ns - k->start_ns) : 0;
-		rec_n[iter_of[r]] += 1;
+		rec_ns[iter_of[r]] += (w->design.w[w->kernel_slot[i]] - 1) *
+			(k->end_ns > k->start_ns ? (double)(k->end_ns - k->start_ns) : 0);
+		rec_n[iter_of[r]] += w->design.w[w->kernel_slot[i]] - 1;
 	}
 	for (i = 0; i < n_refs; i++) {
 		struct lp_stage_iter *it = &stages->stages[refs[i].s].iters[refs[i].j];
-		double old = (double)it->kernel_ns, add = (f - 1) * rec_ns[i];
+		double old = (double)it->kernel_ns, add = rec_ns[i];
 		if (rec_n[i] <= 0)
 			continue;
 		it->kernel_ns += (uint64_t)llround(add);
-		it->kernels += (uint64_t)llround((f - 1) * rec_n[i]);
+		it->kernels += (uint64_t)llround(rec_n[i]);
 		if (old > 0)
 			it->gpu_busy_ns = (uint64_t)llround((double)it->gpu_busy_ns * (old + add) / old);
 		stages->measured_kernel_ns += (uint64_t)llround(add);

@@ -606,6 +606,8 @@ static int replay_file(struct lp_trace_file *f, struct lp_profile *p, struct lp_
 			o->toggle_max_ns = sm.toggle_max_ns;
 			o->units = sm.units;
 			o->units_recorded = sm.units_recorded;
+			o->pick = (uint8_t)sm.pick;
+			o->seed = sm.seed;
 			break;
 		}
 		case LP_TREC_CLOCK_SYNC: {

@@ -89,6 +89,8 @@ struct lp_process {
 		uint64_t launch_rate;    /* launches/s auto measured; 0 none */
 		uint64_t toggles, toggle_ns, toggle_max_ns;  /* CUPTI switches and their cost */
 		uint64_t units, units_recorded;
+		uint8_t pick;            /* enum lp_trace_sample_pick: 0 the block's first unit, 1 random */
+		uint64_t seed;           /* pick 1: the seed of the positions */
 	} sampling;
 };
 

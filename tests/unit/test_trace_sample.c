@@ -145,8 +145,9 @@ static void test_every(void **state)
 	const struct lp_trace_stage *u[64];
 	size_t n, i, recorded = 0;
 	(void)state;
-	run(LP_TEST_TMP "/sample_every", "every=3,first=2", NULL, res);
+	run(LP_TEST_TMP "/sample_every", "every=3,first=2,pick=first", NULL, res);
 	assert_int_equal(res->sampling.mode, LP_TRACE_SAMPLE_SAMPLED);
+	assert_int_equal(res->sampling.pick, LP_TRACE_SAMPLE_PICK_FIRST);
 	assert_int_equal(res->sampling.why, LP_TRACE_SAMPLE_WHY_FORCED);
 	assert_int_equal(res->sampling.every, 3);
 	assert_int_equal(res->sampling.first, 2);
@@ -169,6 +170,65 @@ static void test_every(void **state)
 	assert_int_equal(select_stages(res, "decode_all", u), 2);
 	assert_int_equal(select_stages(res, "layer", u), 0);
 	assert_int_equal(res->sampling.toggles, 0); /* no CUPTI to switch on a CPU */
+	free(res);
+}
+
+/* splitmix64's finalizer, written from the formula of trace_format.h (lp_trace_sample_pick) */
+static uint64_t mix(uint64_t x)
+{
+	x += 0x9e3779b97f4a7c15ull;
+	x = (x ^ (x >> 30)) * 0xbf58476d1ce4e5b9ull;
+	x = (x ^ (x >> 27)) * 0x94d049bb133111ebull;
+	return x ^ (x >> 31);
+}
+
+/* The default pick: one unit at a seeded random position in each block of `every` (stratified),
+ * the position the formula of trace_format.h gives; another seed moves them. */
+static void test_random_pick(void **state)
+{
+	struct result *res = calloc(1, sizeof(*res));
+	const struct lp_trace_stage *u[64];
+	size_t n, i, differ = 0, recorded = 0;
+	uint8_t flags[2][20];
+	int round;
+	(void)state;
+	for (round = 0; round < 2; round++) {
+		uint64_t seed = round ? 99 : 7;
+		run(LP_TEST_TMP "/sample_random", round ? "every=3,first=2,seed=99" : "every=3,first=2,seed=7", NULL, res);
+		assert_int_equal(res->sampling.mode, LP_TRACE_SAMPLE_SAMPLED);
+		assert_int_equal(res->sampling.pick, LP_TRACE_SAMPLE_PICK_RANDOM);
+		assert_true(res->sampling.seed == seed);
+		n = select_stages(res, "decode_step", u);
+		assert_int_equal(n, 20);
+		recorded = 0;
+		for (i = 0; i < n; i++) {
+			uint32_t idx = (uint32_t)(i % 10), ordinal = (uint32_t)(i / 10) + 1; /* parents 1, 2 */
+			int want = 1;
+			if (idx >= 2) {
+				uint32_t b = (idx - 2) / 3, pos = (idx - 2) % 3;
+				uint32_t pick = (uint32_t)(mix(mix(mix(seed) ^ ordinal) ^ b) % 3);
+				want = pos == pick;
+			}
+			flags[round][i] = u[i]->sample;
+			assert_int_equal(u[i]->index, idx);
+			assert_int_equal(u[i]->sample, want ? LP_TRACE_STAGE_RECORDED : LP_TRACE_STAGE_SKIPPED);
+			recorded += (size_t)want;
+		}
+		assert_int_equal(res->sampling.units_recorded, recorded);
+		/* 2 full blocks of 3 per parent: one each; the partial block (8, 9) holds one when the
+		 * pick falls on it */
+		assert_true(recorded >= 2 * (2 + 2) && recorded <= 2 * (2 + 3));
+		for (i = 0; i < 2; i++) {
+			size_t k, in_block = 0;
+			for (k = 2 + 3 * i; k < 5 + 3 * i; k++)
+				in_block += u[k]->sample == LP_TRACE_STAGE_RECORDED;
+			assert_int_equal(in_block, 1);
+		}
+	}
+	/* the seed matters: 7 and 99 put some blocks' unit elsewhere (a fixed pair: deterministic) */
+	for (i = 0; i < 20; i++)
+		differ += flags[0][i] != flags[1][i];
+	assert_true(differ > 0);
 	free(res);
 }
 
@@ -229,8 +289,9 @@ static void test_unit_and_stages(void **state)
 	size_t n, i;
 	(void)state;
 	/* unit=layer: each layer's parent is a different decode_step, so every layer is index 0 and,
-	 * with first=0, recorded ((0 - 0) % 2 == 0); the decode_step ranges are stages, not units */
-	run(LP_TEST_TMP "/sample_unit", "every=2,first=0,unit=layer", "LLMPROF_TRACE_STAGES=decode_step", res);
+	 * with first=0 and the block's first unit picked, recorded; the decode_step ranges are
+	 * stages, not units */
+	run(LP_TEST_TMP "/sample_unit", "every=2,first=0,unit=layer,pick=first", "LLMPROF_TRACE_STAGES=decode_step", res);
 	n = select_stages(res, "layer", u);
 	assert_int_equal(n, 20);
 	for (i = 0; i < n; i++) {
@@ -247,6 +308,7 @@ static void test_unit_and_stages(void **state)
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_random_pick),
 		cmocka_unit_test(test_every),
 		cmocka_unit_test(test_off_auto_and_bad),
 		cmocka_unit_test(test_unit_and_stages),

@@ -1,0 +1,151 @@
+/* sample_coverage.c: lp-sample-coverage, the empirical coverage of sampled tracing's intervals
+ * (src/analyze/sampling_check.c, bench/sampling/README.md). Reads an EXACT trace (a folder of
+ * .lptrace files), replays a sampling schedule on it many times and prints, per kernel inside the
+ * sampling units, how often the 95% interval held the exact total, with the bias, the error and
+ * the interval's width (relative to the total).
+ *
+ *   lp-sample-coverage [--every N] [--first K] [--pick random|first] [--var balanced|successive|srs]
+ *                      [--trials T] [--seed S] [--min-share F] [--json] TRACE_DIR
+ *
+ * Exit status: 0, 2 usage, 1 the trace could not be read or analyzed. A developer's tool: it
+ * prints, so it lives beside the tests, not in src/. */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "analyze/analysis.h"
+#include "analyze/sampling.h"
+#include "llmprof/trace_format.h"
+#include "parse/trace_read.h"
+
+static int usage(void)
+{
+	fprintf(stderr, "usage: lp-sample-coverage [--every N] [--first K] [--pick random|first] "
+			"[--var balanced|successive|srs] [--trials T] [--seed S] [--min-share F] [--json] TRACE_DIR\n");
+	return 2;
+}
+
+static void json_str(const char *s)
+{
+	putchar('"');
+	for (; *s; s++) {
+		if (*s == '"' || *s == '\\')
+			printf("\\%c", *s);
+		else if ((unsigned char)*s < 0x20)
+			printf("\\u%04x", (unsigned char)*s);
+		else
+			putchar(*s);
+	}
+	putchar('"');
+}
+
+int main(int argc, char **argv)
+{
+	struct lp_tsample_plan plan = { 1, 8, 2, "decode_step", LP_TRACE_SAMPLE_PICK_RANDOM, 0, 0 };
+	enum lp_tsample_var var = LP_TSAMPLE_VAR_BALANCED;
+	unsigned long trials = 1000;
+	unsigned long long seed = 1;
+	double min_share = 0.01;
+	int json = 0, i;
+	const char *dir = NULL, *vname = "balanced";
+	struct lp_profile p;
+	struct lp_analysis_input in;
+	struct lp_analysis *a;
+	struct lp_tsample_coverage c;
+	struct lp_err err = LP_ERR_INIT;
+	size_t k, big = 0;
+	unsigned long inside = 0, all = 0;
+
+	for (i = 1; i < argc; i++) {
+		const char *o = argv[i], *v = i + 1 < argc ? argv[i + 1] : NULL;
+		if (!strcmp(o, "--json")) {
+			json = 1;
+			continue;
+		}
+		if (o[0] != '-') {
+			dir = o;
+			continue;
+		}
+		if (!v)
+			return usage();
+		i++;
+		if (!strcmp(o, "--every"))
+			plan.every = (uint32_t)strtoul(v, NULL, 10);
+		else if (!strcmp(o, "--first"))
+			plan.first = (uint32_t)strtoul(v, NULL, 10);
+		else if (!strcmp(o, "--trials"))
+			trials = strtoul(v, NULL, 10);
+		else if (!strcmp(o, "--seed"))
+			seed = strtoull(v, NULL, 10);
+		else if (!strcmp(o, "--min-share"))
+			min_share = strtod(v, NULL);
+		else if (!strcmp(o, "--unit"))
+			plan.unit = v;
+		else if (!strcmp(o, "--pick") && (!strcmp(v, "random") || !strcmp(v, "first")))
+			plan.pick = !strcmp(v, "random") ? LP_TRACE_SAMPLE_PICK_RANDOM : LP_TRACE_SAMPLE_PICK_FIRST;
+		else if (!strcmp(o, "--var") && !strcmp(v, "balanced"))
+			var = LP_TSAMPLE_VAR_BALANCED, vname = v;
+		else if (!strcmp(o, "--var") && !strcmp(v, "successive"))
+			var = LP_TSAMPLE_VAR_SUCCESSIVE, vname = v;
+		else if (!strcmp(o, "--var") && !strcmp(v, "srs"))
+			var = LP_TSAMPLE_VAR_SRS, vname = v;
+		else
+			return usage();
+	}
+	if (!dir || plan.every < 1 || trials < 1)
+		return usage();
+	lp_profile_init(&p, dir);
+	if (lp_trace_load(dir, &p, &err) < 0) {
+		fprintf(stderr, "lp-sample-coverage: %s\n", err.msg);
+		return 1;
+	}
+	a = calloc(1, sizeof(*a));
+	memset(&in, 0, sizeof(in));
+	in.profile = &p;
+	if (!a || lp_analyze(&in, a, &err) < 0 ||
+	    lp_tsample_coverage(&p, &a->stages, &plan, var, (uint32_t)trials, seed, 0.95, &c, &err) < 0) {
+		fprintf(stderr, "lp-sample-coverage: %s\n", err.msg);
+		return 1;
+	}
+	if (json) {
+		printf("{\"trace\": ");
+		json_str(dir);
+		printf(", \"every\": %u, \"first\": %u, \"pick\": \"%s\", \"var\": \"%s\", \"trials\": %u, "
+		       "\"units\": %u, \"units_exact\": %u, \"units_ms\": %.6f, \"rows\": [",
+			plan.every, plan.first, plan.pick ? "random" : "first", vname, c.trials, c.units, c.units_exact,
+			c.units_ns / 1e6);
+		for (k = 0; k < c.n_rows; k++) {
+			const struct lp_tsample_cov_row *r = &c.rows[k];
+			printf("%s\n  {\"kernel\": ", k ? "," : "");
+			json_str(r->key);
+			printf(", \"exact_ms\": %.6f, \"share\": %.6f, \"covered\": %u, \"unknown\": %u, \"bias\": %.6g, "
+			       "\"rmse\": %.6g, \"half_rel\": %.6g}",
+				r->exact_ns / 1e6, r->share, r->covered, r->unknown, r->bias, r->rmse, r->half_rel);
+		}
+		printf("]}\n");
+	} else {
+		printf("%s: every=%u first=%u pick=%s var=%s, %u trials; %u measured units (%u exact), %.3f ms of "
+		       "kernels in them\n", dir, plan.every, plan.first, plan.pick ? "random" : "first", vname,
+			c.trials, c.units, c.units_exact, c.units_ns / 1e6);
+		printf("%9s %7s %9s %9s %9s %9s  %s\n", "exact_ms", "share", "coverage", "bias", "rmse", "+-rel", "kernel");
+	}
+	for (k = 0; k < c.n_rows; k++) {
+		const struct lp_tsample_cov_row *r = &c.rows[k];
+		if (r->share < min_share)
+			continue;
+		big++;
+		inside += r->covered;
+		all += c.trials;
+		if (!json)
+			printf("%9.3f %6.2f%% %8.1f%% %+8.3f%% %8.3f%% %8.3f%%  %.70s\n", r->exact_ns / 1e6, 100 * r->share,
+				100.0 * r->covered / c.trials, 100 * r->bias, 100 * r->rmse, 100 * r->half_rel, r->key);
+	}
+	if (!json)
+		printf("%zu kernels above %.1f%% of the units' kernel time: their intervals held the exact total in "
+		       "%.1f%% of %lu (kernel, trial) pairs\n", big, 100 * min_share, all ? 100.0 * inside / all : 0, all);
+	lp_tsample_coverage_release(&c);
+	lp_analysis_release(a);
+	free(a);
+	lp_profile_release(&p);
+	return 0;
+}
