@@ -41,8 +41,7 @@ int lp_tsample_plan_of(const struct lp_profile *p, struct lp_tsample_plan *plan)
 	return 0;
 }
 
-/* splitmix64's finalizer (trace_format.h lp_trace_sample_pick: the tracer's formula) */
-static uint64_t mix(uint64_t x)
+uint64_t lp_tsample_mix64(uint64_t x)
 {
 	x += 0x9e3779b97f4a7c15ull;
 	x = (x ^ (x >> 30)) * 0xbf58476d1ce4e5b9ull;
@@ -59,7 +58,7 @@ int lp_tsample_recorded(const struct lp_tsample_plan *plan, uint32_t ordinal, ui
 	pos = (index - plan->first) % plan->every;
 	if (plan->pick == LP_TRACE_SAMPLE_PICK_FIRST)
 		return pos == plan->offset % plan->every;
-	return pos == mix(mix(mix(plan->seed) ^ ordinal) ^ b) % plan->every;
+	return pos == lp_tsample_mix64(lp_tsample_mix64(lp_tsample_mix64(plan->seed) ^ ordinal) ^ b) % plan->every;
 }
 
 /* ---- Student's t ---- */

@@ -66,6 +66,8 @@ int lp_tsample_plan_of(const struct lp_profile *p, struct lp_tsample_plan *plan)
  * thread's `ordinal`-th parent (trace_format.h lp_trace_sample_pick: the times the thread's unit
  * parent changed). The tracer's own schedule (inject/sample.c) is the same expression. */
 int lp_tsample_recorded(const struct lp_tsample_plan *plan, uint32_t ordinal, uint32_t index);
+/* splitmix64's finalizer, the hash of the schedule's positions (trace_format.h). */
+uint64_t lp_tsample_mix64(uint64_t x);
 
 struct lp_tsample_est {
 	double total;                    /* estimate over all units of both strata */

@@ -13,14 +13,6 @@
 #include "core/map.h"
 #include "core/vec.h"
 
-static uint64_t mix64(uint64_t x)
-{
-	x += 0x9e3779b97f4a7c15ull;
-	x = (x ^ (x >> 30)) * 0xbf58476d1ce4e5b9ull;
-	x = (x ^ (x >> 27)) * 0x94d049bb133111ebull;
-	return x ^ (x >> 31);
-}
-
 static int cmp_cov(const void *a, const void *b)
 {
 	const struct lp_tsample_cov_row *x = a, *y = b;
@@ -130,7 +122,7 @@ int lp_tsample_coverage(const struct lp_profile *p, const struct lp_stage_set *s
 		struct lp_tsample_design d;
 		uint32_t slot = 0;
 		size_t j = 0;
-		q.seed = mix64(seed0 ^ mix64(t));
+		q.seed = lp_tsample_mix64(seed0 ^ lp_tsample_mix64(t));
 		q.offset = t % q.every;
 		for (i = 0; i < p->n_ranges; i++) {
 			if (unit_of[i] < 0)

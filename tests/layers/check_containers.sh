@@ -19,6 +19,7 @@ ALLOW=(
 	"src/report/figures.c|16777619u|a colour chosen from a name's FNV-1a hash (same name, same colour), no table"
 	"src/report/figures.c|2166136261u|the same colour hash's seed"
 	"workload/rng.h|0x9E3779B97F4A7C15ull|the reference model's counter-based random numbers (SplitMix64), no table"
+	"src/analyze/sampling.c|0x9e3779b97f4a7c15ull|the sampled tracer's block positions (SplitMix64's finalizer, trace_format.h), no table"
 )
 # "path glob|owner, what is left"
 PENDING=(
