@@ -10,7 +10,9 @@ order), FULL_RUN_AGAIN the same unsampled run repeated: the same launches profil
 
 Launches are matched exactly: a sampled result's `ordinal` in sampling.json (its position among
 the selected launches) is the row of the full profile that profiled the same launch (checked by
-kernel name, grid and block). Per (group, metric):
+kernel name, grid and block). A warm-up stand-in (profiling.ncu.warmup_picks: `warmup` true,
+`ordinal` null) is another launch of the same kernel, grid, block and region path: it is compared
+with the group's launches (no `same` value). Per (group, metric):
 
 - full:   the values of every launch of the group in FULL_RUN: mean, min..max, sd
 - repeat: r = the largest |FULL_RUN - FULL_RUN_AGAIN| of one launch of the group (the counter's
@@ -73,7 +75,7 @@ def main():
     print(f"{'group':<44} {'metric':<22} {'K':>2} {'sampled mean':>13} {'full mean':>12} {'full min..max':>23} "
           f"{'sd%':>5} {'repeat%':>7} {'same%':>6} {'diff%':>6}  minmax  widened")
     for g in plan["groups"]:
-        res = [r for r in g.get("results", []) if r.get("ordinal") is not None]
+        res = [r for r in g.get("results", []) if r.get("ordinal") is not None or r.get("warmup")]
         if not res or g.get("status") != "planned":
             continue
         # the group's launches in the full profile: its kernel (exported name), grid and block (a
@@ -94,8 +96,8 @@ def main():
                 and h["block"] == g["block"] and h["region"] == g["region"] and exported(h) == first["name"])
         if c > 1:
             occ = {k: j for j, k in enumerate(members)}
-            classes = {occ[r["ordinal"]] % c for r in res if r["ordinal"] in occ}
-            if len(classes) == 1:
+            classes = {occ[r["ordinal"]] % c for r in res if r.get("ordinal") in occ}
+            if len(classes) == 1 and all(r.get("ordinal") is not None for r in res):
                 cls = classes.pop()
                 members = [k for k in members if occ[k] % c == cls]
             else:
@@ -106,7 +108,10 @@ def main():
             sv, same, rep = [], [], []
             for r in res:
                 row = srows.get(r["id"])
-                k = r["ordinal"]
+                k = r.get("ordinal")
+                if row and m in row and k is None:   # a warm-up stand-in: no same launch in the full run
+                    sv.append(row[m])
+                    continue
                 if not row or m not in row or k >= len(full):
                     continue
                 if (full[k]["name"], full[k]["grid"], full[k]["block"]) != (row["name"], row["grid"], row["block"]):
@@ -132,7 +137,8 @@ def main():
             ok_widened += widened
             worst_mean = max(worst_mean, diff)
             print(f"{key:<44} {m[:22]:<22} {len(sv):>2} {smean:>13.3f} {fmean:>12.3f} [{lo:>10.3f},{hi:>10.3f}] "
-                  f"{pct(sd):>5.1f} {pct(r_abs):>7.2f} {pct(max(same)):>6.2f} {diff:>6.2f}  {'in' if minmax else 'OUT':<6}  "
+                  f"{pct(sd):>5.1f} {pct(r_abs):>7.2f} {pct(max(same)) if same else float('nan'):>6.2f} {diff:>6.2f}  "
+                  f"{'in' if minmax else 'OUT':<6}  "
                   f"{'in' if widened else 'OUT'}")
     if mismatched:
         print(f"note: {mismatched} sampled results did not match the full profile's row at their ordinal")

@@ -10,7 +10,12 @@
 #    repeatability), then sampled vs unsampled with locked clocks (clock_control=base); compare.py
 # 3. (LLM=1) the llmprof-llm deep run of llama-3.2-1b of the README's section 1
 # 4. what ncu costs hf_generate.py when it profiles nothing (a --kernel-id that matches no kernel)
+# 5. warm-up stand-ins (profiling.ncu.warmup_picks) against the unsampled profile of the measured
+#    iteration: the selection of 2, sampled with run.warmup=1, compare.py against cmp_full/cmp_full2
+# PARTS picks the parts (default "0 1 2 4", and 3 with LLM=1), e.g. PARTS="1 3 5".
 set -u
+PARTS=${PARTS:-0 1 2 4${LLM:+ 3}}
+has() { case " $PARTS " in *" $1 "*) return 0 ;; *) return 1 ;; esac; }
 OUT=${OUT:-/tmp/lp-ncu-sampling}
 mkdir -p "$OUT"
 ROOT=$PWD
@@ -30,6 +35,8 @@ say "ncu: $NCU ($("$NCU" --version 2>&1 | tail -1))"
 say "torch: $(python3 -c 'import torch, transformers; print(torch.__version__, transformers.__version__)' 2>&1 | tail -1)"
 
 # 0. --kill
+STOP=true   # checked on the H100's ncu 2025.3.1 (part 0)
+if has 0; then
 "$NCU" --help 2>&1 | grep -A3 -- '--kill' | tee "$LG/ncu_kill_help.txt" | head -4 | tee -a "$S"
 timeout 90 "$NCU" --metrics gpu__time_duration.sum --launch-count 3 --kill=on "$ROOT/build/bin/llmprof-llm" --model tiny \
   --device cuda --iters 2 --warmup 0 --new-tokens 16 --prompt-len 16 >"$LG/probe_kill.log" 2>&1
@@ -39,6 +46,7 @@ STOP=false
 [ "$np" = 3 ] && ! grep -q '"tokens_per_s"' "$LG/probe_kill.log" && STOP=true
 say "probe --kill=on: rc=$rc profiled $np, workload summary line printed: $(grep -c tokens_per_s "$LG/probe_kill.log") -> stop_early=$STOP"
 grep '==ERROR==\|==WARNING==\|rror' "$LG/probe_kill.log" | head -3 | tee -a "$S"
+fi
 
 timeline() {  # timeline NAME: every second, what the run folder shows (capture, plan, ncu progress)
   local d=$W/tmp/stage2/$1 t0 now log
@@ -88,7 +96,12 @@ if os.path.exists(sp):
           f"{s.get('elapsed_s', 0):.1f}s per_launch est {s['per_launch_s']:.3f} measured {s.get('measured_per_launch_s')} "
           f"per_process est {s.get('per_process_s', 0):.1f} runs {s.get('runs')}")
     print(f"  coverage: {100 * c.get('share', 0):.2f}% met={c.get('met')} groups with metrics "
-          f"{c.get('groups_with_metrics')}/{c.get('groups')} reused {c.get('groups_reused')}")
+          f"{c.get('groups_with_metrics')}/{c.get('groups')} reused {c.get('groups_reused')} "
+          f"from warm-up stand-ins {c.get('groups_from_warmup')} (results {c.get('results_warmup')} of {c.get('results')})")
+    picks = [p for g in s["groups"] if g["status"] == "planned" for p in g["picks"]]
+    print(f"  picks: {len(picks)}, in the warm-up {sum(1 for p in picks if p.get('warmup'))}, steps "
+          f"{sorted(set(p['step'] for p in picks))[:12]}, largest invocation {max((p['invocation'] for p in picks), default=0)}; "
+          f"groups with stand-ins {s.get('groups_with_stand_ins')}, program_s {s.get('program_s')} stop_early {s.get('stop_early')}")
     for r in c.get("regions", []):
         print(f"    region {r['region']:<24} {r['kernel_ms']:10.3f} ms coverage {100 * r['share']:.2f}% "
               f"({r['groups_with_metrics']}/{r['groups']} groups) met={r['met']}")
@@ -117,12 +130,18 @@ PY
 
 CAP=${HF_LIMIT:-230}
 # 1. Hugging Face generate: the issue's command
-run deep_hf "$CAP" --mode deep 'profiling.ncu.regions.include=[LLM@prefill/layer/,LLM@decode_all/]' profiling/ncu=ncu.light \
+has 1 && run deep_hf "$CAP" --mode deep 'profiling.ncu.regions.include=[LLM@prefill/layer/,LLM@decode_all/]' profiling/ncu=ncu.light \
   profiling.ncu.stop_early=$STOP \
   -- python3 "$ROOT/examples/hf_generate.py" --model llama-3.2-1b --prompt-len 512 --new-tokens 128 --iters 1 --warmup 1
 
+# 3. (LLM=1) the reference workload's deep run
+has 3 && run deep_llama 100 --mode deep model=llama-3.2-1b inputs.prompt_len=512 inputs.new_tokens=128 run.repeats=1 \
+  'profiling.ncu.regions.include=[LLM@prefill/layer/,LLM@decode_all/]' profiling/ncu=ncu.light profiling.ncu.stop_early=$STOP
+
 # 2. sampled against unsampled on one selection (decode_all of 2 new tokens); the unsampled twice
-CMP="--mode deep model=llama-3.2-1b inputs.prompt_len=64 inputs.new_tokens=2 run.repeats=1 run.warmup=0 profiling/ncu=ncu.light 'profiling.ncu.regions.include=[LLM@decode_all/]' profiling.ncu.coverage=1.0 profiling.ncu.stop_early=$STOP"
+CMP0="--mode deep model=llama-3.2-1b inputs.prompt_len=64 inputs.new_tokens=2 run.repeats=1 profiling/ncu=ncu.light 'profiling.ncu.regions.include=[LLM@decode_all/]' profiling.ncu.coverage=1.0 profiling.ncu.stop_early=$STOP"
+CMP="$CMP0 run.warmup=0"
+if has 2; then
 eval run cmp_sampled 60 $CMP
 eval run cmp_full 90 $CMP profiling.ncu.sample_per_group=0 profiling.ncu.budget_s=0
 eval run cmp_full2 90 $CMP profiling.ncu.sample_per_group=0 profiling.ncu.budget_s=0
@@ -135,14 +154,25 @@ eval run cmp_full_base 90 $CMP profiling.ncu.clock_control=base profiling.ncu.sa
 python3 "$ROOT/bench/ncu_sampling/compare.py" "$W/tmp/stage2/cmp_sampled_base" "$W/tmp/stage2/cmp_full_base" \
   "$W/tmp/stage2/cmp_full" >"$OUT/compare_base.txt" 2>&1
 tail -1 "$OUT/compare_base.txt" | tee -a "$S"
+fi
 
-# 3. (LLM=1) the reference workload's deep run
-[ -n "${LLM:-}" ] && run deep_llama 100 --mode deep model=llama-3.2-1b inputs.prompt_len=512 inputs.new_tokens=128 run.repeats=1 \
-  'profiling.ncu.regions.include=[LLM@prefill/layer/,LLM@decode_all/]' profiling/ncu=ncu.light profiling.ncu.stop_early=$STOP
+# 5. warm-up stand-ins against the unsampled measured iteration (the same selection, run.warmup=1)
+if has 5; then
+eval run cmp_warm 60 $CMP0 run.warmup=1
+if ! has 2; then
+  eval run cmp_full 90 $CMP profiling.ncu.sample_per_group=0 profiling.ncu.budget_s=0
+  eval run cmp_full2 90 $CMP profiling.ncu.sample_per_group=0 profiling.ncu.budget_s=0
+fi
+python3 "$ROOT/bench/ncu_sampling/compare.py" "$W/tmp/stage2/cmp_warm" "$W/tmp/stage2/cmp_full" "$W/tmp/stage2/cmp_full2" \
+  >"$OUT/compare_warm.txt" 2>&1
+tail -1 "$OUT/compare_warm.txt" | tee -a "$S"
+fi
 
 # 4. ncu on hf_generate.py profiling nothing, with what is left of ${BY:-480} s
 left=$(( ${BY:-480} - ( $(date +%s) - T0 ) ))
-if [ "$left" -ge 60 ]; then
+if ! has 4; then
+  :
+elif [ "$left" -ge 60 ]; then
   s0=$(date +%s.%N)
   timeout "$left" "$NCU" --kernel-id '::regex:^no_such_kernel$:1' --metrics gpu__time_duration.sum \
     python3 "$ROOT/examples/hf_generate.py" --model llama-3.2-1b --prompt-len 512 --new-tokens 128 --iters 1 --warmup 1 \

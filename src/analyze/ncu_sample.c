@@ -170,9 +170,45 @@ void lp_sample_plan_release(struct lp_sample_plan *p)
 		free(p->priv->rank_of);
 		free(p->priv->inv_launch);
 		free(p->priv->members);
+		free(p->priv->stand);
 		free(p->priv);
 	}
 	memset(p, 0, sizeof(*p));
+}
+
+/* Tells the plan's launches `mem` (of group gi, launch order) their group and the rank of their
+ * step among the group's steps (their position when a step is unknown), or -1 when `not_cands`
+ * (they are not where the picks come from); returns the number of ranks. */
+static uint32_t rank_launches(struct lp_sample_plan *p, size_t gi, const uint32_t *mem, size_t n, int not_cands)
+{
+	const struct lp_sample_launch *launches = p->priv->launches;
+	int32_t prev = INT32_MIN, rank = -1;
+	int steps_known = 1;
+	size_t j;
+	for (j = 0; j < n; j++)
+		steps_known &= launches[mem[j]].step >= 0;
+	for (j = 0; j < n; j++) {
+		int32_t st = launches[mem[j]].step;
+		p->priv->group_of[mem[j]] = (int32_t)gi;
+		if (!steps_known)
+			rank = (int32_t)j;
+		else if (st != prev) {   /* a group's steps come in launch order: ranks count them */
+			rank++;
+			prev = st;
+		}
+		p->priv->rank_of[mem[j]] = not_cands ? -1 : rank;
+	}
+	return (uint32_t)(rank + 1);
+}
+
+const uint32_t *lp_sample_cands(const struct lp_sample_plan *p, const struct lp_sample_group *g, size_t *n)
+{
+	if (g->picks_from_warmup) {
+		*n = g->n_stand;
+		return p->priv->stand + g->first_stand;
+	}
+	*n = g->n_members;
+	return p->priv->members + g->first_member;
 }
 
 static unsigned k_of(const struct lp_sample_opts *o)
@@ -184,11 +220,11 @@ static unsigned k_of(const struct lp_sample_opts *o)
 int lp_sample_group(const struct lp_sample_launch *launches, size_t n, const struct lp_sample_opts *o,
 	struct lp_sample_plan *out, struct lp_err *err)
 {
-	struct ent *e = NULL;
+	struct ent *e = NULL, *w = NULL;
 	uint64_t *inv = NULL;
 	size_t *cfg_of = NULL;
 	int32_t *steps = NULL;
-	size_t i, j, n_sel = 0, cap_configs = 0, cap_groups = 0;
+	size_t i, j, n_sel = 0, n_warm = 0, cap_configs = 0, cap_groups = 0;
 	double cum = 0;
 	int rc = -1;
 
@@ -201,10 +237,11 @@ int lp_sample_group(const struct lp_sample_launch *launches, size_t n, const str
 	if (n == 0)
 		return 0;
 	e = malloc(n * sizeof(*e));
+	w = malloc(n * sizeof(*w));
 	inv = malloc(n * sizeof(*inv));
 	cfg_of = malloc(n * sizeof(*cfg_of));
 	steps = malloc(n * sizeof(*steps));
-	if (!e || !inv || !cfg_of || !steps) {
+	if (!e || !w || !inv || !cfg_of || !steps) {
 		oom(err);
 		goto out;
 	}
@@ -231,14 +268,17 @@ int lp_sample_group(const struct lp_sample_launch *launches, size_t n, const str
 		inv[e[i].idx] = ++out->configs[out->n_configs - 1].count;
 		cfg_of[e[i].idx] = out->n_configs - 1;
 	}
-	/* groups: the selected launches by configuration and region */
-	for (i = 0; i < n; i++)
-		if (launches[i].region) {
-			e[n_sel].l = &launches[i];
-			e[n_sel].idx = i;
-			n_sel++;
-		}
+	/* groups: the selected launches by configuration and region; the warm-up's stand-ins apart */
+	for (i = 0; i < n; i++) {
+		struct ent *to;
+		if (!launches[i].region)
+			continue;
+		to = launches[i].warmup ? &w[n_warm++] : &e[n_sel++];
+		to->l = &launches[i];
+		to->idx = i;
+	}
 	qsort(e, n_sel, sizeof(*e), cmp_ent_group);
+	qsort(w, n_warm, sizeof(*w), cmp_ent_group);
 	for (i = 0; i < n_sel; i = j) {
 		struct lp_sample_group *g;
 		size_t m;
@@ -270,6 +310,18 @@ int lp_sample_group(const struct lp_sample_launch *launches, size_t n, const str
 		out->total_ns += g->total_ns;
 		choose_picks(e + i, j - i, inv, out->k, g, steps);
 	}
+	/* stand-ins: the warm-up launches of each group's configuration and region (both lists are in
+	 * cmp_ent_group order, and so are the groups so far) */
+	for (i = 0, j = 0; i < out->n_groups; i++) {
+		struct lp_sample_group *g = &out->groups[i];
+		const struct lp_sample_launch *rep = e[g->first_member].l;
+		while (j < n_warm && (cmp_config(w[j].l, rep) ? cmp_config(w[j].l, rep) : strcmp(w[j].l->region, rep->region)) < 0)
+			j++;
+		g->first_stand = j;
+		while (j < n_warm && !cmp_config(w[j].l, rep) && !strcmp(w[j].l->region, rep->region))
+			j++;
+		g->n_stand = j - g->first_stand;
+	}
 	/* what scheduling reads: members in e's group order (first_member survives the sort) */
 	{
 		struct lp_sample_priv *pv = calloc(1, sizeof(*pv));
@@ -287,7 +339,9 @@ int lp_sample_group(const struct lp_sample_launch *launches, size_t n, const str
 		pv->rank_of = malloc(n * sizeof(*pv->rank_of));
 		pv->inv_launch = malloc(n * sizeof(*pv->inv_launch));
 		pv->members = malloc((n_sel ? n_sel : 1) * sizeof(*pv->members));
-		if (!pv->name_of || !pv->inv_of || !pv->group_of || !pv->rank_of || !pv->inv_launch || !pv->members) {
+		pv->stand = malloc((n_warm ? n_warm : 1) * sizeof(*pv->stand));
+		if (!pv->name_of || !pv->inv_of || !pv->group_of || !pv->rank_of || !pv->inv_launch || !pv->members ||
+		    !pv->stand) {
 			oom(err);
 			goto out;
 		}
@@ -304,28 +358,36 @@ int lp_sample_group(const struct lp_sample_launch *launches, size_t n, const str
 		}
 		for (i = 0; i < n_sel; i++)
 			pv->members[i] = (uint32_t)e[i].idx;
+		for (i = 0; i < n_warm; i++)
+			pv->stand[i] = (uint32_t)w[i].idx;
 	}
 	if (out->n_groups)
 		qsort(out->groups, out->n_groups, sizeof(*out->groups), cmp_group);
 	for (i = 0; i < out->n_groups; i++) {
 		struct lp_sample_group *g = &out->groups[i];
-		const uint32_t *mem = out->priv->members + g->first_member;
-		int32_t prev = INT32_MIN, rank = -1;
-		int steps_known = 1;
-		for (j = 0; j < g->n_members; j++)
-			steps_known &= launches[mem[j]].step >= 0;
-		for (j = 0; j < g->n_members; j++) {
-			int32_t st = launches[mem[j]].step;
-			out->priv->group_of[mem[j]] = (int32_t)i;
-			if (!steps_known)
-				rank = (int32_t)j;
-			else if (st != prev) {   /* a group's steps come in launch order: ranks count them */
-				rank++;
-				prev = st;
-			}
-			out->priv->rank_of[mem[j]] = rank;
+		uint32_t r, span, want;
+		g->n_ranks = rank_launches(out, i, out->priv->members + g->first_member, g->n_members, 0);
+		if (!g->n_stand)
+			continue;
+		/* the picks come from the earliest stand-ins (the first 1/LP_SAMPLE_STAND_IN_SPAN of their
+		 * steps, at least K) when they have as many steps as the picks need; else from the group's
+		 * own launches, and the stand-ins only attach what ncu profiles of them */
+		r = rank_launches(out, i, out->priv->stand + g->first_stand, g->n_stand, 0);
+		want = out->k < g->n_ranks ? out->k : g->n_ranks;
+		g->picks_from_warmup = r >= want;
+		span = (r + LP_SAMPLE_STAND_IN_SPAN - 1) / LP_SAMPLE_STAND_IN_SPAN;
+		if (span < want)
+			span = want;
+		for (j = 0; j < g->n_stand; j++) {
+			uint32_t l = out->priv->stand[g->first_stand + j];
+			if (!g->picks_from_warmup || out->priv->rank_of[l] >= (int32_t)span)
+				out->priv->rank_of[l] = -1;
 		}
-		g->n_ranks = (uint32_t)(rank + 1);
+		if (g->picks_from_warmup) {
+			for (j = 0; j < g->n_members; j++)
+				out->priv->rank_of[out->priv->members[g->first_member + j]] = -1;
+			g->n_ranks = span;
+		}
 	}
 	for (i = 0; i < out->n_groups; i++) {
 		struct lp_sample_group *g = &out->groups[i];
@@ -347,6 +409,7 @@ int lp_sample_group(const struct lp_sample_launch *launches, size_t n, const str
 	rc = 0;
 out:
 	free(e);
+	free(w);
 	free(inv);
 	free(cfg_of);
 	free(steps);

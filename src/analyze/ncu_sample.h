@@ -22,10 +22,17 @@
  * extras: adjacent clusters (ordered by their largest invocation number) are merged while one
  * process costs less than two. At most max_procs processes.
  *
- * Cost: eta_s = n_procs * per_process_s + predicted launches * per_launch_s. With a budget, the
- * plan is trimmed until it fits: first K is lowered (K-1 ... 1) for every group, then groups are
- * dropped from the smallest up (status LP_SAMPLE_BUDGET), so the kept groups are always the ones
- * with the most kernel time. Cached groups (the caller marks them, collect/ncu_cache.h) cost
+ * Warm-up stand-ins (lp_sample_launch.warmup): launches of the warm-up iteration with a group's
+ * configuration and region path are not selected, but when they have the steps the picks need, the
+ * picks come from the earliest of them (the first 1/LP_SAMPLE_STAND_IN_SPAN of their steps): the
+ * warm-up runs the same kernels earlier in the program, where ncu costs less, and a stand-in that
+ * ncu profiles counts for its group.
+ *
+ * Cost: eta_s = sum over processes of per_process_s + program_factor * (the program up to where the
+ * process ends: program_s, or with stop_early its start + the time to its latest profiled launch)
+ * + predicted launches * per_launch_s. With a budget, the plan is trimmed until it fits: first K
+ * is lowered (K-1 ... 1) for every group, then groups are dropped from the smallest up (status
+ * LP_SAMPLE_BUDGET), so the kept groups are always the ones with the most kernel time. Cached groups (the caller marks them, collect/ncu_cache.h) cost
  * nothing and are never planned.
  *
  * After the run, lp_sample_attach() tells a group about each ncu result, and lp_sample_coverage()
@@ -61,6 +68,13 @@
 #define LP_SAMPLE_DEFAULT_COVERAGE 0.95
 #define LP_SAMPLE_DEFAULT_MAX_PROCS 4
 #define LP_SAMPLE_MAX_LAUNCHES (1u << 26)
+/* hf_generate.py ran 60.0 s under ncu profiling nothing, 35.8 s alone, 41 s traced
+ * (bench/ncu_sampling/README.md section 4) */
+#define LP_SAMPLE_PROGRAM_FACTOR 1.5
+/* Stand-in picks come from the first 1/LP_SAMPLE_STAND_IN_SPAN of the warm-up's steps (at least K):
+ * under ncu a profiled launch of hf_generate.py cost ~0.5 s up to warm-up decode step ~56 of 128 and
+ * 3-4 s from step ~113 (README sections 4, 4b) */
+#define LP_SAMPLE_STAND_IN_SPAN 4
 
 /* One kernel launch of the process, in launch order (what ncu's invocation numbers count). */
 struct lp_sample_launch {
@@ -71,6 +85,11 @@ struct lp_sample_launch {
 	const char *region;          /* the stage or region it counts in; NULL: not selected */
 	int32_t step;                /* instance of the step (or layer) range in its region; -1 unknown */
 	uint64_t duration_ns;
+	uint64_t start_ns;           /* in the capture (0 unknown): where the launch is in the program */
+	int warmup;                  /* 1: launched inside the warm-up range. With `region` set too it is a
+	                                stand-in: it would be in `region` without the warm-up range; not
+	                                selected, but it may stand in for its group's launches (its step
+	                                counts the warm-up's instances) */
 };
 
 enum lp_sample_status {
@@ -85,6 +104,7 @@ struct lp_sample_pick {
 	uint64_t invocation;         /* 1-based, per kernel name (ncu's --kernel-id numbering) */
 	int32_t step;
 	uint64_t duration_ns;        /* in the capture */
+	int warmup;                  /* a warm-up launch standing in for the group */
 };
 
 /* One ncu result kept for a group (lp_sample_record_result): its ID in the merged export, the
@@ -105,8 +125,14 @@ struct lp_sample_group {
 	double share;                /* of the selection's kernel time */
 	double region_share;         /* of its region's kernel time */
 	uint32_t n_steps;            /* distinct steps it ran in */
-	uint32_t n_ranks;            /* steps, or launches when its steps are unknown: what windows split */
+	uint32_t n_ranks;            /* steps, or launches when its steps are unknown: what windows split (with
+	                                picks_from_warmup: the stand-ins' first steps the picks come from) */
 	size_t first_member, n_members;   /* internal: its launches in the plan's private list */
+	size_t first_stand, n_stand;      /* its warm-up stand-ins (launches of the same kernel, grid, block,
+	                                     shared memory and region path in the warm-up; internal list,
+	                                     launch order) */
+	int picks_from_warmup;       /* the picks are among the earliest stand-ins (they have at least
+	                                min(K, n_ranks) steps); ncu results of any stand-in count */
 	uint64_t config_launches;    /* launches of its kernel name in the whole process */
 	int wanted;                  /* inside the coverage target of its region */
 	int cached;                  /* set by the caller before lp_sample_schedule */
@@ -118,6 +144,7 @@ struct lp_sample_group {
 	size_t n_picks_full;         /* chosen by lp_sample_group for the K asked */
 	/* filled after the run (lp_sample_attach) */
 	uint64_t got;                /* ncu results attributed to it */
+	uint64_t got_warmup;         /* of which warm-up launches (stand-ins) */
 	double got_min_ns, got_max_ns, got_sum_ns;   /* their gpu__time_duration */
 	struct lp_sample_result *results;   /* lp_sample_record_result: the rows of the export */
 	size_t n_results, cap_results;
@@ -126,6 +153,9 @@ struct lp_sample_group {
 struct lp_sample_proc {
 	size_t *groups;
 	size_t n_groups;
+	int warmup_only;             /* every pick is a stand-in: ncu profiles only inside the warm-up range
+	                                (--nvtx-include lp_sample_input.warmup_nvtx), and `predicted` counts
+	                                the warm-up's launches only */
 	uint64_t *invocations;       /* the numbers asked for, sorted */
 	size_t n_invocations;
 	uint32_t *names;             /* internal: its kernel names */
@@ -141,8 +171,13 @@ struct lp_sample_opts {
 	double coverage;             /* share of kernel time to cover (0: 0.95; >= 1: every group) */
 	double budget_s;             /* <= 0: no budget */
 	double per_launch_s;         /* estimated cost of one profiled launch */
-	double per_process_s;        /* estimated cost of one ncu process (start, the workload, exports) */
+	double per_process_s;        /* estimated cost of one ncu process (start, exports; with program_s 0 also
+	                                the workload) */
 	unsigned max_procs;          /* 0: LP_SAMPLE_DEFAULT_MAX_PROCS */
+	double program_s;            /* the workload's own wall time (the capture's); 0: counted in per_process_s */
+	double program_factor;       /* how much slower it runs under ncu (0: LP_SAMPLE_PROGRAM_FACTOR) */
+	int stop_early;              /* ncu ends the workload after the last predicted launch: only the program
+	                                up to there counts (its start + the capture's time to that launch) */
 };
 
 struct lp_sample_config;         /* private: one kernel name of the process */
@@ -176,14 +211,17 @@ struct lp_sample_plan {
  * lp_profile_range_find_ancestor) or regions (profiling.ncu.regions: kernels under an include
  * expression, not under an exclude one, passing the kernel filters; the region is the include
  * expression's name). Kernels under a `warmup` range are not selected (they still count for the
- * invocation numbers). The step of a launch is the instance of the range just inside the matched
- * one (decode_all -> decode_step, prefill -> layer), or of the matched range itself. */
+ * invocation numbers); with stand_ins they may stand in for the selected launches of their group.
+ * The step of a launch is the instance of the range just inside the matched one (decode_all ->
+ * decode_step, prefill -> layer), or of the matched range itself. */
 struct lp_sample_select {
 	const char *stage;                 /* stage mode; NULL: regions mode */
 	const struct lp_regions *regions;  /* regions mode (lp_regions_init'ed; no results needed) */
 	const char *warmup;                /* NULL: "warmup"; "": none */
 	const uint32_t *pids;              /* n_pids > 0: only these processes (the rank ncu profiles) */
 	size_t n_pids;
+	int stand_ins;                     /* 1: warm-up launches that match a region once the warm-up range is
+	                                      taken out of their stack get it, with warmup = 1 (stand-ins) */
 };
 
 struct lp_sample_input {
@@ -191,6 +229,8 @@ struct lp_sample_input {
 	size_t n;
 	size_t n_selected;
 	uint32_t pid;                      /* the process with the most selected kernel time */
+	const char *warmup_nvtx;           /* stand-ins: ncu's --nvtx-include for the warm-up range
+	                                      ("LLM@warmup/"); NULL: no warm-up launch */
 	struct lp_arena arena;             /* function names */
 };
 
@@ -249,6 +289,8 @@ struct lp_sample_coverage {
 	uint64_t covered_ns, total_ns;
 	size_t n_groups, n_covered;  /* groups with metrics (profiled or cached) */
 	size_t n_reused;             /* of which from the cache */
+	size_t n_from_warmup;        /* of which with results from warm-up stand-ins */
+	uint64_t n_results, n_results_warmup;   /* results of the covered groups, from the warm-up */
 	int met;                     /* share >= target (within 1e-9) */
 };
 

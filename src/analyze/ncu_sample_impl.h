@@ -24,10 +24,16 @@ struct lp_sample_priv {
 	uint32_t *name_of;           /* per launch: index into configs (names) */
 	uint64_t *inv_of;            /* per launch: its invocation number */
 	int32_t *group_of;           /* per launch: its group, -1 not selected */
-	int32_t *rank_of;            /* per launch: its step rank in its group (position when no steps) */
+	int32_t *rank_of;            /* per launch: its step rank in its group (position when no steps) among
+	                                the candidates of its picks; -1: not a candidate */
 	uint32_t *inv_launch;        /* per name, per invocation: the launch */
 	uint32_t *members;           /* launches of each group (group->first_member ..), launch order */
+	uint32_t *stand;             /* warm-up stand-ins of each group (group->first_stand ..), launch order */
 };
+
+/* Where group g's picks come from: its stand-ins (picks_from_warmup), else its launches (launch
+ * order; those with rank_of < 0 are not candidates). */
+const uint32_t *lp_sample_cands(const struct lp_sample_plan *p, const struct lp_sample_group *g, size_t *n);
 
 /* -1, 0, 1 over three unsigned values (grid or block), first difference first. */
 int lp_sample_cmp_dim3(const uint32_t *a, const uint32_t *b);

@@ -32,13 +32,16 @@ static int cmp_kref(const void *va, const void *vb)
 	return a->idx < b->idx ? -1 : a->idx > b->idx;
 }
 
-/* The range chain of `idx` as an ncu-like stack (bottom to top) and the range index per level. */
-static size_t chain_stack(const struct lp_profile *p, int32_t idx, struct lp_ncu_nvtx_stack *st, int32_t *lvl)
+/* The range chain of `idx` as an ncu-like stack (bottom to top) and the range index per level;
+ * ranges named `skip` (the warm-up, for a stand-in) are left out. */
+static size_t chain_stack(const struct lp_profile *p, int32_t idx, const char *skip, struct lp_ncu_nvtx_stack *st,
+	int32_t *lvl)
 {
 	int32_t rev[LP_NCU_NVTX_MAX_DEPTH];
 	size_t n = 0, i;
 	while (idx >= 0 && (size_t)idx < p->n_ranges && n < LP_NCU_NVTX_MAX_DEPTH) {
-		rev[n++] = idx;
+		if (!skip || !p->ranges[idx].name || strcmp(p->ranges[idx].name, skip))
+			rev[n++] = idx;
 		idx = p->ranges[idx].parent;
 	}
 	st->n = n;
@@ -53,13 +56,16 @@ static size_t chain_stack(const struct lp_profile *p, int32_t idx, struct lp_ncu
 	return n;
 }
 
-/* Which region kernel k is selected in (NULL none) and the range that numbers its steps. */
+/* Which region kernel k is selected in (NULL none) and the range that numbers its steps; a
+ * warm-up kernel (*warmup = 1) only with sel->stand_ins, matched as if the warm-up range were not
+ * in its stack (the warm-up runs the measured iteration's kernels). */
 static const char *select_kernel(const struct lp_profile *p, const struct lp_sample_select *sel, const struct lp_kernel *k,
-	struct lp_ncu_nvtx_stack *st, int32_t *lvl, int32_t *step_range)
+	struct lp_ncu_nvtx_stack *st, int32_t *lvl, int32_t *step_range, int *warmup)
 {
 	const char *warm = sel->warmup ? sel->warmup : "warmup";
 	size_t i, n, lo, hi;
 	*step_range = -1;
+	*warmup = 0;
 	if (k->range < 0 || lp_kname_is_comm(k->name))
 		return NULL;
 	if (sel->n_pids) {
@@ -68,8 +74,11 @@ static const char *select_kernel(const struct lp_profile *p, const struct lp_sam
 		if (i == sel->n_pids)
 			return NULL;
 	}
-	if (*warm && lp_profile_range_find_ancestor(p, k->range, warm) >= 0)
-		return NULL;
+	if (*warm && lp_profile_range_find_ancestor(p, k->range, warm) >= 0) {
+		if (!sel->stand_ins)
+			return NULL;
+		*warmup = 1;
+	}
 	if (sel->stage) {
 		int32_t s = lp_profile_range_find_ancestor(p, k->range, sel->stage), r = k->range, child = -1;
 		if (s < 0)
@@ -83,7 +92,7 @@ static const char *select_kernel(const struct lp_profile *p, const struct lp_sam
 	}
 	if (!sel->regions)
 		return NULL;
-	n = chain_stack(p, k->range, st, lvl);
+	n = chain_stack(p, k->range, *warmup ? warm : NULL, st, lvl);
 	for (i = 0; i < sel->regions->n_exc; i++)
 		if (lp_region_pattern_match(&sel->regions->exc[i], st, &lo, &hi))
 			return NULL;
@@ -125,10 +134,14 @@ int lp_sample_input_from_profile(const struct lp_profile *p, const struct lp_sam
 	struct kref *ks = NULL;
 	struct lp_ncu_nvtx_stack *st = NULL;
 	const char **region = NULL;
+	const char *warm_name = sel->warmup ? sel->warmup : "warmup";
+	const struct lp_range *warm_range = NULL;
+	unsigned char *warm = NULL;
 	int32_t *step_range = NULL, *ordinal = NULL, lvl[LP_NCU_NVTX_MAX_DEPTH];
 	uint64_t *pid_ns = NULL;
 	uint32_t *pids = NULL;
 	const char *rnames[64];
+	int rwarm[64];
 	int32_t rcount[64];
 	size_t i, j, n_pids = 0, n_rn = 0, best = 0;
 	struct lp_buf fn = LP_BUF_INIT;
@@ -142,11 +155,12 @@ int lp_sample_input_from_profile(const struct lp_profile *p, const struct lp_sam
 		return 0;
 	st = malloc(sizeof(*st));
 	region = calloc(p->n_kernels, sizeof(*region));
+	warm = calloc(p->n_kernels, 1);
 	step_range = malloc(p->n_kernels * sizeof(*step_range));
 	pid_ns = calloc(p->n_kernels, sizeof(*pid_ns));
 	pids = calloc(p->n_kernels, sizeof(*pids));
 	ordinal = malloc((p->n_ranges + 1) * sizeof(*ordinal));
-	if (!st || !region || !step_range || !pid_ns || !pids || !ordinal)
+	if (!st || !region || !warm || !step_range || !pid_ns || !pids || !ordinal)
 		goto nomem;
 	memset(st, 0, sizeof(*st));
 	lp_buf_init(&st->text, 0);
@@ -155,8 +169,15 @@ int lp_sample_input_from_profile(const struct lp_profile *p, const struct lp_sam
 	/* the selection, and the process that has most of it */
 	for (i = 0; i < p->n_kernels; i++) {
 		const struct lp_kernel *k = &p->kernels[i];
-		region[i] = select_kernel(p, sel, k, st, lvl, &step_range[i]);
-		if (!region[i])
+		int w;
+		region[i] = select_kernel(p, sel, k, st, lvl, &step_range[i], &w);
+		if (sel->stand_ins && *warm_name && k->range >= 0) {
+			int32_t wr = lp_profile_range_find_ancestor(p, k->range, warm_name);
+			warm[i] = wr >= 0;
+			if (wr >= 0 && !warm_range)
+				warm_range = &p->ranges[wr];
+		}
+		if (!region[i] || w)
 			continue;
 		for (j = 0; j < n_pids && pids[j] != k->pid; j++)
 			;
@@ -195,18 +216,21 @@ int lp_sample_input_from_profile(const struct lp_profile *p, const struct lp_sam
 		memcpy(l->block, k->block, sizeof(l->block));
 		l->shared_bytes = k->shared_bytes;
 		l->duration_ns = k->end_ns > k->start_ns ? k->end_ns - k->start_ns : 0;
+		l->start_ns = k->start_ns;
 		l->region = region[ks[i].idx];
+		l->warmup = warm[ks[i].idx];
 		l->step = -1;
 		if (l->region) {
 			int32_t sr = step_range[ks[i].idx];
-			out->n_selected++;
+			out->n_selected += !l->warmup;
 			if (sr >= 0) {
 				if (ordinal[sr] < 0) {
-					/* steps are numbered per region, in launch order */
-					for (j = 0; j < n_rn && rnames[j] != l->region; j++)
+					/* steps are numbered per region (the warm-up's apart), in launch order */
+					for (j = 0; j < n_rn && (rnames[j] != l->region || rwarm[j] != l->warmup); j++)
 						;
 					if (j == n_rn && n_rn < 64) {
 						rnames[n_rn] = l->region;
+						rwarm[n_rn] = l->warmup;
 						rcount[n_rn++] = 0;
 					}
 					ordinal[sr] = j < n_rn ? rcount[j]++ : 0;
@@ -214,6 +238,17 @@ int lp_sample_input_from_profile(const struct lp_profile *p, const struct lp_sam
 				l->step = ordinal[sr];
 			}
 		}
+	}
+	if (warm_range) {
+		/* ncu's NVTX filter syntax: domain@range, a trailing '/' for a push/pop range */
+		struct lp_buf e = LP_BUF_INIT;
+		if (warm_range->domain && warm_range->domain[0])
+			lp_buf_addf(&e, "%s@", warm_range->domain);
+		lp_buf_addf(&e, "%s/", warm_name);
+		out->warmup_nvtx = e.oom ? NULL : lp_arena_strdup(&out->arena, e.data);
+		lp_buf_release(&e);
+		if (!out->warmup_nvtx)
+			goto nomem;
 	}
 	rc = 0;
 	goto out;
@@ -226,6 +261,7 @@ out:
 		lp_buf_release(&st->text);
 	free(st);
 	free(region);
+	free(warm);
 	free(step_range);
 	free(pid_ns);
 	free(pids);

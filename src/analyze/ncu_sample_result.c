@@ -31,7 +31,7 @@ int lp_sample_expected(const struct lp_sample_plan *p, size_t proc, uint32_t **o
 		name_in[pr->names[j]] = 1;
 	for (i = 0; i < pv->n; i++) {
 		size_t lo = 0, hi = pr->n_invocations;
-		if (!name_in[pv->name_of[i]])
+		if (!name_in[pv->name_of[i]] || (pr->warmup_only && !pv->launches[i].warmup))
 			continue;
 		while (lo < hi) {
 			size_t mid = (lo + hi) / 2;
@@ -89,6 +89,8 @@ int lp_sample_record_result(struct lp_sample_plan *p, size_t gi, uint64_t id, in
 	r->id = id;
 	r->launch = launch;
 	r->duration_ns = duration_ns;
+	if (launch >= 0 && p->priv && (size_t)launch < p->priv->n && p->priv->launches[launch].warmup)
+		g->got_warmup++;
 	return 0;
 }
 
@@ -127,6 +129,10 @@ static void add_covered(const struct lp_sample_group *g, struct lp_sample_covera
 	out->covered_ns += g->total_ns;
 	if (g->status == LP_SAMPLE_CACHED)
 		out->n_reused++;
+	else if (g->got_warmup)
+		out->n_from_warmup++;
+	out->n_results += g->got;
+	out->n_results_warmup += g->got_warmup;
 }
 
 void lp_sample_coverage(const struct lp_sample_plan *p, struct lp_sample_coverage *out)
@@ -178,14 +184,15 @@ static json_t *dim3_json(const uint32_t v[3])
 	return json_pack("[III]", (json_int_t)v[0], (json_int_t)v[1], (json_int_t)v[2]);
 }
 
-/* The position of launch `idx` among the selected launches (launch order): the row of an
- * unsampled profile of the same selection that profiled it (bench/ncu_sampling/compare.py). */
+/* The position of launch `idx` among the selected launches (launch order, stand-ins not counted):
+ * the row of an unsampled profile of the same selection that profiled it
+ * (bench/ncu_sampling/compare.py). */
 static json_int_t selected_ordinal(const struct lp_sample_plan *p, size_t idx)
 {
 	json_int_t n = 0;
 	size_t i;
 	for (i = 0; i < idx && i < p->priv->n; i++)
-		n += p->priv->group_of[i] >= 0;
+		n += p->priv->group_of[i] >= 0 && !p->priv->launches[i].warmup;
 	return n;
 }
 
@@ -206,11 +213,17 @@ json_t *lp_sample_plan_json(const struct lp_sample_plan *p, int after_run)
 	json_object_set_new(o, "predicted_launches", json_integer((json_int_t)p->predicted));
 	json_object_set_new(o, "eta_s", json_real(p->eta_s));
 	json_object_set_new(o, "budget_s", p->budget_s > 0 ? json_real(p->budget_s) : json_null());
+	{
+		json_int_t with = 0;
+		for (i = 0; i < p->n_groups; i++)
+			with += p->groups[i].n_stand > 0;
+		json_object_set_new(o, "groups_with_stand_ins", json_integer(with));
+	}
 	for (i = 0; i < p->n_procs; i++) {
 		const struct lp_sample_proc *pr = &p->procs[i];
-		json_array_append_new(procs, json_pack("{s:s, s:I, s:I, s:I, s:f}", "kernel_id", pr->kernel_id.data,
+		json_array_append_new(procs, json_pack("{s:s, s:I, s:I, s:I, s:f, s:b}", "kernel_id", pr->kernel_id.data,
 			"groups", (json_int_t)pr->n_groups, "planned_launches", (json_int_t)pr->planned,
-			"predicted_launches", (json_int_t)pr->predicted, "est_s", pr->est_s));
+			"predicted_launches", (json_int_t)pr->predicted, "est_s", pr->est_s, "warmup_only", pr->warmup_only));
 	}
 	json_object_set_new(o, "processes", procs);
 	for (i = 0; i < p->n_groups; i++) {
@@ -224,6 +237,8 @@ json_t *lp_sample_plan_json(const struct lp_sample_plan *p, int after_run)
 		json_object_set_new(go, "region", json_string(g->region));
 		json_object_set_new(go, "launches", json_integer((json_int_t)g->n_launches));
 		json_object_set_new(go, "steps", json_integer(g->n_steps));
+		json_object_set_new(go, "stand_ins", json_integer((json_int_t)g->n_stand));
+		json_object_set_new(go, "picks_from_warmup", json_boolean(g->picks_from_warmup));
 		json_object_set_new(go, "total_ms", json_real((double)g->total_ns / 1e6));
 		json_object_set_new(go, "min_us", json_real((double)g->min_ns / 1e3));
 		json_object_set_new(go, "max_us", json_real((double)g->max_ns / 1e3));
@@ -232,11 +247,13 @@ json_t *lp_sample_plan_json(const struct lp_sample_plan *p, int after_run)
 		json_object_set_new(go, "status", json_string(lp_sample_status_name(g->status)));
 		json_object_set_new(go, "process", g->proc >= 0 ? json_integer(g->proc) : json_null());
 		for (j = 0; j < g->n_picks; j++)
-			json_array_append_new(picks, json_pack("{s:I, s:i, s:f}", "invocation", (json_int_t)g->picks[j].invocation,
-				"step", (int)g->picks[j].step, "duration_us", (double)g->picks[j].duration_ns / 1e3));
+			json_array_append_new(picks, json_pack("{s:I, s:i, s:f, s:b}", "invocation", (json_int_t)g->picks[j].invocation,
+				"step", (int)g->picks[j].step, "duration_us", (double)g->picks[j].duration_ns / 1e3, "warmup",
+				g->picks[j].warmup));
 		json_object_set_new(go, "picks", picks);
 		if (after_run) {
 			json_object_set_new(go, "profiled", json_integer((json_int_t)g->got));
+			json_object_set_new(go, "profiled_warmup", json_integer((json_int_t)g->got_warmup));
 			json_object_set_new(go, "profiled_min_us", g->got ? json_real(g->got_min_ns / 1e3) : json_null());
 			json_object_set_new(go, "profiled_max_us", g->got ? json_real(g->got_max_ns / 1e3) : json_null());
 			json_object_set_new(go, "has_metrics", json_boolean(lp_sample_group_covered(g)));
@@ -246,11 +263,13 @@ json_t *lp_sample_plan_json(const struct lp_sample_plan *p, int after_run)
 				for (j = 0; j < g->n_results; j++) {
 					const struct lp_sample_result *r = &g->results[j];
 					const struct lp_sample_launch *l = r->launch >= 0 ? lp_sample_launch_at(p, (uint32_t)r->launch) : NULL;
-					json_array_append_new(rs, json_pack("{s:I, s:o, s:o, s:o, s:o}", "id", (json_int_t)r->id,
+					json_array_append_new(rs, json_pack("{s:I, s:o, s:o, s:o, s:o, s:b}", "id", (json_int_t)r->id,
 						"launch", r->launch >= 0 ? json_integer(r->launch) : json_null(),
-						"ordinal", l ? json_integer(selected_ordinal(p, (size_t)r->launch)) : json_null(),
+						"ordinal", l && !l->warmup ? json_integer(selected_ordinal(p, (size_t)r->launch)) :
+						json_null(),
 						"step", l && l->step >= 0 ? json_integer(l->step) : json_null(),
-						"duration_us", r->duration_ns >= 0 ? json_real(r->duration_ns / 1e3) : json_null()));
+						"duration_us", r->duration_ns >= 0 ? json_real(r->duration_ns / 1e3) : json_null(),
+						"warmup", l && l->warmup));
 				}
 				json_object_set_new(go, "results", rs);
 			}
@@ -262,9 +281,11 @@ json_t *lp_sample_plan_json(const struct lp_sample_plan *p, int after_run)
 		struct lp_sample_coverage c;
 		lp_sample_coverage(p, &c);
 		json_t *regions = json_array();
-		json_object_set_new(o, "coverage", json_pack("{s:f, s:f, s:I, s:I, s:I, s:b}", "target", c.target,
+		json_object_set_new(o, "coverage", json_pack("{s:f, s:f, s:I, s:I, s:I, s:b, s:I, s:I, s:I}", "target", c.target,
 			"share", c.share, "groups_with_metrics", (json_int_t)c.n_covered, "groups_reused",
-			(json_int_t)c.n_reused, "groups", (json_int_t)c.n_groups, "met", c.met));
+			(json_int_t)c.n_reused, "groups", (json_int_t)c.n_groups, "met", c.met, "groups_from_warmup",
+			(json_int_t)c.n_from_warmup, "results", (json_int_t)c.n_results, "results_warmup",
+			(json_int_t)c.n_results_warmup));
 		for (i = 0; i < p->n_groups; i++) {
 			const char *r = p->groups[i].region;
 			for (j = 0; j < i && strcmp(p->groups[j].region, r); j++)

@@ -45,6 +45,10 @@ struct sched {
 	size_t n_cl_names;
 	uint64_t max_count;
 	int record;                  /* write the picks into the groups */
+	uint32_t last;               /* greedy: the latest launch ncu profiles (index into the launches) */
+	int warm_only;               /* greedy: every group of the cluster picks stand-ins: ncu profiles only
+	                                inside the warm-up range (lp_sample_proc.warmup_only) */
+	uint64_t t_min_ns, t_max_ns; /* the launches' first and last start in the capture (0, 0: unknown) */
 };
 
 static unsigned windows_of(const struct lp_sample_group *g, unsigned kk)
@@ -52,16 +56,30 @@ static unsigned windows_of(const struct lp_sample_group *g, unsigned kk)
 	return g->n_ranks < kk ? g->n_ranks : kk;
 }
 
+/* The window of a candidate's rank (callers skip rank < 0: not a candidate). */
 static unsigned window_of(const struct lp_sample_group *g, int32_t rank, unsigned kk)
 {
 	unsigned nw = windows_of(g, kk);
 	return nw ? (unsigned)(((uint64_t)rank * nw) / g->n_ranks) : 0;
 }
 
-/* Names of the cluster reaching invocation u. */
+/* 1 when ncu profiles the u-th launch of config (name) c: it has one, and in a warm-only process
+ * it is inside the warm-up range. */
+static int profiles(const struct sched *s, const struct lp_sample_config *c, uint64_t u)
+{
+	return c->count >= u && (!s->warm_only || s->p->priv->launches[s->p->priv->inv_launch[c->offset + u - 1]].warmup);
+}
+
+/* Names of the cluster reaching invocation u (in a warm-only process: inside the warm-up). */
 static size_t reaching(const struct sched *s, uint64_t u)
 {
 	size_t lo = 0, hi = s->n_counts;
+	if (s->warm_only) {
+		size_t i, n = 0;
+		for (i = 0; i < s->n_cl_names; i++)
+			n += (size_t)profiles(s, &s->p->configs[s->cl_names[i]], u);
+		return n;
+	}
 	while (lo < hi) {   /* first count >= u */
 		size_t mid = (lo + hi) / 2;
 		if (s->counts[mid] < u)
@@ -77,6 +95,15 @@ static int wanting(const struct sched *s, int32_t g)
 	return g >= 0 && s->in_cluster[g] && s->need[g];
 }
 
+/* 1 when launch l is a candidate of a group whose window still needs a pick. */
+static int fills_window(const struct sched *s, uint32_t l)
+{
+	const struct lp_sample_priv *pv = s->p->priv;
+	int32_t g = pv->group_of[l];
+	return wanting(s, g) && pv->rank_of[l] >= 0 &&
+		(s->need[g] >> window_of(&s->p->groups[g], pv->rank_of[l], s->kk) & 1u);
+}
+
 /* Picks that number u would fill (the launches at u of the cluster's names). */
 static size_t fills(const struct sched *s, uint64_t u)
 {
@@ -84,14 +111,8 @@ static size_t fills(const struct sched *s, uint64_t u)
 	size_t i, n = 0;
 	for (i = 0; i < s->n_cl_names; i++) {
 		const struct lp_sample_config *c = &s->p->configs[s->cl_names[i]];
-		uint32_t l;
-		int32_t g;
-		if (c->count < u)
-			continue;
-		l = pv->inv_launch[c->offset + u - 1];
-		g = pv->group_of[l];
-		if (wanting(s, g) && (s->need[g] >> window_of(&s->p->groups[g], pv->rank_of[l], s->kk) & 1u))
-			n++;
+		if (c->count >= u)
+			n += (size_t)fills_window(s, pv->inv_launch[c->offset + u - 1]);
 	}
 	return n;
 }
@@ -110,12 +131,10 @@ static void take(struct sched *s, uint64_t u)
 		if (c->count < u)
 			continue;
 		l = pv->inv_launch[c->offset + u - 1];
+		if (!fills_window(s, l))
+			continue;
 		g = pv->group_of[l];
-		if (!wanting(s, g))
-			continue;
 		w = window_of(&s->p->groups[g], pv->rank_of[l], s->kk);
-		if (!(s->need[g] >> w & 1u))
-			continue;
 		s->need[g] &= ~(1u << w);
 		if (s->record) {
 			struct lp_sample_group *gr = &s->p->groups[g];
@@ -123,6 +142,7 @@ static void take(struct sched *s, uint64_t u)
 				gr->picks[gr->n_picks].invocation = u;
 				gr->picks[gr->n_picks].step = pv->launches[l].step;
 				gr->picks[gr->n_picks].duration_ns = pv->launches[l].duration_ns;
+				gr->picks[gr->n_picks].warmup = pv->launches[l].warmup;
 				gr->n_picks++;
 			}
 		}
@@ -146,6 +166,15 @@ static uint64_t greedy(struct sched *s)
 	s->n_u = 0;
 	s->n_cl_names = 0;
 	s->n_counts = 0;
+	s->warm_only = 0;
+	for (g = 0; g < p->n_groups; g++)
+		if (s->in_cluster[g]) {
+			if (!p->groups[g].picks_from_warmup) {
+				s->warm_only = 0;
+				break;
+			}
+			s->warm_only = 1;
+		}
 	for (i = 0; i < p->n_configs; i++)
 		s->name_in[i] = 0;
 	for (g = 0; g < p->n_groups; g++) {
@@ -166,24 +195,25 @@ static uint64_t greedy(struct sched *s)
 	qsort(s->counts, s->n_counts, sizeof(*s->counts), cmp_u64_desc_not);
 	for (g = 0; g < p->n_groups; g++) {
 		const struct lp_sample_group *gr = &p->groups[g];
-		const uint32_t *mem = pv->members + gr->first_member;
+		size_t n_mem;
+		const uint32_t *mem = lp_sample_cands(p, gr, &n_mem);
 		unsigned nw = windows_of(gr, s->kk), w;
 		if (!s->in_cluster[g])
 			continue;
 		for (w = 0; w < nw; w++) {
-			size_t first = gr->n_members, last = 0, early, step, m;
+			size_t first = n_mem, last = 0, early, step, m;
 			long best_extra = 0;
 			uint64_t best_u = 0;
 			if (!(s->need[g] >> w & 1u))
 				continue;
-			/* the window's launches: ranks [w R/nw, (w+1) R/nw) are a run of the members */
-			for (m = 0; m < gr->n_members; m++)
-				if (window_of(gr, pv->rank_of[mem[m]], s->kk) == w) {
-					if (first == gr->n_members)
+			/* the window's launches: ranks [w R/nw, (w+1) R/nw) are a run of the candidates */
+			for (m = 0; m < n_mem; m++)
+				if (pv->rank_of[mem[m]] >= 0 && window_of(gr, pv->rank_of[mem[m]], s->kk) == w) {
+					if (first == n_mem)
 						first = m;
 					last = m;
 				}
-			if (first == gr->n_members)
+			if (first == n_mem)
 				continue;
 			early = first + (last - first) / EARLY_SHARE;
 			step = (early - first + 1) / CANDIDATES_MAX + 1;
@@ -201,11 +231,45 @@ static uint64_t greedy(struct sched *s)
 				take(s, best_u);
 		}
 	}
+	s->last = 0;
 	for (i = 0; i < s->n_u; i++) {
+		size_t c;
 		total += reaching(s, s->u[i]);
 		s->in_u[s->u[i]] = 0;   /* clean for the next call; the list stays */
+		for (c = 0; c < s->n_cl_names; c++) {
+			const struct lp_sample_config *cf = &p->configs[s->cl_names[c]];
+			if (profiles(s, cf, s->u[i]) && pv->inv_launch[cf->offset + s->u[i] - 1] > s->last)
+				s->last = pv->inv_launch[cf->offset + s->u[i] - 1];
+		}
 	}
 	return total;
+}
+
+/* Seconds of the workload an ncu process runs through: all of it, or with stop_early its start
+ * (what the capture has before its first launch and after its last) and its time up to the latest
+ * launch ncu profiles (launch order when the capture has no start times). */
+static double program_part_s(const struct sched *s, uint32_t last)
+{
+	const struct lp_sample_opts *o = s->o;
+	const struct lp_sample_priv *pv = s->p->priv;
+	double part, span;
+	if (o->program_s <= 0 || !o->stop_early || !pv->n)
+		return o->program_s > 0 ? o->program_s : 0;
+	if (s->t_max_ns > s->t_min_ns && pv->launches[last].start_ns >= s->t_min_ns) {
+		span = (double)(s->t_max_ns - s->t_min_ns) / 1e9;
+		part = (o->program_s > span ? o->program_s - span : 0) +
+			(double)(pv->launches[last].start_ns - s->t_min_ns) / 1e9;
+	} else {
+		part = o->program_s * (double)(last + 1) / (double)pv->n;
+	}
+	return part < o->program_s ? part : o->program_s;
+}
+
+/* The estimate of one process that profiles `launches`, the latest of them s->last. */
+static double proc_cost(const struct sched *s, uint64_t launches)
+{
+	double factor = s->o->program_factor > 0 ? s->o->program_factor : LP_SAMPLE_PROGRAM_FACTOR;
+	return s->o->per_process_s + factor * program_part_s(s, s->last) + s->o->per_launch_s * (double)launches;
 }
 
 struct cluster {
@@ -245,7 +309,7 @@ static double cluster_cost(struct sched *s, const unsigned char *cand, const uin
 	launches = greedy(s);
 	if (pred)
 		*pred = launches;
-	return s->o->per_process_s + s->o->per_launch_s * (double)launches;
+	return proc_cost(s, launches);
 }
 
 /* Clusters the candidate groups' names into processes (adjacent by launch count, merged while a
@@ -255,7 +319,7 @@ static double partition(struct sched *s, const unsigned char *cand, uint32_t *or
 {
 	const struct lp_sample_priv *pv = s->p->priv;
 	unsigned max_procs = s->o->max_procs ? s->o->max_procs : LP_SAMPLE_DEFAULT_MAX_PROCS;
-	int eager = s->o->per_launch_s <= 0 && s->o->per_process_s <= 0;
+	int eager = s->o->per_launch_s <= 0 && s->o->per_process_s <= 0 && s->o->program_s <= 0;
 	size_t i, n = 0, g;
 	double total = 0;
 	unsigned char *seen = s->name_in;   /* scratch; set_cluster clears it */
@@ -346,8 +410,9 @@ static int build_proc(struct sched *s, const unsigned char *cand, const uint32_t
 	s->record = 1;
 	set_cluster(s, cand, order, c->first, c->n);
 	pr->predicted = greedy(s);
+	pr->warmup_only = s->warm_only;
 	s->record = 0;
-	pr->est_s = s->o->per_process_s + s->o->per_launch_s * (double)pr->predicted;
+	pr->est_s = proc_cost(s, pr->predicted);
 	pr->groups = malloc((s->p->n_groups + 1) * sizeof(*pr->groups));
 	names = malloc((s->n_cl_names + 1) * sizeof(*names));
 	u = malloc((s->n_u + 1) * sizeof(*u));
@@ -431,6 +496,13 @@ int lp_sample_schedule(struct lp_sample_plan *p, const struct lp_sample_opts *o,
 	for (i = 0; i < p->n_configs; i++)
 		if (p->configs[i].count > s.max_count)
 			s.max_count = p->configs[i].count;
+	for (i = 0; i < p->priv->n; i++) {
+		uint64_t t = p->priv->launches[i].start_ns;
+		if (t && (!s.t_min_ns || t < s.t_min_ns))
+			s.t_min_ns = t;
+		if (t > s.t_max_ns)
+			s.t_max_ns = t;
+	}
 	cand = calloc(p->n_groups, 1);
 	cidx = malloc(p->n_groups * sizeof(*cidx));
 	s.in_cluster = calloc(p->n_groups, 1);

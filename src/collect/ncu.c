@@ -17,7 +17,8 @@
 static const char *const known_keys[] = {
 	"name", "target_processes", "replay_mode", "nvtx", "set", "sections", "metrics", "kernel_name",
 	"kernel_name_base", "launch_skip", "launch_count", "clock_control", "cache_control",
-	"force_overwrite", "regions", "sample_per_group", "coverage", "budget_s", "cache", "cache_dir", "rank", "stop_early", NULL,
+	"force_overwrite", "regions", "sample_per_group", "coverage", "budget_s", "cache", "cache_dir", "rank", "stop_early",
+	"warmup_picks", NULL,
 };
 
 static int one_of(const char *v, const char *const *allowed)

@@ -16,7 +16,7 @@
  *   regions                        -> not an ncu flag: read by the report
  *   sample_per_group, coverage,    -> not ncu flags: the sampler's (run/ncu_sampled.h)
  *   budget_s, cache, cache_dir,
- *   stop_early                     (sets launch_count_total + kill_after_count: --kill=on)
+ *   stop_early, warmup_picks       (stop_early sets launch_count_total + kill_after_count: --kill=on)
  *   rank                           -> not an ncu flag: the rank a multi-rank job profiles (below)
  * `--nvtx` is always given so that the raw page carries the NVTX columns.
  * With a top-N selection (analyze/topn.h) the plan's kernel_filter replaces kernel_name, and

@@ -82,6 +82,7 @@ static const struct schema_entry schema[] = {
 	{ "profiling.ncu.cache_dir", T_STRING, F_NULLABLE | F_NONEMPTY, 0, NULL },
 	{ "profiling.ncu.rank", T_INT, F_MIN, 0, NULL },
 	{ "profiling.ncu.stop_early", T_BOOL, 0, 0, NULL },
+	{ "profiling.ncu.warmup_picks", T_BOOL, 0, 0, NULL },
 	{ "profiling.ncu.regions.include", T_STRLIST, F_NULLABLE, 0, NULL },
 	{ "profiling.ncu.regions.exclude", T_STRLIST, F_NULLABLE, 0, NULL },
 	{ "profiling.ncu.regions.kernels.include", T_STRLIST, F_NULLABLE, 0, NULL },

@@ -51,6 +51,15 @@ const char *lp_report_ncu_group_mark(const json_t *g)
 	return "none";
 }
 
+/* The metrics cell: the mark, saying when the results came from warm-up stand-ins. */
+static const char *mark_text(const json_t *g, const char *mark)
+{
+	json_int_t warm = json_integer_value(json_object_get(g, "profiled_warmup"));
+	if (strcmp(mark, "sampled") || warm <= 0)
+		return mark;
+	return warm >= json_integer_value(json_object_get(g, "profiled")) ? "sampled (warm-up)" : "sampled (partly warm-up)";
+}
+
 /* Why a group has no metrics, in words. */
 static const char *why_none(const json_t *g)
 {
@@ -96,6 +105,14 @@ static void summary_line(const json_t *s, struct lp_buf *out)
 		if (json_array_size(regions))
 			lp_buf_adds(out, ".\n");
 	}
+	if (json_integer_value(json_object_get(cov, "results_warmup")) > 0)
+		lp_buf_addf(out, "\n%lld of the %lld results (metrics of %lld groups) are warm-up launches standing in for "
+			"their group: the same kernel, grid, block, shared memory and region path in the warm-up iteration, "
+			"which runs the measured iteration's kernels and comes earlier, where ncu costs less "
+			"(profiling.ncu.warmup_picks; docs/ncu-sampling.md).\n",
+			(long long)json_integer_value(json_object_get(cov, "results_warmup")),
+			(long long)json_integer_value(json_object_get(cov, "results")),
+			(long long)json_integer_value(json_object_get(cov, "groups_from_warmup")));
 	if (json_is_string(partial))
 		lp_buf_addf(out, "\nPartial: %s.\n", json_string_value(partial));
 }
@@ -111,7 +128,8 @@ int lp_report_ncu_coverage_md(const json_t *s, int detail, struct lp_buf *out)
 	lp_buf_adds(out, "\n## Nsight Compute coverage\n\n");
 	summary_line(s, out);
 	lp_buf_adds(out, "\nEach group's metrics stand for all its launches (docs/ncu-sampling.md); "
-		"`sampled`: profiled in this run, `reused`: from the cache.\n\n");
+		"`sampled`: profiled in this run, `sampled (warm-up)`: from warm-up launches of the same shape, "
+		"`reused`: from the cache.\n\n");
 	lp_md_header(out, 8, cols, "lllllrrl");
 	json_array_foreach(groups, i, g) {
 		char grid[48], block[48], launches[32], prof[32], share[32];
@@ -137,7 +155,7 @@ int lp_report_ncu_coverage_md(const json_t *s, int detail, struct lp_buf *out)
 		cells[4] = launches;
 		cells[5] = prof;
 		cells[6] = share;
-		cells[7] = none ? why_none(g) : mark;
+		cells[7] = none ? why_none(g) : mark_text(g, mark);
 		lp_md_row(out, 8, cells, LP_MD_NAME_MAX);
 	}
 	if (!detail && missing > listed)
@@ -188,7 +206,7 @@ int lp_report_ncu_coverage_html(const json_t *s, struct lp_buf *out)
 		lp_buf_addf(out, "</td><td>%lld</td><td>%lld</td><td>%.1f%%</td><td>",
 			(long long)json_integer_value(json_object_get(g, "launches")),
 			(long long)json_integer_value(json_object_get(g, "profiled")), 100.0 * num(g, "share"));
-		lp_xml_text(out, strcmp(mark, "none") ? mark : why_none(g));
+		lp_xml_text(out, strcmp(mark, "none") ? mark_text(g, mark) : why_none(g));
 		lp_buf_adds(out, "</td></tr>\n");
 	}
 	lp_buf_release(&line);

@@ -29,7 +29,9 @@ void lp_ncu_sampled_costs(const json_t *preset, double workload_s, double *per_l
 	/* a profiled launch of a long program costs more (bench/ncu_sampling/README.md section 4: 0.3 s
 	 * early to 3-5 s late in a 36 s PyTorch program): 10 ms more per second of traced program */
 	*per_launch_s = lp_sample_launch_cost_s(passes) + 0.01 * (workload_s > 0 ? workload_s : 0);
-	*per_process_s = 5.0 + 1.5 * (workload_s > 0 ? workload_s : 2.0);
+	/* ncu's start and the exports; the workload itself is opts.program_s (LP_SAMPLE_PROGRAM_FACTOR
+	 * times slower under ncu), all of it or, with stop_early, up to the last profiled launch */
+	*per_process_s = 5.0;
 }
 
 void lp_ncu_sampled_outcome_release(struct lp_ncu_sampled_outcome *o)
@@ -58,16 +60,27 @@ struct attach_ctx {
 	const uint32_t *expect;      /* the launches the process profiles, in order (lp_sample_expected) */
 	size_t n_expect;
 	size_t fallback;             /* rows not where expected: attached by name, grid, block, region */
+	struct lp_ncu_nvtx_stack *scratch;   /* result_region's */
 };
 
-/* The region of a result: the stage when its stack is in it (and not in a warm-up), or the
- * first include expression that matches it; NULL: outside the selection. */
-static const char *result_region(const struct lp_sample_select *sel, const struct lp_ncu_nvtx_stack *st)
+/* The region of a result: the stage when its stack is in it (a warm-up's only with stand-ins, as if
+ * the warm-up range were not there), or the first include expression that matches it; NULL:
+ * outside the selection. */
+static const char *result_region(const struct lp_sample_select *sel, const struct lp_ncu_nvtx_stack *st,
+	struct lp_ncu_nvtx_stack *scratch)
 {
 	const char *warm = sel->warmup ? sel->warmup : "warmup";
 	size_t i, lo, hi;
-	if (*warm && lp_ncu_stack_matches(st, warm))
-		return NULL;
+	if (*warm && lp_ncu_stack_matches(st, warm)) {
+		/* a stand-in: matched as if the warm-up range were not in its stack */
+		if (!sel->stand_ins)
+			return NULL;
+		scratch->n = 0;
+		for (i = 0; i < st->n; i++)
+			if (!st->levels[i].name || strcmp(st->levels[i].name, warm))
+				scratch->levels[scratch->n++] = st->levels[i];
+		st = scratch;
+	}
 	if (sel->stage)
 		return lp_ncu_stack_matches(st, sel->stage) ? sel->stage : NULL;
 	if (!sel->regions)
@@ -104,7 +117,7 @@ static int attach_cb(const struct lp_ncu_result *r, void *vctx, struct lp_err *e
 		g = lp_sample_group_of(c->plan, c->expect[c->n_rows]);
 		c->rows[c->n_rows].launch = c->expect[c->n_rows];
 	} else if (r->has_launch && !r->is_range) {
-		const char *region = result_region(c->sel, r->pushpop);
+		const char *region = result_region(c->sel, r->pushpop, c->scratch);
 		size_t i;
 		c->fallback++;
 		for (i = 0; region && i < c->plan->n_groups; i++) {
@@ -138,8 +151,12 @@ static int merge_part(const struct lp_ncu_sampled *s, struct lp_sample_plan *pla
 	memset(&c, 0, sizeof(c));
 	c.plan = plan;
 	c.sel = s->select;
-	if (lp_sample_expected(plan, proc, &expect, &c.n_expect, err) < 0)
+	if (!(c.scratch = calloc(1, sizeof(*c.scratch))))
+		return lp_oom(err);
+	if (lp_sample_expected(plan, proc, &expect, &c.n_expect, err) < 0) {
+		free(c.scratch);
 		return -1;
+	}
 	c.expect = expect;
 	if (lp_ncu_raw_stream(raw, attach_cb, &c, err) < 0 || lp_ncu_table_load(raw, 1, &t, err) < 0)
 		goto out;
@@ -200,6 +217,7 @@ static int merge_part(const struct lp_ncu_sampled *s, struct lp_sample_plan *pla
 	rc = 0;
 out:
 	free(expect);
+	free(c.scratch);
 	free(c.rows);
 	json_decref(t);
 	json_decref(d);
@@ -244,20 +262,35 @@ static void tick(void *vctx, double elapsed_s)
 
 /* ---- the phase ---- */
 
-static json_t *part_preset(const json_t *preset, const char *name, size_t i)
+static json_t *part_preset(const json_t *preset, const char *name, size_t i, const char *warmup_nvtx)
 {
 	json_t *p = json_deep_copy(preset);
 	char buf[160];
 	snprintf(buf, sizeof(buf), "%s_p%zu", name, i + 1);
 	json_object_set_new(p, "name", json_string(buf));
-	/* --kernel-id selects: no NVTX include/exclude (they would change nothing ncu counts, but
-	 * a launch outside them would not be profiled), no name filter, no launch counts */
-	json_object_set_new(p, "nvtx", json_pack("{s:[], s:[]}", "include", "exclude"));
+	/* --kernel-id selects: no NVTX include/exclude (a launch outside them would not be profiled),
+	 * no name filter, no launch counts; a process whose picks are all warm-up stand-ins profiles
+	 * inside the warm-up range only: the other names' launches at its invocation numbers after the
+	 * warm-up (extras) are not profiled, and stop_early ends the program in the warm-up */
+	if (warmup_nvtx)
+		json_object_set_new(p, "nvtx", json_pack("{s:[s], s:[]}", "include", warmup_nvtx, "exclude"));
+	else
+		json_object_set_new(p, "nvtx", json_pack("{s:[], s:[]}", "include", "exclude"));
 	json_object_set_new(p, "kernel_name", json_null());
 	json_object_set_new(p, "kernel_name_base", json_string("function"));
 	json_object_set_new(p, "launch_count", json_null());
 	json_object_set_new(p, "launch_skip", json_null());
 	return p;
+}
+
+/* The cost model the plan was made with (docs/ncu-sampling.md). */
+static void set_costs(json_t *pj, const struct lp_sample_opts *o)
+{
+	json_object_set_new(pj, "per_launch_s", json_real(o->per_launch_s));
+	json_object_set_new(pj, "per_process_s", json_real(o->per_process_s));
+	json_object_set_new(pj, "program_s", json_real(o->program_s));
+	json_object_set_new(pj, "program_factor", json_real(o->program_factor));
+	json_object_set_new(pj, "stop_early", json_boolean(o->stop_early));
 }
 
 /* Appends a process's cmd.txt to ncu/cmd.txt (nothing when the process wrote none); a failed
@@ -320,6 +353,12 @@ int lp_ncu_sampled_run(const struct lp_ncu_sampled *s, struct lp_ncu_sampled_out
 		if (opts.per_process_s <= 0)
 			opts.per_process_s = pp;
 	}
+	if (opts.program_s <= 0 && s->workload_s > 0) {
+		opts.program_s = s->workload_s;
+		opts.program_factor = LP_SAMPLE_PROGRAM_FACTOR;
+	}
+	/* as lp_ncu_sampled_run runs it (no --kill in a multi-rank job) */
+	opts.stop_early = s->stop_early && !s->rank_gate;
 	o->per_launch_s = opts.per_launch_s;
 	o->per_process_s = opts.per_process_s;
 	if (lp_fs_mkdir_p(s->out_dir, err) < 0 || lp_fs_mkdir_p(s->logs_dir, err) < 0)
@@ -352,8 +391,7 @@ int lp_ncu_sampled_run(const struct lp_ncu_sampled *s, struct lp_ncu_sampled_out
 	if (lp_sample_schedule(&o->plan, &opts, err) < 0)
 		goto out;
 	pj = lp_sample_plan_json(&o->plan, 0);
-	json_object_set_new(pj, "per_launch_s", json_real(opts.per_launch_s));
-	json_object_set_new(pj, "per_process_s", json_real(opts.per_process_s));
+	set_costs(pj, &opts);
 	if (write_json(s->out_dir, "sampling.json", pj, err) < 0) {
 		json_decref(pj);
 		goto out;
@@ -371,7 +409,7 @@ int lp_ncu_sampled_run(const struct lp_ncu_sampled *s, struct lp_ncu_sampled_out
 		struct lp_ncu_plan np;
 		struct lp_ncu_outcome oc;
 		struct lp_err perr = LP_ERR_INIT;
-		json_t *pp = part_preset(s->preset, name, p);
+		json_t *pp = part_preset(s->preset, name, p, o->plan.procs[p].warmup_only ? in->warmup_nvtx : NULL);
 		double elapsed = mono_s() - t0, left = opts.budget_s > 0 ? opts.budget_s - elapsed : 0, t_start;
 		size_t q;
 		if (opts.budget_s > 0 && p > 0 && left < 0.5 * o->plan.procs[p].est_s) {
@@ -580,8 +618,7 @@ int lp_ncu_sampled_run(const struct lp_ncu_sampled *s, struct lp_ncu_sampled_out
 	}
 	o->elapsed_s = mono_s() - t0;
 	pj = lp_sample_plan_json(&o->plan, 1);
-	json_object_set_new(pj, "per_launch_s", json_real(opts.per_launch_s));
-	json_object_set_new(pj, "per_process_s", json_real(opts.per_process_s));
+	set_costs(pj, &opts);
 	json_object_set_new(pj, "measured_per_launch_s", o->measured_per_launch_s > 0 ? json_real(o->measured_per_launch_s) : json_null());
 	json_object_set_new(pj, "processes_run", json_integer((json_int_t)o->procs_run));
 	json_object_set(pj, "runs", runs);

@@ -219,6 +219,7 @@ static int run_sampled(struct lp_pl_state *st, const json_t *preset, int explici
 	s.run_id = run_id ? run_id + 1 : st->run->dir.path;
 	s.timeout_s = lp_pl_cfg_num(st->run, "run.timeout_s", 1800);
 	s.stop_early = lp_pl_cfg_bool(st->run, "profiling.ncu.stop_early");
+	sel.stand_ins = lp_pl_cfg_bool(st->run, "profiling.ncu.warmup_picks");
 	memset(&view, 0, sizeof(view));
 	view.st = st;
 	view.t.sink = st->sink;
@@ -248,6 +249,9 @@ static int run_sampled(struct lp_pl_state *st, const json_t *preset, int explici
 			so->procs_run == 1 ? "" : "es", so->elapsed_s, 100.0 * c.share, 100.0 * c.target, c.met ? "" : ", not met");
 		if (c.n_reused)
 			lp_buf_addf(&note, ", %zu reused from the cache", c.n_reused);
+		if (c.n_results_warmup)
+			lp_buf_addf(&note, ", %llu of %llu results from warm-up launches of the same kernel, grid, block and "
+				"region path", (unsigned long long)c.n_results_warmup, (unsigned long long)c.n_results);
 		if (so->metrics_na.len)
 			lp_buf_addf(&note, "; metrics n/a on this GPU: %s", so->metrics_na.data);
 		if (so->partial) {

@@ -14,7 +14,7 @@
 static json_t *sampling(void)
 {
 	struct lp_sample_launch l[40];
-	struct lp_sample_opts o = { 2, 0.9, 0, 0, 0, 0 };
+	struct lp_sample_opts o = { 2, 0.9, 0, 0, 0, 0, 0, 0, 0 };
 	struct lp_sample_plan p;
 	struct lp_err err = LP_ERR_INIT;
 	json_t *j;

@@ -7,6 +7,7 @@
 #include "testutil.h"
 
 #include <fcntl.h>
+#include <math.h>
 #include <spawn.h>
 #include <string.h>
 #include <sys/wait.h>
@@ -164,7 +165,7 @@ static void assert_picks(const struct lp_sample_group *g, uint64_t a, uint64_t b
 static void test_groups_and_picks(void **state)
 {
 	static struct fx f;
-	struct lp_sample_opts o = { 3, 0.95, 0, 0, 0, 0 };
+	struct lp_sample_opts o = { 3, 0.95, 0, 0, 0, 0, 0, 0, 0 };
 	struct lp_sample_plan p;
 	struct lp_err err = LP_ERR_INIT;
 	const struct lp_sample_group *g;
@@ -214,7 +215,7 @@ static void test_groups_and_picks(void **state)
 static void test_one_process(void **state)
 {
 	static struct fx f;
-	struct lp_sample_opts o = { 3, 0.95, 0, 0, 0, 0 };   /* no costs: one process */
+	struct lp_sample_opts o = { 3, 0.95, 0, 0, 0, 0, 0, 0, 0 };   /* no costs: one process */
 	struct lp_sample_plan p;
 	struct lp_err err = LP_ERR_INIT;
 	size_t i;
@@ -245,8 +246,8 @@ static void test_one_process(void **state)
 static void test_split_when_extras_cost(void **state)
 {
 	static struct fx f;
-	struct lp_sample_opts one = { 3, 0.95, 0, 1.0, 1000.0, 0 };   /* processes are dear */
-	struct lp_sample_opts many = { 3, 0.95, 0, 1.0, 1.0, 0 };     /* launches are dear */
+	struct lp_sample_opts one = { 3, 0.95, 0, 1.0, 1000.0, 0, 0, 0, 0 };   /* processes are dear */
+	struct lp_sample_opts many = { 3, 0.95, 0, 1.0, 1.0, 0, 0, 0, 0 };     /* launches are dear */
 	struct lp_sample_plan p;
 	struct lp_err err = LP_ERR_INIT;
 	uint64_t planned = 0;
@@ -281,7 +282,7 @@ static void test_split_when_extras_cost(void **state)
 static void test_budget(void **state)
 {
 	static struct fx f;
-	struct lp_sample_opts o = { 3, 0.95, 15.0, 1.0, 0.0, 0 };
+	struct lp_sample_opts o = { 3, 0.95, 15.0, 1.0, 0.0, 0, 0, 0, 0 };
 	struct lp_sample_plan p;
 	struct lp_err err = LP_ERR_INIT;
 	size_t i, kept = 0;
@@ -337,7 +338,7 @@ static void test_budget(void **state)
 static void test_cached_attach_coverage(void **state)
 {
 	static struct fx f;
-	struct lp_sample_opts o = { 3, 0.95, 0, 0.1, 1.0, 0 };
+	struct lp_sample_opts o = { 3, 0.95, 0, 0.1, 1.0, 0, 0, 0, 0 };
 	struct lp_sample_plan p;
 	struct lp_sample_coverage c;
 	struct lp_err err = LP_ERR_INIT;
@@ -396,7 +397,7 @@ static void test_cached_attach_coverage(void **state)
 static void test_unknown_steps_and_few_steps(void **state)
 {
 	struct lp_sample_launch l[13];
-	struct lp_sample_opts o = { 3, 1.0, 0, 0, 0, 0 };
+	struct lp_sample_opts o = { 3, 1.0, 0, 0, 0, 0, 0, 0, 0 };
 	struct lp_sample_plan p;
 	struct lp_err err = LP_ERR_INIT;
 	size_t i;
@@ -445,7 +446,7 @@ static void test_unknown_steps_and_few_steps(void **state)
 static void test_target_per_region(void **state)
 {
 	struct lp_sample_launch l[103];
-	struct lp_sample_opts o = { 1, 0.95, 0, 0, 0, 0 };
+	struct lp_sample_opts o = { 1, 0.95, 0, 0, 0, 0, 0, 0, 0 };
 	struct lp_sample_plan p;
 	struct lp_sample_coverage c;
 	struct lp_err err = LP_ERR_INIT;
@@ -474,6 +475,172 @@ static void test_target_per_region(void **state)
 	assert_int_equal(c.n_groups, 2);
 	assert_int_equal(c.total_ns, 11);
 	assert_false(c.met);
+	lp_sample_plan_release(&p);
+}
+
+
+/* A warm-up iteration of WSTEPS decode steps (stand-ins: warmup = 1, region decode_all), then the
+ * prefill (not selected) and the measured WSTEPS steps, start times 10 ms apart. */
+#define WSTEPS 16
+static void model_warm(struct fx *f)
+{
+	size_t i, s0;
+	int s, l;
+	f->n = 0;
+	for (s = 0; s < WSTEPS; s++) {
+		s0 = f->n;
+		decode_step(f, "decode_all", s);
+		for (i = s0; i < f->n; i++)
+			f->l[i].warmup = 1;
+	}
+	for (l = 0; l < LAYERS; l++)
+		add(f, "k_gemm", 64, NULL, -1, 90000);
+	for (s = 0; s < WSTEPS; s++)
+		decode_step(f, "decode_all", s);
+	for (i = 0; i < f->n; i++)
+		f->l[i].start_ns = 1000000 + 10000000 * (uint64_t)i;
+}
+
+/* Picks in the warm-up: the groups are the measured launches' (time, coverage), their picks the
+ * earliest warm-up launches of the same configuration and region (the first quarter of its steps),
+ * ncu's results of them count for the group, and with stop_early the process costs the program up to
+ * its last profiled launch. */
+static void test_stand_ins(void **state)
+{
+	static struct fx f;
+	struct lp_sample_opts o = { 3, 0.95, 0, 0, 0, 0, 0, 0, 0 };
+	struct lp_sample_plan p;
+	struct lp_sample_coverage c;
+	struct lp_err err = LP_ERR_INIT;
+	uint32_t *exp = NULL, last = 0;
+	size_t n_exp = 0, i, j, warm_end = WSTEPS * (7 * LAYERS + 3);
+	double eta_warm, part;
+	json_t *js, *g0, *r0;
+	(void)state;
+	model_warm(&f);
+	assert_int_equal(lp_sample_group(f.l, f.n, &o, &p, &err), 0);
+	assert_int_equal(p.n_groups, 7);
+	assert_int_equal(p.n_launches, WSTEPS * (7 * LAYERS + 3));   /* the measured steps only */
+	assert_int_equal(p.total_ns, 3224000 * WSTEPS / 8);
+	for (i = 0; i < p.n_groups; i++) {
+		assert_int_equal(p.groups[i].n_stand, p.groups[i].n_launches);
+		assert_true(p.groups[i].picks_from_warmup);
+		assert_int_equal(p.groups[i].n_ranks, WSTEPS / LP_SAMPLE_STAND_IN_SPAN);   /* steps 0..3 */
+	}
+	assert_int_equal(lp_sample_schedule(&p, &o, &err), 0);
+	assert_int_equal(p.n_procs, 1);
+	assert_int_equal(p.k_used, 3);
+	for (i = 0; i < p.n_groups; i++) {
+		const struct lp_sample_group *g = &p.groups[i];
+		if (g->status != LP_SAMPLE_PLANNED)
+			continue;
+		assert_int_equal(g->n_picks, 3);
+		for (j = 0; j < g->n_picks; j++) {
+			assert_true(g->picks[j].warmup);
+			/* windows of steps [0, 2), [2, 3), [3, 4) (w R/K .. (w+1) R/K): the earliest launch of each */
+			assert_int_equal(g->picks[j].step, j ? (int32_t)j + 1 : 0);
+		}
+	}
+	/* gate/up (k_gemv grid 1024: position 4l+2 of 17 a step): layer 0 of steps 0, 2, 3 -> 3, 37, 54 */
+	assert_int_equal(find(&p, "k_gemv", 1024)->picks[0].invocation, 3);
+	assert_int_equal(find(&p, "k_gemv", 1024)->picks[1].invocation, 37);
+	assert_int_equal(find(&p, "k_gemv", 1024)->picks[2].invocation, 54);
+	/* every launch ncu profiles is a warm-up launch of a planned group: the process profiles inside
+	 * the warm-up range only (no extras in the measured iteration: lm_head's step-3 pick, k_gemv 68,
+	 * is k_attention's 68th launch, in the measured iteration), and stop_early ends it there */
+	assert_true(p.procs[0].warmup_only);
+	assert_int_equal(lp_sample_expected(&p, 0, &exp, &n_exp, &err), 0);
+	assert_int_equal(n_exp, p.procs[0].predicted);
+	for (i = 0; i < n_exp; i++) {
+		assert_true(exp[i] < warm_end);
+		assert_true(f.l[exp[i]].warmup);
+		assert_true(lp_sample_group_of(&p, exp[i]) >= 0);
+		if (exp[i] > last)
+			last = exp[i];
+	}
+	/* the results: each stands for its group, and says it is a warm-up launch */
+	for (i = 0; i < n_exp; i++) {
+		int32_t g = lp_sample_group_of(&p, exp[i]);
+		if (p.groups[g].status != LP_SAMPLE_PLANNED)
+			continue;
+		lp_sample_attach_group(&p, (size_t)g, 1000);
+		assert_int_equal(lp_sample_record_result(&p, (size_t)g, i + 1, exp[i], 1000, &err), 0);
+	}
+	lp_sample_coverage(&p, &c);
+	assert_true(c.met);
+	assert_int_equal(c.n_covered, 6);
+	assert_int_equal(c.n_from_warmup, 6);
+	assert_true(c.n_results >= 18);
+	assert_int_equal(c.n_results_warmup, c.n_results);
+	js = lp_sample_plan_json(&p, 1);
+	g0 = json_array_get(json_object_get(js, "groups"), 0);
+	assert_true(json_is_true(json_object_get(g0, "picks_from_warmup")));
+	assert_true(json_is_true(json_object_get(json_array_get(json_object_get(g0, "picks"), 0), "warmup")));
+	r0 = json_array_get(json_object_get(g0, "results"), 0);
+	assert_true(json_is_true(json_object_get(r0, "warmup")));
+	assert_true(json_is_null(json_object_get(r0, "ordinal")));   /* no row of an unsampled profile */
+	assert_int_equal(json_integer_value(json_object_get(json_object_get(js, "coverage"), "results_warmup")),
+		(json_int_t)c.n_results);
+	assert_int_equal(json_integer_value(json_object_get(js, "groups_with_stand_ins")), 7);
+	json_decref(js);
+	free(exp);
+	exp = NULL;
+
+	/* stop_early: a process costs per_process + 1.5 x (the program's start + its time to the last
+	 * profiled launch) + the launches; the start is what the program has outside its launches' span */
+	o.per_process_s = 1;
+	o.per_launch_s = 0.1;
+	o.program_s = 12;   /* the launches' span is 9.95 s: 2.05 s before the first launch */
+	o.stop_early = 1;
+	assert_int_equal(lp_sample_schedule(&p, &o, &err), 0);
+	assert_true(p.n_procs >= 1);
+	for (i = 0, part = 0; i < p.n_procs; i++) {
+		uint32_t lp = 0;
+		assert_int_equal(lp_sample_expected(&p, i, &exp, &n_exp, &err), 0);
+		for (j = 0; j < n_exp; j++)
+			lp = exp[j] > lp ? exp[j] : lp;
+		free(exp);
+		assert_true(p.procs[i].warmup_only);
+		assert_true(lp < warm_end);
+		part += (12 - (double)(f.l[f.n - 1].start_ns - f.l[0].start_ns) / 1e9) +
+			(double)(f.l[lp].start_ns - f.l[0].start_ns) / 1e9;
+	}
+	assert_true(fabs(p.eta_s - ((double)p.n_procs + 1.5 * part + 0.1 * (double)p.predicted)) < 1e-9);
+	eta_warm = p.eta_s;
+	/* without stop_early the whole program counts */
+	o.stop_early = 0;
+	assert_int_equal(lp_sample_schedule(&p, &o, &err), 0);
+	assert_true(fabs(p.eta_s - (double)p.n_procs * (1 + 1.5 * 12) - 0.1 * (double)p.predicted) < 1e-9);
+	assert_true(p.eta_s > eta_warm);
+	lp_sample_plan_release(&p);
+
+	/* without stand-ins the picks are in the measured steps, later in the program: dearer */
+	for (i = 0; i < f.n; i++)
+		if (f.l[i].warmup)
+			f.l[i].region = NULL;
+	o.stop_early = 1;
+	assert_int_equal(lp_sample_group(f.l, f.n, &o, &p, &err), 0);
+	assert_false(p.groups[0].picks_from_warmup);
+	assert_int_equal(lp_sample_schedule(&p, &o, &err), 0);
+	assert_true(p.eta_s > eta_warm);
+	assert_false(p.procs[0].warmup_only);
+	for (i = 0; i < p.n_groups; i++)
+		for (j = 0; j < p.groups[i].n_picks; j++)
+			assert_false(p.groups[i].picks[j].warmup);
+	lp_sample_plan_release(&p);
+
+	/* a warm-up shorter than the picks need (2 steps for K = 3): the measured launches give the
+	 * picks, the stand-ins still count when ncu profiles them */
+	model_warm(&f);
+	for (i = 0; i < f.n; i++)
+		if (f.l[i].warmup && f.l[i].step >= 2)
+			f.l[i].region = NULL;
+	o.stop_early = 0;
+	assert_int_equal(lp_sample_group(f.l, f.n, &o, &p, &err), 0);
+	assert_true(p.groups[0].n_stand > 0);
+	assert_false(p.groups[0].picks_from_warmup);
+	assert_int_equal(p.groups[0].n_ranks, WSTEPS);
+	assert_int_equal(lp_sample_group_of(&p, 0), 5);   /* launch 0: the warm-up's first k_rmsnorm */
 	lp_sample_plan_release(&p);
 }
 
@@ -536,7 +703,7 @@ static void capture(struct lp_profile *p)
 static void test_rank_and_collectives(void **state)
 {
 	struct lp_profile prof;
-	struct lp_sample_select sel = { "decode_all", NULL, NULL, NULL, 0 };
+	struct lp_sample_select sel = { "decode_all", NULL, NULL, NULL, 0, 0 };
 	struct lp_sample_input in;
 	struct lp_err err = LP_ERR_INIT;
 	struct lp_kernel *k;
@@ -571,10 +738,10 @@ static void test_rank_and_collectives(void **state)
 static void test_from_profile(void **state)
 {
 	struct lp_profile prof;
-	struct lp_sample_select sel = { "decode_all", NULL, NULL, NULL, 0 };
+	struct lp_sample_select sel = { "decode_all", NULL, NULL, NULL, 0, 0 };
 	struct lp_sample_input in;
 	struct lp_sample_plan plan;
-	struct lp_sample_opts o = { 2, 1.0, 0, 0, 0, 0 };
+	struct lp_sample_opts o = { 2, 1.0, 0, 0, 0, 0, 0, 0, 0 };
 	struct lp_err err = LP_ERR_INIT;
 	static const char *const inc[] = { "LLM@prefill/layer/", "LLM@decode_all/" };
 	struct lp_regions_spec spec;
@@ -623,6 +790,40 @@ static void test_from_profile(void **state)
 	assert_int_equal(in.launches[3].step, 1);
 	assert_string_equal(in.launches[4].region, regions.inc[1].name);
 	assert_int_equal(in.launches[12].step, 2);
+	assert_null(in.launches[1].region);
+	assert_false(in.launches[1].warmup);
+	assert_null(in.warmup_nvtx);
+	lp_sample_input_release(&in);
+
+	/* stand-ins: the warm-up's decode step matches LLM@decode_all/ once the warm-up range is taken
+	 * out of its stack; it is not selected, and its steps are the warm-up's own */
+	sel.stand_ins = 1;
+	assert_int_equal(lp_sample_input_from_profile(&prof, &sel, &in, &err), 0);
+	assert_int_equal(in.n_selected, 2 + 9);
+	assert_string_equal(in.launches[1].region, regions.inc[1].name);
+	assert_true(in.launches[1].warmup);
+	assert_string_equal(in.warmup_nvtx, "LLM@warmup/");
+	assert_int_equal(in.launches[1].step, 0);
+	assert_int_equal(in.launches[1].start_ns, 1000);
+	assert_false(in.launches[4].warmup);
+	assert_int_equal(in.launches[4].step, 0);
+	assert_int_equal(lp_sample_group(in.launches, in.n, &o, &plan, &err), 0);
+	for (i = 0; i < plan.n_groups; i++)
+		if (plan.groups[i].grid[0] == 8) {
+			assert_int_equal(plan.groups[i].n_stand, 1);
+			assert_false(plan.groups[i].picks_from_warmup);   /* 1 warm-up step for K = 2 */
+		} else {
+			assert_int_equal(plan.groups[i].n_stand, 0);
+		}
+	assert_true(lp_sample_group_of(&plan, 1) >= 0);
+	lp_sample_plan_release(&plan);
+	lp_sample_input_release(&in);
+	sel.regions = NULL;
+	sel.stage = "decode_all";
+	assert_int_equal(lp_sample_input_from_profile(&prof, &sel, &in, &err), 0);
+	assert_string_equal(in.launches[1].region, "decode_all");
+	assert_true(in.launches[1].warmup);
+	assert_int_equal(in.n_selected, 9);
 	lp_sample_input_release(&in);
 	lp_regions_release(&regions);
 	lp_profile_release(&prof);
@@ -662,7 +863,7 @@ static void spawn_fixture(const char *dir, const char *spec)
 static void test_sampled_capture_refused(void **state)
 {
 	struct lp_profile prof;
-	struct lp_sample_select sel = { "decode_all", NULL, NULL, NULL, 0 };
+	struct lp_sample_select sel = { "decode_all", NULL, NULL, NULL, 0, 0 };
 	struct lp_sample_input in;
 	struct lp_process *pr;
 	struct lp_err err = LP_ERR_INIT;
@@ -720,6 +921,7 @@ int main(void)
 		cmocka_unit_test(test_unknown_steps_and_few_steps),
 		cmocka_unit_test(test_target_per_region),
 		cmocka_unit_test(test_costs),
+		cmocka_unit_test(test_stand_ins),
 		cmocka_unit_test(test_from_profile),
 		cmocka_unit_test(test_rank_and_collectives),
 		cmocka_unit_test(test_sampled_capture_refused),

@@ -138,7 +138,7 @@ static void test_run_and_cache(void **state)
 	struct lp_profile prof;
 	struct lp_ncu_sampled s;
 	struct lp_ncu_sampled_outcome o;
-	struct lp_sample_select sel = { "decode_all", NULL, NULL, NULL, 0 };
+	struct lp_sample_select sel = { "decode_all", NULL, NULL, NULL, 0, 0 };
 	struct lp_err err = LP_ERR_INIT;
 	const char *wl[] = { "/bin/true", NULL };
 	char text[8192], out[4096], logs[4096], path[8192], cache[4096];
@@ -395,9 +395,147 @@ static void test_real_sampled_regions(void **state)
 	json_decref(sj);
 }
 
+
+/* A capture with a warm-up iteration (warmup > decode_all > 3 decode steps) before the measured
+ * one: with stand_ins the picks are the warm-up's launches, the one process profiles inside the
+ * warm-up range (--nvtx-include LLM@warmup/), its results count for the measured group, and the
+ * reports say they are warm-up launches. */
+#define WSTACK "7  \"\"LLM:warmup:none:none:none:none:ASCII:warmup\"\"  \"\"LLM:decode_all:none:none:none:none:ASCII:decode_all\"\"  " \
+	"\"\"LLM:decode_step:none:none:none:none:ASCII:decode_step\"\" "
+#define WROW(id, dur) "\"" id "\",\"7\",\"llm\",\"h\",\"" WSTACK "\",\"\",\"k_gemv(int)\",\"1\",\"7\",\"(32, 1, 1)\"," \
+	"\"(8, 1, 1)\",\"0\",\"9.0\",\"" dur "\"\n"
+static const char raw_warm[] =
+	"\"ID\",\"Process ID\",\"Process Name\",\"Host Name\",\"" NVTX_COL "\",\"" SE_COL "\",\"Kernel Name\",\"Context\","
+	"\"Stream\",\"Block Size\",\"Grid Size\",\"Device\",\"CC\",\"gpu__time_duration.sum\"\n"
+	"\"\",\"\",\"\",\"\",\"\",\"\",\"\",\"\",\"\",\"\",\"\",\"\",\"\",\"nsecond\"\n"
+	WROW("0", "210") WROW("1", "220") WROW("2", "230");
+
+static void capture_warm(struct lp_profile *p)
+{
+	int32_t w, da, st;
+	uint32_t corr = 1;
+	uint64_t t = 0;
+	int it, s, l;
+	struct lp_kernel *k;
+	lp_profile_init(p, "test");
+	w = lp_test_range(p, -1, "LLM", "warmup", 0, 1000000);
+	for (it = 0; it < 2; it++) {
+		da = lp_test_range(p, it ? -1 : w, "LLM", "decode_all", 0, 1000000);
+		for (s = 0; s < 3; s++) {
+			st = lp_test_range(p, da, "LLM", "decode_step", 0, 1000000);
+			for (l = 0; l < 2; l++) {
+				k = lp_test_kernel(p, st, "k_gemv(int)", t, t + 250);
+				k->grid[0] = 8, k->grid[1] = k->grid[2] = 1, k->block[0] = 32, k->block[1] = k->block[2] = 1;
+				k->correlation_id = corr++;
+				t += 1000;
+			}
+		}
+	}
+}
+
+static void test_warmup_stand_ins(void **state)
+{
+	struct lp_profile prof;
+	struct lp_ncu_sampled s;
+	struct lp_ncu_sampled_outcome o;
+	struct lp_sample_select sel = { "decode_all", NULL, NULL, NULL, 0, 1 };
+	struct lp_err err = LP_ERR_INIT;
+	const char *wl[] = { "/bin/true", NULL };
+	char text[8192], out[4096], logs[4096], path[8192];
+	json_t *p = preset(), *sj, *g0, *cov;
+	size_t i;
+	(void)state;
+	snprintf(dir, sizeof(dir), "%s", lp_test_tmpdir("ncu_sampled_warm"));
+	snprintf(ncu, sizeof(ncu), "%s/fake-ncu", dir);
+	snprintf(text, sizeof(text), fake, dir);
+	lp_test_write(ncu, text);
+	assert_int_equal(chmod(ncu, 0755), 0);
+	snprintf(path, sizeof(path), "%s/calls", dir);
+	remove(path);
+	snprintf(path, sizeof(path), "%s/raw.csv", dir);
+	lp_test_write(path, raw_warm);
+	snprintf(path, sizeof(path), "%s/details.csv", dir);
+	lp_test_write(path, details);
+	snprintf(out, sizeof(out), "%s/run/ncu", dir);
+	snprintf(logs, sizeof(logs), "%s/run/logs", dir);
+	capture_warm(&prof);
+
+	memset(&s, 0, sizeof(s));
+	s.ncu = ncu;
+	s.preset = p;
+	s.out_dir = out;
+	s.logs_dir = logs;
+	s.workload = wl;
+	s.capture = &prof;
+	s.select = &sel;
+	s.opts.k = 3;
+	s.opts.coverage = 0.95;
+	s.workload_s = 0.1;
+	s.timeout_s = 30;
+	s.stop_early = 1;
+	if (lp_ncu_sampled_run(&s, &o, &err) < 0)
+		fail_msg("%s", err.msg);
+	assert_int_equal(o.plan.n_groups, 1);
+	assert_int_equal(o.plan.n_launches, 6);          /* the measured iteration's */
+	assert_int_equal(o.plan.groups[0].n_stand, 6);   /* the warm-up's */
+	assert_true(o.plan.groups[0].picks_from_warmup);
+	assert_int_equal(o.plan.n_procs, 1);
+	assert_true(o.plan.procs[0].warmup_only);
+	/* the first k_gemv of each warm-up step: 1, 3, 5; only those (no extras after the warm-up) */
+	assert_string_equal(o.plan.procs[0].kernel_id.data, "::regex:^(k_gemv)$:^(1|3|5)$");
+	assert_int_equal(o.plan.procs[0].predicted, 3);
+	snprintf(path, sizeof(path), "%s/calls", dir);
+	assert_int_equal(count_lines(path, "--nvtx-include LLM@warmup/ "), 1);
+	assert_int_equal(count_lines(path, "--launch-count=3 --kill=on "), 1);
+	assert_false(o.partial);
+	/* the 3 rows are the 3 planned launches (attached in order, none by configuration) */
+	assert_int_equal(o.plan.groups[0].got, 3);
+	assert_int_equal(o.plan.groups[0].got_warmup, 3);
+	assert_true(o.plan.groups[0].got_min_ns == 210 && o.plan.groups[0].got_max_ns == 230);
+	snprintf(path, sizeof(path), "%s/sampling.json", out);
+	sj = json_load_file(path, 0, NULL);
+	assert_non_null(sj);
+	assert_int_equal(json_integer_value(json_object_get(sj, "results_attached_by_config")), 0);
+	cov = json_object_get(sj, "coverage");
+	assert_true(json_is_true(json_object_get(cov, "met")));
+	assert_int_equal(json_integer_value(json_object_get(cov, "results_warmup")), 3);
+	assert_int_equal(json_integer_value(json_object_get(cov, "groups_from_warmup")), 1);
+	g0 = json_array_get(json_object_get(sj, "groups"), 0);
+	assert_int_equal(json_integer_value(json_object_get(g0, "profiled_warmup")), 3);
+	assert_true(json_real_value(json_object_get(g0, "weight")) == 2.0);   /* 6 launches, 3 results */
+	for (i = 0; i < 3; i++) {
+		json_t *r = json_array_get(json_object_get(g0, "results"), i);
+		assert_true(json_is_true(json_object_get(r, "warmup")));
+		assert_true(json_is_null(json_object_get(r, "ordinal")));
+		assert_int_equal(json_integer_value(json_object_get(r, "launch")), (json_int_t)(2 * i));
+		assert_int_equal(json_integer_value(json_object_get(r, "step")), (json_int_t)i);
+	}
+	assert_true(json_is_true(json_object_get(json_array_get(json_object_get(sj, "processes"), 0), "warmup_only")));
+	json_decref(sj);
+	lp_ncu_sampled_outcome_release(&o);
+
+	/* without stand-ins: the measured iteration's launches, no NVTX filter */
+	sel.stand_ins = 0;
+	snprintf(path, sizeof(path), "%s/calls", dir);
+	remove(path);
+	if (lp_ncu_sampled_run(&s, &o, &err) < 0)
+		fail_msg("%s", err.msg);
+	assert_false(o.plan.groups[0].picks_from_warmup);
+	assert_string_equal(o.plan.procs[0].kernel_id.data, "::regex:^(k_gemv)$:^(7|9|11)$");
+	assert_int_equal(count_lines(path, "--nvtx-include"), 0);
+	/* the page's rows are taken for the expected launches (the measured steps' 7, 9, 11) */
+	assert_int_equal(o.plan.groups[0].got, 3);
+	assert_int_equal(o.plan.groups[0].got_warmup, 0);
+	assert_int_equal(o.plan.groups[0].results[0].launch, 6);
+	lp_ncu_sampled_outcome_release(&o);
+	json_decref(p);
+	lp_profile_release(&prof);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_warmup_stand_ins),
 		cmocka_unit_test(test_run_and_cache),
 		cmocka_unit_test(test_real_sampled_regions),
 	};
