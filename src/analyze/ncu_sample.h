@@ -28,9 +28,9 @@
  * warm-up runs the same kernels earlier in the program, where ncu costs less, and a stand-in that
  * ncu profiles counts for its group.
  *
- * Cost: eta_s = sum over processes of per_process_s + program_factor * (the program up to where the
- * process ends: program_s, or with stop_early its start + the time to its latest profiled launch)
- * + predicted launches * per_launch_s. With a budget, the plan is trimmed until it fits: first K
+ * Cost: eta_s = sum over processes of per_process_s + the program's start (program_s less the span
+ * of its launches in the capture) + program_factor * its launches' span (all of it, or with
+ * stop_early up to the latest launch the process profiles) + predicted launches * per_launch_s. With a budget, the plan is trimmed until it fits: first K
  * is lowered (K-1 ... 1) for every group, then groups are dropped from the smallest up (status
  * LP_SAMPLE_BUDGET), so the kept groups are always the ones with the most kernel time. Cached groups (the caller marks them, collect/ncu_cache.h) cost
  * nothing and are never planned.
@@ -68,8 +68,8 @@
 #define LP_SAMPLE_DEFAULT_COVERAGE 0.95
 #define LP_SAMPLE_DEFAULT_MAX_PROCS 4
 #define LP_SAMPLE_MAX_LAUNCHES (1u << 26)
-/* hf_generate.py ran 60.0 s under ncu profiling nothing, 35.8 s alone, 41 s traced
- * (bench/ncu_sampling/README.md section 4) */
+/* hf_generate.py ran 60.0 s under ncu profiling nothing, 35.8 s alone, 41 s traced; its start
+ * (python, imports, model build) took ~16 s under ncu (bench/ncu_sampling/README.md section 4) */
 #define LP_SAMPLE_PROGRAM_FACTOR 1.5
 /* Stand-in picks come from the first 1/LP_SAMPLE_STAND_IN_SPAN of the warm-up's steps (at least K):
  * under ncu a profiled launch of hf_generate.py cost ~0.5 s up to warm-up decode step ~56 of 128 and
@@ -175,7 +175,8 @@ struct lp_sample_opts {
 	                                the workload) */
 	unsigned max_procs;          /* 0: LP_SAMPLE_DEFAULT_MAX_PROCS */
 	double program_s;            /* the workload's own wall time (the capture's); 0: counted in per_process_s */
-	double program_factor;       /* how much slower it runs under ncu (0: LP_SAMPLE_PROGRAM_FACTOR) */
+	double program_factor;       /* how much slower its launches' span runs under ncu (0:
+	                                LP_SAMPLE_PROGRAM_FACTOR); its start (before the first launch) is not */
 	int stop_early;              /* ncu ends the workload after the last predicted launch: only the program
 	                                up to there counts (its start + the capture's time to that launch) */
 };

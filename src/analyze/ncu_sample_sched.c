@@ -245,31 +245,32 @@ static uint64_t greedy(struct sched *s)
 	return total;
 }
 
-/* Seconds of the workload an ncu process runs through: all of it, or with stop_early its start
- * (what the capture has before its first launch and after its last) and its time up to the latest
- * launch ncu profiles (launch order when the capture has no start times). */
-static double program_part_s(const struct sched *s, uint32_t last)
+/* Seconds of the workload an ncu process runs through: its start (what the capture has outside the
+ * span of its launches: interpreter, imports, model build; not slower under ncu) and its launches'
+ * span, `factor` times slower under ncu (every launch is intercepted), all of it or with stop_early
+ * up to the latest launch ncu profiles (launch order when the capture has no start times). */
+static double program_part_s(const struct sched *s, uint32_t last, double factor)
 {
 	const struct lp_sample_opts *o = s->o;
 	const struct lp_sample_priv *pv = s->p->priv;
-	double part, span;
-	if (o->program_s <= 0 || !o->stop_early || !pv->n)
-		return o->program_s > 0 ? o->program_s : 0;
-	if (s->t_max_ns > s->t_min_ns && pv->launches[last].start_ns >= s->t_min_ns) {
-		span = (double)(s->t_max_ns - s->t_min_ns) / 1e9;
-		part = (o->program_s > span ? o->program_s - span : 0) +
-			(double)(pv->launches[last].start_ns - s->t_min_ns) / 1e9;
-	} else {
-		part = o->program_s * (double)(last + 1) / (double)pv->n;
-	}
-	return part < o->program_s ? part : o->program_s;
+	double span, start, to_last;
+	if (o->program_s <= 0)
+		return 0;
+	if (!pv->n || s->t_max_ns <= s->t_min_ns)
+		return factor * o->program_s * (o->stop_early && pv->n ? (double)(last + 1) / (double)pv->n : 1.0);
+	span = (double)(s->t_max_ns - s->t_min_ns) / 1e9;
+	start = o->program_s > span ? o->program_s - span : 0;
+	to_last = span;
+	if (o->stop_early && pv->launches[last].start_ns >= s->t_min_ns)
+		to_last = (double)(pv->launches[last].start_ns - s->t_min_ns) / 1e9;
+	return start + factor * (to_last < span ? to_last : span);
 }
 
 /* The estimate of one process that profiles `launches`, the latest of them s->last. */
 static double proc_cost(const struct sched *s, uint64_t launches)
 {
 	double factor = s->o->program_factor > 0 ? s->o->program_factor : LP_SAMPLE_PROGRAM_FACTOR;
-	return s->o->per_process_s + factor * program_part_s(s, s->last) + s->o->per_launch_s * (double)launches;
+	return s->o->per_process_s + program_part_s(s, s->last, factor) + s->o->per_launch_s * (double)launches;
 }
 
 struct cluster {

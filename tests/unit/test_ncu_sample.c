@@ -586,8 +586,8 @@ static void test_stand_ins(void **state)
 	free(exp);
 	exp = NULL;
 
-	/* stop_early: a process costs per_process + 1.5 x (the program's start + its time to the last
-	 * profiled launch) + the launches; the start is what the program has outside its launches' span */
+	/* stop_early: a process costs per_process + the program's start + 1.5 x its time to the last
+	 * profiled launch + the launches; the start is what the program has outside its launches' span */
 	o.per_process_s = 1;
 	o.per_launch_s = 0.1;
 	o.program_s = 12;   /* the launches' span is 9.95 s: 2.05 s before the first launch */
@@ -603,14 +603,15 @@ static void test_stand_ins(void **state)
 		assert_true(p.procs[i].warmup_only);
 		assert_true(lp < warm_end);
 		part += (12 - (double)(f.l[f.n - 1].start_ns - f.l[0].start_ns) / 1e9) +
-			(double)(f.l[lp].start_ns - f.l[0].start_ns) / 1e9;
+			1.5 * (double)(f.l[lp].start_ns - f.l[0].start_ns) / 1e9;
 	}
-	assert_true(fabs(p.eta_s - ((double)p.n_procs + 1.5 * part + 0.1 * (double)p.predicted)) < 1e-9);
+	assert_true(fabs(p.eta_s - ((double)p.n_procs + part + 0.1 * (double)p.predicted)) < 1e-9);
 	eta_warm = p.eta_s;
 	/* without stop_early the whole program counts */
 	o.stop_early = 0;
 	assert_int_equal(lp_sample_schedule(&p, &o, &err), 0);
-	assert_true(fabs(p.eta_s - (double)p.n_procs * (1 + 1.5 * 12) - 0.1 * (double)p.predicted) < 1e-9);
+	part = (double)(f.l[f.n - 1].start_ns - f.l[0].start_ns) / 1e9;   /* the span */
+	assert_true(fabs(p.eta_s - (double)p.n_procs * (1 + (12 - part) + 1.5 * part) - 0.1 * (double)p.predicted) < 1e-9);
 	assert_true(p.eta_s > eta_warm);
 	lp_sample_plan_release(&p);
 
