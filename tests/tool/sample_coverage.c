@@ -6,9 +6,16 @@
  *
  *   lp-sample-coverage [--every N] [--first K] [--pick random|first] [--var balanced|successive|srs]
  *                      [--trials T] [--seed S] [--min-share F] [--json] TRACE_DIR
+ *   lp-sample-coverage --compare SAMPLED_DIR [--min-share F] EXACT_DIR
+ *
+ * --compare: two processes, a sampled trace and an exact one of the same program. Per kernel of the
+ * decode stage (the analysis's tables, the sampled one scaled): the sampled estimate and its
+ * interval against the exact process's total, and the exact process's own spread between its
+ * decode iterations (the first against the last), which no interval of the sampled run covers.
  *
  * Exit status: 0, 2 usage, 1 the trace could not be read or analyzed. A developer's tool: it
  * prints, so it lives beside the tests, not in src/. */
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -21,8 +28,94 @@
 static int usage(void)
 {
 	fprintf(stderr, "usage: lp-sample-coverage [--every N] [--first K] [--pick random|first] "
-			"[--var balanced|successive|srs] [--trials T] [--seed S] [--min-share F] [--json] TRACE_DIR\n");
+			"[--var balanced|successive|srs] [--trials T] [--seed S] [--min-share F] [--json] TRACE_DIR\n"
+			"       lp-sample-coverage --compare SAMPLED_DIR [--min-share F] EXACT_DIR\n");
 	return 2;
+}
+
+static int load(const char *dir, struct lp_profile *p, struct lp_analysis *a)
+{
+	struct lp_analysis_input in;
+	struct lp_err err = LP_ERR_INIT;
+	lp_profile_init(p, dir);
+	memset(&in, 0, sizeof(in));
+	in.profile = p;
+	if (lp_trace_load(dir, p, &err) < 0 || lp_analyze(&in, a, &err) < 0) {
+		fprintf(stderr, "lp-sample-coverage: %s\n", err.msg);
+		return -1;
+	}
+	return 0;
+}
+
+/* The decode-stage time of kernel `name` in the first and the last decode iteration of `a`. */
+static void iter_split(const struct lp_profile *p, const struct lp_analysis *a, const char *name, double *first_ms,
+	double *last_ms)
+{
+	const struct lp_stage *st = lp_stages_find(&a->stages, LP_STAGE_DECODE);
+	int32_t s = st ? (int32_t)(st - a->stages.stages) : -1;
+	size_t i;
+	*first_ms = *last_ms = 0;
+	if (!st || st->n_iters < 2)
+		return;
+	for (i = 0; i < p->n_kernels && i < a->stages.n_kernels; i++) {
+		const struct lp_kernel *k = &p->kernels[i];
+		int32_t r;
+		int guard = 0;
+		if (a->stages.kernel_stage[i] != s || !k->name || strcmp(k->name, name))
+			continue;
+		for (r = k->range; r >= 0 && guard++ < 512; r = p->ranges[r].parent) {
+			if (r == st->iters[0].range)
+				*first_ms += (double)(k->end_ns - k->start_ns) / 1e6;
+			if (r == st->iters[st->n_iters - 1].range)
+				*last_ms += (double)(k->end_ns - k->start_ns) / 1e6;
+		}
+	}
+}
+
+static int compare(const char *sampled, const char *exact, double min_share)
+{
+	struct lp_profile ps, pe;
+	struct lp_analysis *as = calloc(1, sizeof(*as)), *ae = calloc(1, sizeof(*ae));
+	double total = 0;
+	size_t i, j, big = 0, inside = 0;
+	if (!as || !ae || load(sampled, &ps, as) < 0 || load(exact, &pe, ae) < 0)
+		return 1;
+	for (i = 0; i < ae->kernels.n_rows; i++)
+		total += ae->kernels.rows[i].stage_ms[1];
+	printf("decode-stage kernels: sampled %s (%u of %u units recorded) against exact %s (%.3f ms)\n", sampled,
+		as->kernels.sample_n, as->kernels.sample_N, exact, total);
+	printf("%10s %9s %10s %8s %7s %10s  %s\n", "exact_ms", "sampled", "+-95%", "diff", "inside", "iter_diff",
+		"kernel");
+	for (i = 0; i < ae->kernels.n_rows; i++) {
+		const struct lp_kernel_row *e = &ae->kernels.rows[i], *s = NULL;
+		double d, f, l;
+		if (e->stage_ms[1] < min_share * total)
+			continue;
+		for (j = 0; j < as->kernels.n_rows && !s; j++)
+			if (!strcmp(as->kernels.rows[j].name, e->name) && as->kernels.rows[j].device == e->device)
+				s = &as->kernels.rows[j];
+		big++;
+		iter_split(&pe, ae, e->name, &f, &l);
+		if (!s) {
+			printf("%10.3f %9s %10s %8s %7s %10s  %.60s\n", e->stage_ms[1], "-", "-", "-", "no", "-", e->name);
+			continue;
+		}
+		d = s->stage_ms[1] - e->stage_ms[1];
+		inside += s->ci_ms >= 0 && fabs(d) <= s->ci_ms;
+		printf("%10.3f %9.3f %9.3f%% %+7.3f%% %7s %+9.3f%%  %.60s\n", e->stage_ms[1], s->stage_ms[1],
+			s->ci_ms >= 0 ? 100 * s->ci_ms / e->stage_ms[1] : -1, 100 * d / e->stage_ms[1],
+			s->ci_ms >= 0 && fabs(d) <= s->ci_ms ? "yes" : "no", f + l > 0 ? 100 * (l - f) / ((f + l) / 2) : 0,
+			e->name);
+	}
+	printf("%zu kernels above %.1f%% of the exact decode kernel time: %zu inside the sampled run's interval\n", big,
+		100 * min_share, inside);
+	lp_analysis_release(as);
+	lp_analysis_release(ae);
+	free(as);
+	free(ae);
+	lp_profile_release(&ps);
+	lp_profile_release(&pe);
+	return 0;
 }
 
 static void json_str(const char *s)
@@ -47,7 +140,7 @@ int main(int argc, char **argv)
 	unsigned long long seed = 1;
 	double min_share = 0.01;
 	int json = 0, i;
-	const char *dir = NULL, *vname = "balanced";
+	const char *dir = NULL, *vname = "balanced", *cmp = NULL;
 	struct lp_profile p;
 	struct lp_analysis_input in;
 	struct lp_analysis *a;
@@ -79,6 +172,8 @@ int main(int argc, char **argv)
 			seed = strtoull(v, NULL, 10);
 		else if (!strcmp(o, "--min-share"))
 			min_share = strtod(v, NULL);
+		else if (!strcmp(o, "--compare"))
+			cmp = v;
 		else if (!strcmp(o, "--unit"))
 			plan.unit = v;
 		else if (!strcmp(o, "--pick") && (!strcmp(v, "random") || !strcmp(v, "first")))
@@ -94,6 +189,8 @@ int main(int argc, char **argv)
 	}
 	if (!dir || plan.every < 1 || trials < 1)
 		return usage();
+	if (cmp)
+		return compare(cmp, dir, min_share);
 	lp_profile_init(&p, dir);
 	if (lp_trace_load(dir, &p, &err) < 0) {
 		fprintf(stderr, "lp-sample-coverage: %s\n", err.msg);
