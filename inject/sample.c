@@ -16,7 +16,9 @@
  * (sampled), `auto` (the default: sampled when the launches inside the first recorded units run
  * faster than `rate` per second, exact otherwise), with
  * `unit=NAME`, `rate=R`, `seed=S` and `pick=random|first` as options (defaults every=8, first=2,
- * rate=20000, unit=decode_step, a seed from the clock and the pid, pick=random).
+ * rate=20000, unit=decode_step, seed=0, pick=random). The default seed is fixed on purpose: every
+ * process of a job (tensor-parallel ranks) records the same steps, so their collectives stay
+ * aligned (docs/ranks.md), and two runs of a program are sampled alike.
  * The SAMPLING record says which mode ran and why.
  *
  * Threads: the schedule is per thread (the parent range and the index are the pushing thread's);
@@ -32,7 +34,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <unistd.h>
 
 #define MAX_STAGES 8
 #define MAX_PENDING 4096                 /* stage instances waiting for their GPU times */
@@ -66,7 +67,6 @@ static struct {
 	uint32_t every, first, auto_rate;
 	uint32_t pick;                       /* LP_TRACE_SAMPLE_PICK_* */
 	uint64_t seed;
-	int have_seed;
 	_Atomic uint64_t launch_rate;
 	_Atomic int auto_looked;             /* auto looked at a unit past the first ones */
 	_Atomic uint64_t units, units_recorded;
@@ -165,7 +165,6 @@ static int parse_sample(const char *spec, char *unit, size_t unit_cap)
 		} else if (eq && k == 4 && !memcmp(p, "seed", 4)) {
 			if (parse_u64(v, vn, &S.seed) < 0)
 				return -1;
-			S.have_seed = 1;
 		} else if (eq && k == 4 && !memcmp(p, "pick", 4)) {
 			if (vn == 5 && !memcmp(v, "first", 5))
 				S.pick = LP_TRACE_SAMPLE_PICK_FIRST;
@@ -247,8 +246,6 @@ static void init_once(void)
 		S.mode = MODE_EXACT;
 		S.why = LP_TRACE_SAMPLE_WHY_OFF;
 	}
-	if (!S.have_seed) /* a new sample per process; the SAMPLING record keeps the seed */
-		S.seed = mix(lp_inj_now_ns() ^ ((uint64_t)getpid() << 32));
 	if (!stages)
 		stages = "prefill,decode_all,decode_step";
 	while (*stages) {

@@ -42,6 +42,8 @@ struct collect {
 	uint64_t zoom_steps;
 	size_t n_occ;
 	int whole_run;
+	int32_t gpu_device;          /* the lane of unrecorded steps: the first kernel's device */
+	size_t n_unrecorded, n_unit_steps;
 	struct member *m;
 	struct tl_raw *ev;
 	size_t n, cap;
@@ -182,6 +184,16 @@ static int collect(struct collect *c, size_t *levels_dropped)
 		}
 		if (add(c, key, LP_TL_EV_RANGE, r->synthetic, r->start_ns, r->end_ns, r->name) < 0)
 			return -1;
+		if (r->sample)   /* a sampling unit of a sampled trace (the tracer's STAGE flag) */
+			c->n_unit_steps++;
+		if (r->sample == 2) {
+			/* its kernels were not recorded: a band over its GPU window, never an idle lane */
+			int gpu = r->gpu_status == 1 && r->gpu_end_ns > r->gpu_start_ns;
+			c->n_unrecorded++;
+			if (add(c, gpu_key(c->gpu_device), LP_TL_EV_UNRECORDED, 0, gpu ? r->gpu_start_ns : r->start_ns,
+				gpu ? r->gpu_end_ns : r->end_ns, "kernels not recorded (sampled trace)") < 0)
+				return -1;
+		}
 		if (key == KEY_STAGE && !c->whole_run) {
 			size_t o;
 			for (o = 0; o < c->n_occ; o++)
@@ -390,6 +402,7 @@ int lp_timeline_compute(const struct lp_profile *p, const struct lp_stage_set *s
 	memset(&c, 0, sizeof(c));
 	c.p = p;
 	c.s = s;
+	c.gpu_device = p->n_kernels ? p->kernels[0].device : 0;
 	choose(s, &c, out);
 	if (p->n_ranges && !(c.m = calloc(p->n_ranges, sizeof(*c.m))))
 		return lp_oom(err);
@@ -399,6 +412,8 @@ int lp_timeline_compute(const struct lp_profile *p, const struct lp_stage_set *s
 	c.m = NULL;
 	out->n_source = c.n;
 	out->source_truncated = c.truncated;
+	out->n_unrecorded = c.n_unrecorded;
+	out->n_unit_steps = c.n_unrecorded ? c.n_unit_steps : 0;
 	if (!c.n) {
 		snprintf(out->why, sizeof(out->why), "no ranges, kernels or copies were recorded");
 		free(c.ev);

@@ -17,6 +17,11 @@
  * counted in levels_dropped, not shown), then one "GPU <device>" lane per device (kernels, copies
  * and memsets; at most LP_TIMELINE_MAX_LANES lanes in all).
  *
+ * Sampled traces (docs/tracer.md "Sampled tracing"): a decode step whose kernels were not recorded
+ * (lp_range.sample 2) gets a LP_TL_EV_UNRECORDED event on the first GPU lane over its GPU window
+ * (its STAGE times; its host range without them), so that the figure shows it as not recorded,
+ * never as idle GPU time; n_unrecorded counts them (of n_unit_steps decode steps shown).
+ *
  * Downsampling: beyond LP_TIMELINE_MAX_EVENTS events, events narrower than merge_ns that start
  * within merge_ns of a group's first event in the same lane become one mark (merged = how many);
  * merge_ns starts at span / LP_TIMELINE_COLUMNS (one column of a 1600-column drawing) and doubles
@@ -62,6 +67,7 @@ enum lp_tl_event_kind {
 	LP_TL_EV_KERNEL = 1,
 	LP_TL_EV_COPY = 2,
 	LP_TL_EV_LATENCY = 3,        /* stage lane: from the pop to the end of the GPU work launched inside */
+	LP_TL_EV_UNRECORDED = 4,     /* GPU lane: a sampled trace's unrecorded step (its kernels not traced) */
 };
 
 struct lp_tl_lane {
@@ -91,6 +97,8 @@ struct lp_timeline {
 	int source_truncated;        /* more than LP_TIMELINE_MAX_SOURCE events: the first ones kept */
 	uint64_t merge_ns;           /* 0: nothing merged */
 	size_t levels_dropped;       /* ranges deeper than LP_TIMELINE_RANGE_LEVELS, not shown */
+	size_t n_unrecorded;         /* sampled trace: steps shown whose kernels were not recorded ... */
+	size_t n_unit_steps;         /* ... of the sampling-unit steps shown (0: not a sampled trace) */
 	/* the zoom: the first LP_TIMELINE_ZOOM_STEPS decode steps' worth of time from the start of the
 	 * decode occurrence's latency (after GPU work queued before it: stages.h; latency / steps
 	 * each), the events overlapping it, same lanes; only

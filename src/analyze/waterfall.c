@@ -99,20 +99,85 @@ static const char *short_of(const struct lp_profile *p, const char *name)
 	return name;
 }
 
-/* The largest idle gaps inside the stage's occurrence windows, by (kernel before, kernel after). */
+struct window {
+	uint64_t s, e;
+};
+
+static int cmp_window(const void *a, const void *b)
+{
+	const struct window *x = a, *y = b;
+	return x->s < y->s ? -1 : x->s > y->s;
+}
+
+/* 1 when range r lies under one of the stage's iterations. */
+static int under_iter(const struct lp_profile *p, const struct lp_stage *st, int32_t r)
+{
+	int guard = 0;
+	size_t j;
+	for (r = p->ranges[r].parent; r >= 0 && guard++ < 512; r = p->ranges[r].parent)
+		for (j = 0; j < st->n_iters; j++)
+			if (st->iters[j].range == r)
+				return 1;
+	return 0;
+}
+
+/* The windows whose idle gaps are located: the stage's occurrences (from the push, after GPU work
+ * queued before it, for its latency); in a sampled trace whose decode steps were not all recorded,
+ * the recorded steps alone (their GPU window from the STAGE events, else their host range): an
+ * unrecorded step has no kernels and would read as one long gap. Returns the count, -1 no memory. */
+static long gap_windows(const struct lp_profile *p, const struct lp_stage *st, struct window **out, int *sampled)
+{
+	size_t i, n = 0, skipped = 0;
+	*sampled = 0;
+	*out = malloc((p->n_ranges + st->n_iters + 1) * sizeof(**out));
+	if (!*out)
+		return -1;
+	for (i = 0; i < p->n_ranges; i++)
+		if (p->ranges[i].sample == 2 && under_iter(p, st, (int32_t)i))
+			skipped++;
+	if (!skipped) {
+		for (i = 0; i < st->n_iters; i++) {
+			uint64_t ws = st->iters[i].start_ns + st->iters[i].wait_ns;
+			(*out)[n++] = (struct window){ ws, ws + st->iters[i].latency_ns };
+		}
+		return (long)n;
+	}
+	*sampled = 1;
+	for (i = 0; i < p->n_ranges; i++) {
+		const struct lp_range *r = &p->ranges[i];
+		if ((r->sample != 1 && r->sample != 3) || !under_iter(p, st, (int32_t)i))
+			continue;
+		if (r->gpu_status == 1 && r->gpu_end_ns > r->gpu_start_ns)
+			(*out)[n++] = (struct window){ r->gpu_start_ns, r->gpu_end_ns };
+		else if (r->end_ns > r->start_ns)
+			(*out)[n++] = (struct window){ r->start_ns, r->end_ns };
+	}
+	qsort(*out, n, sizeof(**out), cmp_window);
+	return (long)n;
+}
+
+/* The largest idle gaps inside the stage's windows (gap_windows), by (kernel before, kernel after). */
 static int locate_gaps(const struct lp_profile *p, const struct lp_stage_set *ss, int32_t si, struct lp_waterfall *w)
 {
 	const struct lp_stage *st = &ss->stages[si];
+	struct window *win = NULL;
+	long n_win = gap_windows(p, st, &win, &w->gaps_sampled);
 	struct kiv *k = malloc((p->n_kernels + 1) * sizeof(*k));
-	struct gap *g = malloc((p->n_kernels + 2 * st->n_iters + 1) * sizeof(*g));
+	struct gap *g = malloc((p->n_kernels + 2 * (n_win > 0 ? (size_t)n_win : 0) + 1) * sizeof(*g));
 	size_t n_k = 0, n_g = 0, i, j = 0;
 	int open = 0;
 	uint64_t cur_end = 0;
 	const char *cur_name = NULL;
-	if (!k || !g) {
+	double per = w->units;
+	if (!k || !g || n_win < 0) {
 		free(k);
 		free(g);
+		free(win);
 		return -1;
+	}
+	if (w->gaps_sampled) {   /* gaps of the recorded steps, per recorded step */
+		w->gaps_steps = (size_t)n_win;
+		per = n_win > 0 ? (double)n_win : 1;
 	}
 	for (i = 0; i < p->n_kernels && i < ss->n_kernels; i++)
 		if (ss->kernel_stage[i] == si && p->kernels[i].end_ns > p->kernels[i].start_ns)
@@ -120,9 +185,8 @@ static int locate_gaps(const struct lp_profile *p, const struct lp_stage_set *ss
 	qsort(k, n_k, sizeof(*k), cmp_kiv);
 	for (i = 0; i <= n_k; i++) {
 		/* close windows that end before this kernel (or all of them at the end) */
-		while (j < st->n_iters) {
-			const struct lp_stage_iter *it = &st->iters[j];
-			uint64_t ws = it->start_ns + it->wait_ns, we = ws + it->latency_ns;
+		while (j < (size_t)n_win) {
+			uint64_t ws = win[j].s, we = win[j].e;
 			if (i < n_k && k[i].s < we)
 				break;
 			if (open && we > cur_end)
@@ -132,11 +196,10 @@ static int locate_gaps(const struct lp_profile *p, const struct lp_stage_set *ss
 			open = 0;
 			j++;
 		}
-		if (i == n_k || j == st->n_iters)
+		if (i == n_k || j == (size_t)n_win)
 			break;
 		{
-			const struct lp_stage_iter *it = &st->iters[j];
-			uint64_t ws = it->start_ns + it->wait_ns;
+			uint64_t ws = win[j].s;
 			if (k[i].s < ws)
 				continue;   /* launched inside, ran before the window: not in this window's idle */
 			if (!open) {
@@ -181,8 +244,8 @@ static int locate_gaps(const struct lp_profile *p, const struct lp_stage_set *ss
 		}
 		for (slot = 0; slot < w->n_gaps; slot++) {
 			struct lp_wf_gap *x = &w->gaps[slot];
-			x->ms = (double)top[slot].ns / 1e6 / w->units;
-			x->count = (double)cnt[slot] / w->units;
+			x->ms = (double)top[slot].ns / 1e6 / per;
+			x->count = (double)cnt[slot] / per;
 			if (!top[slot].prev && !top[slot].next)
 				snprintf(x->label, sizeof(x->label), "no kernel in the stage window");
 			else if (!top[slot].prev)
@@ -196,6 +259,7 @@ static int locate_gaps(const struct lp_profile *p, const struct lp_stage_set *ss
 	}
 	free(k);
 	free(g);
+	free(win);
 	return 0;
 }
 

@@ -8,7 +8,9 @@
  *              own floor F_k
  *   residual   sum(F_k) - F: kernel floors above (or below) the stage floor, e.g. DRAM traffic
  *              beyond weights and KV cache that ncu counted, or model floor no kernel holds
- *   idle       latency - GPU busy: launch gaps, host syncs, copies; the largest gaps located
+ *   idle       latency - GPU busy: launch gaps, host syncs, copies; the largest gaps located (in a
+ *              sampled trace: in the recorded decode steps only, per recorded step; the kernel
+ *              items and the busy time are the tables' scaled estimates, docs/tracer.md)
  *   overlap    B - sum(B_k): what the busy shares leave out of the stage's busy time (kernels of this
  *              stage overlapping another stage's); about 0. The overlap credit proper, summed
  *              kernel durations K - B (streams, programmatic dependent launch: a kernel's duration
@@ -73,6 +75,9 @@ struct lp_waterfall {
 	size_t n_items;
 	struct lp_wf_gap gaps[LP_WF_GAPS];
 	size_t n_gaps;
+	int gaps_sampled;            /* a sampled trace: the gaps are located in its recorded steps only, per
+	                              * recorded step (gaps_steps of them), not across unrecorded ones */
+	size_t gaps_steps;
 	int top[3];                  /* indices of the three largest items above the floor; -1 none */
 };
 

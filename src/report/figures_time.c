@@ -26,6 +26,10 @@ int lp_fig_timeline(const struct lp_analysis *a, int zoom, struct lp_buf *b)
 	char tb[64], tb2[64];
 
 	lp_svg_begin(b, W, H, lp_figures[zoom ? LP_FIG_TIMELINE_ZOOM : LP_FIG_TIMELINE].title);
+	if (t->n_unrecorded)   /* grey hatching for unrecorded steps (one id per figure: both sit in report.html) */
+		lp_buf_addf(b, "<defs><pattern id=\"lp-unrec-%d\" width=\"6\" height=\"6\" patternUnits=\"userSpaceOnUse\" "
+			       "patternTransform=\"rotate(45)\"><rect width=\"6\" height=\"6\" fill=\"#e6e6e6\"/>"
+			       "<rect width=\"2\" height=\"6\" fill=\"#9a9a9a\"/></pattern></defs>\n", zoom);
 	if (zoom) {
 		lp_buf_addf(&line, "Zoom on the first %d decode steps' worth of time of ", LP_TIMELINE_ZOOM_STEPS);
 		lp_buf_adds(&line, t->what);
@@ -58,9 +62,17 @@ int lp_fig_timeline(const struct lp_analysis *a, int zoom, struct lp_buf *b)
 		lp_buf_addf(&line, " %zu ranges nested deeper than %d levels are not shown.", t->levels_dropped,
 			LP_TIMELINE_RANGE_LEVELS);
 	lp_fig_caption(b, L, 34, line.data);
-	if (t->n_lanes && t->lanes[t->n_lanes - 1].kind == LP_TL_LANE_GPU)
+	if (t->n_unrecorded) {
+		/* a sampled trace: say it on the figure, and why some steps show no kernels */
+		lp_buf_reset(&line);
+		lp_buf_addf(&line, "Sampled trace: the kernels of %zu of the %zu decode steps here were not recorded (hatched "
+				   "grey on the GPU lane: their GPU time from the step's CUDA events, not idle time).",
+			t->n_unrecorded, t->n_unit_steps);
+		lp_fig_caption(b, L, 48, line.data);
+	} else if (t->n_lanes && t->lanes[t->n_lanes - 1].kind == LP_TL_LANE_GPU) {
 		lp_fig_caption(b, L, 48, "Host ranges end at their pop; GPU work launched inside may run later (light bar on the "
 				  "stage lane: the rest of the stage latency). Kernel colours: family, as in the kernel figures.");
+	}
 
 	/* time axis (ms since the first event of the iteration) */
 	step = lp_svg_nice_step(span / 1e6, 8);
@@ -89,7 +101,9 @@ int lp_fig_timeline(const struct lp_analysis *a, int zoom, struct lp_buf *b)
 			w -= 0.5;   /* a hairline between neighbours of the same colour */
 		if (w < 0.6)
 			w = 0.6;
-		if (e->kind == LP_TL_EV_LATENCY)
+		if (e->kind == LP_TL_EV_UNRECORDED)
+			fill = zoom ? "url(#lp-unrec-1)" : "url(#lp-unrec-0)";
+		else if (e->kind == LP_TL_EV_LATENCY)
 			fill = !strcmp(e->label, "prefill") ? "#a0bcd8" : "#f7c594";
 		else if (e->kind != LP_TL_EV_RANGE)
 			fill = e->kind == LP_TL_EV_COPY ? lp_fig_family_color(LP_FAM_MEMCPY) : lp_fig_family_color(lp_kname_family(e->label));
@@ -102,7 +116,10 @@ int lp_fig_timeline(const struct lp_analysis *a, int zoom, struct lp_buf *b)
 		lp_buf_reset(&tip);
 		lp_fig_fmt_ns(tb, sizeof(tb), (double)e->start_ns);
 		lp_fig_fmt_ns(tb2, sizeof(tb2), (double)(e->end_ns - e->start_ns));
-		if (e->kind == LP_TL_EV_LATENCY) {
+		if (e->kind == LP_TL_EV_UNRECORDED) {
+			lp_buf_addf(&tip, "decode step whose kernels were not recorded (sampled trace): GPU from %s for %s; the "
+					  "kernel tables scale the recorded steps to it", tb, tb2);
+		} else if (e->kind == LP_TL_EV_LATENCY) {
 			lp_buf_adds(&tip, e->label);
 			lp_buf_addf(&tip, ": GPU work launched inside still running after the range was popped, for %s "
 					  "(part of the stage latency)", tb2);
@@ -117,7 +134,7 @@ int lp_fig_timeline(const struct lp_analysis *a, int zoom, struct lp_buf *b)
 				e->synthetic ? " (range captured in a CUDA graph: the GPU span of its kernels)" : "");
 		}
 		lp_svg_rect(b, x, y + (e->merged > 1 ? 3 : 0), w, lane_h - (e->merged > 1 ? 6 : 0),
-			e->merged > 1 ? "#999999" : fill, tip.data);
+			e->merged > 1 && e->kind != LP_TL_EV_UNRECORDED ? "#999999" : fill, tip.data);
 		if (ln->kind != LP_TL_LANE_GPU && e->merged <= 1 && w > 40 && e->kind != LP_TL_EV_LATENCY)
 			lp_svg_text_short(b, x + 3, y + 13, "start", 10, lp_fig_ink_on(fill), e->label, (size_t)((w - 6) / 6.5));
 	}

@@ -143,8 +143,15 @@ void lp_html_waterfall(const struct lp_analysis *a, struct lp_buf *b)
 			lp_buf_adds(b, "</tr>\n");
 		}
 		lp_html_tend(b);
+		if (w->gaps_sampled)
+			lp_buf_adds(b, "<p class=\"note\">Sampled trace: the kernel items and the GPU busy time (hence the idle "
+				       "item) are estimates scaled from the recorded steps (Tracing mode); the latency is exact.</p>\n");
 		if (w->n_gaps) {
-			lp_buf_adds(b, "<p class=\"note\">Largest idle gaps: ");
+			if (w->gaps_sampled)
+				lp_buf_addf(b, "<p class=\"note\">Largest idle gaps, located in the %zu recorded decode steps (per "
+					       "recorded step): ", w->gaps_steps);
+			else
+				lp_buf_adds(b, "<p class=\"note\">Largest idle gaps: ");
 			lp_fmt_gaps(w, lp_xml_text, b);
 			lp_buf_adds(b, ".</p>\n");
 		}

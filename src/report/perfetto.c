@@ -256,6 +256,8 @@ static void range_args(struct jw *w, const struct lp_range *r, int unclosed)
 		lp_buf_addf(&w->b, ",\"payload\":%.17g", r->payload.f64 == r->payload.f64 ? r->payload.f64 : 0.0);
 	if (unclosed)
 		lp_buf_adds(&w->b, ",\"unclosed\":true");
+	if (r->sample == 2)   /* a sampled trace's unrecorded step: no kernels on the GPU tracks, not idle */
+		lp_buf_adds(&w->b, ",\"kernels_recorded\":false");
 	lp_buf_adds(&w->b, "}");
 }
 

@@ -9,7 +9,9 @@
  * The JSON is streamed through zlib in 64 KiB pieces (never built whole in memory) into a
  * temporary file renamed over `path` at the end, so a failure leaves no half file. Names are
  * escaped for JSON; invalid UTF-8 becomes U+FFFD. Timestamps are microseconds (exact, printed
- * with three decimals) since the earliest event; the absolute origin is otherData.t0_ns.
+ * with three decimals) since the earliest event; the absolute origin is otherData.t0_ns. In a sampled
+ * trace (docs/tracer.md) an unrecorded decode step's slice has args.kernels_recorded = false: its
+ * kernels are missing from the GPU tracks, which are not idle there.
  * Reads the profile only; not thread-safe with writers of the same profile.
  *
  *   struct lp_perfetto_opts o = { .flows = 1 };

@@ -426,8 +426,15 @@ int lp_section_waterfall(const struct lp_analysis *a, struct lp_buf *out)
 		}
 		lp_buf_addf(out, "\nThe items add up to %.4f ms = the measured latency per %s (%.4f ms).", cum, w->unit,
 			w->latency_ms);
+		if (w->gaps_sampled)
+			lp_buf_adds(out, " Sampled trace: the kernel items and the GPU busy time (hence the idle item) are "
+					 "estimates scaled from the recorded steps (Tracing mode); the latency is exact.");
 		if (w->n_gaps) {
-			lp_buf_adds(out, " Largest idle gaps: ");
+			if (w->gaps_sampled)
+				lp_buf_addf(out, " Largest idle gaps, located in the %zu recorded decode steps (per recorded step; "
+						 "the unrecorded steps have no kernels to locate gaps between): ", w->gaps_steps);
+			else
+				lp_buf_adds(out, " Largest idle gaps: ");
 			lp_fmt_gaps(w, lp_md_text, out);
 			lp_buf_adds(out, ".");
 		}

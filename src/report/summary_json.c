@@ -479,6 +479,10 @@ int lp_report_summary_json(const struct lp_analysis *a, struct lp_buf *out, stru
 			json_array_append_new(gaps, g);
 		}
 		put(wo, "largest_gaps", gaps);
+		if (w->gaps_sampled) {   /* only sampled traces: other summaries keep their bytes */
+			put(wo, "sampled", json_true());
+			put(wo, "gaps_recorded_steps", json_integer((json_int_t)w->gaps_steps));
+		}
 		json_array_append_new(arr, wo);
 	}
 	put(root, "waterfall", arr);

@@ -15,10 +15,13 @@
 #include <spawn.h>
 #include <string.h>
 #include <sys/wait.h>
+#include <zlib.h>
 
 #include "analyze/analysis.h"
 #include "analyze/sampling.h"
+#include "report/figures.h"
 #include "report/html.h"
+#include "report/perfetto.h"
 #include "report/reports.h"
 #include "report/sections.h"
 #include "core/fs.h"
@@ -571,6 +574,109 @@ static void scaled_tables(const struct lp_analysis *a, const struct lp_analysis 
 	lp_buf_release(&out);
 }
 
+/* Everything else drawn from the sampled trace `a` (b: the exact one of the same program): the
+ * timeline marks the unrecorded steps over their GPU window (never idle GPU), the waterfall's gaps
+ * are located in the recorded steps only and say so, in report.md, the HTML and summary.json. */
+static void derived_figures(const struct lp_analysis *a, const struct lp_analysis *b, const struct stage_list *st,
+	uint32_t rec)
+{
+	const struct lp_timeline *t = &a->timeline;
+	const struct lp_waterfall *ws = &a->waterfall[1], *we = &b->waterfall[1];
+	struct lp_buf out = LP_BUF_INIT;
+	size_t i, k = 0, skipped0 = 0, bands = 0;
+	json_t *sum;
+	char want[160];
+	/* the timeline shows measured generation 1 (the fixture's first, no warm-up): 48 steps */
+	for (i = 0; i < 48; i++)
+		skipped0 += st->r[i].sample == LP_TRACE_STAGE_SKIPPED;
+	assert_true(skipped0 > 30);
+	assert_int_equal(t->n_unrecorded, skipped0);
+	assert_int_equal(t->n_unit_steps, 48);
+	assert_int_equal(b->timeline.n_unrecorded, 0);
+	for (i = 0; i < t->n_events; i++) {
+		const struct lp_tl_event *e = &t->events[i];
+		if (e->kind != LP_TL_EV_UNRECORDED)
+			continue;
+		bands++;
+		assert_int_equal(t->lanes[e->lane].kind, LP_TL_LANE_GPU);
+		/* over the step's GPU window (its STAGE times): the k-th skipped step of generation 0 */
+		while (k < 48 && st->r[k].sample != LP_TRACE_STAGE_SKIPPED)
+			k++;
+		assert_true(k < 48);
+		assert_true(e->end_ns - e->start_ns == st->r[k].gpu_end_ns - st->r[k].gpu_start_ns);
+		assert_true(e->start_ns + t->origin_ns == st->r[k].gpu_start_ns);
+		k++;
+	}
+	assert_int_equal(bands, skipped0);
+	for (i = 0; i < b->timeline.n_events; i++)
+		assert_int_not_equal(b->timeline.events[i].kind, LP_TL_EV_UNRECORDED);
+	assert_int_equal(lp_figure_render(a, LP_FIG_TIMELINE, &out), 0);
+	snprintf(want, sizeof(want), "Sampled trace: the kernels of %zu of the 48 decode steps here were not recorded", skipped0);
+	assert_non_null(strstr(out.data, want));
+	assert_non_null(strstr(out.data, "fill=\"url(#lp-unrec-0)\""));
+	lp_buf_reset(&out);
+	assert_int_equal(lp_figure_render(b, LP_FIG_TIMELINE, &out), 0);
+	assert_null(strstr(out.data, "lp-unrec"));
+	assert_null(strstr(out.data, "Sampled trace"));
+	lp_buf_reset(&out);
+	/* waterfall: the exact trace's gaps over the decode occurrences; the sampled one's inside the
+	 * recorded steps (the fixture's GPU leaves 2 us after each kernel: a few us per step, where a
+	 * gap across unrecorded steps would be hundreds) */
+	assert_true(ws->valid && we->valid);
+	assert_int_equal(ws->gaps_sampled, 1);
+	assert_int_equal(ws->gaps_steps, 6 + rec);
+	assert_int_equal(we->gaps_sampled, 0);
+	assert_true(ws->n_gaps > 0);
+	for (i = 0; i < ws->n_gaps; i++)
+		if (ws->gaps[i].ms > 0.012)
+			fail_msg("gap '%s': %.4f ms per recorded step", ws->gaps[i].label, ws->gaps[i].ms);
+	assert_int_equal(lp_report_report_md(a, NULL, &out), 0);
+	snprintf(want, sizeof(want), "Largest idle gaps, located in the %u recorded decode steps", 6 + rec);
+	assert_non_null(strstr(out.data, want));
+	assert_non_null(strstr(out.data, "Sampled trace: the kernel items and the GPU busy time"));
+	lp_buf_reset(&out);
+	assert_int_equal(lp_report_report_md(b, NULL, &out), 0);
+	assert_null(strstr(out.data, "recorded decode steps"));
+	lp_buf_reset(&out);
+	assert_int_equal(lp_report_html(a, NULL, &out), 0);
+	assert_non_null(strstr(out.data, "located in the"));
+	assert_non_null(strstr(out.data, "lp-unrec-0"));
+	sum = summary_of(a);
+	{
+		json_t *w1 = json_array_get(json_object_get(sum, "waterfall"), 1);
+		assert_true(json_is_true(json_object_get(w1, "sampled")));
+		assert_int_equal(json_integer_value(json_object_get(w1, "gaps_recorded_steps")), 6 + rec);
+	}
+	json_decref(sum);
+	sum = summary_of(b);
+	assert_null(json_object_get(json_array_get(json_object_get(sum, "waterfall"), 1), "sampled"));
+	json_decref(sum);
+	lp_buf_release(&out);
+}
+
+/* The Perfetto export of the sampled trace: the unrecorded steps' slices say so. */
+static void perfetto_marks(const struct lp_profile *p, size_t n_skipped)
+{
+	const char *path = LP_TEST_TMP "/sampling_sampled.json.gz";
+	struct lp_perfetto_opts o = { .flows = 0 };
+	struct lp_err err = LP_ERR_INIT;
+	struct lp_buf text = LP_BUF_INIT;
+	char chunk[65536];
+	const char *at;
+	size_t n = 0;
+	int got;
+	gzFile f;
+	assert_int_equal(lp_perfetto_write(p, path, &o, &err), 0);
+	assert_non_null(f = gzopen(path, "rb"));
+	while ((got = gzread(f, chunk, sizeof(chunk))) > 0)
+		lp_buf_add(&text, chunk, (size_t)got);
+	gzclose(f);
+	for (at = text.data; (at = strstr(at, "\"kernels_recorded\":false")) != NULL; at++)
+		n++;
+	assert_int_equal(n, n_skipped);
+	lp_buf_release(&text);
+}
+
 static void test_fixture_traces(void **state)
 {
 	const char *ex_dir = LP_TEST_TMP "/sampling_exact", *sa_dir = LP_TEST_TMP "/sampling_sampled";
@@ -763,8 +869,10 @@ static void test_fixture_traces(void **state)
 		assert_int_equal(lp_report_stakeholder_md(b, &md), 0);
 		assert_non_null(strstr(md.data, "Exact: every launch traced (deep mode traces every launch: Nsight "
 						"Compute's sampling numbers them)."));
-		b->mode = NULL;
+		b->mode = "";
 		scaled_tables(a, b, rec);
+		derived_figures(a, b, st, rec);
+		perfetto_marks(&sa, 138 - rec);
 		lp_buf_release(&md);
 		lp_analysis_release(a);
 		lp_analysis_release(b);

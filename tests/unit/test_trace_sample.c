@@ -148,6 +148,7 @@ static void test_every(void **state)
 	run(LP_TEST_TMP "/sample_every", "every=3,first=2,pick=first", NULL, res);
 	assert_int_equal(res->sampling.mode, LP_TRACE_SAMPLE_SAMPLED);
 	assert_int_equal(res->sampling.pick, LP_TRACE_SAMPLE_PICK_FIRST);
+	assert_true(res->sampling.seed == 0);   /* the default: every process of a job alike */
 	assert_int_equal(res->sampling.why, LP_TRACE_SAMPLE_WHY_FORCED);
 	assert_int_equal(res->sampling.every, 3);
 	assert_int_equal(res->sampling.first, 2);
