@@ -34,6 +34,9 @@
 #define LP_CUPTI_PATH ""
 #endif
 
+/* periodic CUPTI flushes a sampled process may put off while recording (docs/tracer.md) */
+#define MAX_FLUSH_DEFERRED 8
+
 /* ---- the CUPTI and driver functions we use, resolved at run time ---- */
 
 #define LP_DEFINE(f) __typeof__(f) *p_##f;
@@ -482,8 +485,9 @@ static void start_once(void)
 		CUPTI_CALL(p_cuptiActivityEnable(CUPTI_ACTIVITY_KIND_MEMCPY));
 		CUPTI_CALL(p_cuptiActivityEnable(CUPTI_ACTIVITY_KIND_MEMSET));
 	}
-	if (!env_off("LLMPROF_TRACE_OVERHEAD_ACTIVITY"))
-		CUPTI_CALL(p_cuptiActivityEnable(CUPTI_ACTIVITY_KIND_OVERHEAD));
+	inj_c.overhead_activity = !env_off("LLMPROF_TRACE_OVERHEAD_ACTIVITY") &&
+		!CUPTI_CALL(p_cuptiActivityEnable(CUPTI_ACTIVITY_KIND_OVERHEAD));
+	inj_c.skip_all = !env_off("LLMPROF_TRACE_SKIP_ALL");
 	/* CUPTI's own worker delivers full buffers every period; ours also asks for the completed
 	 * records of partial buffers (LLMPROF_TRACE_CUPTI_PERIODIC_FLUSH=0: not, then a SIGKILLed
 	 * process loses what CUPTI still holds) */
@@ -510,6 +514,14 @@ void lp_inj_cupti_flush(int forced)
 	 * threads may wait while CUPTI flushes (the log says how long flushes took at the end). */
 	if (!atomic_load(&inj_c.active) || inj_c.finalized || atomic_load(&inj_c.forked) || (!forced && !inj_c.periodic_flush))
 		return;
+	/* sampled: a periodic flush waits for an unrecorded unit (CUPTI off, no launch to contend
+	 * with; 7 of 8 decode steps) unless it has waited MAX_FLUSH_DEFERRED periods already */
+	if (!forced && lp_inj_sample_on() && atomic_load(&inj_c.recording) &&
+	    inj_c.flush_deferred < MAX_FLUSH_DEFERRED) {
+		inj_c.flush_deferred++;
+		return;
+	}
+	inj_c.flush_deferred = 0;
 	t0 = lp_inj_now_ns();
 	CUPTI_CALL(p_cuptiActivityFlushAll(forced ? CUPTI_ACTIVITY_FLAG_FLUSH_FORCED : 0));
 	dt = lp_inj_now_ns() - t0;
@@ -557,7 +569,9 @@ int lp_inj_cupti_active(void)
 
 /* Sampling's switch (sample.c serializes the calls). Off: the launch callbacks of the APIs seen so
  * far, then the activity kinds; on: the other way round. Timed, since this is the whole price of
- * the switch. */
+ * the switch. With skip_all (the default) the overhead records and the cuProfilerStop callback go
+ * off too, so that nothing of ours stays enabled in the driver API domain or the activity kinds
+ * while a unit is skipped (LLMPROF_TRACE_SKIP_ALL=0 keeps them: the benchmark's comparison). */
 void lp_inj_cupti_record(int on)
 {
 	uint64_t t0, dt, max;
@@ -574,7 +588,12 @@ void lp_inj_cupti_record(int on)
 			CUPTI_CALL(p_cuptiActivityEnable(CUPTI_ACTIVITY_KIND_MEMCPY));
 			CUPTI_CALL(p_cuptiActivityEnable(CUPTI_ACTIVITY_KIND_MEMSET));
 		}
+		if (inj_c.skip_all && inj_c.overhead_activity)
+			CUPTI_CALL(p_cuptiActivityEnable(CUPTI_ACTIVITY_KIND_OVERHEAD));
 	}
+	if (inj_c.skip_all)
+		CUPTI_CALL(p_cuptiEnableCallback(on ? 1 : 0, inj_c.sub, CUPTI_CB_DOMAIN_DRIVER_API,
+			CUPTI_DRIVER_TRACE_CBID_cuProfilerStop));
 	/* a copy: CUPTI is never called with inj_c.lock held (its buffer callback takes inj_c.lock while a
 	 * flush holds CUPTI's own lock) */
 	pthread_mutex_lock(&inj_c.lock);
@@ -591,6 +610,8 @@ void lp_inj_cupti_record(int on)
 			CUPTI_CALL(p_cuptiActivityDisable(CUPTI_ACTIVITY_KIND_MEMCPY));
 			CUPTI_CALL(p_cuptiActivityDisable(CUPTI_ACTIVITY_KIND_MEMSET));
 		}
+		if (inj_c.skip_all && inj_c.overhead_activity)
+			CUPTI_CALL(p_cuptiActivityDisable(CUPTI_ACTIVITY_KIND_OVERHEAD));
 	}
 	dt = lp_inj_now_ns() - t0;
 	atomic_fetch_add(&inj_c.toggles, 1);

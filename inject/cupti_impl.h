@@ -57,7 +57,10 @@ struct lp_cupti_state {
 	int periodic_flush;               /* LLMPROF_TRACE_CUPTI_PERIODIC_FLUSH (default on) */
 	uint64_t flushes, flush_ns, flush_max_ns;  /* cuptiActivityFlushAll calls (flush thread) */
 	/* sampling (lp_inj_cupti_record): what was enabled, the launch APIs seen, the switch's cost */
-	int kernel_activity, copy_activity;
+	int kernel_activity, copy_activity, overhead_activity;
+	int skip_all;                               /* LLMPROF_TRACE_SKIP_ALL (on): overhead records and
+	                                             * the cuProfilerStop callback off too */
+	unsigned flush_deferred;                    /* periodic flushes put off while recording */
 	_Atomic int recording;                      /* 0 inside an unrecorded sampling unit */
 	_Atomic uint8_t seen_runtime[CUPTI_RUNTIME_TRACE_CBID_SIZE];
 	_Atomic uint8_t seen_driver[CUPTI_DRIVER_TRACE_CBID_SIZE];

@@ -148,6 +148,8 @@ void lp_inj_stage_drain(int final);
 void lp_inj_sample_finish(void);
 /* Fork child (atfork handler): forgets the parent's pending stages and switch state. */
 void lp_inj_sample_forked(void);
+/* 1 once the process samples (every=N, or auto decided so). */
+int lp_inj_sample_on(void);
 
 /* ---- stage_gpu.c (or cupti_none.c) ---- */
 

@@ -439,7 +439,7 @@ void lp_inj_stage_pop(struct lp_inj_thread *t, uint32_t mark, uint64_t id)
 	}
 	if (slot) {
 		void *ev = NULL;
-		int gpu = lp_inj_gpu_mark(&ev);
+		int gpu = lp_inj_gpu_mark(&ev), busy;
 		pthread_mutex_lock(&S.lock);
 		if (S.p[slot - 1].state == 1 && S.p[slot - 1].range_id == id) {
 			S.p[slot - 1].ev[1] = ev;
@@ -448,11 +448,21 @@ void lp_inj_stage_pop(struct lp_inj_thread *t, uint32_t mark, uint64_t id)
 			S.p[slot - 1].state = 2;
 			ev = NULL;
 		}
+		busy = S.free_top < MAX_PENDING / 4 * 3;
 		pthread_mutex_unlock(&S.lock);
 		if (ev)
 			lp_inj_gpu_release(ev);
-		lp_inj_wake();
+		/* the periodic flush round reads finished pairs; a wake-up (a write on the flush
+		 * thread's pipe, then its round on another core, every step) only when the table
+		 * fills up */
+		if (busy)
+			lp_inj_wake();
 	}
+}
+
+int lp_inj_sample_on(void)
+{
+	return atomic_load_explicit(&S.mode, memory_order_relaxed) == MODE_SAMPLED;
 }
 
 /* ---- the flush thread ---- */
