@@ -30,7 +30,9 @@ import sys
 import time
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "python"))
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from llmprof_nvtx import llm_range, push, pop, available as nvtx_available  # noqa: E402
+from plain_common import bench_turn  # noqa: E402  (LLMPROF_BENCH_TURN: bench/tracer/cost_call.sh)
 
 PRESETS = {
     "tiny": dict(model_type="llama", vocab_size=512, hidden_size=128, intermediate_size=384,
@@ -234,6 +236,7 @@ def main(argv=None):
             with llm_range("warmup", payload=args.warmup):
                 for _ in range(args.warmup):
                     iteration(model, prompt, args, torch, timer, ops)
+                    bench_turn()
         prof = contextlib.nullcontext()
         if args.kineto is not None:
             acts = [torch.profiler.ProfilerActivity.CPU, torch.profiler.ProfilerActivity.CUDA]
@@ -241,6 +244,8 @@ def main(argv=None):
         with prof:
             for i in range(args.iters):
                 report_iteration(i, iteration(model, prompt, args, torch, timer, ops), args, sums, first)
+                if i + 1 < args.iters:
+                    bench_turn()
         if args.kineto:
             prof.export_chrome_trace(args.kineto)
     pm, dm = sums[0] / args.iters, sums[1] / args.iters

@@ -10,6 +10,8 @@ and decode_all ranges llmprof_auto pushes (docs/metrics.md "Self-check").
 """
 
 import json
+import os
+import signal
 import sys
 
 # Shapes (Hugging Face config fields). The MoE ones are Qwen2-MoE-style (routed experts of
@@ -120,7 +122,23 @@ class ForwardClock(object):
         prefill = ev[0][0].elapsed_time(ev[0][1])
         decode = ev[1][0].elapsed_time(end)
         self.step_ms = [a.elapsed_time(b) for a, b in ev[1:]]
+        bench_turn()
         return prefill, decode, len(ev) - 1
+
+
+def bench_turn():
+    """Turn-taking for bench/tracer/cost_call.sh (several processes measured one generation at a
+    time, interleaved): with LLMPROF_BENCH_TURN=DIR set, the process writes DIR/<LLMPROF_BENCH_TAG>.stop
+    (its pid) after each generation and stops itself (SIGSTOP) until the driver continues it;
+    DIR/release ends the turns. Without the variable: nothing."""
+    d = os.environ.get("LLMPROF_BENCH_TURN")
+    if not d or os.path.exists(os.path.join(d, "release")):
+        return
+    path = os.path.join(d, os.environ.get("LLMPROF_BENCH_TAG", str(os.getpid())) + ".stop")
+    with open(path + ".tmp", "w") as f:
+        f.write(str(os.getpid()))
+    os.replace(path + ".tmp", path)
+    os.kill(os.getpid(), signal.SIGSTOP)
 
 
 def report(results, batch, extra=None, step_ms=None):

@@ -23,9 +23,16 @@
 //                 single API calls that are not launches (cudaGetDevice, cudaGetLastError,
 //                 cudaStreamQuery on an idle stream, cudaEventRecord, cuCtxGetCurrent)
 //   nvtx_pair     nvtxDomainRangePushEx + nvtxDomainRangePop in the LLM domain, no GPU work
+//                 (a range named "op": no stage)
+//   stage_pair    the same with a stage range ("prefill"): the tracer's two CUDA events at its
+//                 push and pop (docs/tracer.md "Exact stage latency for every step")
 //   launch_long   --long L launches (default 524288, ~1.5 s) without a pause, a wait for the GPU
 //                 every 1024 included in the time: the mean, with whatever the tracer's
 //                 background work (CUPTI's buffers, periodic flushes) costs the launching thread
+// --skip runs every section inside an unrecorded sampling unit: after the warm-up it pushes
+// "decode_all", one "decode_step" (recorded) and a second "decode_step" that stays open; with
+// LLMPROF_TRACE_SAMPLE=every=N,first=0 (N >= 2) the tracer skips that one, so the sections
+// measure what a launch costs while the sampled tracer has CUPTI switched off.
 // Prints one JSON line: per section the median over the batches (<name>_ns) and the 10th
 // percentile (<name>_ns_p10), in ns per call.
 #include <algorithm>
@@ -212,15 +219,18 @@ static int measure(int section, cudaStream_t s, int batches, int m, std::vector<
 int main(int argc, char **argv)
 {
 	int batches = 400, m = 256, n_long = 524288;
+	bool skip = false;
 	for (int i = 1; i < argc; i++) {
-		if (!strcmp(argv[i], "--batches") && i + 1 < argc)
+		if (!strcmp(argv[i], "--skip"))
+			skip = true;
+		else if (!strcmp(argv[i], "--batches") && i + 1 < argc)
 			batches = atoi(argv[++i]);
 		else if (!strcmp(argv[i], "--per-batch") && i + 1 < argc)
 			m = atoi(argv[++i]);
 		else if (!strcmp(argv[i], "--long") && i + 1 < argc)
 			n_long = atoi(argv[++i]);
 		else {
-			fprintf(stderr, "usage: launch_cost [--batches N] [--per-batch M] [--long L]\n");
+			fprintf(stderr, "usage: launch_cost [--batches N] [--per-batch M] [--long L] [--skip]\n");
 			return 2;
 		}
 	}
@@ -260,7 +270,13 @@ int main(int argc, char **argv)
 	for (const auto &p : plan) // module load, CUPTI's first buffers, lazy loading
 		if (measure(p.section, s, 2, 64, warm))
 			return 1;
-	printf("{\"batches\": %d, \"per_batch\": %d", batches, m);
+	if (skip) { // decode_all, a recorded decode_step, then the skipped one the sections run in
+		push("decode_all");
+		push("decode_step");
+		nvtxDomainRangePop(dom);
+		push("decode_step");
+	}
+	printf("{\"batches\": %d, \"per_batch\": %d, \"skip\": %d", batches, m, skip ? 1 : 0);
 	for (const auto &p : plan) {
 		std::vector<double> v;
 		if (p.ranged) {
@@ -277,17 +293,20 @@ int main(int argc, char **argv)
 		stat2 st = summarize(v);
 		printf(", \"%s_ns\": %.1f, \"%s_ns_p10\": %.1f", p.name, st.median, p.name, st.p10);
 	}
-	std::vector<double> pairs;
-	for (int b = 0; b < batches; b++) {
-		double t0 = now_ns();
-		for (int i = 0; i < m; i++) {
-			push("decode_step");
-			nvtxDomainRangePop(dom);
+	static const char *const pair_names[2] = { "op", "prefill" }, *const pair_keys[2] = { "nvtx_pair", "stage_pair" };
+	for (int k = 0; k < 2; k++) {
+		std::vector<double> pairs;
+		for (int b = 0; b < batches; b++) {
+			double t0 = now_ns();
+			for (int i = 0; i < m; i++) {
+				push(pair_names[k]);
+				nvtxDomainRangePop(dom);
+			}
+			pairs.push_back((now_ns() - t0) / m);
 		}
-		pairs.push_back((now_ns() - t0) / m);
+		stat2 p = summarize(pairs);
+		printf(", \"%s_ns\": %.1f, \"%s_ns_p10\": %.1f", pair_keys[k], p.median, pair_keys[k], p.p10);
 	}
-	stat2 p = summarize(pairs);
-	printf(", \"nvtx_pair_ns\": %.1f, \"nvtx_pair_ns_p10\": %.1f", p.median, p.p10);
 	if (n_long > 0) {
 		double t0 = now_ns();
 		for (int i = 0; i < n_long; i++) {
@@ -298,6 +317,10 @@ int main(int argc, char **argv)
 		if (check(cudaStreamSynchronize(s), "cudaStreamSynchronize"))
 			return 1;
 		printf(", \"launch_long_ns\": %.1f", (now_ns() - t0) / n_long);
+	}
+	if (skip) {
+		nvtxDomainRangePop(dom);
+		nvtxDomainRangePop(dom);
 	}
 	printf("}\n");
 	cudaEventDestroy(ev);

@@ -15,6 +15,12 @@ to the traces, which are too large to bring back whole).
     sample_check.py steps TRACE PROGRAM_OUTPUT
                                            per-step GPU latencies (STAGE records) against the
                                            program's own CUDA-event step_ms lines
+    sample_check.py cost DIR [SAMPLE]      cost_call.sh's runs: per program and mode the
+                                           processes' decode ms/step, their median and spread,
+                                           the overhead against plain paired by round, the
+                                           recorded against the skipped steps inside sampled
+                                           processes (SAMPLE: the schedule, every=8,first=2),
+                                           and launch_cost's ns per call per mode
 
 The estimate is the one src/analyze/sampling.c computes (docs/tracer.md "Sampled tracing"): the
 first units under each parent are all recorded (their stratum is exact); of the others, n of N
@@ -295,6 +301,140 @@ def cmd_summary(out):
     return res
 
 
+def program_iters(path):
+    """The measured iterations' JSON lines of a program's output."""
+    out = []
+    for line in open(path):
+        if line.startswith("{") and '"iter"' in line:
+            try:
+                out.append(json.loads(line))
+            except ValueError:
+                pass
+    return out
+
+
+def parse_sample(spec):
+    every, first = 8, 2
+    for part in spec.split(","):
+        k, _, v = part.partition("=")
+        if k == "every":
+            every = int(v)
+        elif k == "first":
+            first = int(v)
+    return every, first
+
+
+def spread(vals):
+    vals = sorted(vals)
+    n = len(vals)
+    return dict(n=n, median=statistics.median(vals), min=vals[0], max=vals[-1],
+                q1=vals[(n - 1) // 4], q3=vals[(3 * (n - 1) + 3) // 4] if n > 1 else vals[0])
+
+
+def step_quantiles(steps):
+    """p5, p10, p25, p50 of a mode's steps: the low ones see the machine's fast periods, where a
+    slow drift of the host adds least (bench/tracer/README.md, run 19)."""
+    s = sorted(steps)
+    if not s:
+        return None
+    return {k: s[int(q * (len(s) - 1))] for k, q in (("p5", .05), ("p10", .10), ("p25", .25), ("p50", .5))}
+
+
+def recorded_skipped(steps, every, first):
+    """Inside one generation of a sampled process: (median recorded, median skipped, neighbour
+    ratios) over the steps past the first `first`; a neighbour ratio is a recorded step over the
+    mean of the skipped steps just before and after it (so slow drifts cancel)."""
+    rec = [x for j, x in enumerate(steps) if j >= first and (j - first) % every == 0]
+    skip = [x for j, x in enumerate(steps) if j >= first and (j - first) % every != 0]
+    nb = []
+    for j in range(first + 1, len(steps) - 1):
+        if (j - first) % every == 0 and every > 1:
+            nb.append((steps[j] / ((steps[j - 1] + steps[j + 1]) / 2) - 1) * 100)
+    return rec, skip, nb
+
+
+def cmd_cost(d, sample="every=8,first=2"):
+    """cost_call.sh's outputs: <prog>_<mode>_<round>.txt (round: a number for one process per
+    round, `t` for the turns of one process per mode), launch_<mode>_<round>.json."""
+    every, first = parse_sample(sample)
+    gens = {}      # prog -> mode -> [(round, iter, ms_per_step, step median)]
+    inproc = {}
+    neighbours = []
+    steps_of = {}  # (prog, mode) -> every step's ms (a step over 1 s: stopped in it, left out)
+    for f in sorted(os.listdir(d)):
+        if not f.endswith(".txt") or f.count("_") != 2 or f.startswith(("launch", "kept", "progress", "turns")):
+            continue
+        prog, mode, rnd = f[:-4].split("_")
+        for it in program_iters(os.path.join(d, f)):
+            steps = it.get("step_ms", [])
+            steps_of.setdefault((prog, mode), []).extend(x for x in steps if x < 1000.0)
+            gens.setdefault(prog, {}).setdefault(mode, []).append(
+                (rnd, it["iter"], it["decode_ms_per_step"], statistics.median(steps) if steps else None))
+            if mode == "sampled" and steps:
+                rec, skip, nb = recorded_skipped(steps, every, first)
+                neighbours.extend(nb)
+                if rec and skip:
+                    r, k = statistics.median(rec), statistics.median(skip)
+                    inproc.setdefault("%s_%s" % (prog, rnd), []).append(dict(
+                        iter=it["iter"], recorded_ms=round(r, 4), skipped_ms=round(k, 4),
+                        recorded_over_skipped_pct=round((r / k - 1) * 100, 3),
+                        neighbour_pct_median=round(statistics.median(nb), 3) if nb else None,
+                        n_recorded=len(rec), n_skipped=len(skip)))
+    res = {"sample": sample, "metric": "decode ms per step of each measured generation (the program's "
+           "CUDA events: decode time / steps)", "programs": {}, "inproc": inproc}
+    for prog, modes in gens.items():
+        plain = {(r, i): v for r, i, v, _ in modes.get("plain", [])}
+        out = {}
+        for mode, rows in modes.items():
+            vals = [v for _, _, v, _ in rows]
+            row = spread(vals)
+            row["per_process"] = {}
+            for r in sorted(set(x[0] for x in rows)):
+                row["per_process"][r] = [round(v, 4) for rr, _, v, _ in sorted(rows) if rr == r]
+            sm = [m for _, _, _, m in rows if m is not None]
+            if sm:
+                row["step_median_ms"] = statistics.median(sm)
+            row["step_quantiles_ms"] = step_quantiles(steps_of.get((prog, mode), []))
+            if plain and mode != "plain":
+                row["overhead_pct_of_medians"] = (row["median"] / statistics.median(plain.values()) - 1) * 100
+                paired = [(v / plain[(r, i)] - 1) * 100 for r, i, v, _ in rows if (r, i) in plain]
+                if paired:
+                    p = spread(paired)
+                    row["overhead_pct_paired"] = {k: round(p[k], 3) for k in ("n", "median", "q1", "q3", "min", "max")}
+            out[mode] = row
+        pq = out.get("plain", {}).get("step_quantiles_ms")
+        for mode, row in out.items():
+            q = row.get("step_quantiles_ms")
+            if pq and q and mode != "plain":
+                row["step_quantiles_overhead_pct"] = {k: round((q[k] / pq[k] - 1) * 100, 2) for k in q if pq.get(k)}
+        res["programs"][prog] = out
+    if inproc:
+        diffs = [g["recorded_over_skipped_pct"] for gl in inproc.values() for g in gl]
+        res["inproc_summary"] = spread(diffs)
+    if neighbours:
+        res["inproc_neighbours"] = spread(neighbours)
+    launch = {}
+    for f in sorted(os.listdir(d)):
+        if f.startswith("launch_") and f.endswith(".json"):
+            mode = f[len("launch_"):-len(".json")].rsplit("_", 1)[0]
+            try:
+                rec = json.loads(open(os.path.join(d, f)).read().strip().splitlines()[-1])
+            except (ValueError, IndexError):
+                continue
+            for k, v in rec.items():
+                if k.endswith("_ns"):
+                    launch.setdefault(mode, {}).setdefault(k, []).append(v)
+    if launch:
+        med = {m: {k: statistics.median(v) for k, v in keys.items()} for m, keys in launch.items()}
+        res["launch_ns"] = med
+        res["launch_runs"] = {m: len(next(iter(keys.values()))) for m, keys in launch.items()}
+        if "plain" in med:
+            res["launch_ns_over_plain"] = {m: {k: round(v - med["plain"][k], 1) for k, v in keys.items()
+                                               if k in med["plain"]} for m, keys in med.items() if m != "plain"}
+    print(json.dumps(res, indent=1))
+    return res
+
+
 def main(argv):
     if len(argv) >= 2 and argv[0] == "summary":
         cmd_summary(argv[1])
@@ -302,6 +442,8 @@ def main(argv):
         cmd_kernels(argv[1], argv[2], *argv[3:4])
     elif len(argv) >= 2 and argv[0] == "subsample":
         cmd_subsample(argv[1], *(int(x) for x in argv[2:4]))
+    elif len(argv) >= 2 and argv[0] == "cost":
+        cmd_cost(argv[1], *argv[2:3])
     elif len(argv) >= 3 and argv[0] == "steps":
         cmd_steps(argv[1], argv[2], *argv[3:4])
     else:

@@ -1,0 +1,269 @@
+#!/bin/bash
+# cost_call.sh: issue 24's cost measurement as one device call (bench/tracer/README.md "Runs 18+").
+# Many short processes instead of one per mode: rounds of every mode, the order reversed in every
+# other round, each process pinned to the same CPU cores (taskset -c $LP_COST_CPUS) and under
+# `timeout`; the small outputs are packed into $OUT/cost.tgz after every process, so a call stopped
+# at its limit still brings back what ran. Run from the repo root on the GPU machine with
+# build/lib/libllmprof_inject.so (Release).
+#
+# Programs (both llama-3.2-1b shape, eager, random weights, 512-token prompt, --step-times):
+#   hf     examples/hf_generate.py, its own NVTX stages; 1 warm-up + LP_COST_HF_ITERS measured (2)
+#   plain  examples/hf_generate_plain.py, an unmodified generate(); LP_COST_PLAIN_ITERS generations
+#          (3), the first left out; in every traced mode (and `shim`) python/llmprof_auto is on
+#          PYTHONPATH, as under `llmprof run`
+# Modes: plain (nothing loaded), shim (plain only: python/llmprof_auto without the tracer), nvtx
+# (the tracer without CUPTI: LLMPROF_TRACE_CUPTI=0), sampled (LLMPROF_TRACE_SAMPLE=$LP_SAMPLE,
+# default every=8,first=2), auto, exact (off), kineto (hf only), nsys (LP_NSYS, LP_NSYS_LIBS).
+# LP_COST_MODES_HF / LP_COST_MODES_PLAIN pick the modes of the rounds, LP_COST_ONCE modes run in
+# round 1 only (e.g. "kineto nsys").
+#
+# Steps, in this order (LP_COST_STEPS, default "traces launch rounds"):
+#   traces  round 1 of hf starts with `exact` and `sampled`; their traces are kept and brought back
+#           as $OUT/trace_hf_exact.tar.xz and trace_hf_sampled.tar.xz (split into .partNN files of
+#           15 MB when larger than that) for the statistics' offline check
+#   launch  bench/tracer/launch_cost (built here with nvcc, or LP_COST_LAUNCH_BIN) in the modes
+#           plain, nvtx, exact, skip (--skip: the sections run inside an unrecorded unit) and
+#           skipold (the same with LLMPROF_TRACE_SKIP_ALL=0), LP_COST_LAUNCH_ROUNDS (2) rounds
+#   rounds  rounds of both programs until LP_COST_ROUNDS (6) or LP_COST_STOP_S (500 s after the
+#           start: no new process after that)
+# Then bench/tracer/sample_check.py cost writes cost.json (per mode: per-process medians, their
+# median and spread, overhead against plain paired by round, recorded vs skipped steps).
+set -u
+cd "$(dirname "$0")/../.."
+R=${OUT:-/tmp/lp-cost-out}
+W=${LP_COST_WORK:-/tmp/lp-cost}
+mkdir -p "$R" "$W"
+T0=$(date +%s)
+export PYTHONUNBUFFERED=1
+LIB=$PWD/build/lib/libllmprof_inject.so
+CPUS=${LP_COST_CPUS:-2-9}
+STOP_S=${LP_COST_STOP_S:-500}
+PROC_S=${LP_COST_PROC_S:-90}
+SAMPLE=${LP_SAMPLE:-every=8,first=2}
+NSYS=${LP_NSYS:-/opt/nvidia/nsight-compute/2025.3.1/host/target-linux-x64/nsys}
+NSYS_LIBS=${LP_NSYS_LIBS:-$PWD/.carry-nsyslibs}
+SITE=$PWD/python/llmprof_auto/site:$PWD/python
+HF=${LP_COST_HF_CMD:-"python3 examples/hf_generate.py --model llama-3.2-1b --prompt-len 512 --new-tokens 128 --iters ${LP_COST_HF_ITERS:-2} --warmup 1 --step-times"}
+PLAIN=${LP_COST_PLAIN_CMD:-"python3 examples/hf_generate_plain.py --model llama-3.2-1b --prompt-len 512 --new-tokens 128 --iters ${LP_COST_PLAIN_ITERS:-3} --step-times"}
+{
+	date -u
+	nvidia-smi --query-gpu=name,driver_version,clocks.sm,clocks.max.sm,temperature.gpu,utilization.gpu,power.draw --format=csv
+	python3 -c "import torch, transformers; print('torch', torch.__version__, 'cuda', torch.version.cuda, 'transformers', transformers.__version__)"
+	LD_LIBRARY_PATH=$NSYS_LIBS "$NSYS" --version
+	nproc; uptime; lscpu | grep -i 'model name\|^CPU(s)\|Thread'
+	echo "cpus for the processes: $CPUS"
+	git log --oneline -1 2>/dev/null
+} >"$R/env.txt" 2>&1
+
+# the machine's own state while it runs: CPU steal (st), run queue, every 2 s
+VMSTAT_PID=
+if command -v vmstat >/dev/null; then
+	vmstat -t 2 >"$W/vmstat.txt" 2>&1 &
+	VMSTAT_PID=$!
+fi
+trap '[ -n "$VMSTAT_PID" ] && kill "$VMSTAT_PID" 2>/dev/null' EXIT
+
+pack() {
+	(cd "$W" && tar czf "$R/cost.tgz.tmp" --exclude='trace_*' --exclude='auto_*' --exclude='nsys_*' . 2>/dev/null &&
+		mv "$R/cost.tgz.tmp" "$R/cost.tgz")
+}
+
+late() { [ $(( $(date +%s) - T0 )) -gt "$STOP_S" ]; }
+
+# keep TAG NAME: the trace of process TAG as $R/NAME.tar.xz (split when over 15 MB)
+keep() {
+	local f=$R/$2.tar.xz
+	[ -d "$W/trace_$1" ] || return 0
+	tar -C "$W" -cf - "trace_$1" | xz -T0 -6 >"$f"
+	if [ "$(stat -c %s "$f")" -gt 15728640 ]; then
+		split -b 15M -d "$f" "$f.part" && rm -f "$f"
+	fi
+	ls -la "$R" | grep "$2" >>"$W/kept.txt"
+}
+
+# spawn PROG MODE TAG: the process of one mode, output in $W/TAG.txt (.err), trace in $W/trace_TAG
+spawn() {
+	local prog=$1 mode=$2 tag=$3 base out auto=()
+	base=$HF; [ "$prog" = plain ] && base=$PLAIN
+	[ "$prog" = plain ] && [ "$mode" != plain ] && auto=(PYTHONPATH=$SITE LLMPROF_AUTO_DIR=$W/auto_$tag)
+	out=$W/$tag.txt
+	case $mode in
+	plain) taskset -c "$CPUS" timeout -k 5 "$PROC_S" $base >"$out" 2>"$W/$tag.err" ;;
+	shim) env "${auto[@]}" taskset -c "$CPUS" timeout -k 5 "$PROC_S" $base >"$out" 2>"$W/$tag.err" ;;
+	sampled | exact | auto | nvtx)
+		local s=$SAMPLE cupti=1
+		[ "$mode" = exact ] && s=off
+		[ "$mode" = auto ] && s=auto
+		[ "$mode" = nvtx ] && { s=off; cupti=0; }
+		env "${auto[@]}" CUDA_INJECTION64_PATH=$LIB NVTX_INJECTION64_PATH=$LIB LLMPROF_TRACE_DIR=$W/trace_$tag \
+			LLMPROF_TRACE_LOG=$W/inject_$tag.log LLMPROF_TRACE_SAMPLE=$s LLMPROF_TRACE_CUPTI=$cupti \
+			taskset -c "$CPUS" timeout -k 5 "$PROC_S" $base >"$out" 2>"$W/$tag.err" ;;
+	kineto) taskset -c "$CPUS" timeout -k 5 "$PROC_S" $base --kineto >"$out" 2>"$W/$tag.err" ;;
+	nsys)
+		env "${auto[@]}" LD_LIBRARY_PATH=$NSYS_LIBS${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH} taskset -c "$CPUS" \
+			timeout -k 5 "$PROC_S" "$NSYS" profile -o "$W/nsys_$tag" --force-overwrite true --trace=cuda,nvtx \
+			--sample=none --cpuctxsw=none $base >"$out" 2>"$W/$tag.err"
+		rm -f "$W/nsys_$tag".* ;;
+	esac
+}
+
+run() { # run PROG MODE ROUND
+	local prog=$1 mode=$2 i=$3 tag=$1_$2_$3 t1 rc out=$W/$1_$2_$3.txt
+	late && { echo "$(date +%T) $tag skipped: past LP_COST_STOP_S" >>"$W/progress.txt"; return 0; }
+	[ "$mode" = kineto ] && [ "$prog" != hf ] && return 0
+	[ "$mode" = shim ] && [ "$prog" != plain ] && return 0
+	t1=$(date +%s.%N)
+	spawn "$prog" "$mode" "$tag"
+	rc=$?
+	echo "$(date +%T) $tag rc=$rc $(grep -c '"iter"' "$out" 2>/dev/null) iterations in $(python3 -c "import time; print(round(time.time() - $t1, 1))")s" >>"$W/progress.txt"
+	if [ "$i" = 1 ] && [ "$prog" = hf ] && { [ "$mode" = exact ] || [ "$mode" = sampled ]; } &&
+		case " ${LP_COST_STEPS:-traces launch rounds} " in *" traces "*) true ;; *) false ;; esac; then
+		keep "$tag" "trace_hf_$mode"
+	fi
+	rm -rf "$W/trace_$tag"
+	pack
+}
+
+order() { if [ $(( $1 % 2 )) = 1 ]; then echo "$2"; else echo "$2" | tr ' ' '\n' | tac | tr '\n' ' '; fi; }
+
+launch() {
+	local bin=${LP_COST_LAUNCH_BIN:-} i m
+	if [ -z "$bin" ]; then
+		bin=$W/launch_cost
+		nvcc -O2 -arch=native bench/tracer/launch_cost.cu -o "$bin" -ldl -lcuda >"$W/launch_build.txt" 2>&1 ||
+			{ echo "launch_cost: build failed" >>"$W/progress.txt"; return 0; }
+	fi
+	for i in $(seq 1 "${LP_COST_LAUNCH_ROUNDS:-2}"); do
+		for m in $(order "$i" "plain nvtx exact skip skipold"); do
+			local args=(--batches "${LP_COST_LAUNCH_BATCHES:-150}" --long "${LP_COST_LAUNCH_LONG:-131072}") e=()
+			case $m in
+			nvtx) e=(LLMPROF_TRACE_CUPTI=0) ;;
+			exact) e=(LLMPROF_TRACE_SAMPLE=off) ;;
+			skip) e=(LLMPROF_TRACE_SAMPLE=every=2,first=0); args+=(--skip) ;;
+			skipold) e=(LLMPROF_TRACE_SAMPLE=every=2,first=0 LLMPROF_TRACE_SKIP_ALL=0); args+=(--skip) ;;
+			esac
+			if [ "$m" = plain ]; then
+				taskset -c "$CPUS" timeout -k 5 60 "$bin" "${args[@]}" >"$W/launch_${m}_$i.json" 2>&1
+			else
+				env "${e[@]}" CUDA_INJECTION64_PATH=$LIB NVTX_INJECTION64_PATH=$LIB LLMPROF_TRACE_DIR=$W/trace_launch \
+					LLMPROF_TRACE_LOG=$W/inject_launch_${m}_$i.log taskset -c "$CPUS" timeout -k 5 60 "$bin" "${args[@]}" \
+					>"$W/launch_${m}_$i.json" 2>&1
+				rm -rf "$W/trace_launch"
+			fi
+			echo "$(date +%T) launch_${m}_$i rc=$?" >>"$W/progress.txt"
+		done
+	done
+	pack
+}
+
+# ---- turns: all processes start together, then take turns of one generation each ----
+# Each program stops itself after every generation (examples/plain_common.py bench_turn, with
+# LLMPROF_BENCH_TURN set): the start-ups (imports, model, warm-up generation: not measured) run at
+# the same time, the measured generations one at a time, round-robin, the order reversed in every
+# other cycle, so the machine's slow drifts fall on every mode alike. A process's exit (trace
+# written, CUPTI detached, nsys's report) is part of its last turn. turns.txt: one line per turn.
+state_of() { sed 's/.*) //' "/proc/$1/stat" 2>/dev/null | cut -d' ' -f1; }
+stopped() { # TAG: its stop file is there and its process is stopped (T)
+	local f=$TD/$1.stop p
+	[ -f "$f" ] || return 1
+	p=$(cat "$f" 2>/dev/null)
+	[ -n "$p" ] && [ "$(state_of "$p")" = T ]
+}
+tree_of() { local c; echo "$1"; for c in $(ps -o pid= --ppid "$1" 2>/dev/null); do tree_of "$c"; done; }
+gone() { [ "$(state_of "$1")" = "" ] || [ "$(state_of "$1")" = Z ]; }
+
+turns() {
+	local specs=($1) tag prog mode pid i c t0 order_list deadline=$(( T0 + ${LP_COST_TURN_STOP_S:-460} ))
+	declare -gA ROOT=()
+	TD=$W/turn; rm -rf "$TD"; mkdir -p "$TD"
+	for tag in "${specs[@]}"; do
+		prog=${tag%%_*}; mode=${tag#*_}; mode=${mode%_*}
+		(export LLMPROF_BENCH_TURN=$TD LLMPROF_BENCH_TAG=$tag; PROC_S=${LP_COST_TURN_PROC_S:-560}; spawn "$prog" "$mode" "$tag") &
+		ROOT[$tag]=$!
+	done
+	echo "$(date +%T) turns: started ${specs[*]}" >>"$W/progress.txt"
+	# start-ups: until every process stopped after its first generation (or ended)
+	while :; do
+		local waiting=0
+		for tag in "${specs[@]}"; do
+			stopped "$tag" || gone "${ROOT[$tag]}" || waiting=1
+		done
+		[ $waiting = 0 ] && break
+		[ "$(date +%s)" -gt "$deadline" ] && break
+		sleep 0.2
+	done
+	echo "$(date +%T) turns: start-ups done" >>"$W/progress.txt"
+	order_list="${specs[*]}"
+	for c in $(seq 1 200); do
+		local alive=0
+		for tag in $(order "$c" "$order_list"); do
+			gone "${ROOT[$tag]}" && continue
+			alive=1
+			if [ "$(date +%s)" -gt "$deadline" ]; then
+				break 2
+			fi
+			stopped "$tag" || continue
+			pid=$(cat "$TD/$tag.stop")
+			rm -f "$TD/$tag.stop"
+			t0=$(date +%s.%N)
+			kill -CONT "$pid"
+			while ! stopped "$tag" && ! gone "${ROOT[$tag]}" && [ "$(date +%s)" -le $(( deadline + 60 )) ]; do
+				sleep 0.02
+			done
+			echo "$tag $c $t0 $(date +%s.%N)" >>"$W/turns.txt"
+		done
+		[ $alive = 0 ] && break
+		pack
+	done
+	# past the deadline: the rest run to their end at once (their later generations overlap)
+	touch "$TD/release"
+	for tag in "${specs[@]}"; do
+		gone "${ROOT[$tag]}" && continue
+		echo "$(date +%T) turns: $tag released at the deadline" >>"$W/progress.txt"
+		[ -f "$TD/$tag.stop" ] && kill -CONT "$(cat "$TD/$tag.stop")"
+	done
+	local until=$(( $(date +%s) + 60 ))
+	while [ "$(date +%s)" -le $until ]; do # 60 s at most, then the process trees are ended (by pid)
+		local left=0
+		for tag in "${specs[@]}"; do gone "${ROOT[$tag]}" || left=1; done
+		[ $left = 0 ] && break
+		sleep 0.2
+	done
+	for tag in "${specs[@]}"; do
+		gone "${ROOT[$tag]}" && continue
+		echo "$(date +%T) turns: $tag ended (TERM) after the deadline" >>"$W/progress.txt"
+		kill -TERM $(tree_of "${ROOT[$tag]}") 2>/dev/null
+	done
+	wait "${ROOT[@]}" 2>/dev/null # not vmstat
+	echo "$(date +%T) turns: done" >>"$W/progress.txt"
+	pack
+}
+
+STEPS=${LP_COST_STEPS:-traces launch rounds}
+MH=${LP_COST_MODES_HF:-plain sampled exact}
+MP=${LP_COST_MODES_PLAIN:-plain shim sampled exact}
+# with the traces step, hf's round 1 starts with exact and sampled (the order then alternates)
+case " $STEPS " in *" traces "*) MH="exact sampled $(echo " $MH " | sed 's/ exact / /; s/ sampled / /')" ;; esac
+case " $STEPS " in *" turns "*)
+	case " $STEPS " in *" launch "*) launch ;; esac
+	turns "${LP_COST_TURNS:-hf_plain_t hf_sampled_t hf_exact_t hf_kineto_t hf_nsys_t plain_plain_t plain_shim_t plain_sampled_t plain_exact_t plain_nsys_t}"
+	python3 bench/tracer/sample_check.py cost "$W" "$SAMPLE" >"$W/cost.json" 2>&1
+	pack
+	cat "$W/progress.txt" "$W/cost.json"
+	exit 0 ;;
+esac
+for i in $(seq 1 "${LP_COST_ROUNDS:-6}"); do
+	late && break
+	hf=$(order "$i" "$MH"); pl=$(order "$i" "$MP")
+	if [ "$i" = 1 ]; then
+		hf="$hf ${LP_COST_ONCE:-}"
+		pl="$pl ${LP_COST_ONCE:-}"
+	fi
+	case " $STEPS " in *" rounds "* | *" traces "*) for m in $hf; do run hf "$m" "$i"; done ;; esac
+	[ "$i" = 1 ] && case " $STEPS " in *" launch "*) launch ;; esac
+	case " $STEPS " in *" rounds "*) ;; *) break ;; esac
+	for m in $pl; do run plain "$m" "$i"; done
+done
+python3 bench/tracer/sample_check.py cost "$W" "$SAMPLE" >"$W/cost.json" 2>&1
+pack
+cat "$W/progress.txt" "$W/cost.json"
