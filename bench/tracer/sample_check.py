@@ -425,6 +425,18 @@ def cmd_cost(d, sample="every=8,first=2"):
                 if k.endswith("_ns"):
                     launch.setdefault(mode, {}).setdefault(k, []).append(v)
     if launch:
+        # per process, the mean over the launch sections (one launch each; launch_cold left out):
+        # the processes' spread is the benchmark's noise
+        secs = ("launch_ns", "launch_nvtx_ns", "launch_args_ns", "launch_funcs_ns", "launch_torch_ns",
+                "launch_ex_ns", "launch_long_ns")
+        per = {m: [statistics.mean(keys[k][i] for k in secs) for i in range(len(keys["launch_ns"]))]
+               for m, keys in launch.items() if all(k in keys for k in secs)}
+        res["launch_process_mean_ns"] = {m: [round(x, 1) for x in v] for m, v in per.items()}
+        if "plain" in per:
+            base = statistics.median(per["plain"])
+            res["launch_mean_over_plain"] = {m: dict(ns=round(statistics.median(v) - base, 1),
+                                                     pct=round((statistics.median(v) / base - 1) * 100, 2))
+                                             for m, v in per.items() if m != "plain"}
         med = {m: {k: statistics.median(v) for k, v in keys.items()} for m, keys in launch.items()}
         res["launch_ns"] = med
         res["launch_runs"] = {m: len(next(iter(keys.values()))) for m, keys in launch.items()}
