@@ -13,7 +13,7 @@
 #          PYTHONPATH, as under `llmprof run`
 # Modes: plain (nothing loaded), shim (plain only: python/llmprof_auto without the tracer), nvtx
 # (the tracer without CUPTI: LLMPROF_TRACE_CUPTI=0), sampled (LLMPROF_TRACE_SAMPLE=$LP_SAMPLE,
-# default every=8,first=2), auto, exact (off), kineto (hf only), nsys (LP_NSYS, LP_NSYS_LIBS).
+# default every=8,first=2,pick=first), auto, exact (off), kineto (hf only), nsys (LP_NSYS, LP_NSYS_LIBS).
 # LP_COST_MODES_HF / LP_COST_MODES_PLAIN pick the modes of the rounds, LP_COST_ONCE modes run in
 # round 1 only (e.g. "kineto nsys").
 #
@@ -39,7 +39,7 @@ LIB=$PWD/build/lib/libllmprof_inject.so
 CPUS=${LP_COST_CPUS:-2-9}
 STOP_S=${LP_COST_STOP_S:-500}
 PROC_S=${LP_COST_PROC_S:-90}
-SAMPLE=${LP_SAMPLE:-every=8,first=2}
+SAMPLE=${LP_SAMPLE:-every=8,first=2,pick=first}  # pick=first: the recorded steps follow from the schedule
 NSYS=${LP_NSYS:-/opt/nvidia/nsight-compute/2025.3.1/host/target-linux-x64/nsys}
 NSYS_LIBS=${LP_NSYS_LIBS:-$PWD/.carry-nsyslibs}
 SITE=$PWD/python/llmprof_auto/site:$PWD/python

@@ -16,10 +16,11 @@ to the traces, which are too large to bring back whole).
                                            per-step GPU latencies (STAGE records) against the
                                            program's own CUDA-event step_ms lines
     sample_check.py cost DIR [SAMPLE]      cost_call.sh's runs: per program and mode the
-                                           processes' decode ms/step, their median and spread,
-                                           the overhead against plain paired by round, the
-                                           recorded against the skipped steps inside sampled
-                                           processes (SAMPLE: the schedule, every=8,first=2),
+                                           generations' decode ms/step, their median and spread,
+                                           the overhead against plain paired by round, step
+                                           quantiles, the recorded against the skipped steps
+                                           inside sampled processes (SAMPLE: the schedule, e.g.
+                                           every=8,first=2,pick=first; not with pick=random),
                                            and launch_cost's ns per call per mode
 
 The estimate is the one src/analyze/sampling.c computes (docs/tracer.md "Sampled tracing"): the
@@ -314,14 +315,18 @@ def program_iters(path):
 
 
 def parse_sample(spec):
-    every, first = 8, 2
+    """(every, first, pick) of an LLMPROF_TRACE_SAMPLE value; pick defaults to random (the
+    tracer's default since trace format 1.2)."""
+    every, first, pick = 8, 2, "random"
     for part in spec.split(","):
         k, _, v = part.partition("=")
         if k == "every":
             every = int(v)
         elif k == "first":
             first = int(v)
-    return every, first
+        elif k == "pick":
+            pick = v
+    return every, first, pick
 
 
 def spread(vals):
@@ -356,7 +361,10 @@ def recorded_skipped(steps, every, first):
 def cmd_cost(d, sample="every=8,first=2"):
     """cost_call.sh's outputs: <prog>_<mode>_<round>.txt (round: a number for one process per
     round, `t` for the turns of one process per mode), launch_<mode>_<round>.json."""
-    every, first = parse_sample(sample)
+    every, first, pick = parse_sample(sample)
+    # which steps were recorded is known from the schedule only when the block's first unit is
+    # picked (pick=first); with pick=random the in-process comparison is left out
+    systematic = pick == "first"
     gens = {}      # prog -> mode -> [(round, iter, ms_per_step, step median)]
     inproc = {}
     neighbours = []
@@ -370,7 +378,7 @@ def cmd_cost(d, sample="every=8,first=2"):
             steps_of.setdefault((prog, mode), []).extend(x for x in steps if x < 1000.0)
             gens.setdefault(prog, {}).setdefault(mode, []).append(
                 (rnd, it["iter"], it["decode_ms_per_step"], statistics.median(steps) if steps else None))
-            if mode == "sampled" and steps:
+            if mode == "sampled" and steps and systematic:
                 rec, skip, nb = recorded_skipped(steps, every, first)
                 neighbours.extend(nb)
                 if rec and skip:
