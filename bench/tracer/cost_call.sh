@@ -8,11 +8,13 @@
 #
 # Programs (both llama-3.2-1b shape, eager, random weights, 512-token prompt, --step-times):
 #   hf     examples/hf_generate.py, its own NVTX stages; 1 warm-up + LP_COST_HF_ITERS measured (2)
+#   hfo    the same with --nvtx-ops off (stage ranges only)
 #   plain  examples/hf_generate_plain.py, an unmodified generate(); LP_COST_PLAIN_ITERS generations
 #          (3), the first left out; in every traced mode (and `shim`) python/llmprof_auto is on
 #          PYTHONPATH, as under `llmprof run`
 # Modes: plain (nothing loaded), shim (plain only: python/llmprof_auto without the tracer), nvtx
-# (the tracer without CUPTI: LLMPROF_TRACE_CUPTI=0), sampled (LLMPROF_TRACE_SAMPLE=$LP_SAMPLE,
+# (the tracer without CUPTI: LLMPROF_TRACE_CUPTI=0), skip (every=1000000,first=0: one step a
+# generation recorded, the others skipped), sampled (LLMPROF_TRACE_SAMPLE=$LP_SAMPLE,
 # default every=8,first=2,pick=first), auto, exact (off), kineto (hf only), nsys (LP_NSYS, LP_NSYS_LIBS).
 # LP_COST_MODES_HF / LP_COST_MODES_PLAIN pick the modes of the rounds, LP_COST_ONCE modes run in
 # round 1 only (e.g. "kineto nsys").
@@ -26,8 +28,14 @@
 #           skipold (the same with LLMPROF_TRACE_SKIP_ALL=0), LP_COST_LAUNCH_ROUNDS (2) rounds
 #   rounds  rounds of both programs until LP_COST_ROUNDS (6) or LP_COST_STOP_S (500 s after the
 #           start: no new process after that)
-# Then bench/tracer/sample_check.py cost writes cost.json (per mode: per-process medians, their
-# median and spread, overhead against plain paired by round, recorded vs skipped steps).
+#   turns   (instead of traces and rounds; run 19) one process per tag of LP_COST_TURNS
+#           (PROG_MODE_X, X any letter: a second process of a mode gets another), all started at
+#           once; each stops itself after every generation and the measured generations run one
+#           at a time, round-robin (turns() below); LP_COST_TURN_STOP_S (460) after the start no
+#           new turn is given, the rest run to their end at once and are marked released
+# Then bench/tracer/sample_check.py cost writes cost.json (per mode: the generations' decode
+# ms/step, median and spread, overhead against plain paired by round and generation, step
+# quantiles, recorded vs skipped steps, launch_cost per mode).
 set -u
 cd "$(dirname "$0")/../.."
 R=${OUT:-/tmp/lp-cost-out}
@@ -84,16 +92,17 @@ keep() {
 # spawn PROG MODE TAG: the process of one mode, output in $W/TAG.txt (.err), trace in $W/trace_TAG
 spawn() {
 	local prog=$1 mode=$2 tag=$3 base out auto=()
-	base=$HF; [ "$prog" = plain ] && base=$PLAIN
+	base=$HF; [ "$prog" = plain ] && base=$PLAIN; [ "$prog" = hfo ] && base="$HF --nvtx-ops off"
 	[ "$prog" = plain ] && [ "$mode" != plain ] && auto=(PYTHONPATH=$SITE LLMPROF_AUTO_DIR=$W/auto_$tag)
 	out=$W/$tag.txt
 	case $mode in
 	plain) taskset -c "$CPUS" timeout -k 5 "$PROC_S" $base >"$out" 2>"$W/$tag.err" ;;
 	shim) env "${auto[@]}" taskset -c "$CPUS" timeout -k 5 "$PROC_S" $base >"$out" 2>"$W/$tag.err" ;;
-	sampled | exact | auto | nvtx)
+	sampled | exact | auto | nvtx | skip)
 		local s=$SAMPLE cupti=1
 		[ "$mode" = exact ] && s=off
 		[ "$mode" = auto ] && s=auto
+		[ "$mode" = skip ] && s=every=1000000,first=0
 		[ "$mode" = nvtx ] && { s=off; cupti=0; }
 		env "${auto[@]}" CUDA_INJECTION64_PATH=$LIB NVTX_INJECTION64_PATH=$LIB LLMPROF_TRACE_DIR=$W/trace_$tag \
 			LLMPROF_TRACE_LOG=$W/inject_$tag.log LLMPROF_TRACE_SAMPLE=$s LLMPROF_TRACE_CUPTI=$cupti \
@@ -110,7 +119,7 @@ spawn() {
 run() { # run PROG MODE ROUND
 	local prog=$1 mode=$2 i=$3 tag=$1_$2_$3 t1 rc out=$W/$1_$2_$3.txt
 	late && { echo "$(date +%T) $tag skipped: past LP_COST_STOP_S" >>"$W/progress.txt"; return 0; }
-	[ "$mode" = kineto ] && [ "$prog" != hf ] && return 0
+	[ "$mode" = kineto ] && [ "$prog" = plain ] && return 0
 	[ "$mode" = shim ] && [ "$prog" != plain ] && return 0
 	t1=$(date +%s.%N)
 	spawn "$prog" "$mode" "$tag"
