@@ -369,6 +369,7 @@ def cmd_cost(d, sample="every=8,first=2"):
     inproc = {}
     neighbours = []
     steps_of = {}  # (prog, mode) -> every step's ms (a step over 1 s: stopped in it, left out)
+    positions = {}  # position in a block of the schedule -> % against the block's skipped median
     for f in sorted(os.listdir(d)):
         if not f.endswith(".txt") or f.count("_") != 2 or f.startswith(("launch", "kept", "progress", "turns")):
             continue
@@ -381,6 +382,14 @@ def cmd_cost(d, sample="every=8,first=2"):
             if mode == "sampled" and steps and systematic:
                 rec, skip, nb = recorded_skipped(steps, every, first)
                 neighbours.extend(nb)
+                # each block of `every` steps (the recorded one first) against its skipped ones'
+                # median: a cost spilling into the steps after a recorded one shows at 1, 2 ...
+                for b in range(first, len(steps) - every + 1, every):
+                    blk = steps[b:b + every]
+                    m = statistics.median(blk[1:]) if every > 1 else None
+                    for k, x in enumerate(blk):
+                        if m:
+                            positions.setdefault(k, []).append((x / m - 1) * 100)
                 if rec and skip:
                     r, k = statistics.median(rec), statistics.median(skip)
                     inproc.setdefault("%s_%s" % (prog, rnd), []).append(dict(
@@ -421,6 +430,8 @@ def cmd_cost(d, sample="every=8,first=2"):
         res["inproc_summary"] = spread(diffs)
     if neighbours:
         res["inproc_neighbours"] = spread(neighbours)
+    if positions:
+        res["inproc_block_positions_pct"] = {k: round(statistics.median(v), 2) for k, v in sorted(positions.items())}
     launch = {}
     for f in sorted(os.listdir(d)):
         if f.startswith("launch_") and f.endswith(".json"):
