@@ -11,6 +11,9 @@
  *
  *   lp_trace_fixture DIR    (LLMPROF_TRACE_SAMPLE as the caller sets it)
  *
+ * LP_FIXTURE_STEPS_ONLY=1: no decode_all range around the steps (a serving loop's shape: the decode
+ * steps are the stage's iterations themselves, stages.h LP_STAGE_STEPS).
+ *
  * LP_FIXTURE_SLOW=K (for auto): every step takes host time, like a program that launches (the
  * first K steps of generation 0 50 ms each, as a process's first steps load modules; the others
  * 0.2 ms), so auto's launch rate is 100/s at first and tens of thousands/s after.
@@ -104,6 +107,8 @@ static void host_wait(long ns)
 int main(int argc, char **argv)
 {
 	const char *slow = getenv("LP_FIXTURE_SLOW");
+	const char *steps_only = getenv("LP_FIXTURE_STEPS_ONLY");
+	int with_decode_all = !(steps_only && !strcmp(steps_only, "1"));
 	int n_slow = slow ? (int)strtol(slow, NULL, 10) : -1;
 	static const char *names[KERNELS] = { "gemm_mlp", "attention_decode", "gemm_qkv", "rmsnorm", "rope" };
 	int g, s, k;
@@ -122,7 +127,8 @@ int main(int argc, char **argv)
 		push("prefill");
 		kernel("gemm_prefill", 300000);
 		dpop(llm);
-		push("decode_all");
+		if (with_decode_all)
+			push("decode_all");
 		for (s = 0; s < STEPS; s++) {
 			uint64_t t0;
 			push("decode_step");
@@ -141,7 +147,8 @@ int main(int argc, char **argv)
 			dpop(llm);
 			kernel("argmax_between_steps", 1500); /* in decode_all, outside every unit */
 		}
-		dpop(llm);
+		if (with_decode_all)
+			dpop(llm);
 	}
 	return 0;
 }

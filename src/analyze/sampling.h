@@ -238,7 +238,9 @@ int lp_tsample_scale_kernels(const struct lp_profile *p, const struct lp_stage_s
 	const struct lp_tsample_weights *w, double conf, struct lp_kernel_set *set, struct lp_err *err);
 /* Scales the stages' per-iteration kernel sums (kernel_ns, kernels; gpu_busy_ns by the same ratio)
  * and recomputes their statistics and bound verdicts; latencies and host times are exact and stay.
- * Nothing happens when !w->sampled. */
+ * A stage whose iterations are the units themselves (decode steps with no decode range) is not
+ * scaled per iteration: its GPU busy and kernel statistics are taken over the recorded iterations
+ * (lp_stage.recorded_iters). Nothing happens when !w->sampled. */
 int lp_tsample_scale_stages(const struct lp_profile *p, const struct lp_tsample_weights *w,
 	struct lp_stage_set *stages, struct lp_err *err);
 /* Scales an operator table computed by lp_operators_compute (gpu_incl_ms, gpu_excl_ms, kernels,

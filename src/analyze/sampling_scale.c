@@ -409,9 +409,12 @@ int lp_tsample_scale_stages(const struct lp_profile *p, const struct lp_tsample_
 			refs[n_refs].s = i;
 			refs[n_refs++].j = j;
 		}
-	/* the kernels of recorded units, per stage iteration (the occurrence above them) */
+	/* the kernels of recorded units, per stage iteration (the occurrence above them); an iteration
+	 * that is itself a unit (decode steps with no decode range around them, LP_STAGE_STEPS) is not
+	 * scaled: its statistics are taken over the recorded ones below, the stage total still grows */
 	for (i = 0; i < p->n_kernels && i < stages->n_kernels; i++) {
 		const struct lp_kernel *k = &p->kernels[i];
+		double add;
 		int32_t r;
 		int guard = 0;
 		if (w->kernel_slot[i] < 0 || stages->kernel_stage[i] < 0)
@@ -420,8 +423,12 @@ int lp_tsample_scale_stages(const struct lp_profile *p, const struct lp_tsample_
 		}
 		if (r < 0 || iter_of[r] < 0 || refs[iter_of[r]].s != (size_t)stages->kernel_stage[i])
 			continue;
-		rec_ns[iter_of[r]] += (w->design.w[w->kernel_slot[i]] - 1) *
-			(k->end_ns > k->start_ns ? (double)(k->end_ns - k->start_ns) : 0);
+		add = (w->design.w[w->kernel_slot[i]] - 1) * (k->end_ns > k->start_ns ? (double)(k->end_ns - k->start_ns) : 0);
+		if (p->ranges[r].sample) {
+			stages->measured_kernel_ns += (uint64_t)llround(add);
+			continue;
+		}
+		rec_ns[iter_of[r]] += add;
 		rec_n[iter_of[r]] += w->design.w[w->kernel_slot[i]] - 1;
 	}
 	for (i = 0; i < n_refs; i++) {
@@ -436,8 +443,29 @@ int lp_tsample_scale_stages(const struct lp_profile *p, const struct lp_tsample_
 		stages->measured_kernel_ns += (uint64_t)llround(add);
 	}
 	for (i = 0; i < stages->n_stages; i++) {
-		lp_stage_kernel_stats(&stages->stages[i], vals);
-		lp_stage_verdict(&stages->stages[i], stages->have_gpu);
+		struct lp_stage *st = &stages->stages[i];
+		size_t n = 0, skipped = 0;
+		for (j = 0; j < st->n_iters; j++)
+			skipped += st->iters[j].range >= 0 && p->ranges[st->iters[j].range].sample == 2;
+		lp_stage_kernel_stats(st, vals);
+		if (skipped && skipped < st->n_iters) {
+			/* iterations that are units: kernel statistics over the recorded ones (an unrecorded
+			 * one has no kernels, not zero kernel time) */
+			for (j = 0; j < st->n_iters; j++)
+				if (p->ranges[st->iters[j].range].sample != 2)
+					vals[n++] = (double)st->iters[j].gpu_busy_ns / 1e6;
+			lp_stat_compute(vals, n, &st->gpu_ms);
+			for (j = n = 0; j < st->n_iters; j++)
+				if (p->ranges[st->iters[j].range].sample != 2)
+					vals[n++] = (double)st->iters[j].kernel_ns / 1e6;
+			lp_stat_compute(vals, n, &st->kernel_ms);
+			for (j = n = 0; j < st->n_iters; j++)
+				if (p->ranges[st->iters[j].range].sample != 2)
+					vals[n++] = (double)st->iters[j].kernels;
+			lp_stat_compute(vals, n, &st->kernels);
+			st->recorded_iters = n;
+		}
+		lp_stage_verdict(st, stages->have_gpu);
 	}
 	free(iter_of);
 	free(refs);

@@ -157,6 +157,9 @@ struct lp_stage {
 	struct lp_stage_iter *iters;
 	size_t n_iters, cap_iters;
 	struct lp_stat host_ms, gpu_ms, gpu_span_ms, kernel_ms, kernels, steps;
+	size_t recorded_iters;       /* a sampled trace whose iterations are its sampling units (decode steps
+	                              * alone): gpu_ms, kernel_ms, kernels are over these recorded ones
+	                              * (analyze/sampling.h); 0 otherwise */
 	struct lp_stat lat_ms;       /* latency per iteration */
 	double *step_lat_ms;         /* decode: every measured decode_step's latency, in trace order */
 	size_t n_step_lat, cap_step_lat;

@@ -65,6 +65,13 @@ void lp_html_stages(const struct lp_analysis *a, struct lp_buf *b)
 		       "the first kernel's start to the last one's end; overlap = summed kernel time / busy time. std is the "
 		       "sample standard deviation across measured iterations; warm-up iterations are excluded. Details: "
 		       "report.md and docs/metrics.md.</p>\n");
+	for (i = 0; i < a->stages.n_stages; i++)
+		if (a->stages.stages[i].recorded_iters) {
+			lp_buf_adds(b, "<p class=\"note\">Sampled trace: the GPU busy and kernel columns of ");
+			lp_xml_text(b, a->stages.stages[i].name);
+			lp_buf_addf(b, " are over its %zu iterations whose kernels were recorded (of %zu); latency and host time "
+				       "over all.</p>\n", a->stages.stages[i].recorded_iters, a->stages.stages[i].n_iters);
+		}
 	lp_html_figure(a, LP_FIG_TIMELINE, b);
 	lp_html_figure(a, LP_FIG_TIMELINE_ZOOM, b);
 	lp_html_figure(a, LP_FIG_STEP_LATENCY, b);

@@ -292,6 +292,13 @@ int lp_section_stages(const struct lp_analysis *a, struct lp_buf *out)
 				 "each kernel's share of busy time (busy_ms), so they add up to 100%%.\n",
 			st->kernel_ms.mean, st->overlap);
 	}
+	for (i = 0; i < s->n_stages; i++)
+		if (s->stages[i].recorded_iters) {
+			lp_buf_adds(out, "\nSampled trace (Tracing mode): the GPU busy and kernel columns of ");
+			lp_md_text(out, s->stages[i].name);
+			lp_buf_addf(out, " are over its %zu iterations whose kernels were recorded (of %zu); latency and host "
+					 "time over all.\n", s->stages[i].recorded_iters, s->stages[i].n_iters);
+		}
 	lp_buf_adds(out, "\nstd is the sample standard deviation (n - 1) across measured iterations. ");
 	lp_buf_adds(out, "Latency is what a user timing the stage sees (CUDA events, a synchronize): from the push of the stage "
 			 "range (or the end of GPU work still queued before it) to the later of its pop and the end of the "

@@ -1057,6 +1057,66 @@ static void test_real_sampled_trace(void **state)
 	lp_profile_release(&p);
 }
 
+/* Decode steps with no decode range around them (a serving loop): the steps are the stage's
+ * iterations; the unrecorded ones have no kernels, so the stage's kernel statistics are taken over
+ * the recorded ones (not scaled per step: a recorded step is one step), and the reports say so. */
+static void test_steps_only(void **state)
+{
+	const char *ex_dir = LP_TEST_TMP "/sampling_steps_exact", *sa_dir = LP_TEST_TMP "/sampling_steps";
+	struct lp_profile ex, sa;
+	struct lp_analysis_input in;
+	struct lp_analysis *a = calloc(1, sizeof(*a)), *b = calloc(1, sizeof(*b));
+	struct lp_err err = LP_ERR_INIT;
+	struct lp_buf md = LP_BUF_INIT;
+	const struct lp_stage *ss, *es;
+	size_t i, recorded = 0;
+	char want[160];
+	(void)state;
+	setenv("LP_FIXTURE_STEPS_ONLY", "1", 1);
+	write_fixture(sa_dir, "every=4,first=2,seed=7", LP_TEST_TMP "/sampling_steps.txt");
+	write_fixture(ex_dir, "off", LP_TEST_TMP "/sampling_steps_exact.txt");
+	unsetenv("LP_FIXTURE_STEPS_ONLY");
+	load(sa_dir, &sa);
+	load(ex_dir, &ex);
+	memset(&in, 0, sizeof(in));
+	in.profile = &sa;
+	assert_int_equal(lp_analyze(&in, a, &err), 0);
+	in.profile = &ex;
+	assert_int_equal(lp_analyze(&in, b, &err), 0);
+	ss = lp_stages_find(&a->stages, LP_STAGE_STEPS);
+	es = lp_stages_find(&b->stages, LP_STAGE_STEPS);
+	assert_non_null(ss);
+	assert_non_null(es);
+	assert_int_equal(ss->n_iters, 144);
+	for (i = 0; i < sa.n_ranges; i++)
+		recorded += !strcmp(sa.ranges[i].name, "decode_step") && sa.ranges[i].sample != 2;
+	assert_true(recorded > 30 && recorded < 144);
+	assert_int_equal(ss->recorded_iters, recorded);
+	assert_int_equal(es->recorded_iters, 0);
+	/* per step: the recorded steps' kernels, as in the exact run (one process each, same program) */
+	assert_true(ss->kernel_ms.min > 0);
+	assert_true(fabs(ss->kernel_ms.mean - es->kernel_ms.mean) < 0.05 * es->kernel_ms.mean);
+	assert_true(ss->kernel_ms.std < 2 * es->kernel_ms.std + 1e-6);
+	assert_true(fabs(ss->kernels.mean - es->kernels.mean) < 1e-9);
+	assert_true(ss->gpu_ms.min > 0);
+	/* the kernel table still scales to every step */
+	assert_true(a->kernels.sampled);
+	assert_true(fabs(a->kernels.total_ms - b->kernels.total_ms) < 0.03 * b->kernels.total_ms);
+	assert_int_equal(lp_section_stages(a, &md), 0);
+	snprintf(want, sizeof(want), "are over its %zu iterations whose kernels were recorded (of 144)", recorded);
+	assert_non_null(strstr(md.data, want));
+	lp_buf_reset(&md);
+	assert_int_equal(lp_section_stages(b, &md), 0);
+	assert_null(strstr(md.data, "whose kernels were recorded"));
+	lp_buf_release(&md);
+	lp_analysis_release(a);
+	lp_analysis_release(b);
+	free(a);
+	free(b);
+	lp_profile_release(&ex);
+	lp_profile_release(&sa);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -1068,6 +1128,7 @@ int main(void)
 		cmocka_unit_test(test_design_coverage),
 		cmocka_unit_test(test_fixture_traces),
 		cmocka_unit_test(test_auto_fixture),
+		cmocka_unit_test(test_steps_only),
 		cmocka_unit_test(test_real_sampled_trace),
 	};
 	return cmocka_run_group_tests(tests, setup, NULL);
