@@ -202,6 +202,27 @@ struct lp_tsample_coverage {
 	double units_ns;                 /* kernel time inside measured units */
 };
 
+/* The per-unit values it works from: for each unit of the sampled stratum (chain, index under its
+ * parent, parent ordinal) each kernel name's GPU time in it, plus each name's sum over the exact
+ * stratum and over all measured units. keys are not owned (the profile's names, or the caller's
+ * when it fills the struct itself, e.g. from a file); the arrays are, released by _release. */
+struct lp_tsample_values {
+	size_t n_units, n_keys;
+	struct lp_tsample_unit_ref *refs;  /* per unit: chain, index (slot unused) */
+	uint32_t *ordinal;               /* per unit: its parent ordinal (the pick) */
+	double *val;                     /* n_units x n_keys, row-major, ns */
+	const char **keys;
+	double *exact_part, *total;      /* per key, ns */
+	uint32_t units, units_exact;     /* measured units: all, of the exact stratum */
+	double units_ns;
+};
+
+int lp_tsample_values_of(const struct lp_profile *p, const struct lp_stage_set *stages,
+	const struct lp_tsample_plan *plan, struct lp_tsample_values *out, struct lp_err *err);
+void lp_tsample_values_release(struct lp_tsample_values *v);
+int lp_tsample_coverage_of(const struct lp_tsample_values *v, const struct lp_tsample_plan *plan,
+	enum lp_tsample_var var, uint32_t trials, uint64_t seed0, double conf, struct lp_tsample_coverage *out,
+	struct lp_err *err);
 int lp_tsample_coverage(const struct lp_profile *p, const struct lp_stage_set *stages,
 	const struct lp_tsample_plan *plan, enum lp_tsample_var var, uint32_t trials, uint64_t seed0, double conf,
 	struct lp_tsample_coverage *out, struct lp_err *err);

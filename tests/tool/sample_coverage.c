@@ -7,6 +7,12 @@
  *   lp-sample-coverage [--every N] [--first K] [--pick random|first] [--var balanced|successive|srs]
  *                      [--trials T] [--seed S] [--min-share F] [--json] TRACE_DIR
  *   lp-sample-coverage --compare SAMPLED_DIR [--min-share F] EXACT_DIR
+ *   lp-sample-coverage --dump FILE [--every N] [--first K] [--min-share F] EXACT_DIR
+ *
+ * --dump: the per-unit values the coverage is computed from (lp_tsample_values), for the kernels
+ * above --min-share, as text: a test fixture (tests/fixtures/sampling/). Lines: "units U EXACT NS",
+ * "key K EXACT_PART_NS TOTAL_NS NAME" per kernel, "unit CHAIN INDEX ORDINAL V_0 ... V_K-1" per unit
+ * of the sampled stratum (ns).
  *
  * --compare: two processes, a sampled trace and an exact one of the same program. Per kernel of the
  * decode stage (the analysis's tables, the sampled one scaled): the sampled estimate and its
@@ -70,6 +76,48 @@ static void iter_split(const struct lp_profile *p, const struct lp_analysis *a, 
 				*last_ms += (double)(k->end_ns - k->start_ns) / 1e6;
 		}
 	}
+}
+
+static int dump_values(const char *path, const char *dir, const struct lp_tsample_plan *plan, double min_share)
+{
+	struct lp_profile p;
+	struct lp_analysis *a = calloc(1, sizeof(*a));
+	struct lp_tsample_values v;
+	struct lp_err err = LP_ERR_INIT;
+	size_t i, k, *pick = NULL, n = 0;
+	FILE *f;
+	if (!a || load(dir, &p, a) < 0)
+		return 1;
+	if (lp_tsample_values_of(&p, &a->stages, plan, &v, &err) < 0 || !(pick = calloc(v.n_keys + 1, sizeof(*pick)))) {
+		fprintf(stderr, "lp-sample-coverage: %s\n", err.msg[0] ? err.msg : "out of memory");
+		return 1;
+	}
+	if (!(f = fopen(path, "w"))) {
+		perror(path);
+		return 1;
+	}
+	for (k = 0; k < v.n_keys; k++)
+		if (v.total[k] >= min_share * v.units_ns)
+			pick[n++] = k;
+	fprintf(f, "units %u %u %.0f\n", v.units, v.units_exact, v.units_ns);
+	for (i = 0; i < n; i++)
+		fprintf(f, "key %zu %.0f %.0f %s\n", i, v.exact_part[pick[i]], v.total[pick[i]], v.keys[pick[i]]);
+	for (i = 0; i < v.n_units; i++) {
+		fprintf(f, "unit %u %u %u", v.refs[i].chain, v.refs[i].index, v.ordinal[i]);
+		for (k = 0; k < n; k++)
+			fprintf(f, " %.0f", v.val[i * v.n_keys + pick[k]]);
+		fputc('\n', f);
+	}
+	if (fclose(f) != 0) {
+		perror(path);
+		return 1;
+	}
+	free(pick);
+	lp_tsample_values_release(&v);
+	lp_analysis_release(a);
+	free(a);
+	lp_profile_release(&p);
+	return 0;
 }
 
 static int compare(const char *sampled, const char *exact, double min_share)
@@ -140,7 +188,7 @@ int main(int argc, char **argv)
 	unsigned long long seed = 1;
 	double min_share = 0.01;
 	int json = 0, i;
-	const char *dir = NULL, *vname = "balanced", *cmp = NULL;
+	const char *dir = NULL, *vname = "balanced", *cmp = NULL, *dump = NULL;
 	struct lp_profile p;
 	struct lp_analysis_input in;
 	struct lp_analysis *a;
@@ -174,6 +222,8 @@ int main(int argc, char **argv)
 			min_share = strtod(v, NULL);
 		else if (!strcmp(o, "--compare"))
 			cmp = v;
+		else if (!strcmp(o, "--dump"))
+			dump = v;
 		else if (!strcmp(o, "--unit"))
 			plan.unit = v;
 		else if (!strcmp(o, "--pick") && (!strcmp(v, "random") || !strcmp(v, "first")))
@@ -191,6 +241,8 @@ int main(int argc, char **argv)
 		return usage();
 	if (cmp)
 		return compare(cmp, dir, min_share);
+	if (dump)
+		return dump_values(dump, dir, &plan, min_share);
 	lp_profile_init(&p, dir);
 	if (lp_trace_load(dir, &p, &err) < 0) {
 		fprintf(stderr, "lp-sample-coverage: %s\n", err.msg);

@@ -1117,6 +1117,97 @@ static void test_steps_only(void **state)
 	lp_profile_release(&sa);
 }
 
+/* The coverage on a real decode (tests/fixtures/sampling/README.md: the per-step kernel times of an
+ * exact H100 trace of examples/hf_generate.py, llama-3.2-1b shape): the schedule drawn 500 times,
+ * each of the 23 kernels above 1% inside its interval in about 95% of the draws; the first tracer's
+ * schedule and reading (the first step of each block, simple-random-sampling variance) over its 8
+ * offsets far below (one kernel in five outside). */
+static void test_real_coverage(void **state)
+{
+	struct lp_tsample_values v;
+	struct lp_tsample_coverage c;
+	struct lp_tsample_plan plan = PLAN(1, 8, 2);
+	struct lp_err err = LP_ERR_INIT;
+	struct lp_buf text = LP_BUF_INIT;
+	char **names = NULL;
+	const char *line;
+	size_t i, u = 0;
+	uint32_t inside = 0, all = 0;
+	(void)state;
+	memset(&v, 0, sizeof(v));
+	lp_test_read(lp_test_fixture("sampling/h100_hf_llama1b_units.txt"), &text);
+	for (line = text.data; *line; line = strchr(line, '\n') ? strchr(line, '\n') + 1 : line + strlen(line)) {
+		if (!strncmp(line, "units ", 6)) {
+			assert_int_equal(sscanf(line, "units %u %u %lf", &v.units, &v.units_exact, &v.units_ns), 3);
+			v.n_units = v.units - v.units_exact;
+			v.refs = calloc(v.n_units, sizeof(*v.refs));
+			v.ordinal = calloc(v.n_units, sizeof(*v.ordinal));
+			v.keys = calloc(64, sizeof(*v.keys));
+			names = calloc(64, sizeof(*names));
+			v.exact_part = calloc(64, sizeof(double));
+			v.total = calloc(64, sizeof(double));
+		} else if (!strncmp(line, "key ", 4)) {
+			size_t k;
+			int off = 0;
+			assert_true(v.n_keys < 64);
+			assert_int_equal(sscanf(line, "key %zu %lf %lf %n", &k, &v.exact_part[v.n_keys], &v.total[v.n_keys], &off), 3);
+			assert_int_equal(k, v.n_keys);
+			names[k] = strndup(line + off, strcspn(line + off, "\n"));
+			v.keys[k] = names[k];
+			v.n_keys++;
+		} else if (!strncmp(line, "unit ", 5)) {
+			const char *q = line + 5;
+			char *end;
+			size_t k;
+			if (!v.val)
+				v.val = calloc(v.n_units * v.n_keys, sizeof(double));
+			assert_true(u < v.n_units);
+			v.refs[u].chain = (uint32_t)strtoul(q, &end, 10);
+			v.refs[u].index = (uint32_t)strtoul(end, &end, 10);
+			v.ordinal[u] = (uint32_t)strtoul(end, &end, 10);
+			for (k = 0; k < v.n_keys; k++)
+				v.val[u * v.n_keys + k] = strtod(end, &end);
+			u++;
+		}
+	}
+	assert_int_equal(u, 252);
+	assert_int_equal(v.n_keys, 23);
+	/* the values add up to each kernel's total */
+	for (i = 0; i < v.n_keys; i++) {
+		double sum = v.exact_part[i];
+		for (u = 0; u < v.n_units; u++)
+			sum += v.val[u * v.n_keys + i];
+		assert_true(fabs(sum - v.total[i]) < 0.5);
+	}
+	plan.pick = LP_TRACE_SAMPLE_PICK_RANDOM;
+	assert_int_equal(lp_tsample_coverage_of(&v, &plan, LP_TSAMPLE_VAR_BALANCED, 500, 11, 0.95, &c, &err), 0);
+	assert_int_equal(c.n_rows, 23);
+	for (i = 0; i < c.n_rows; i++) {
+		if (c.rows[i].covered < 500 * 89 / 100 || c.rows[i].unknown)
+			fail_msg("%.60s: %u of 500 inside", c.rows[i].key, c.rows[i].covered);
+		assert_true(fabs(c.rows[i].bias) < 0.001 && c.rows[i].rmse < 0.01);
+		inside += c.rows[i].covered;
+		all += c.trials;
+	}
+	if (inside < all * 93 / 100 || inside > all * 98 / 100)
+		fail_msg("new schedule: %u of %u inside", inside, all);
+	lp_tsample_coverage_release(&c);
+	plan.pick = LP_TRACE_SAMPLE_PICK_FIRST;
+	assert_int_equal(lp_tsample_coverage_of(&v, &plan, LP_TSAMPLE_VAR_SRS, 8, 0, 0.95, &c, &err), 0);
+	for (i = inside = all = 0; i < c.n_rows; i++) {
+		inside += c.rows[i].covered;
+		all += c.trials;
+	}
+	if (inside > all * 90 / 100)
+		fail_msg("old schedule: %u of %u inside", inside, all);
+	lp_tsample_coverage_release(&c);
+	for (i = 0; i < v.n_keys; i++)
+		free(names[i]);
+	free(names);
+	lp_tsample_values_release(&v);
+	lp_buf_release(&text);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -1129,6 +1220,7 @@ int main(void)
 		cmocka_unit_test(test_fixture_traces),
 		cmocka_unit_test(test_auto_fixture),
 		cmocka_unit_test(test_steps_only),
+		cmocka_unit_test(test_real_coverage),
 		cmocka_unit_test(test_real_sampled_trace),
 	};
 	return cmocka_run_group_tests(tests, setup, NULL);
