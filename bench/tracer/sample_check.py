@@ -23,10 +23,15 @@ to the traces, which are too large to bring back whole).
                                            every=8,first=2,pick=first; not with pick=random),
                                            and launch_cost's ns per call per mode
 
-The estimate is the one src/analyze/sampling.c computes (docs/tracer.md "Sampled tracing"): the
-first units under each parent are all recorded (their stratum is exact); of the others, n of N
-were recorded, so a kernel's total is exact part + N * mean over the recorded ones, with the
-variance N^2 (1 - n/N) s^2 / n of a simple random sample and a Student t interval.
+The estimate is the one src/analyze/sampling_design.c computes (docs/tracer.md "The statistics of
+a sampled trace"): the first units under each parent are all recorded (their stratum is exact); the
+others are cut into blocks of `every` per parent, one unit recorded per block (a stratum; a block
+with none is collapsed into the previous one of its parent, else the next); a kernel's total is
+exact part + sum over strata of N_h * mean_h, its variance the sum of N_h^2 * v_h with v_h from
+balanced second differences of the strata means along the parent (successive differences with
+two strata), and a Student t interval with one degree of freedom per difference. `subsample`
+applies the first tracer's schedule (the first unit of each block); build/tests/lp-sample-coverage
+replays the current one (a random position per block) over many seeds (bench/sampling/README.md).
 """
 
 import json
@@ -132,33 +137,94 @@ def t975(df):
     return best
 
 
+def strata(t, b_ids, recorded, every, first):
+    """The strata of the sampled stratum's units: [(parent, units N_h, recorded rids)] in (parent,
+    index) order, blocks of `every` after `first`, a block without a recorded unit collapsed into
+    the previous stratum of its parent (else the next one; else the previous of any parent)."""
+    blocks = []
+    for rid in sorted(b_ids, key=lambda r: (t["ranges"].get(r, [0, 0])[1], t["stages"][r]["index"])):
+        parent = t["ranges"].get(rid, [0, 0])[1]
+        b = (t["stages"][rid]["index"] - first) // every
+        if not blocks or blocks[-1][0] != parent or blocks[-1][1] != b:
+            blocks.append([parent, b, 0, []])
+        blocks[-1][2] += 1
+        if rid in recorded:
+            blocks[-1][3].append(rid)
+    out = [[p, n, rec] for p, _b, n, rec in blocks if rec]
+    for i, (p, _b, n, rec) in enumerate(blocks):
+        if rec:
+            continue
+        prev = [j for j in range(len(out)) if out[j][0] == p and out[j][2][0] in
+                [r for q in blocks[:i] for r in q[3]]]
+        same = [j for j in range(len(out)) if out[j][0] == p]
+        target = prev[-1] if prev else same[0] if same else (len(out) - 1 if out else None)
+        if target is not None:
+            out[target][1] += n
+    return out
+
+
+def design_estimate(st, ex, value):
+    """(estimate, CI half-width) of one kernel: ex its exact part, value(rid) its time in a unit."""
+    ys = [sum(value(r) for r in rec) / len(rec) for _p, _n, rec in st]
+    est = ex + sum(n * y for (_p, n, _rec), y in zip(st, ys))
+    var, df, pooled, lone = 0.0, 0, [], []
+    h = 0
+    while h < len(st):
+        e = h
+        while e < len(st) and st[e][0] == st[h][0]:
+            e += 1
+        y = ys[h:e]
+        L = e - h
+        if L >= 3:
+            d = [(y[j - 1] - 2 * y[j] + y[j + 1]) ** 2 / 6 for j in range(1, L - 1)]
+            v = [sum(d[j - 1] for j in (i - 1, i, i + 1) if 1 <= j <= L - 2) /
+                 len([j for j in (i - 1, i, i + 1) if 1 <= j <= L - 2]) for i in range(L)]
+        elif L == 2:
+            d = [(y[0] - y[1]) ** 2 / 2]
+            v = [d[0], d[0]]
+        else:
+            d, v = [], [None]
+        pooled += d
+        df += len(d)
+        for i in range(L):
+            n_h, rec = st[h + i][1], st[h + i][2]
+            if len(rec) >= n_h:
+                continue
+            if len(rec) >= 2:
+                xs = [value(r) for r in rec]
+                var += n_h * n_h * (1 - len(rec) / n_h) * statistics.variance(xs) / len(rec)
+                df += len(rec) - 1
+            elif v[i] is None:
+                lone.append(n_h)
+            else:
+                var += n_h * n_h * v[i]
+        h = e
+    if lone:
+        if not pooled:
+            return est, None
+        var += sum(n * n for n in lone) * sum(pooled) / len(pooled)
+    return est, (t975(df) * math.sqrt(var) if df else (0.0 if var == 0 else None))
+
+
 def estimate(t, unit):
-    """Per kernel: (estimate ns, CI half-width ns, recorded units, units) over all unit instances."""
+    """Per kernel: (estimate ns, CI half-width ns or None), recorded units, units, exact units."""
     units = {rid: s for rid, s in t["stages"].items() if name_of(t, s["name"]) == unit}
-    first = t["sampling"][3] if t["sampling"] else 0
+    every, first = (t["sampling"][2], t["sampling"][3]) if t["sampling"] else (1, 0)
     data = per_unit(t, unit)
     # exact stratum: the first units, every unit of an exact trace, and units recorded while auto
     # was still measuring (sample 3)
     exact_ids = [r for r, s in units.items() if s["index"] < first or t["sampling"][0] == 1 or s["sample"] == 3]
     b_ids = [r for r in units if r not in set(exact_ids)]
-    rec_b = [r for r in b_ids if units[r]["sample"] == 1]
+    rec_b = {r for r in b_ids if units[r]["sample"] == 1}
+    st = strata(t, b_ids, rec_b, max(every, 1), first)
     names = set()
     for d in data.values():
         names.update(d)
     res = {}
-    N, n = len(b_ids), len(rec_b)
     for k in names:
         ex = sum(data.get(r, {}).get(k, 0) for r in exact_ids)
-        xs = [data.get(r, {}).get(k, 0) for r in rec_b]
-        if n:
-            m = sum(xs) / n
-            s2 = statistics.variance(xs) if n > 1 else 0.0
-            est = ex + N * m
-            half = t975(n - 1) * math.sqrt(N * N * (1 - n / N) * s2 / n) if N else 0.0
-        else:
-            est, half = ex, 0.0
-        res[k] = (est, half)
-    return res, n, N, len(exact_ids)
+        res[k] = design_estimate(st, ex, lambda r, k=k: data.get(r, {}).get(k, 0)) if st else (ex, 0.0)
+    return res, len(rec_b), len(b_ids), len(exact_ids)
 
 
 def cmd_kernels(exact_path, sampled_path, unit="decode_step"):
@@ -173,12 +239,13 @@ def cmd_kernels(exact_path, sampled_path, unit="decode_step"):
     for k, v in sorted(exact.items(), key=lambda kv: -kv[1]):
         e, h = est.get(k, (0.0, 0.0))
         share = v / total if total else 0
-        ok = abs(e - v) <= h
+        ok = h is not None and abs(e - v) <= h
         if share > 0.01:
             big += 1
             inside += ok
         rows.append(dict(kernel=k[:120], exact_ms=v / 1e6, share=round(share, 4), sampled_ms=e / 1e6,
-                         ci_ms=h / 1e6, diff_pct=(e - v) / v * 100 if v else None, inside=ok))
+                         ci_ms=h / 1e6 if h is not None else None, diff_pct=(e - v) / v * 100 if v else None,
+                         inside=ok))
     est_total = sum(e for e, _ in est.values())
     # kernels per recorded unit: a switch that lost records of a unit still running would show
     ncount = {}
@@ -214,7 +281,8 @@ def cmd_subsample(exact_path, every=8, first=2, unit="decode_step"):
     data = per_unit(t, unit)
     exact_ids = [r for r, s in units.items() if s["index"] < first]
     b_ids = [r for r, s in units.items() if s["index"] >= first]
-    rec = [r for r in b_ids if (units[r]["index"] - first) % every == 0]
+    rec = {r for r in b_ids if (units[r]["index"] - first) % every == 0}
+    st = strata(t, b_ids, rec, every, first)
     names = set()
     for d in data.values():
         names.update(d)
@@ -224,11 +292,8 @@ def cmd_subsample(exact_path, every=8, first=2, unit="decode_step"):
     rows, inside, big = [], 0, 0
     for k in sorted(names, key=lambda k: -truth[k]):
         ex = sum(data.get(r, {}).get(k, 0) for r in exact_ids)
-        xs = [data.get(r, {}).get(k, 0) for r in rec]
-        m = sum(xs) / n
-        s2 = statistics.variance(xs) if n > 1 else 0.0
-        est = ex + N * m
-        half = t975(n - 1) * math.sqrt(N * N * (1 - n / N) * s2 / n)
+        est, half = design_estimate(st, ex, lambda r, k=k: data.get(r, {}).get(k, 0))
+        half = half if half is not None else float("nan")
         share = truth[k] / total if total else 0
         ok = abs(est - truth[k]) <= half
         if share > 0.01:
