@@ -111,7 +111,7 @@ if os.path.exists(sp):
           f"attached by config {s.get('results_attached_by_config')}")
     for p in s["processes"]:
         print(f"    process: {p['groups']} groups, {p['planned_launches']} picks, {p['predicted_launches']} predicted, "
-              f"est {p['est_s']:.1f}s, kernel-id {p['kernel_id'][:200]}")
+              f"est {p['est_s']:.1f}s, warmup_only {p.get('warmup_only')}, kernel-id {p['kernel_id'][:200]}")
 tl = d + "/timeline.txt"
 if os.path.exists(tl):
     rows = [l.split() for l in open(tl) if l.strip()]

@@ -169,6 +169,8 @@ void lp_sample_plan_release(struct lp_sample_plan *p)
 		free(p->priv->group_of);
 		free(p->priv->rank_of);
 		free(p->priv->inv_launch);
+		free(p->priv->winv_of);
+		free(p->priv->winv_launch);
 		free(p->priv->members);
 		free(p->priv->stand);
 		free(p->priv);
@@ -338,10 +340,12 @@ int lp_sample_group(const struct lp_sample_launch *launches, size_t n, const str
 		pv->group_of = malloc(n * sizeof(*pv->group_of));
 		pv->rank_of = malloc(n * sizeof(*pv->rank_of));
 		pv->inv_launch = malloc(n * sizeof(*pv->inv_launch));
+		pv->winv_of = calloc(n, sizeof(*pv->winv_of));
+		pv->winv_launch = malloc(n * sizeof(*pv->winv_launch));
 		pv->members = malloc((n_sel ? n_sel : 1) * sizeof(*pv->members));
 		pv->stand = malloc((n_warm ? n_warm : 1) * sizeof(*pv->stand));
 		if (!pv->name_of || !pv->inv_of || !pv->group_of || !pv->rank_of || !pv->inv_launch || !pv->members ||
-		    !pv->stand) {
+		    !pv->stand || !pv->winv_of || !pv->winv_launch) {
 			oom(err);
 			goto out;
 		}
@@ -355,6 +359,13 @@ int lp_sample_group(const struct lp_sample_launch *launches, size_t n, const str
 			pv->group_of[i] = -1;
 			pv->rank_of[i] = -1;
 			pv->inv_launch[out->configs[cfg_of[i]].offset + inv[i] - 1] = (uint32_t)i;
+			/* the warm-up's own numbering: with an NVTX include, ncu (2025.3.1) numbers only the
+			 * launches that pass it (bench/ncu_sampling/README.md section 5) */
+			if (launches[i].warmup) {
+				struct lp_sample_config *c = &out->configs[cfg_of[i]];
+				pv->winv_of[i] = ++c->wcount;
+				pv->winv_launch[c->offset + c->wcount - 1] = (uint32_t)i;
+			}
 		}
 		for (i = 0; i < n_sel; i++)
 			pv->members[i] = (uint32_t)e[i].idx;

@@ -114,6 +114,7 @@ struct lp_sample_result {
 	uint64_t id;
 	int64_t launch;
 	double duration_ns;          /* gpu__time_duration; < 0 unknown */
+	int warmup;                  /* a warm-up launch (stand-in) */
 };
 
 struct lp_sample_group {
@@ -270,9 +271,10 @@ int32_t lp_sample_group_of(const struct lp_sample_plan *p, uint32_t idx);
 void lp_sample_attach_group(struct lp_sample_plan *p, size_t g, double duration_ns);
 
 /* Records that row `id` of the merged export belongs to group g (launch: the input launch it was,
- * -1 unknown). The rows of a group stand for its n_launches: lp_sample_weight. */
-int lp_sample_record_result(struct lp_sample_plan *p, size_t g, uint64_t id, int64_t launch, double duration_ns,
-	struct lp_err *err);
+ * -1 unknown; warmup: 1 a warm-up launch, 0 not, -1 as the launch says). The rows of a group stand
+ * for its n_launches: lp_sample_weight. */
+int lp_sample_record_result(struct lp_sample_plan *p, size_t g, uint64_t id, int64_t launch, int warmup,
+	double duration_ns, struct lp_err *err);
 /* Launches one result of group g stands for: n_launches / got (0 when it got none). The region
  * tables of a sampled run scale each row by it (run/regions_run.h). */
 double lp_sample_weight(const struct lp_sample_group *g);

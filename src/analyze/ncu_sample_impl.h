@@ -14,7 +14,9 @@ struct lp_sample_config {
 	uint32_t grid[3], block[3];  /* of its first launch (unused) */
 	uint32_t shared_bytes;
 	uint64_t count;              /* launches of this name in the process */
-	size_t offset;               /* into priv.inv_launch: invocation u is at offset + u - 1 */
+	uint64_t wcount;             /* of which inside the warm-up range */
+	size_t offset;               /* into priv.inv_launch: invocation u is at offset + u - 1 (and
+	                                warm-up invocation u at priv.winv_launch[offset + u - 1]) */
 };
 
 /* What scheduling needs about every launch (lp_sample_group fills it). */
@@ -27,6 +29,8 @@ struct lp_sample_priv {
 	int32_t *rank_of;            /* per launch: its step rank in its group (position when no steps) among
 	                                the candidates of its picks; -1: not a candidate */
 	uint32_t *inv_launch;        /* per name, per invocation: the launch */
+	uint64_t *winv_of;           /* per launch: its number among its name's warm-up launches (0: none) */
+	uint32_t *winv_launch;       /* per name, per warm-up invocation: the launch */
 	uint32_t *members;           /* launches of each group (group->first_member ..), launch order */
 	uint32_t *stand;             /* warm-up stand-ins of each group (group->first_stand ..), launch order */
 };

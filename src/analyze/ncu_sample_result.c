@@ -31,16 +31,17 @@ int lp_sample_expected(const struct lp_sample_plan *p, size_t proc, uint32_t **o
 		name_in[pr->names[j]] = 1;
 	for (i = 0; i < pv->n; i++) {
 		size_t lo = 0, hi = pr->n_invocations;
-		if (!name_in[pv->name_of[i]] || (pr->warmup_only && !pv->launches[i].warmup))
+		uint64_t u = pr->warmup_only ? pv->winv_of[i] : pv->inv_of[i];   /* 0: outside the warm-up */
+		if (!name_in[pv->name_of[i]] || !u)
 			continue;
 		while (lo < hi) {
 			size_t mid = (lo + hi) / 2;
-			if (pr->invocations[mid] < pv->inv_of[i])
+			if (pr->invocations[mid] < u)
 				lo = mid + 1;
 			else
 				hi = mid;
 		}
-		if (lo == pr->n_invocations || pr->invocations[lo] != pv->inv_of[i])
+		if (lo == pr->n_invocations || pr->invocations[lo] != u)
 			continue;
 		if (LP_ARRAY_RESERVE(*out, cap, *n + 1, err) < 0) {
 			free(name_in);
@@ -79,8 +80,8 @@ void lp_sample_attach_group(struct lp_sample_plan *p, size_t gi, double duration
 
 /* ---- after the run ---- */
 
-int lp_sample_record_result(struct lp_sample_plan *p, size_t gi, uint64_t id, int64_t launch, double duration_ns,
-	struct lp_err *err)
+int lp_sample_record_result(struct lp_sample_plan *p, size_t gi, uint64_t id, int64_t launch, int warmup,
+	double duration_ns, struct lp_err *err)
 {
 	struct lp_sample_group *g = &p->groups[gi];
 	struct lp_sample_result *r = LP_ARRAY_PUSH(g->results, g->n_results, g->cap_results, err);
@@ -89,8 +90,10 @@ int lp_sample_record_result(struct lp_sample_plan *p, size_t gi, uint64_t id, in
 	r->id = id;
 	r->launch = launch;
 	r->duration_ns = duration_ns;
-	if (launch >= 0 && p->priv && (size_t)launch < p->priv->n && p->priv->launches[launch].warmup)
-		g->got_warmup++;
+	if (warmup < 0)
+		warmup = launch >= 0 && p->priv && (size_t)launch < p->priv->n && p->priv->launches[launch].warmup;
+	r->warmup = warmup;
+	g->got_warmup += (uint64_t)warmup;
 	return 0;
 }
 
@@ -269,7 +272,7 @@ json_t *lp_sample_plan_json(const struct lp_sample_plan *p, int after_run)
 						json_null(),
 						"step", l && l->step >= 0 ? json_integer(l->step) : json_null(),
 						"duration_us", r->duration_ns >= 0 ? json_real(r->duration_ns / 1e3) : json_null(),
-						"warmup", l && l->warmup));
+						"warmup", r->warmup));
 				}
 				json_object_set_new(go, "results", rs);
 			}

@@ -63,23 +63,28 @@ static unsigned window_of(const struct lp_sample_group *g, int32_t rank, unsigne
 	return nw ? (unsigned)(((uint64_t)rank * nw) / g->n_ranks) : 0;
 }
 
-/* 1 when ncu profiles the u-th launch of config (name) c: it has one, and in a warm-only process
- * it is inside the warm-up range. */
-static int profiles(const struct sched *s, const struct lp_sample_config *c, uint64_t u)
+/* A warm-only process numbers the launches inside the warm-up range only (ncu numbers the launches
+ * that pass its NVTX include); the others every launch of the process. */
+static uint64_t count_of(const struct sched *s, const struct lp_sample_config *c)
 {
-	return c->count >= u && (!s->warm_only || s->p->priv->launches[s->p->priv->inv_launch[c->offset + u - 1]].warmup);
+	return s->warm_only ? c->wcount : c->count;
 }
 
-/* Names of the cluster reaching invocation u (in a warm-only process: inside the warm-up). */
+/* The u-th launch of name c (u <= count_of). */
+static uint32_t launch_at(const struct sched *s, const struct lp_sample_config *c, uint64_t u)
+{
+	return s->warm_only ? s->p->priv->winv_launch[c->offset + u - 1] : s->p->priv->inv_launch[c->offset + u - 1];
+}
+
+static uint64_t number_of(const struct sched *s, uint32_t l)
+{
+	return s->warm_only ? s->p->priv->winv_of[l] : s->p->priv->inv_of[l];
+}
+
+/* Names of the cluster reaching invocation u. */
 static size_t reaching(const struct sched *s, uint64_t u)
 {
 	size_t lo = 0, hi = s->n_counts;
-	if (s->warm_only) {
-		size_t i, n = 0;
-		for (i = 0; i < s->n_cl_names; i++)
-			n += (size_t)profiles(s, &s->p->configs[s->cl_names[i]], u);
-		return n;
-	}
 	while (lo < hi) {   /* first count >= u */
 		size_t mid = (lo + hi) / 2;
 		if (s->counts[mid] < u)
@@ -107,12 +112,11 @@ static int fills_window(const struct sched *s, uint32_t l)
 /* Picks that number u would fill (the launches at u of the cluster's names). */
 static size_t fills(const struct sched *s, uint64_t u)
 {
-	const struct lp_sample_priv *pv = s->p->priv;
 	size_t i, n = 0;
 	for (i = 0; i < s->n_cl_names; i++) {
 		const struct lp_sample_config *c = &s->p->configs[s->cl_names[i]];
-		if (c->count >= u)
-			n += (size_t)fills_window(s, pv->inv_launch[c->offset + u - 1]);
+		if (count_of(s, c) >= u)
+			n += (size_t)fills_window(s, launch_at(s, c, u));
 	}
 	return n;
 }
@@ -128,9 +132,9 @@ static void take(struct sched *s, uint64_t u)
 		uint32_t l;
 		int32_t g;
 		unsigned w;
-		if (c->count < u)
+		if (count_of(s, c) < u)
 			continue;
-		l = pv->inv_launch[c->offset + u - 1];
+		l = launch_at(s, c, u);
 		if (!fills_window(s, l))
 			continue;
 		g = pv->group_of[l];
@@ -189,7 +193,7 @@ static uint64_t greedy(struct sched *s)
 			uint32_t nm = pv->name_of[pv->members[gr->first_member]];
 			s->name_in[nm] = 1;
 			s->cl_names[s->n_cl_names++] = nm;
-			s->counts[s->n_counts++] = p->configs[nm].count;
+			s->counts[s->n_counts++] = count_of(s, &p->configs[nm]);
 		}
 	}
 	qsort(s->counts, s->n_counts, sizeof(*s->counts), cmp_u64_desc_not);
@@ -218,7 +222,7 @@ static uint64_t greedy(struct sched *s)
 			early = first + (last - first) / EARLY_SHARE;
 			step = (early - first + 1) / CANDIDATES_MAX + 1;
 			for (m = first; m <= early; m += step) {
-				uint64_t u = pv->inv_of[mem[m]];
+				uint64_t u = number_of(s, mem[m]);
 				long extra = (long)reaching(s, u) - (long)fills(s, u);
 				if (s->in_u[u])
 					continue;
@@ -238,8 +242,8 @@ static uint64_t greedy(struct sched *s)
 		s->in_u[s->u[i]] = 0;   /* clean for the next call; the list stays */
 		for (c = 0; c < s->n_cl_names; c++) {
 			const struct lp_sample_config *cf = &p->configs[s->cl_names[c]];
-			if (profiles(s, cf, s->u[i]) && pv->inv_launch[cf->offset + s->u[i] - 1] > s->last)
-				s->last = pv->inv_launch[cf->offset + s->u[i] - 1];
+			if (count_of(s, cf) >= s->u[i] && launch_at(s, cf, s->u[i]) > s->last)
+				s->last = launch_at(s, cf, s->u[i]);
 		}
 	}
 	return total;

@@ -47,6 +47,7 @@ void lp_ncu_sampled_outcome_release(struct lp_ncu_sampled_outcome *o)
 
 struct row_info {
 	int32_t group;               /* -1 dropped */
+	int warmup;                  /* 1 a warm-up launch, 0 not, -1 as its launch says */
 	int64_t launch;              /* the input launch it was, -1 not known */
 	uint64_t id;                 /* ncu's result ID in the process's page */
 	double duration_ns;
@@ -111,6 +112,7 @@ static int attach_cb(const struct lp_ncu_result *r, void *vctx, struct lp_err *e
 	if (LP_ARRAY_RESERVE(c->rows, c->cap, c->n_rows + 1, err) < 0)
 		return -1;
 	c->rows[c->n_rows].launch = -1;
+	c->rows[c->n_rows].warmup = -1;
 	c->rows[c->n_rows].id = r->id;
 	c->rows[c->n_rows].duration_ns = r->duration_ns;
 	if (c->n_rows < c->n_expect && same_launch(lp_sample_launch_at(c->plan, c->expect[c->n_rows]), r)) {
@@ -118,8 +120,10 @@ static int attach_cb(const struct lp_ncu_result *r, void *vctx, struct lp_err *e
 		c->rows[c->n_rows].launch = c->expect[c->n_rows];
 	} else if (r->has_launch && !r->is_range) {
 		const char *region = result_region(c->sel, r->pushpop, c->scratch);
+		const char *warm = c->sel->warmup ? c->sel->warmup : "warmup";
 		size_t i;
 		c->fallback++;
+		c->rows[c->n_rows].warmup = *warm && r->pushpop && lp_ncu_stack_matches(r->pushpop, warm);
 		for (i = 0; region && i < c->plan->n_groups; i++) {
 			const struct lp_sample_group *gr = &c->plan->groups[i];
 			if (!strcmp(gr->name, r->short_name) && !memcmp(gr->grid, r->grid, sizeof(gr->grid)) &&
@@ -193,8 +197,8 @@ static int merge_part(const struct lp_ncu_sampled *s, struct lp_sample_plan *pla
 		const struct row_info *ri = &c.rows[i];
 		if (ri->group < 0)
 			continue;
-		if (lp_sample_record_result(plan, (size_t)ri->group, ri->id + (uint64_t)off, ri->launch, ri->duration_ns,
-			    err) < 0) {
+		if (lp_sample_record_result(plan, (size_t)ri->group, ri->id + (uint64_t)off, ri->launch, ri->warmup,
+			    ri->duration_ns, err) < 0) {
 			json_decref(ids);
 			goto out;
 		}
@@ -235,7 +239,7 @@ static int record_cached(struct lp_sample_plan *plan, size_t g, const json_t *ta
 		const char *cell = icol >= 0 ? json_string_value(json_array_get(row, (size_t)icol)) : NULL;
 		if (!cell || lp_str_to_i64(cell, &v) < 0)
 			continue;
-		if (lp_sample_record_result(plan, g, (uint64_t)(v + off), -1, -1, err) < 0)
+		if (lp_sample_record_result(plan, g, (uint64_t)(v + off), -1, 0, -1, err) < 0)
 			return -1;
 	}
 	return 0;

@@ -418,6 +418,11 @@ static void capture_warm(struct lp_profile *p)
 	int it, s, l;
 	struct lp_kernel *k;
 	lp_profile_init(p, "test");
+	/* a setup launch before the warm-up, outside any range (llmprof-llm's graph capture) */
+	k = lp_test_kernel(p, -1, "k_gemv(int)", t, t + 250);
+	k->grid[0] = 8, k->grid[1] = k->grid[2] = 1, k->block[0] = 32, k->block[1] = k->block[2] = 1;
+	k->correlation_id = corr++;
+	t += 1000;
 	w = lp_test_range(p, -1, "LLM", "warmup", 0, 1000000);
 	for (it = 0; it < 2; it++) {
 		da = lp_test_range(p, it ? -1 : w, "LLM", "decode_all", 0, 1000000);
@@ -481,7 +486,9 @@ static void test_warmup_stand_ins(void **state)
 	assert_true(o.plan.groups[0].picks_from_warmup);
 	assert_int_equal(o.plan.n_procs, 1);
 	assert_true(o.plan.procs[0].warmup_only);
-	/* the first k_gemv of each warm-up step: 1, 3, 5; only those (no extras after the warm-up) */
+	/* the first k_gemv of each warm-up step: 1, 3, 5 among the warm-up's launches (ncu numbers the
+	 * launches that pass its NVTX include; the setup launch is not one): only those, no extras
+	 * after the warm-up */
 	assert_string_equal(o.plan.procs[0].kernel_id.data, "::regex:^(k_gemv)$:^(1|3|5)$");
 	assert_int_equal(o.plan.procs[0].predicted, 3);
 	snprintf(path, sizeof(path), "%s/calls", dir);
@@ -507,7 +514,7 @@ static void test_warmup_stand_ins(void **state)
 		json_t *r = json_array_get(json_object_get(g0, "results"), i);
 		assert_true(json_is_true(json_object_get(r, "warmup")));
 		assert_true(json_is_null(json_object_get(r, "ordinal")));
-		assert_int_equal(json_integer_value(json_object_get(r, "launch")), (json_int_t)(2 * i));
+		assert_int_equal(json_integer_value(json_object_get(r, "launch")), (json_int_t)(1 + 2 * i));
 		assert_int_equal(json_integer_value(json_object_get(r, "step")), (json_int_t)i);
 	}
 	assert_true(json_is_true(json_object_get(json_array_get(json_object_get(sj, "processes"), 0), "warmup_only")));
@@ -521,12 +528,12 @@ static void test_warmup_stand_ins(void **state)
 	if (lp_ncu_sampled_run(&s, &o, &err) < 0)
 		fail_msg("%s", err.msg);
 	assert_false(o.plan.groups[0].picks_from_warmup);
-	assert_string_equal(o.plan.procs[0].kernel_id.data, "::regex:^(k_gemv)$:^(7|9|11)$");
+	assert_string_equal(o.plan.procs[0].kernel_id.data, "::regex:^(k_gemv)$:^(8|10|12)$");
 	assert_int_equal(count_lines(path, "--nvtx-include"), 0);
-	/* the page's rows are taken for the expected launches (the measured steps' 7, 9, 11) */
+	/* the page's rows are taken for the expected launches (the measured steps' 8, 10, 12) */
 	assert_int_equal(o.plan.groups[0].got, 3);
 	assert_int_equal(o.plan.groups[0].got_warmup, 0);
-	assert_int_equal(o.plan.groups[0].results[0].launch, 6);
+	assert_int_equal(o.plan.groups[0].results[0].launch, 7);
 	lp_ncu_sampled_outcome_release(&o);
 	json_decref(p);
 	lp_profile_release(&prof);
