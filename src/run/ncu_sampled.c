@@ -96,9 +96,31 @@ static const char *result_region(const struct lp_sample_select *sel, const struc
 	return NULL;
 }
 
+/* Is `name` (a function-name base, as --kernel-id takes it) the function of ncu's row r? Its
+ * short_name says so, except where ncu 2025.3.1 prints an anonymous namespace in the template
+ * arguments as an unbalanced "unnamed>" ("void vectorized_elementwise_kernel<8, unnamed>::silu_kernel(
+ * ...", seen on the H100 with PyTorch 2.11): then the bracket matching from the end finds no
+ * function; the name is then the identifier before the first '<' or '(' (qualifiers and the return
+ * type dropped: a __global__ function is never a member of a class). */
+static int row_is_function(const char *name, const struct lp_ncu_result *r)
+{
+	const char *k = r->kernel_name, *end, *start;
+	size_t n = strlen(name);
+	if (!strcmp(name, r->short_name))
+		return 1;
+	if (!k)
+		return 0;
+	if (!strncmp(k, "void ", 5))
+		k += 5;
+	end = k + strcspn(k, "<(");
+	for (start = end; start > k && start[-1] != ':' && start[-1] != ' '; start--)
+		;
+	return (size_t)(end - start) == n && !strncmp(start, name, n);
+}
+
 static int same_launch(const struct lp_sample_launch *l, const struct lp_ncu_result *r)
 {
-	return r->has_launch && !strcmp(l->name, r->short_name) && !memcmp(l->grid, r->grid, sizeof(l->grid)) &&
+	return r->has_launch && row_is_function(l->name, r) && !memcmp(l->grid, r->grid, sizeof(l->grid)) &&
 		!memcmp(l->block, r->block, sizeof(l->block));
 }
 
@@ -126,7 +148,7 @@ static int attach_cb(const struct lp_ncu_result *r, void *vctx, struct lp_err *e
 		c->rows[c->n_rows].warmup = *warm && r->pushpop && lp_ncu_stack_matches(r->pushpop, warm);
 		for (i = 0; region && i < c->plan->n_groups; i++) {
 			const struct lp_sample_group *gr = &c->plan->groups[i];
-			if (!strcmp(gr->name, r->short_name) && !memcmp(gr->grid, r->grid, sizeof(gr->grid)) &&
+			if (row_is_function(gr->name, r) && !memcmp(gr->grid, r->grid, sizeof(gr->grid)) &&
 			    !memcmp(gr->block, r->block, sizeof(gr->block)) && !strcmp(gr->region, region)) {
 				g = (long)i;
 				break;
