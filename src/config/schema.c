@@ -126,7 +126,7 @@ static const char *type_word(enum schema_type t)
 	case T_BOOL: return "a boolean (true or false)";
 	case T_STRLIST: return "a list of strings";
 	case T_HOOKLIST: return "a list of MODULE:QUALNAME=STAGE[@PAYLOAD] strings";
-	case T_TRACE_SAMPLE: return "off, auto[,rate=R] or every=N[,first=K] (also unit=NAME)";
+	case T_TRACE_SAMPLE: return "off, auto[,rate=R] or every=N[,first=K] (also unit=NAME, seed=S, pick=random|first)";
 	default: return "a string";
 	}
 }
@@ -186,6 +186,9 @@ static int trace_sample_ok(const char *s)
 		} else if (k == 4 && !memcmp(s, "unit", 4)) {
 			if (n - 5 == 0 || n - 5 > 63)
 				return 0;
+		} else if (k == 4 && !memcmp(s, "pick", 4)) {
+			if (!(n == 10 && !memcmp(s, "pick=first", 10)) && !(n == 11 && !memcmp(s, "pick=random", 11)))
+				return 0;
 		} else {
 			size_t i, vn = n - k - 1;
 			if (k == 5 && !memcmp(s, "every", 5))
@@ -194,9 +197,11 @@ static int trace_sample_ok(const char *s)
 				hi = 1000000;
 			else if (k == 4 && !memcmp(s, "rate", 4))
 				hi = 1000000000;
+			else if (k == 4 && !memcmp(s, "seed", 4))
+				hi = 9999999999999999999ull;   /* the tracer reads up to 19 digits */
 			else
 				return 0;
-			if (vn == 0 || vn > 10)
+			if (vn == 0 || vn > (hi > 10000000000ull ? 19u : 10u))
 				return 0;
 			for (i = 0; i < vn; i++) {
 				if (eq[1 + i] < '0' || eq[1 + i] > '9')
