@@ -1050,6 +1050,22 @@ static void test_real_sampled_trace(void **state)
 		assert_int_equal(k, 72);
 	}
 	assert_true(within >= 46);   /* measured: 47 of 48 within 4%, the worst 5.7% */
+	/* the timeline of measured generation 1 marks its unrecorded steps; the gaps are located in the
+	 * recorded steps of both measured generations (2 x (2 exact + 6 recorded)) */
+	{
+		size_t k = 0, skipped = 0;
+		for (i = 0; i < p.n_ranges; i++) {
+			if (strcmp(p.ranges[i].name, "decode_step"))
+				continue;
+			skipped += k >= 24 && k < 48 && p.ranges[i].sample == LP_TRACE_STAGE_SKIPPED;
+			k++;
+		}
+		assert_int_equal(skipped, 16);
+		assert_int_equal(a->timeline.n_unrecorded, skipped);
+		assert_int_equal(a->timeline.n_unit_steps, 24);
+		assert_int_equal(a->waterfall[1].gaps_sampled, 1);
+		assert_int_equal(a->waterfall[1].gaps_steps, 16);
+	}
 	lp_buf_release(&md);
 	lp_buf_release(&prog);
 	lp_analysis_release(a);
