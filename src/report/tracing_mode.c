@@ -1,6 +1,8 @@
 /* tracing_mode.c: the tracer's mode and why, for every report (tracing_mode.h). */
 #include "report/tracing_mode.h"
 
+#include <stdint.h>
+#include <stdio.h>
 #include <string.h>
 
 #include "core/utf8.h"
@@ -45,8 +47,12 @@ int lp_tracing_mode_text(const struct lp_analysis *a, struct lp_buf *out)
 		return lp_buf_adds(out, ".");
 	}
 	lp_buf_addf(out, "Sampled: kernels were traced in %llu of %llu %s ranges (the first %u under each parent, "
-		"then 1 in %u)", (unsigned long long)s->units_recorded, (unsigned long long)s->units, unit, s->first,
+		"then 1 in %u", (unsigned long long)s->units_recorded, (unsigned long long)s->units, unit, s->first,
 		s->every);
+	if (s->pick == LP_TRACE_SAMPLE_PICK_RANDOM)
+		lp_buf_addf(out, ", at a random position in each block: seed %llu)", (unsigned long long)s->seed);
+	else
+		lp_buf_adds(out, ", the first of each block)");
 	if (s->why == LP_TRACE_SAMPLE_WHY_AUTO_HIGH)
 		lp_buf_addf(out, ", chosen by trace.sample=auto at %llu launches/s (above the threshold of %u)",
 			(unsigned long long)s->launch_rate, s->auto_rate);
@@ -54,7 +60,8 @@ int lp_tracing_mode_text(const struct lp_analysis *a, struct lp_buf *out)
 		lp_buf_adds(out, ", as trace.sample asked");
 	lp_buf_addf(out, "; CUPTI was switched %llu times (%.3f ms in all). Step latencies are exact (CUDA events "
 		"at every stage range); kernel and operator times inside the sampled ranges are scaled to all of "
-		"them, with 95%% intervals.", (unsigned long long)s->toggles, (double)s->toggle_ns / 1e6);
+		"them, with 95%% intervals of the sampling error (of this run's %s ranges; another run differs by "
+		"more).", (unsigned long long)s->toggles, (double)s->toggle_ns / 1e6, unit);
 	return out->oom ? -1 : 0;
 }
 
@@ -72,6 +79,13 @@ json_t *lp_tracing_mode_json(const struct lp_analysis *a)
 	put(o, "unit", s->mode && s->unit && *s->unit ? lp_json_string(s->unit) : json_null());
 	put(o, "every", s->mode == 2 ? json_integer(s->every) : json_null());
 	put(o, "first", s->mode == 2 ? json_integer(s->first) : json_null());
+	if (s->mode == 2) {   /* sampled only: exact runs keep their bytes */
+		put(o, "pick", lp_json_string(s->pick == LP_TRACE_SAMPLE_PICK_RANDOM ? "random" : "first"));
+		char seed[24];
+		snprintf(seed, sizeof(seed), "%llu", (unsigned long long)s->seed);
+		/* above 2^63 JSON readers lose it as a number: a string then */
+		put(o, "seed", s->seed <= INT64_MAX ? json_integer((json_int_t)s->seed) : lp_json_string(seed));
+	}
 	put(o, "auto_threshold", s->why >= LP_TRACE_SAMPLE_WHY_AUTO_HIGH ? json_integer(s->auto_rate) : json_null());
 	put(o, "launch_rate", s->launch_rate ? json_integer((json_int_t)s->launch_rate) : json_null());
 	put(o, "units", s->mode ? json_integer((json_int_t)s->units) : json_null());

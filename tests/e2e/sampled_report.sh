@@ -14,7 +14,7 @@ cp "$LP_SRC"/tests/fixtures/trace/h100_hf_tiny_sampled/vm.449.lptrace "$R/trace/
 cp "$LP_SRC"/tests/fixtures/trace/h100_hf_tiny_sampled/program.txt "$R/trace/workload.stdout"
 expect_exit 0 "$LLMPROF" report "$R"
 grep -q '^## Tracing mode$' "$R/report.md" || fail "report.md has no Tracing mode section"
-grep -q 'Sampled: kernels were traced in 24 of 72 decode\\_step ranges (the first 2 under each parent, then 1 in 4), as trace.sample asked' \
+grep -q 'Sampled: kernels were traced in 24 of 72 decode\\_step ranges (the first 2 under each parent, then 1 in 4, the first of each block), as trace.sample asked' \
   "$R/report.md" || fail "report.md does not say which mode ran and why"
 grep -q '## Tracing Mode' "$R/stakeholder_summary.md" || fail "stakeholder summary lacks Tracing Mode"
 grep -q 'Kernels were recorded in 12 of the 44 sampled units and in all 4 units of the exact stratum' "$R/kernels.md" \
@@ -44,4 +44,12 @@ assert sc["workload_reported"], sc
 dec = [c for c in sc["checks"] if "decode" in c["what"]]
 assert dec and all(abs(c["diff"]) < 0.05 for c in dec), dec
 PY
+# derived figures: unrecorded steps marked on the timeline, gaps located in the recorded steps only
+grep -q 'Sampled trace: the kernels of 16 of the 24 decode steps here were not recorded' "$R/figures/timeline.svg" \
+  || fail "timeline.svg does not mark the unrecorded steps"
+grep -q 'url(#lp-unrec-0)' "$R/figures/timeline.svg" || fail "timeline.svg has no unrecorded-step band"
+grep -q 'Largest idle gaps, located in the 16 recorded decode steps' "$R/report.md" \
+  || fail "report.md does not say where the gaps were located"
+grep -q '"gaps_recorded_steps": 16' "$R/summary.json" || fail "summary.json waterfall lacks gaps_recorded_steps"
+grep -q '"pick": "first"' "$R/summary.json" || fail "summary.json tracing lacks the pick"
 pass

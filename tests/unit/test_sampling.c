@@ -855,7 +855,8 @@ static void test_fixture_traces(void **state)
 		assert_true(fabs(a->sampled.rows[0].time_ns.total - ts.rows[0].time_ns.total) < 1e-6);
 		assert_int_equal(lp_report_stakeholder_md(a, &md), 0);
 		snprintf(want, sizeof(want), "## Tracing Mode\n\nSampled: kernels were traced in %u of 144 decode\\_step "
-			"ranges (the first 2 under each parent, then 1 in 4), as trace.sample asked", 6 + rec);
+			"ranges (the first 2 under each parent, then 1 in 4, at a random position in each block: seed 7), "
+			"as trace.sample asked", 6 + rec);
 		if (!strstr(md.data, want))
 			fail_msg("%s", strstr(md.data, "## Tracing") ? strstr(md.data, "## Tracing") : md.data);
 		assert_non_null(strstr(md.data, "| gemm\\_mlp | 6.0"));
