@@ -124,6 +124,7 @@ struct lp_llm_dec_gemv {
 	const uint16_t *bias;        /* may be NULL */
 	const float *rope_tab;
 	int *pos;                    /* ARGMAX advances it */
+	int pos_ready;               /* QKV_ROPE: *pos is final before the wait (the kernel before does not advance it) */
 	int nh, nkv, d, max_pos;
 	/* SWIGLU */
 	uint16_t *out;
@@ -148,10 +149,13 @@ int lp_llm_k_dec_gemv(const struct lp_llm_dec_gemv *a, void *stream, struct lp_e
  * a multiple of 64 with split_len * n_splits >= max_pos, n_splits <= LP_LLM_DEC_ATTN_MAX_SPLITS;
  * d is 32, 64, 128 or 256. `partial` holds batch * nh * n_splits * (d + 2) floats, `counters`
  * batch * nkv zeroed ints (left zeroed). With `pdl`, the first tile but the row at *pos is loaded
- * before the wait for the kernel before (which writes that row and q). */
+ * before the wait for the kernel before (which writes that row and q). With 2 to
+ * LP_LLM_DEC_ATTN_CLUSTER_MAX slices, where the GPU can run them as a thread block cluster, the
+ * slices merge through distributed shared memory and partial and counters are left alone. */
 #define LP_LLM_DEC_ATTN_GMAX 8
 #define LP_LLM_DEC_ATTN_TILE 64
 #define LP_LLM_DEC_ATTN_MAX_SPLITS 64
+#define LP_LLM_DEC_ATTN_CLUSTER_MAX 16
 int lp_llm_k_attn_decode(uint16_t *out, const uint16_t *q, const uint16_t *k_cache,
 	const uint16_t *v_cache, float *partial, int *counters, const int *pos, int batch, int nh,
 	int nkv, int d, int max_pos, int n_splits, int split_len, int pdl, void *stream,

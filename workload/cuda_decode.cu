@@ -15,6 +15,8 @@
 #include "cuda_common.cuh" /* first: core/err.h with C linkage */
 #include "cuda_api.h"
 
+#include <cooperative_groups.h>
+
 #define DG_WARPS 8
 #define DG_THREADS (DG_WARPS * 32)
 #define DG_U 4 /* 16-byte chunks per lane and row in one load group */
@@ -206,11 +208,15 @@ static __global__ void __launch_bounds__(DG_THREADS, 2) k_dec_gemv(const lp_llm_
 	 * residual values. Those are final: this kernel starts only once every block of the kernel
 	 * before has passed its own pdl_wait, so all kernels before that one are complete, and the
 	 * one kernel that may still run (attention, or SwiGLU) does not write the residual. *pos is
-	 * read after the wait: before QKV comes the lm_head kernel that advances it. */
+	 * read after the wait where the kernel before is the lm_head kernel that advances it, else
+	 * (pos_ready) before, with the first pair's RoPE rotation. */
+	const bool pos_early = MODE == LP_LLM_DEC_QKV_ROPE && a.pos_ready;
+	if (pos_early)
+		pos = *a.pos;
 	if (p < np) {
 		pair_rows<MODE>(a, p, l0, l1);
 		load_group(c0, c1, a.w, l0, l1, 0, k8, lane);
-		if (lane == 0 && MODE == LP_LLM_DEC_RESID)
+		if (lane == 0 && (MODE == LP_LLM_DEC_RESID || pos_early))
 			epilogue_load<T, MODE>(a, p, l0, l1, pos, in);
 	}
 	cursor_next<MODE>(a, groups, stride, np, lp, lg, l0, l1);
@@ -219,9 +225,9 @@ static __global__ void __launch_bounds__(DG_THREADS, 2) k_dec_gemv(const lp_llm_
 	cursor_next<MODE>(a, groups, stride, np, lp, lg, l0, l1);
 	pdl_wait();
 	pdl_launch_next();
-	if (MODE == LP_LLM_DEC_QKV_ROPE || MODE == LP_LLM_DEC_ARGMAX)
+	if ((MODE == LP_LLM_DEC_QKV_ROPE && !pos_early) || MODE == LP_LLM_DEC_ARGMAX)
 		pos = *a.pos;
-	if (MODE == LP_LLM_DEC_QKV_ROPE && lane == 0 && p < np) {
+	if (MODE == LP_LLM_DEC_QKV_ROPE && !pos_early && lane == 0 && p < np) {
 		pair_rows<MODE>(a, p, r0, r1);
 		epilogue_load<T, MODE>(a, p, r0, r1, pos, in);
 	}
@@ -417,7 +423,10 @@ static __device__ __forceinline__ void load_tile(uint4 (&kv)[D / 16], uint16_t *
 	}
 }
 
-template <int D>
+/* CL: the n_splits blocks of a (sequence, KV head) form a thread block cluster and merge through
+ * distributed shared memory (two cluster barriers) instead of partials in global memory, a fence,
+ * an atomic and the last block's loads from L2. */
+template <int D, bool CL>
 static __global__ void __launch_bounds__(128) k_attn_decode(uint16_t *out, const uint16_t *q,
 	const uint16_t *kc, const uint16_t *vc, float *partial, int *counters, const int *pos_p,
 	int nh, int nkv, int max_pos, int n_splits, int split_len)
@@ -446,10 +455,29 @@ static __global__ void __launch_bounds__(128) k_attn_decode(uint16_t *out, const
 		load_tile<D>(kv, vs, kb, vb, start, n0, at, -1, tid);
 	pdl_wait();
 	pdl_launch_next();
-	if (n0 > 0 && at >= 0)
-		load_tile<D>(kv, vs, kb, vb, start, n0, -1, at, tid);
-	for (int i = tid; i < G * D; i += 128)
-		qs[i / D][i % D] = ld(qb + i) * scale;
+	{ /* q and the row at *pos (both written by QKV) in one round trip: q's loads go out first */
+		constexpr int NQ = (GM * D / 8 + 127) / 128;
+		uint4 qv[NQ];
+#pragma unroll
+		for (int i = 0; i < NQ; i++)
+			if (tid + 128 * i < G * D / 8)
+				qv[i] = ((const uint4 *)qb)[tid + 128 * i];
+		if (n0 > 0 && at >= 0)
+			load_tile<D>(kv, vs, kb, vb, start, n0, -1, at, tid);
+#pragma unroll
+		for (int i = 0; i < NQ; i++) {
+			int c = tid + 128 * i;
+			if (c < G * D / 8) {
+				const uint32_t e[4] = { qv[i].x, qv[i].y, qv[i].z, qv[i].w };
+				float *qq = &qs[0][0] + (c / (D / 8)) * D + (c % (D / 8)) * 8;
+#pragma unroll
+				for (int h = 0; h < 4; h++) {
+					qq[2 * h] = bf_bits(e[h] & 0xffffu) * scale;
+					qq[2 * h + 1] = __uint_as_float(e[h] & 0xffff0000u) * scale;
+				}
+			}
+		}
+	}
 	if (tid < GM) {
 		ms[tid] = -FLT_MAX;
 		ls[tid] = 0.0f;
@@ -532,76 +560,156 @@ static __global__ void __launch_bounds__(128) k_attn_decode(uint16_t *out, const
 		}
 		return;
 	}
-	/* partial[(b nh + h) n_splits + split] = (m, l, acc[D]); an empty slice leaves (-max, 0, 0) */
+	if (CL) { /* (m, l) in ms, ls, acc into vs (free now): G D floats <= 64 D bf16 */
+		namespace cg = cooperative_groups;
+		cg::cluster_group cl = cg::this_cluster();
+		float *pacc = (float *)vs;
+		const int per = (G * D + n_splits - 1) / n_splits, o0 = (int)cl.block_rank() * per;
 #pragma unroll
-	for (int u = 0; u < NO; u++) {
-		int o = tid + 128 * u;
-		if (o < G * D) {
-			int g = o / D, dd = o % D;
-			float *e = partial + (((size_t)b * nh + h0 + g) * n_splits + split) * (D + 2);
-			e[2 + dd] = acc[u];
-			if (dd == 0) {
-				e[0] = ms[g];
-				e[1] = ls[g];
+		for (int u = 0; u < NO; u++) {
+			int o = tid + 128 * u;
+			if (o < G * D)
+				pacc[o] = acc[u];
+		}
+		cl.sync();
+		/* this block merges outputs [o0, o0 + per) from every block's shared memory */
+		for (int o = o0 + tid; o < o0 + per && o < G * D; o += 128) {
+			const int g = o / D;
+			float mm[LP_LLM_DEC_ATTN_CLUSTER_MAX], ll[LP_LLM_DEC_ATTN_CLUSTER_MAX], vv[LP_LLM_DEC_ATTN_CLUSTER_MAX];
+			float mx = -FLT_MAX, l = 0.0f, a = 0.0f;
+#pragma unroll
+			for (int r = 0; r < LP_LLM_DEC_ATTN_CLUSTER_MAX; r++)
+				if (r < n_splits) {
+					mm[r] = cl.map_shared_rank(&ms[0], r)[g];
+					ll[r] = cl.map_shared_rank(&ls[0], r)[g];
+					vv[r] = cl.map_shared_rank(pacc, r)[o];
+				}
+#pragma unroll
+			for (int r = 0; r < LP_LLM_DEC_ATTN_CLUSTER_MAX; r++)
+				if (r < n_splits && ll[r] > 0.0f)
+					mx = fmaxf(mx, mm[r]);
+#pragma unroll
+			for (int r = 0; r < LP_LLM_DEC_ATTN_CLUSTER_MAX; r++)
+				if (r < n_splits && ll[r] > 0.0f) {
+					float f = expf(mm[r] - mx);
+					l = fmaf(ll[r], f, l);
+					a = fmaf(f, vv[r], a);
+				}
+			out[((size_t)b * nh + h0) * D + o] = st(a / l);
+		}
+		cl.sync(); /* the other blocks read this one's shared memory until here */
+	} else {
+		/* partial[(b nh + h) n_splits + split] = (m, l, acc[D]); an empty slice leaves (-max, 0, 0) */
+#pragma unroll
+		for (int u = 0; u < NO; u++) {
+			int o = tid + 128 * u;
+			if (o < G * D) {
+				int g = o / D, dd = o % D;
+				float *e = partial + (((size_t)b * nh + h0 + g) * n_splits + split) * (D + 2);
+				e[2 + dd] = acc[u];
+				if (dd == 0) {
+					e[0] = ms[g];
+					e[1] = ls[g];
+				}
 			}
 		}
-	}
-	__threadfence();
-	__syncthreads();
-	if (tid == 0)
-		last = atomicAdd(counters + bk, 1) == n_splits - 1;
-	__syncthreads();
-	if (!last)
-		return;
-	__threadfence();
-	/* the merge, in three parallel passes: every slice's (m, l) into shared memory (vs is free);
-	 * per head, the slices' weights exp(m - max) and 1 / sum(l exp(m - max)); the outputs */
-	float *mw = (float *)vs, *lw = mw + G * n_splits;
-	for (int i = tid; i < G * n_splits; i += 128) {
-		const float *e = partial + (((size_t)b * nh + h0) * n_splits + i) * (D + 2);
-		float l = __ldcg(e + 1), m = __ldcg(e);
-		lw[i] = l;
-		mw[i] = l > 0.0f ? m : -FLT_MAX;
-	}
-	__syncthreads();
-	for (int g = w; g < G; g += 4) {
-		float mx = -FLT_MAX, l = 0.0f;
-		for (int sp = lane; sp < n_splits; sp += 32)
-			mx = fmaxf(mx, mw[g * n_splits + sp]);
-		mx = warp_max(mx);
-		for (int sp = lane; sp < n_splits; sp += 32) {
-			int i = g * n_splits + sp;
-			float f = lw[i] > 0.0f ? expf(mw[i] - mx) : 0.0f;
-			mw[i] = f;
-			l += lw[i] * f;
-		}
-		l = warp_sum(l);
-		if (lane == 0)
-			ls[g] = 1.0f / l;
-	}
-	__syncthreads();
+		__threadfence();
+		__syncthreads();
+		if (tid == 0)
+			last = atomicAdd(counters + bk, 1) == n_splits - 1;
+		__syncthreads();
+		if (!last)
+			return;
+		__threadfence();
+		/* the merge: output o = (head g, dim dd) of thread tid + 128 u; per batch of 16 slices, lane
+		 * i & 15 loads slice i's (m, l) of the warp's head (a warp shares g: D >= 32) and each thread
+		 * its dd of every slice's acc, all in one round trip; then an online rescale across batches. */
+		constexpr int UB = NO < 4 ? NO : 4, SB = 16;
+		for (int u0 = 0; u0 < NO; u0 += UB) {
+			float mx[UB], lsum[UB], a[UB];
 #pragma unroll
-	for (int u = 0; u < NO; u++) {
-		int o = tid + 128 * u;
-		if (o < G * D) {
-			int g = o / D, dd = o % D;
-			const float *e = partial + ((size_t)b * nh + h0 + g) * n_splits * (D + 2) + 2 + dd;
-			float a = 0.0f;
-			for (int s0 = 0; s0 < n_splits; s0 += 16) { /* 16 loads in flight at a time */
-				float v[16];
-#pragma unroll
-				for (int i = 0; i < 16; i++)
-					v[i] = s0 + i < n_splits ? __ldcg(e + (size_t)(s0 + i) * (D + 2)) : 0.0f;
-#pragma unroll
-				for (int i = 0; i < 16; i++)
-					if (s0 + i < n_splits)
-						a = fmaf(mw[g * n_splits + s0 + i], v[i], a);
+			for (int ub = 0; ub < UB; ub++) {
+				mx[ub] = -FLT_MAX;
+				lsum[ub] = a[ub] = 0.0f;
 			}
-			out[((size_t)b * nh + h0) * D + o] = st(a * ls[g]);
+			for (int s0 = 0; s0 < n_splits; s0 += SB) {
+				float v[UB][SB], mm[UB], ll[UB];
+				const int sp = s0 + (lane & (SB - 1));
+#pragma unroll
+				for (int ub = 0; ub < UB; ub++) {
+					const int o = tid + 128 * (u0 + ub), g = o / D, dd = o % D;
+					const float *e = partial + ((size_t)b * nh + h0 + g) * n_splits * (D + 2);
+					mm[ub] = -FLT_MAX;
+					ll[ub] = 0.0f;
+					if (o < G * D && sp < n_splits) {
+						mm[ub] = __ldcg(e + (size_t)sp * (D + 2));
+						ll[ub] = __ldcg(e + (size_t)sp * (D + 2) + 1);
+					}
+#pragma unroll
+					for (int i = 0; i < SB; i++)
+						v[ub][i] = o < G * D && s0 + i < n_splits ?
+							__ldcg(e + (size_t)(s0 + i) * (D + 2) + 2 + dd) : 0.0f;
+				}
+#pragma unroll
+				for (int ub = 0; ub < UB; ub++) {
+					if (tid + 128 * (u0 + ub) >= G * D) /* whole warps */
+						continue;
+					float m = ll[ub] > 0.0f ? mm[ub] : -FLT_MAX;
+					float nm = fmaxf(mx[ub], warp_max(m));
+					float corr = expf(mx[ub] - nm), f = ll[ub] > 0.0f ? expf(m - nm) : 0.0f;
+					float lb = warp_sum(lane < SB ? ll[ub] * f : 0.0f);
+					float x = a[ub] * corr;
+#pragma unroll
+					for (int i = 0; i < SB; i++)
+						x = fmaf(__shfl_sync(0xffffffffu, f, i), v[ub][i], x);
+					a[ub] = x;
+					lsum[ub] = lsum[ub] * corr + lb;
+					mx[ub] = nm;
+				}
+			}
+#pragma unroll
+			for (int ub = 0; ub < UB; ub++) {
+				const int o = tid + 128 * (u0 + ub);
+				if (o < G * D)
+					out[((size_t)b * nh + h0) * D + o] = st(a[ub] / lsum[ub]);
+			}
 		}
+		if (tid == 0)
+			counters[bk] = 0;
 	}
-	if (tid == 0)
-		counters[bk] = 0;
+}
+
+/* Whether k_attn_decode<D, true> runs as clusters of n blocks here (cached per n). */
+template <int D>
+static bool attn_cluster_ok(int n)
+{
+	static signed char ok[LP_LLM_DEC_ATTN_CLUSTER_MAX + 1];
+	if (n < 2 || n > LP_LLM_DEC_ATTN_CLUSTER_MAX)
+		return false;
+	if (!ok[n]) {
+		void (*k)(uint16_t *, const uint16_t *, const uint16_t *, const uint16_t *, float *, int *,
+			const int *, int, int, int, int, int) = k_attn_decode<D, true>;
+		cudaLaunchConfig_t cfg = {};
+		cudaLaunchAttribute at[1];
+		int clusters = 0;
+		ok[n] = -1;
+		if (n > 8 && cudaFuncSetAttribute(k, cudaFuncAttributeNonPortableClusterSizeAllowed, 1) != cudaSuccess) {
+			cudaGetLastError();
+			return false;
+		}
+		cfg.gridDim = dim3(1, (unsigned)n);
+		cfg.blockDim = dim3(128);
+		at[0].id = cudaLaunchAttributeClusterDimension;
+		at[0].val.clusterDim.x = 1;
+		at[0].val.clusterDim.y = (unsigned)n;
+		at[0].val.clusterDim.z = 1;
+		cfg.attrs = at;
+		cfg.numAttrs = 1;
+		if (cudaOccupancyMaxActiveClusters(&clusters, k, &cfg) == cudaSuccess && clusters > 0)
+			ok[n] = 1;
+		cudaGetLastError();
+	}
+	return ok[n] > 0;
 }
 
 template <int D>
@@ -609,8 +717,26 @@ static cudaError_t attn_decode_d(uint16_t *out, const uint16_t *q, const uint16_
 	const uint16_t *vc, float *partial, int *counters, const int *pos, int batch, int nh, int nkv,
 	int max_pos, int n_splits, int split_len, int pdl, cudaStream_t s)
 {
-	return lp_llm_launch_pdl(k_attn_decode<D>, dim3((unsigned)(batch * nkv), (unsigned)n_splits), dim3(128), 0,
-		s, pdl, out, q, kc, vc, partial, counters, pos, nh, nkv, max_pos, n_splits, split_len);
+	if (attn_cluster_ok<D>(n_splits)) {
+		cudaLaunchConfig_t cfg = {};
+		cudaLaunchAttribute at[2];
+		cfg.gridDim = dim3((unsigned)(batch * nkv), (unsigned)n_splits);
+		cfg.blockDim = dim3(128);
+		cfg.stream = s;
+		at[0].id = cudaLaunchAttributeClusterDimension;
+		at[0].val.clusterDim.x = 1;
+		at[0].val.clusterDim.y = (unsigned)n_splits;
+		at[0].val.clusterDim.z = 1;
+		at[1].id = cudaLaunchAttributeProgrammaticStreamSerialization;
+		at[1].val.programmaticStreamSerializationAllowed = 1;
+		cfg.attrs = at;
+		cfg.numAttrs = pdl ? 2 : 1;
+		return cudaLaunchKernelEx(&cfg, k_attn_decode<D, true>, out, q, kc, vc, partial, counters, pos,
+			nh, nkv, max_pos, n_splits, split_len);
+	}
+	return lp_llm_launch_pdl(k_attn_decode<D, false>, dim3((unsigned)(batch * nkv), (unsigned)n_splits),
+		dim3(128), 0, s, pdl, out, q, kc, vc, partial, counters, pos, nh, nkv, max_pos, n_splits,
+		split_len);
 }
 
 extern "C" int lp_llm_k_attn_decode(uint16_t *out, const uint16_t *q, const uint16_t *k_cache,

@@ -238,6 +238,7 @@ static int forward_fused(struct cu_engine *e, struct lp_err *err)
 		a.bias = y->qkv_bias;
 		a.rope_tab = e->rope;
 		a.pos = e->pos;
+		a.pos_ready = l > 0; /* layer 0 comes after the lm_head kernel that advances it */
 		a.nh = nh;
 		a.nkv = nkv;
 		a.d = d;

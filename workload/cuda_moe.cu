@@ -31,10 +31,18 @@
 enum { MD_ROUTE = 0, MD_UP = 1, MD_DOWN = 2 };
 
 /* The rows of one item (a row pair) of a warp: PH ROUTE and UP, two row bases; DOWN, the first
- * row's index (rows are segmented: shared experts, then each used expert). */
+ * row's index (rows are segmented: shared experts, then each used expert). UP's routed items:
+ * sl, the lane's token's assignment slot (lanes < t; -1: that token did not pick the expert). */
 struct md_rows {
 	const uint4 *b0, *b1;
-	int r0;
+	int r0, sl;
+};
+
+/* What a thread of UP learns once, at its first routed item: the routing is there (waited), the
+ * number of experts in use; its warp's copy of their ids is in shared memory. */
+struct md_up_state {
+	bool waited;
+	int n_used;
 };
 
 template <int PH>
@@ -65,6 +73,28 @@ static __device__ __forceinline__ void md_load(uint4 (&w0)[MD_NCH], uint4 (&w1)[
 		} else {
 			w0[v] = make_uint4(0, 0, 0, 0);
 			w1[v] = make_uint4(0, 0, 0, 0);
+		}
+	}
+}
+
+/* md_load's addresses of DOWN's load group g, asked of L2 (prefetch), nothing in registers */
+static __device__ __forceinline__ void md_prefetch(const lp_llm_moe_dec &a, const int *s_used,
+	const md_rows &r, int g, int k8, int lane)
+{
+	const int s8 = a.sh / 8, m8 = a.mi / 8;
+#pragma unroll
+	for (int v = 0; v < MD_NCH; v++) {
+		int c = (g * MD_NCH + v) * 32 + lane;
+		if (c < k8) {
+			const uint4 *p0;
+			if (c < s8) {
+				p0 = (const uint4 *)a.sh_down + (size_t)r.r0 * s8 + c;
+			} else {
+				int cc = c - s8, u = cc / m8, off = cc - u * m8;
+				p0 = (const uint4 *)a.down + ((size_t)s_used[u] * a.h + r.r0) * m8 + off;
+			}
+			asm volatile("prefetch.global.L2 [%0];" ::"l"(p0));
+			asm volatile("prefetch.global.L2 [%0];" ::"l"(p0 + (c < s8 ? s8 : m8)));
 		}
 	}
 }
@@ -117,12 +147,15 @@ static __device__ __forceinline__ void md_dot(float (&s0)[T], float (&s1)[T],
 }
 
 /* The rows of item p; false when p is past the last item. UP waits for ROUTE (once per thread,
- * *waited) before its first routed item: that needs the routing. */
-template <int PH>
-static __device__ __forceinline__ bool md_item(const lp_llm_moe_dec &a, int p, bool &waited,
-	md_rows &r)
+ * st.waited) before its first routed item: that needs the routing; then its warp copies the ids
+ * of the experts in use into w_used (shared memory: one round trip, not one an item), and each
+ * lane < t loads its token's slot with the item's rows (used at the item's end). */
+template <int T, int PH>
+static __device__ __forceinline__ bool md_item(const lp_llm_moe_dec &a, int p, md_up_state &st,
+	md_rows &r, int *w_used, int lane)
 {
 	const int h8 = a.h / 8;
+	r.sl = -1;
 	if (PH == MD_ROUTE) {
 		if (p >= a.e / 2)
 			return false;
@@ -141,40 +174,46 @@ static __device__ __forceinline__ bool md_item(const lp_llm_moe_dec &a, int p, b
 		r.b1 = r.b0 + (size_t)a.sh * h8;
 		return true;
 	}
-	if (!waited) {
+	if (!st.waited) {
+		const int umax = T * a.k < a.e ? T * a.k : a.e;
 		pdl_wait();
 		pdl_launch_next();
-		waited = true;
+		st.waited = true;
+		st.n_used = __ldcg(a.n_used);
+		for (int x = lane; x < umax; x += 32)
+			w_used[x] = __ldcg(a.used + x);
+		__syncwarp();
 	}
 	int q = p - a.sh, u = q / a.mi, i = q - u * a.mi;
-	if (u >= __ldcg(a.n_used))
+	if (u >= st.n_used)
 		return false;
-	r.b0 = (const uint4 *)a.gate_up + ((size_t)__ldcg(a.used + u) * 2 * a.mi + i) * h8;
+	r.b0 = (const uint4 *)a.gate_up + ((size_t)w_used[u] * 2 * a.mi + i) * h8;
 	r.b1 = r.b0 + (size_t)a.mi * h8;
+	r.sl = lane < T ? __ldcg(a.slot + u * T + lane) : -1; /* used at the item's end */
 	return true;
 }
 
-/* The outputs of item p (lane 0), s0/s1 summed over the warp: ROUTE and UP (DOWN adds up its
- * warps' sums in the kernel). */
+/* The outputs of item p, s0/s1 summed over the warp (every lane holds the sums): ROUTE, lane 0;
+ * UP, lane j writes token j's (DOWN adds up its warps' sums in the kernel). */
 template <int T, int PH>
 static __device__ __forceinline__ void md_epilogue(const lp_llm_moe_dec &a, int p,
-	const float (&s0)[T], const float (&s1)[T])
+	const float (&s0)[T], const float (&s1)[T], int sl, int lane)
 {
 #pragma unroll
 	for (int j = 0; j < T; j++) {
 		if (PH == MD_ROUTE) {
-			a.r_logits[(size_t)j * a.e + 2 * p] = s0[j];
-			a.r_logits[(size_t)j * a.e + 2 * p + 1] = s1[j];
-		} else {
+			if (lane == 0) {
+				a.r_logits[(size_t)j * a.e + 2 * p] = s0[j];
+				a.r_logits[(size_t)j * a.e + 2 * p + 1] = s1[j];
+			}
+		} else if (lane == j) {
 			float g = bf_round(s0[j]), u = bf_round(s1[j]);
 			uint16_t o = st(g / (1.0f + expf(-g)) * u);
 			if (p < a.sh) {
 				a.sh_act[(size_t)j * a.sh + p] = o;
-			} else {
+			} else if (sl >= 0) {
 				int q = p - a.sh, ue = q / a.mi, i = q - ue * a.mi;
-				int sl = __ldcg(a.slot + ue * T + j);
-				if (sl >= 0)
-					a.r_act[(size_t)sl * a.mi + i] = o;
+				a.r_act[(size_t)sl * a.mi + i] = o;
 			}
 		}
 	}
@@ -238,6 +277,28 @@ static __device__ void md_route(const lp_llm_moe_dec &a)
 		*a.done = 0;
 }
 
+/* dst[0..n1 + n2) = src1[0..n1) then src2[0..n2) (16-byte units) by a block of NT threads, 8
+ * loads of a thread in flight before its stores: one round trip for two input vectors. */
+template <int NT>
+static __device__ __forceinline__ void block_copy16x2(uint4 *dst, const uint4 *src1, int n1,
+	const uint4 *src2, int n2)
+{
+	const int n = n1 + n2;
+	for (int i0 = threadIdx.x; i0 < n; i0 += 8 * NT) {
+		uint4 v[8];
+#pragma unroll
+		for (int u = 0; u < 8; u++) {
+			int i = i0 + u * NT;
+			if (i < n)
+				v[u] = i < n1 ? src1[i] : src2[i - n1];
+		}
+#pragma unroll
+		for (int u = 0; u < 8; u++)
+			if (i0 + u * NT < n)
+				dst[i0 + u * NT] = v[u];
+	}
+}
+
 /* DOWN at one or two tokens: at most 102 registers, so that 5 blocks fit an SM and the 640 row
  * pairs of a 1280-wide model run in one wave (4 blocks an SM left a second wave of 112) */
 template <int T, int PH>
@@ -249,24 +310,38 @@ static __global__ void __launch_bounds__(MD_THREADS, PH == MD_DOWN && T <= 2 ? 5
 	__shared__ int s_used[PH == MD_DOWN ? LP_LLM_MOE_DEC_MAX_ASSIGN : 1];
 	__shared__ int s_slot[PH == MD_DOWN ? LP_LLM_MOE_DEC_MAX_ASSIGN * T : 1];
 	__shared__ float s_wgt[PH == MD_DOWN ? LP_LLM_MOE_DEC_MAX_ASSIGN * T : 1];
+	__shared__ int w_used[PH == MD_UP ? MD_WARPS : 1][PH == MD_UP ? LP_LLM_MOE_DEC_MAX_ASSIGN : 1];
 	__shared__ int last;
 	const int lane = threadIdx.x & 31, wid = threadIdx.x >> 5;
+	int *wu = w_used[PH == MD_UP ? wid : 0];
 	/* ROUTE, UP: warps take row pairs in turn; DOWN: blocks take row pairs in turn, warp w sums
 	 * the row's load groups w, w + MD_WARPS, ... (a long row, few pairs), the block adds up */
 	const int stride = PH == MD_DOWN ? gridDim.x : gridDim.x * MD_WARPS;
+	const int gstep = PH == MD_DOWN ? MD_WARPS : 1;
 	int p = PH == MD_DOWN ? blockIdx.x : blockIdx.x * MD_WARPS + wid, n_used = 0, k8;
-	bool waited = PH != MD_UP, has;
+	md_up_state ust = { PH != MD_UP, 0 };
+	bool has, hn = false;
 	uint4 c0[MD_NCH], c1[MD_NCH], n0[MD_NCH], n1[MD_NCH];
 	md_rows cur, nxt;
+	int pn = 0, gn = 0;
+	float2 rv = make_float2(0.0f, 0.0f); /* DOWN: thread j < T, the residual of its pair */
 
 	/* Before the wait (programmatic dependent launch; see k_dec_gemv): DOWN reads the routing,
-	 * final since the kernel before the one before it (ROUTE) is complete; every kernel loads
-	 * its first weights. UP reads its input before the wait too: the residual is final for the
-	 * same reason (ROUTE only reads it). */
+	 * final since the kernel before the one before it (ROUTE) is complete, and the residual
+	 * values of its first pair (o_proj, their last writer, is complete too); every kernel loads
+	 * the weights of its first item, and DOWN asks L2 for the rest of its first pair's. UP
+	 * reads its input before the wait too: the residual is final for the same reason (ROUTE
+	 * only reads it); it waits for ROUTE before its first routed item (md_item). */
 	if (PH == MD_DOWN) {
 		n_used = __ldcg(a.n_used);
 		for (int i = threadIdx.x; i < n_used; i += MD_THREADS)
 			s_used[i] = __ldcg(a.used + i);
+		for (int i = threadIdx.x; i < n_used * T; i += MD_THREADS) {
+			s_slot[i] = __ldcg(a.slot + i);
+			s_wgt[i] = __ldcg(a.wgt + i);
+		}
+		if (threadIdx.x < T && p < a.h / 2)
+			rv = *(const float2 *)(a.resid + (size_t)threadIdx.x * a.h + 2 * p);
 		__syncthreads();
 		k8 = (a.sh + n_used * a.mi) / 8;
 	} else {
@@ -274,111 +349,94 @@ static __global__ void __launch_bounds__(MD_THREADS, PH == MD_DOWN && T <= 2 ? 5
 	}
 	const int groups = (k8 + 32 * MD_NCH - 1) / (32 * MD_NCH);
 	int g = PH == MD_DOWN ? wid : 0;
-	if (PH == MD_UP && p >= a.sh) /* a routed item first: wait in md_item */
+	/* the item after (p, g): (pn, gn), rows nxt; hn false past the last. DOWN: a warp without
+	 * a group of this pair (g >= groups) still takes part in its sums (zeros). */
+#define MD_NEXT()                                                                          \
+	do {                                                                               \
+		gn = g + gstep;                                                            \
+		pn = p;                                                                    \
+		hn = true;                                                                 \
+		if (gn >= groups) {                                                        \
+			gn = PH == MD_DOWN ? wid : 0;                                      \
+			pn = p + stride;                                                   \
+			hn = md_item<T, PH>(a, pn, ust, nxt, wu, lane);                    \
+		} else {                                                                   \
+			nxt = cur;                                                         \
+		}                                                                          \
+	} while (0)
+	if (PH == MD_UP && p >= a.sh) { /* a routed item first: wait in md_item, after the prologue */
 		has = false;
-	else
-		has = md_item<PH>(a, p, waited, cur);
-	if (has && g < groups)
-		md_load<PH>(c0, c1, a, s_used, cur, g, k8, lane);
+	} else {
+		has = md_item<T, PH>(a, p, ust, cur, wu, lane);
+		if (has && g < groups)
+			md_load<PH>(c0, c1, a, s_used, cur, g, k8, lane);
+		/* DOWN: the rest of the warp's groups of its first pair into L2 (registers for them
+		 * would spill at 5 blocks an SM) */
+		for (int gg = g + gstep; PH == MD_DOWN && has && gg < groups; gg += gstep)
+			md_prefetch(a, s_used, cur, gg, k8, lane);
+	}
 	if (PH != MD_UP) {
 		pdl_wait();
 		pdl_launch_next();
 	}
 	if (PH == MD_DOWN) {
-		if (a.sh)
-			block_copy16<MD_THREADS>((uint4 *)xs, (const uint4 *)a.sh_act, T * a.sh / 8);
-		block_copy16<MD_THREADS>((uint4 *)(xs + (size_t)T * a.sh), (const uint4 *)a.r_act,
-			T * a.k * a.mi / 8);
-		for (int i = threadIdx.x; i < n_used * T; i += MD_THREADS) {
-			s_slot[i] = __ldcg(a.slot + i);
-			s_wgt[i] = __ldcg(a.wgt + i);
-		}
+		block_copy16x2<MD_THREADS>((uint4 *)xs, (const uint4 *)a.sh_act, T * a.sh / 8,
+			(const uint4 *)a.r_act, T * a.k * a.mi / 8);
 	} else { /* xs = rmsnorm(resid) * norm_w, as lp_llm_k_rmsnorm computes it */
-		block_rmsnorm_bf16<T, MD_THREADS>(xs, a.resid, (size_t)a.h, NULL, a.norm_w, a.h, a.eps, &red[0][0]);
+		/* UP's runs while ROUTE does: its registers are worth more than the round trip */
+		block_rmsnorm_bf16<T, MD_THREADS, PH != MD_UP>(xs, a.resid, (size_t)a.h, NULL, a.norm_w, a.h,
+			a.eps, &red[0][0]);
 	}
 	__syncthreads();
-	if (PH == MD_UP && !has)
-		has = md_item<PH>(a, p, waited, cur);
-	if (PH == MD_UP && has && p >= a.sh)
-		md_load<PH>(c0, c1, a, s_used, cur, 0, k8, lane);
+	if (PH == MD_UP && !has) {
+		has = md_item<T, PH>(a, p, ust, cur, wu, lane);
+		if (has)
+			md_load<PH>(c0, c1, a, s_used, cur, 0, k8, lane);
+	}
 
 	/* items (p, g): the next one's loads go out before the current one is summed */
 	float s0[T], s1[T];
 #pragma unroll
 	for (int j = 0; j < T; j++)
 		s0[j] = s1[j] = 0.0f;
-	while (PH == MD_DOWN && has) {
-		__shared__ float part[MD_WARPS][T][2];
-		int pn = p, gn = g + MD_WARPS;
-		bool hn = true;
-		if (gn >= groups) {
-			gn = wid;
-			pn = p + stride;
-			hn = md_item<PH>(a, pn, waited, nxt);
-		} else {
-			nxt = cur;
-		}
+	while (has) {
+		MD_NEXT();
 		if (hn && gn < groups)
 			md_load<PH>(n0, n1, a, s_used, nxt, gn, k8, lane);
 		if (g < groups)
 			md_dot<T, PH>(s0, s1, c0, c1, a, xs, s_slot, s_wgt, g, k8, lane);
-		if (pn != p) { /* the pair is done: add up the warps' sums, then the residual */
-#pragma unroll
-			for (int j = 0; j < T; j++) {
-				s0[j] = warp_sum(s0[j]);
-				s1[j] = warp_sum(s1[j]);
-				if (lane == 0) {
-					part[wid][j][0] = s0[j];
-					part[wid][j][1] = s1[j];
-				}
-				s0[j] = s1[j] = 0.0f;
-			}
-			__syncthreads();
-			if (threadIdx.x < T) {
-				const int j = threadIdx.x;
-				float2 v = *(const float2 *)(a.resid + (size_t)j * a.h + 2 * p);
-				float x0 = 0.0f, x1 = 0.0f;
-				for (int w = 0; w < MD_WARPS; w++) {
-					x0 += part[w][j][0];
-					x1 += part[w][j][1];
-				}
-				v.x += bf_round(x0);
-				v.y += bf_round(x1);
-				*(float2 *)(a.resid + (size_t)j * a.h + 2 * p) = v;
-			}
-			__syncthreads();
-		}
-#pragma unroll
-		for (int v = 0; v < MD_NCH; v++) {
-			c0[v] = n0[v];
-			c1[v] = n1[v];
-		}
-		cur = nxt;
-		p = pn;
-		g = gn;
-		has = hn;
-	}
-	while (PH != MD_DOWN && has) {
-		int pn = p, gn = g + 1;
-		bool hn = true;
-		if (gn == groups) {
-			gn = 0;
-			pn = p + stride;
-			hn = md_item<PH>(a, pn, waited, nxt);
-		} else {
-			nxt = cur;
-		}
-		if (hn)
-			md_load<PH>(n0, n1, a, s_used, nxt, gn, k8, lane);
-		md_dot<T, PH>(s0, s1, c0, c1, a, xs, s_slot, s_wgt, g, k8, lane);
-		if (g == groups - 1) {
+		if (pn != p) { /* the pair is done */
 #pragma unroll
 			for (int j = 0; j < T; j++) {
 				s0[j] = warp_sum(s0[j]);
 				s1[j] = warp_sum(s1[j]);
 			}
-			if (lane == 0)
-				md_epilogue<T, PH>(a, p, s0, s1);
+			if (PH == MD_DOWN) { /* add up the warps' sums, then the residual */
+				__shared__ float part[MD_WARPS][T][2];
+				if (lane == 0)
+#pragma unroll
+					for (int j = 0; j < T; j++) {
+						part[wid][j][0] = s0[j];
+						part[wid][j][1] = s1[j];
+					}
+				__syncthreads();
+				if (threadIdx.x < T) {
+					const int j = threadIdx.x;
+					float x0 = 0.0f, x1 = 0.0f;
+					for (int w = 0; w < MD_WARPS; w++) {
+						x0 += part[w][j][0];
+						x1 += part[w][j][1];
+					}
+					rv.x += bf_round(x0);
+					rv.y += bf_round(x1);
+					*(float2 *)(a.resid + (size_t)j * a.h + 2 * p) = rv;
+					if (hn) /* the next pair's residual, read long before it is needed */
+						rv = *(const float2 *)(a.resid + (size_t)j * a.h + 2 * pn);
+				}
+				__syncthreads();
+			} else {
+				md_epilogue<T, PH>(a, p, s0, s1, cur.sl, lane);
+			}
 #pragma unroll
 			for (int j = 0; j < T; j++)
 				s0[j] = s1[j] = 0.0f;
@@ -393,7 +451,8 @@ static __global__ void __launch_bounds__(MD_THREADS, PH == MD_DOWN && T <= 2 ? 5
 		g = gn;
 		has = hn;
 	}
-	if (PH == MD_UP && !waited) { /* DOWN relies on ROUTE being complete once UP has launched it */
+#undef MD_NEXT
+	if (PH == MD_UP && !ust.waited) { /* DOWN relies on ROUTE being complete once UP has launched it */
 		pdl_wait();
 		pdl_launch_next();
 	}

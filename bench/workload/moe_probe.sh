@@ -35,7 +35,7 @@ if has tests; then
   else note "FAIL e2e gpu_workload.sh: $(tail -n 3 "$OUT/e2e_gpu_workload.txt")"; fi
 fi
 
-# name:binary(new|base):model:batch:extra args:environment
+# name:binary(new, or X for build/bin/llmprof-llm-X such as base):model:batch:extra args:environment
 DEF="ds1_base:base:deepseek-ocr-lm:1:;ds1:new:deepseek-ocr-lm:1:;ds1_nopdl:new:deepseek-ocr-lm:1:--pdl off"
 DEF+=";ds1_eager:new:deepseek-ocr-lm:1:--cuda-graph off;ds2_base:base:deepseek-ocr-lm:2:;ds2:new:deepseek-ocr-lm:2:"
 DEF+=";ds4_base:base:deepseek-ocr-lm:4:;ds4:new:deepseek-ocr-lm:4:"
@@ -52,7 +52,7 @@ print("%.4f ms/step %.0f GB/s %.1f%% of datasheet, %.1f MB/step, kernels %d, tok
 if has time; then
   for v in "${TIMEV[@]}"; do
     IFS=':' read -r name bin model batch args envs <<<"$v"
-    exe=$B/llmprof-llm; [ "$bin" = base ] && exe=$B/llmprof-llm-base
+    exe=$B/llmprof-llm; [ "$bin" = new ] || exe=$B/llmprof-llm-$bin
     [ -x "$exe" ] || { note "time $name: no $exe"; continue; }
     env ${envs:-} timeout 120 $exe --model "$model" --batch "$batch" --prompt-len 512 --new-tokens 128 --device cuda \
       --nvtx-ops off --warmup 2 --iters 5 $args >"$OUT/t_$name.jsonl" 2>"$OUT/t_$name.err"

@@ -106,7 +106,7 @@ static void ref_norm(float *xn, const float *x, const float *w, int t, int k, fl
 /* --- RMSNorm + QKV + RoPE + KV append --- */
 
 static void qkv_case(int t, int nh, int nkv, int d, int h, int max_pos, int pos, int with_bias,
-	int pdl)
+	int pdl, int pos_ready)
 {
 	int qkv = (nh + 2 * nkv) * d;
 	size_t nw = (size_t)qkv * h, nc = (size_t)t * nkv * max_pos * d, nq = (size_t)t * nh * d;
@@ -169,6 +169,7 @@ static void qkv_case(int t, int nh, int nkv, int d, int h, int max_pos, int pos,
 	a.bias = with_bias ? db : NULL;
 	a.rope_tab = dtab;
 	a.pos = dpos;
+	a.pos_ready = pos_ready;
 	a.nh = nh;
 	a.nkv = nkv;
 	a.d = d;
@@ -197,10 +198,12 @@ static void qkv_case(int t, int nh, int nkv, int d, int h, int max_pos, int pos,
 static void test_dec_qkv_rope(void **state)
 {
 	(void)state;
-	qkv_case(1, 4, 2, 32, 96, 16, 5, 1, 0);
-	qkv_case(3, 4, 2, 32, 1160, 16, 9, 0, 1); /* k: two load groups, the second partial */
-	qkv_case(2, 8, 2, 64, 2048, 40, 39, 1, 1);
-	qkv_case(4, 6, 3, 128, 512, 8, 0, 1, 0);
+	/* the last argument: *pos read (and the first RoPE rotation loaded) before the PDL wait */
+	qkv_case(1, 4, 2, 32, 96, 16, 5, 1, 0, 0);
+	qkv_case(3, 4, 2, 32, 1160, 16, 9, 0, 1, 1); /* k: two load groups, the second partial */
+	qkv_case(2, 8, 2, 64, 2048, 40, 39, 1, 1, 0);
+	qkv_case(1, 8, 2, 64, 2048, 40, 21, 1, 1, 1);
+	qkv_case(4, 6, 3, 128, 512, 8, 0, 1, 0, 1);
 }
 
 /* --- the residual add after O and down --- */
@@ -471,6 +474,9 @@ static void test_dec_attention(void **state)
 	attn_case(1, 255, 16, 2, 256, 256, 1, 256, 0); /* 8 heads a group, 4 tiles */
 	attn_case(4, 600, 32, 8, 64, 640, 10, 64, 1);  /* llama-3.2-1b-like, batch 4 */
 	attn_case(1, 0, 10, 10, 128, 128, 2, 64, 0);   /* one key; no GQA */
+	/* merges over several batches of 16 slices (the last ones empty) */
+	attn_case(1, 1500, 8, 2, 128, 2048, 32, 64, 1);
+	attn_case(2, 2500, 4, 4, 64, 2560, 40, 64, 0);
 }
 
 static void test_add(void **state)
@@ -631,6 +637,7 @@ static void test_moe_dec(void **state)
 	moe_case(3, 2048, 12, 4, 136, 272, 1, 0);    /* two load groups a row */
 	moe_case(8, 512, 64, 8, 128, 256, 0, 1);     /* 64 assignments */
 	moe_case(5, 256, 8, 6, 64, 128, 0, 0);
+	moe_case(2, 5120, 66, 2, 64, 0, 0, 1);       /* 33 router row pairs, 4 load groups a row */
 }
 
 static void test_bad_shapes_are_errors(void **state)
