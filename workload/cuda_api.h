@@ -145,7 +145,8 @@ int lp_llm_k_dec_gemv(const struct lp_llm_dec_gemv *a, void *stream, struct lp_e
 /* Decode attention (one query per sequence, at position *pos, keys 0..*pos) for the fused path:
  * one block per (sequence, KV head, slice of split_len keys) takes the nh / nkv query heads of
  * its group (at most LP_LLM_DEC_ATTN_GMAX), stages each 64-key tile in shared memory; with
- * n_splits > 1 the last block of a (sequence, KV head) to finish merges the slices. split_len is
+ * n_splits > 1 the slices of a (sequence, KV head) are merged: through distributed shared
+ * memory (below), else by the last of their blocks to finish, from `partial`. split_len is
  * a multiple of 64 with split_len * n_splits >= max_pos, n_splits <= LP_LLM_DEC_ATTN_MAX_SPLITS;
  * d is 32, 64, 128 or 256. `partial` holds batch * nh * n_splits * (d + 2) floats, `counters`
  * batch * nkv zeroed ints (left zeroed). With `pdl`, the first tile but the row at *pos is loaded
