@@ -86,8 +86,16 @@ static int dump_values(const char *path, const char *dir, const struct lp_tsampl
 	struct lp_err err = LP_ERR_INIT;
 	size_t i, k, *pick = NULL, n = 0;
 	FILE *f;
+	struct lp_tsample_plan got;
 	if (!a || load(dir, &p, a) < 0)
 		return 1;
+	if (lp_tsample_plan_of(&p, &got)) {
+		fprintf(stderr, "lp-sample-coverage: %s is a sampled trace: --dump needs an exact one\n", dir);
+		lp_analysis_release(a);
+		free(a);
+		lp_profile_release(&p);
+		return 1;
+	}
 	if (lp_tsample_values_of(&p, &a->stages, plan, &v, &err) < 0 || !(pick = calloc(v.n_keys + 1, sizeof(*pick)))) {
 		fprintf(stderr, "lp-sample-coverage: %s\n", err.msg[0] ? err.msg : "out of memory");
 		return 1;
@@ -247,6 +255,15 @@ int main(int argc, char **argv)
 	if (lp_trace_load(dir, &p, &err) < 0) {
 		fprintf(stderr, "lp-sample-coverage: %s\n", err.msg);
 		return 1;
+	}
+	{
+		struct lp_tsample_plan got;
+		if (lp_tsample_plan_of(&p, &got)) {
+			fprintf(stderr, "lp-sample-coverage: %s is a sampled trace: the check needs an exact one "
+					"(LLMPROF_TRACE_SAMPLE=off)\n", dir);
+			lp_profile_release(&p);
+			return 1;
+		}
 	}
 	a = calloc(1, sizeof(*a));
 	memset(&in, 0, sizeof(in));
