@@ -30,10 +30,11 @@
  *
  * Cost: eta_s = sum over processes of per_process_s + the program's start (program_s less the span
  * of its launches in the capture) + program_factor * its launches' span (all of it, or with
- * stop_early up to the latest launch the process profiles) + predicted launches * per_launch_s. With a budget, the plan is trimmed until it fits: first K
- * is lowered (K-1 ... 1) for every group, then groups are dropped from the smallest up (status
- * LP_SAMPLE_BUDGET), so the kept groups are always the ones with the most kernel time. Cached groups (the caller marks them, collect/ncu_cache.h) cost
- * nothing and are never planned.
+ * stop_early up to the latest launch the process profiles) + predicted launches * per_launch_s.
+ * With a budget, the plan is trimmed until it fits: first K is lowered (K-1 ... 1) for every group,
+ * then groups are dropped from the smallest up (status LP_SAMPLE_BUDGET), so the kept groups are
+ * always the ones with the most kernel time. Cached groups (the caller marks them,
+ * collect/ncu_cache.h) cost nothing and are never planned.
  *
  * After the run, lp_sample_attach() tells a group about each ncu result, and lp_sample_coverage()
  * gives the share of the selection's kernel time whose groups got metrics (profiled or cached).

@@ -1,7 +1,7 @@
 /* test_ncu_coverage.c: the reports' Nsight Compute coverage (report/ncu_coverage.h) from a
  * sampling.json made by the planner itself: the summary line, the marks (sampled / reused), the
- * reasons of the groups without metrics, the summary.json object, the HTML section, and nothing
- * for a run without sampling. */
+ * reasons of the groups without metrics, the summary.json object, the HTML section, nothing
+ * for a run without sampling, and the label of results from warm-up stand-ins. */
 #include "testutil.h"
 
 #include <stdio.h>
@@ -83,10 +83,61 @@ static void test_md_json_html(void **state)
 	lp_buf_release(&b);
 }
 
+
+/* Results of warm-up stand-ins: the groups say `sampled (warm-up)` (or partly), and the summary
+ * counts the results that are warm-up launches. */
+static void test_warmup_label(void **state)
+{
+	struct lp_sample_launch l[20];
+	struct lp_sample_opts o = { 1, 1.0, 0, 0, 0, 0, 0, 0, 0 };
+	struct lp_sample_plan p;
+	struct lp_err err = LP_ERR_INIT;
+	struct lp_buf b = LP_BUF_INIT;
+	json_t *j;
+	size_t i;
+	(void)state;
+	memset(l, 0, sizeof(l));
+	for (i = 0; i < 20; i++) {
+		/* launches 0-9 the warm-up's (stand-ins), 10-19 the measured; a: 0-4/10-14, b: 5-9/15-19 */
+		l[i].name = i % 10 < 5 ? "a" : "b";
+		l[i].kernel_name = l[i].name;
+		l[i].grid[0] = l[i].block[0] = 1;
+		l[i].region = "decode_all";
+		l[i].step = (int32_t)(i % 5);
+		l[i].duration_ns = 10;
+		l[i].warmup = i < 10;
+	}
+	assert_int_equal(lp_sample_group(l, 20, &o, &p, &err), 0);
+	assert_int_equal(lp_sample_schedule(&p, &o, &err), 0);
+	for (i = 0; i < p.n_groups; i++) {
+		/* a: one warm-up result; b: a warm-up and a measured one */
+		int32_t base = strcmp(p.groups[i].name, "a") ? 5 : 0;
+		lp_sample_attach_group(&p, i, 10);
+		assert_int_equal(lp_sample_record_result(&p, i, 2 * i, base, -1, 10, &err), 0);
+		if (base) {
+			lp_sample_attach_group(&p, i, 10);
+			assert_int_equal(lp_sample_record_result(&p, i, 2 * i + 1, 10 + base, -1, 10, &err), 0);
+		}
+	}
+	j = lp_sample_plan_json(&p, 1);
+	lp_sample_plan_release(&p);
+	assert_int_equal(lp_report_ncu_coverage_md(j, 1, &b), 0);
+	assert_non_null(strstr(b.data, "2 of the 3 results (metrics of 2 groups) are warm-up launches standing in for their group"));
+	assert_non_null(strstr(b.data, "| a | 1,0,0 | 1,0,0 | decode\\_all | 5 | 1 | 50.0% | sampled (warm-up) |"));
+	assert_non_null(strstr(b.data, "| b | 1,0,0 | 1,0,0 | decode\\_all | 5 | 2 | 50.0% | sampled (partly warm-up) |"));
+	lp_buf_reset(&b);
+	assert_int_equal(lp_report_ncu_coverage_html(j, &b), 0);
+	assert_non_null(strstr(b.data, "<tr class=\"ncu-sampled\"><td>a</td>"));   /* the class stays the mark */
+	assert_non_null(strstr(b.data, "sampled (warm-up)</td>"));
+	json_decref(j);
+	lp_buf_release(&b);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_md_json_html),
+		cmocka_unit_test(test_warmup_label),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
