@@ -224,7 +224,7 @@ static int trace_sample_ok(const char *s)
 static int check_range(const struct schema_entry *e, const json_t *v, struct lp_err *err)
 {
 	double d = json_number_value(v);
-	char expected[96];
+	char expected[160];
 	if (!(e->flags & (F_MIN | F_MIN_EXCL)))
 		return 0;
 	if ((e->flags & F_MIN) ? d >= e->min : d > e->min)
