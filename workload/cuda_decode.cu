@@ -561,6 +561,7 @@ static __global__ void __launch_bounds__(128) k_attn_decode(uint16_t *out, const
 		return;
 	}
 	if (CL) { /* (m, l) in ms, ls, acc into vs (free now): G D floats <= 64 D bf16 */
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900 /* clusters; never launched below (attn_cluster_ok) */
 		namespace cg = cooperative_groups;
 		cg::cluster_group cl = cg::this_cluster();
 		float *pacc = (float *)vs;
@@ -598,6 +599,7 @@ static __global__ void __launch_bounds__(128) k_attn_decode(uint16_t *out, const
 			out[((size_t)b * nh + h0) * D + o] = st(a / l);
 		}
 		cl.sync(); /* the other blocks read this one's shared memory until here */
+#endif
 	} else {
 		/* partial[(b nh + h) n_splits + split] = (m, l, acc[D]); an empty slice leaves (-max, 0, 0) */
 #pragma unroll
@@ -691,8 +693,14 @@ static bool attn_cluster_ok(int n)
 			const int *, int, int, int, int, int) = k_attn_decode<D, true>;
 		cudaLaunchConfig_t cfg = {};
 		cudaLaunchAttribute at[1];
+		cudaFuncAttributes fa;
 		int clusters = 0;
 		ok[n] = -1;
+		/* the code loaded for this GPU must have the cluster merge (built for sm_90 or later) */
+		if (cudaFuncGetAttributes(&fa, k) != cudaSuccess || fa.binaryVersion < 90) {
+			cudaGetLastError();
+			return false;
+		}
 		if (n > 8 && cudaFuncSetAttribute(k, cudaFuncAttributeNonPortableClusterSizeAllowed, 1) != cudaSuccess) {
 			cudaGetLastError();
 			return false;
