@@ -332,11 +332,12 @@ static __global__ void __launch_bounds__(MD_THREADS, PH == MD_DOWN && T <= 2 ? 5
 	 * the weights of its first item, and DOWN asks L2 for the rest of its first pair's. UP
 	 * reads its input before the wait too: the residual is final for the same reason (ROUTE
 	 * only reads it); it waits for ROUTE before its first routed item (md_item). */
-	if (PH == MD_DOWN) {
+	if (PH == MD_DOWN) { /* one round trip: the entries past n_used are read and not used */
+		const int umax = T * a.k < a.e ? T * a.k : a.e;
 		n_used = __ldcg(a.n_used);
-		for (int i = threadIdx.x; i < n_used; i += MD_THREADS)
+		for (int i = threadIdx.x; i < umax; i += MD_THREADS)
 			s_used[i] = __ldcg(a.used + i);
-		for (int i = threadIdx.x; i < n_used * T; i += MD_THREADS) {
+		for (int i = threadIdx.x; i < umax * T; i += MD_THREADS) {
 			s_slot[i] = __ldcg(a.slot + i);
 			s_wgt[i] = __ldcg(a.wgt + i);
 		}
