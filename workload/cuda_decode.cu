@@ -306,10 +306,28 @@ static __global__ void __launch_bounds__(DG_THREADS, 2) k_dec_gemv(const lp_llm_
 		*a.pos = pos + tn;
 		*a.done = 0;
 	}
-	if (a.embed) { /* the next step's input row */
+	if (a.embed) { /* the next step's input row: 16-byte loads, a thread's all in flight */
 		__syncthreads();
-		for (int i = threadIdx.x; i < T * k; i += DG_THREADS)
-			a.embed_out[i] = ld(a.embed + (size_t)sidx[i / k] * k + i % k);
+		for (int c0 = threadIdx.x; c0 < T * k8; c0 += 4 * DG_THREADS) {
+			uint4 v[4];
+#pragma unroll
+			for (int u = 0; u < 4; u++) {
+				int c = c0 + u * DG_THREADS;
+				if (c < T * k8)
+					v[u] = ((const uint4 *)(a.embed + (size_t)sidx[c / k8] * k))[c % k8];
+			}
+#pragma unroll
+			for (int u = 0; u < 4; u++) {
+				int c = c0 + u * DG_THREADS;
+				if (c < T * k8) {
+					float4 *o = (float4 *)(a.embed_out + (size_t)(c / k8) * k) + 2 * (c % k8);
+					o[0] = make_float4(bf_bits(v[u].x & 0xffffu), __uint_as_float(v[u].x & 0xffff0000u),
+						bf_bits(v[u].y & 0xffffu), __uint_as_float(v[u].y & 0xffff0000u));
+					o[1] = make_float4(bf_bits(v[u].z & 0xffffu), __uint_as_float(v[u].z & 0xffff0000u),
+						bf_bits(v[u].w & 0xffffu), __uint_as_float(v[u].w & 0xffff0000u));
+				}
+			}
+		}
 	}
 	__threadfence();
 }
