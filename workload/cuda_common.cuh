@@ -186,6 +186,28 @@ static __device__ __forceinline__ void block_copy16(uint4 *dst, const uint4 *src
 	}
 }
 
+/* The block's per-row 1 / rms from each thread's sums of squares ss[j] (j < T) over its NW warps:
+ * inv[j] = rsqrt(sum / k + eps); red holds T * NW floats (shared); one barrier. */
+template <int T, int NW>
+static __device__ __forceinline__ void block_inv_rms(float (&ss)[T], float *red, int lane, int wid, int k, float eps,
+	float (&inv)[T])
+{
+#pragma unroll
+	for (int j = 0; j < T; j++) {
+		ss[j] = warp_sum(ss[j]);
+		if (lane == 0)
+			red[j * NW + wid] = ss[j];
+	}
+	__syncthreads();
+#pragma unroll
+	for (int j = 0; j < T; j++) {
+		float tot = 0.0f;
+		for (int w = 0; w < NW; w++)
+			tot += red[j * NW + w];
+		inv[j] = rsqrtf(tot / (float)k + eps);
+	}
+}
+
 /* The RMSNorm prologue of the decode GEMVs, by a block of NT threads: for j < T,
  * xs[j][0..k) = bf16(v * rsqrt(mean(v^2) + eps) * norm_w) with v = resid[j] (+ bf16 delta[j]),
  * rows rs floats apart; as lp_llm_k_rmsnorm computes it. Each thread takes chunks of 8 values
@@ -238,25 +260,14 @@ static __device__ __forceinline__ void block_rmsnorm_bf16(uint16_t *xs, const fl
 			}
 		}
 #pragma unroll
-		for (int j = 0; j < T; j++) {
+		for (int j = 0; j < T; j++)
 #pragma unroll
 			for (int q = 0; q < P; q++) /* the order of the generic path below */
 #pragma unroll
 				for (int h = 0; h < 2; h++)
 					ss[j] += e[j][q][4 * h] * e[j][q][4 * h] + e[j][q][4 * h + 1] * e[j][q][4 * h + 1] +
 						 e[j][q][4 * h + 2] * e[j][q][4 * h + 2] + e[j][q][4 * h + 3] * e[j][q][4 * h + 3];
-			ss[j] = warp_sum(ss[j]);
-			if (lane == 0)
-				red[j * NW + wid] = ss[j];
-		}
-		__syncthreads();
-#pragma unroll
-		for (int j = 0; j < T; j++) {
-			float tot = 0.0f;
-			for (int w = 0; w < NW; w++)
-				tot += red[j * NW + w];
-			inv[j] = rsqrtf(tot / (float)k + eps);
-		}
+		block_inv_rms<T, NW>(ss, red, lane, wid, k, eps, inv);
 #pragma unroll
 		for (int q = 0; q < P; q++) {
 			int c = q * NT + tid;
@@ -320,20 +331,7 @@ static __device__ __forceinline__ void block_rmsnorm_bf16(uint16_t *xs, const fl
 					ss[j] += a.x * a.x + a.y * a.y + a.z * a.z + a.w * a.w;
 				}
 	}
-#pragma unroll
-	for (int j = 0; j < T; j++) {
-		ss[j] = warp_sum(ss[j]);
-		if (lane == 0)
-			red[j * NW + wid] = ss[j];
-	}
-	__syncthreads();
-#pragma unroll
-	for (int j = 0; j < T; j++) {
-		float tot = 0.0f;
-		for (int w = 0; w < NW; w++)
-			tot += red[j * NW + w];
-		inv[j] = rsqrtf(tot / (float)k + eps);
-	}
+	block_inv_rms<T, NW>(ss, red, lane, wid, k, eps, inv);
 	for (int c0 = 0; c0 < k8; c0 += NT * P) {
 		uint4 nw[P];
 		float4 v[T][P][2];

@@ -35,6 +35,7 @@ int lp_tsample_design_build(const struct lp_tsample_unit_ref *units, size_t n_un
 	uint32_t *bN = NULL, *bn = NULL, *bchain = NULL, *target = NULL;
 	size_t i, n_blocks = 0;
 	uint32_t j;
+	int rc;
 	memset(out, 0, sizeof(*out));
 	if (every == 0)
 		every = 1;
@@ -122,22 +123,19 @@ int lp_tsample_design_build(const struct lp_tsample_unit_ref *units, size_t n_un
 		uint32_t h = out->slot_stratum[j];
 		out->w[j] = out->st_n[h] ? (double)out->st_N[h] / (double)out->st_n[h] : 0;
 	}
-	free(u);
-	free(block_of);
-	free(bN);
-	free(bn);
-	free(bchain);
-	free(target);
-	return 0;
+	rc = 0;
+	goto done;
 oom:
+	lp_tsample_design_release(out);
+	rc = lp_oom(err);
+done:
 	free(u);
 	free(block_of);
 	free(bN);
 	free(bn);
 	free(bchain);
 	free(target);
-	lp_tsample_design_release(out);
-	return lp_oom(err);
+	return rc;
 }
 
 /* The one-draw variance of each single-unit stratum from its chain's stratum means y[0..L-1]
