@@ -14,7 +14,8 @@
 #          PYTHONPATH, as under `llmprof run`
 # Modes: plain (nothing loaded), shim (plain only: python/llmprof_auto without the tracer), nvtx
 # (the tracer without CUPTI: LLMPROF_TRACE_CUPTI=0), skip (every=1000000,first=0: one step a
-# generation recorded, the others skipped), sampled (LLMPROF_TRACE_SAMPLE=$LP_SAMPLE,
+# generation recorded, the others skipped; skipnoev: without the stage ranges' CUDA events,
+# LLMPROF_TRACE_STAGE_EVENTS=0; skipnocb: without the launch callbacks, LLMPROF_TRACE_API_CALLBACKS=0), sampled (LLMPROF_TRACE_SAMPLE=$LP_SAMPLE,
 # default every=8,first=2,pick=first), auto, exact (off), kineto (hf only), nsys (LP_NSYS, LP_NSYS_LIBS).
 # LP_COST_MODES_HF / LP_COST_MODES_PLAIN pick the modes of the rounds, LP_COST_ONCE modes run in
 # round 1 only (e.g. "kineto nsys").
@@ -98,13 +99,15 @@ spawn() {
 	case $mode in
 	plain) taskset -c "$CPUS" timeout -k 5 "$PROC_S" $base >"$out" 2>"$W/$tag.err" ;;
 	shim) env "${auto[@]}" taskset -c "$CPUS" timeout -k 5 "$PROC_S" $base >"$out" 2>"$W/$tag.err" ;;
-	sampled | exact | auto | nvtx | skip)
-		local s=$SAMPLE cupti=1
+	sampled | exact | auto | nvtx | skip | skipnoev | skipnocb)
+		local s=$SAMPLE cupti=1 diag=()
 		[ "$mode" = exact ] && s=off
 		[ "$mode" = auto ] && s=auto
-		[ "$mode" = skip ] && s=every=1000000,first=0
+		case $mode in skip*) s=every=1000000,first=0 ;; esac
+		[ "$mode" = skipnoev ] && diag=(LLMPROF_TRACE_STAGE_EVENTS=0)
+		[ "$mode" = skipnocb ] && diag=(LLMPROF_TRACE_API_CALLBACKS=0)
 		[ "$mode" = nvtx ] && { s=off; cupti=0; }
-		env "${auto[@]}" CUDA_INJECTION64_PATH=$LIB NVTX_INJECTION64_PATH=$LIB LLMPROF_TRACE_DIR=$W/trace_$tag \
+		env "${auto[@]}" "${diag[@]}" CUDA_INJECTION64_PATH=$LIB NVTX_INJECTION64_PATH=$LIB LLMPROF_TRACE_DIR=$W/trace_$tag \
 			LLMPROF_TRACE_LOG=$W/inject_$tag.log LLMPROF_TRACE_SAMPLE=$s LLMPROF_TRACE_CUPTI=$cupti \
 			taskset -c "$CPUS" timeout -k 5 "$PROC_S" $base >"$out" 2>"$W/$tag.err" ;;
 	kineto) taskset -c "$CPUS" timeout -k 5 "$PROC_S" $base --kineto >"$out" 2>"$W/$tag.err" ;;
