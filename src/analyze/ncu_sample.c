@@ -149,7 +149,7 @@ static void choose_picks(const struct ent *e, size_t n, const uint64_t *inv, uns
 	g->n_picks = g->n_picks_full;
 }
 
-void lp_sample_plan_release(struct lp_sample_plan *p)
+void lp_sample_procs_free(struct lp_sample_plan *p)
 {
 	size_t i;
 	for (i = 0; i < p->n_procs; i++) {
@@ -159,6 +159,14 @@ void lp_sample_plan_release(struct lp_sample_plan *p)
 		lp_buf_release(&p->procs[i].kernel_id);
 	}
 	free(p->procs);
+	p->procs = NULL;
+	p->n_procs = 0;
+}
+
+void lp_sample_plan_release(struct lp_sample_plan *p)
+{
+	size_t i;
+	lp_sample_procs_free(p);
 	for (i = 0; i < p->n_groups; i++)
 		free(p->groups[i].results);
 	free(p->groups);

@@ -43,5 +43,8 @@ const uint32_t *lp_sample_cands(const struct lp_sample_plan *p, const struct lp_
 int lp_sample_cmp_dim3(const uint32_t *a, const uint32_t *b);
 /* qsort comparator over uint64_t, ascending. */
 int lp_sample_cmp_u64(const void *a, const void *b);
+/* Frees the plan's ncu processes (a new schedule replaces them; the plan's release too):
+ * procs NULL, n_procs 0. */
+void lp_sample_procs_free(struct lp_sample_plan *p);
 
 #endif

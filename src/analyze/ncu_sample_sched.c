@@ -479,15 +479,7 @@ int lp_sample_schedule(struct lp_sample_plan *p, const struct lp_sample_opts *o,
 	double eta = 0;
 	int rc = -1;
 
-	for (i = 0; i < p->n_procs; i++) {
-		free(p->procs[i].groups);
-		free(p->procs[i].invocations);
-		free(p->procs[i].names);
-		lp_buf_release(&p->procs[i].kernel_id);
-	}
-	free(p->procs);
-	p->procs = NULL;
-	p->n_procs = 0;
+	lp_sample_procs_free(p);
 	p->n_cached = p->n_budget_dropped = 0;
 	p->predicted = 0;
 	p->eta_s = 0;
