@@ -2,8 +2,11 @@
 #include "testutil.h"
 
 #include <dlfcn.h>
+#include <fcntl.h>
+#include <spawn.h>
 #include <stdio.h>
 #include <string.h>
+#include <sys/wait.h>
 
 #include "core/fs.h"
 
@@ -83,4 +86,37 @@ struct lp_kernel *lp_test_kernel(struct lp_profile *p, int32_t range, const char
 	k->end_ns = end_ns;
 	k->range = range;
 	return k;
+}
+
+extern char **environ;
+
+void lp_test_trace_fixture(const char *dir, const char *spec, const char *out)
+{
+	char exe[4096], e_spec[256];
+	const char *argv[] = { exe, dir, NULL };
+	const char *envp[64];
+	struct lp_buf bin = LP_BUF_INIT;
+	struct lp_err err = LP_ERR_INIT;
+	posix_spawn_file_actions_t fa;
+	size_t k = 0, i;
+	pid_t pid;
+	int status = 0;
+	assert_int_equal(lp_fs_exe_dir(&bin, &err), 0);
+	snprintf(exe, sizeof(exe), "%s/lp_trace_fixture", bin.data);
+	lp_buf_release(&bin);
+	snprintf(e_spec, sizeof(e_spec), "LLMPROF_TRACE_SAMPLE=%s", spec);
+	envp[k++] = e_spec;
+	for (i = 0; environ[i] && k < 62; i++)
+		if (strncmp(environ[i], "LLMPROF_TRACE", 13))
+			envp[k++] = environ[i];
+	envp[k] = NULL;
+	lp_fs_remove_tree(dir, &err);
+	lp_err_clear(&err);
+	assert_int_equal(posix_spawn_file_actions_init(&fa), 0);
+	assert_int_equal(posix_spawn_file_actions_addopen(&fa, 1, out ? out : "/dev/null",
+		out ? O_WRONLY | O_CREAT | O_TRUNC : O_WRONLY, 0644), 0);
+	assert_int_equal(posix_spawn(&pid, exe, &fa, NULL, (char *const *)(uintptr_t)argv, (char *const *)(uintptr_t)envp), 0);
+	posix_spawn_file_actions_destroy(&fa);
+	assert_int_equal(waitpid(pid, &status, 0), pid);
+	assert_true(WIFEXITED(status) && WEXITSTATUS(status) == 0);
 }

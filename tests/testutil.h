@@ -44,6 +44,10 @@ int32_t lp_test_range(struct lp_profile *p, int32_t parent, const char *domain, 
 	uint64_t end_ns);
 struct lp_kernel *lp_test_kernel(struct lp_profile *p, int32_t range, const char *name, uint64_t start_ns,
 	uint64_t end_ns);
+/* Runs the tracer's fixture writer (lp_trace_fixture, beside the test executable) with
+ * LLMPROF_TRACE_SAMPLE=spec and no other LLMPROF_TRACE* variable: its trace goes to dir (emptied
+ * first), its stdout to out (NULL: /dev/null). Asserts that it exits 0. */
+void lp_test_trace_fixture(const char *dir, const char *spec, const char *out);
 /* 1 when a CUDA device is usable (GPU tests skip with exit 77 otherwise). */
 int lp_test_have_gpu(void);
 

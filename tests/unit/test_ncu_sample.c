@@ -6,17 +6,11 @@
  * of a sampled capture (by hand and on traces of the tracer's own writer, build/tests/lp_trace_fixture). */
 #include "testutil.h"
 
-#include <fcntl.h>
 #include <math.h>
-#include <spawn.h>
 #include <string.h>
-#include <sys/wait.h>
 
 #include "analyze/ncu_sample.h"
-#include "core/fs.h"
 #include "parse/trace_read.h"
-
-extern char **environ;
 
 #define LAYERS 4
 #define STEPS 8
@@ -838,35 +832,6 @@ static void test_from_profile(void **state)
 
 /* ---- a sampled capture is refused (its invocation numbers would name other launches) ---- */
 
-static void spawn_fixture(const char *dir, const char *spec)
-{
-	char exe[4096], e_spec[128];
-	const char *argv[] = { exe, dir, NULL };
-	const char *envp[64];
-	struct lp_buf bin = LP_BUF_INIT;
-	struct lp_err err = LP_ERR_INIT;
-	posix_spawn_file_actions_t fa;
-	size_t k = 0, i;
-	pid_t pid;
-	int status = 0;
-	assert_int_equal(lp_fs_exe_dir(&bin, &err), 0);
-	snprintf(exe, sizeof(exe), "%s/lp_trace_fixture", bin.data);
-	lp_buf_release(&bin);
-	snprintf(e_spec, sizeof(e_spec), "LLMPROF_TRACE_SAMPLE=%s", spec);
-	envp[k++] = e_spec;
-	for (i = 0; environ[i] && k < 62; i++)
-		if (strncmp(environ[i], "LLMPROF_TRACE", 13))
-			envp[k++] = environ[i];
-	envp[k] = NULL;
-	lp_fs_remove_tree(dir, &err);
-	assert_int_equal(posix_spawn_file_actions_init(&fa), 0);
-	assert_int_equal(posix_spawn_file_actions_addopen(&fa, 1, "/dev/null", O_WRONLY, 0), 0);
-	assert_int_equal(posix_spawn(&pid, exe, &fa, NULL, (char *const *)(uintptr_t)argv, (char *const *)(uintptr_t)envp), 0);
-	posix_spawn_file_actions_destroy(&fa);
-	assert_int_equal(waitpid(pid, &status, 0), pid);
-	assert_true(WIFEXITED(status) && WEXITSTATUS(status) == 0);
-}
-
 static void test_sampled_capture_refused(void **state)
 {
 	struct lp_profile prof;
@@ -901,8 +866,8 @@ static void test_sampled_capture_refused(void **state)
 	lp_profile_release(&prof);
 
 	/* traces written by the tracer's own writer (build/tests/lp_trace_fixture) */
-	spawn_fixture(ex_dir, "off");
-	spawn_fixture(sa_dir, "every=4,first=2");
+	lp_test_trace_fixture(ex_dir, "off", NULL);
+	lp_test_trace_fixture(sa_dir, "every=4,first=2", NULL);
 	lp_profile_init(&prof, ex_dir);
 	lp_err_clear(&err);
 	assert_int_equal(lp_trace_load(ex_dir, &prof, &err), 0);

@@ -10,11 +10,8 @@
 #include "testutil.h"
 
 #include <dirent.h>
-#include <fcntl.h>
 #include <math.h>
-#include <spawn.h>
 #include <string.h>
-#include <sys/wait.h>
 #include <zlib.h>
 
 #include "analyze/analysis.h"
@@ -28,23 +25,9 @@
 #include "llmprof/trace_format.h"
 #include "parse/trace_read.h"
 
-extern char **environ;
-
-static char g_fixture[4096];
 
 /* a plan (pick: the block's first unit, as the first tracer did) */
 #define PLAN(s_, e_, f_) { .sampled = (s_), .every = (e_), .first = (f_), .unit = "decode_step" }
-
-static int setup(void **state)
-{
-	struct lp_buf dir = LP_BUF_INIT;
-	struct lp_err err = LP_ERR_INIT;
-	(void)state;
-	assert_int_equal(lp_fs_exe_dir(&dir, &err), 0);
-	snprintf(g_fixture, sizeof(g_fixture), "%s/lp_trace_fixture", dir.data);
-	lp_buf_release(&dir);
-	return 0;
-}
 
 static void test_schedule(void **state)
 {
@@ -325,33 +308,6 @@ static void test_design_coverage(void **state)
 }
 
 /* ---- fixture traces ---- */
-
-static void write_fixture(const char *dir, const char *spec, const char *out)
-{
-	char e_spec[256];
-	const char *argv[] = { g_fixture, dir, NULL };
-	const char *envp[64];
-	size_t k = 0, i;
-	posix_spawn_file_actions_t fa;
-	pid_t pid;
-	int status = 0;
-	struct lp_err err = LP_ERR_INIT;
-	snprintf(e_spec, sizeof(e_spec), "LLMPROF_TRACE_SAMPLE=%s", spec);
-	envp[k++] = e_spec;
-	for (i = 0; environ[i] && k < 62; i++)
-		if (strncmp(environ[i], "LLMPROF_TRACE", 13))
-			envp[k++] = environ[i];
-	envp[k] = NULL;
-	lp_fs_remove_tree(dir, &err);
-	lp_err_clear(&err);
-	assert_int_equal(posix_spawn_file_actions_init(&fa), 0);
-	assert_int_equal(posix_spawn_file_actions_addopen(&fa, 1, out, O_WRONLY | O_CREAT | O_TRUNC, 0644), 0);
-	assert_int_equal(posix_spawn(&pid, g_fixture, &fa, NULL, (char *const *)(uintptr_t)argv,
-		(char *const *)(uintptr_t)envp), 0);
-	posix_spawn_file_actions_destroy(&fa);
-	assert_int_equal(waitpid(pid, &status, 0), pid);
-	assert_true(WIFEXITED(status) && WEXITSTATUS(status) == 0);
-}
 
 static void load(const char *dir, struct lp_profile *p)
 {
@@ -694,8 +650,8 @@ static void test_fixture_traces(void **state)
 	double total_exact = 0;
 	(void)state;
 
-	write_fixture(ex_dir, "off", ex_out);
-	write_fixture(sa_dir, "every=4,first=2,seed=7", sa_out);
+	lp_test_trace_fixture(ex_dir, "off", ex_out);
+	lp_test_trace_fixture(sa_dir, "every=4,first=2,seed=7", sa_out);
 	load(ex_dir, &ex);
 	load(sa_dir, &sa);
 
@@ -905,9 +861,9 @@ static void test_auto_fixture(void **state)
 	size_t i, d = 0, n_measured = 0;
 	(void)state;
 	setenv("LP_FIXTURE_SLOW", "4", 1);
-	write_fixture(sa_dir, "auto,rate=500,every=4,first=2", LP_TEST_TMP "/sampling_auto.txt");
+	lp_test_trace_fixture(sa_dir, "auto,rate=500,every=4,first=2", LP_TEST_TMP "/sampling_auto.txt");
 	unsetenv("LP_FIXTURE_SLOW");
-	write_fixture(ex_dir, "off", LP_TEST_TMP "/sampling_auto_exact.txt");
+	lp_test_trace_fixture(ex_dir, "off", LP_TEST_TMP "/sampling_auto_exact.txt");
 	read_stages(sa_dir, st);
 	assert_int_equal(st->sampling.mode, LP_TRACE_SAMPLE_SAMPLED);
 	assert_int_equal(st->sampling.why, LP_TRACE_SAMPLE_WHY_AUTO_HIGH);
@@ -1090,8 +1046,8 @@ static void test_steps_only(void **state)
 	char want[160];
 	(void)state;
 	setenv("LP_FIXTURE_STEPS_ONLY", "1", 1);
-	write_fixture(sa_dir, "every=4,first=2,seed=7", LP_TEST_TMP "/sampling_steps.txt");
-	write_fixture(ex_dir, "off", LP_TEST_TMP "/sampling_steps_exact.txt");
+	lp_test_trace_fixture(sa_dir, "every=4,first=2,seed=7", LP_TEST_TMP "/sampling_steps.txt");
+	lp_test_trace_fixture(ex_dir, "off", LP_TEST_TMP "/sampling_steps_exact.txt");
 	unsetenv("LP_FIXTURE_STEPS_ONLY");
 	load(sa_dir, &sa);
 	load(ex_dir, &ex);
@@ -1240,5 +1196,5 @@ int main(void)
 		cmocka_unit_test(test_real_coverage),
 		cmocka_unit_test(test_real_sampled_trace),
 	};
-	return cmocka_run_group_tests(tests, setup, NULL);
+	return cmocka_run_group_tests(tests, NULL, NULL);
 }
