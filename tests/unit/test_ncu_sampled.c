@@ -97,6 +97,26 @@ static json_t *preset(void)
 		"\"launch_skip\": 0, \"launch_count\": 1, \"sample_per_group\": 3, \"budget_s\": 60, \"cache\": true}", 0, &je);
 }
 
+/* A fresh folder LP_TEST_TMP/name (dir) with the fake ncu (ncu) and the raw page it copies
+ * (raw_csv) beside the details page; out / logs (4096 bytes each): the run's ncu and logs folders. */
+static void fake_ncu_dir(const char *name, const char *raw_csv, char *out, char *logs)
+{
+	char text[8192], path[8192];
+	snprintf(dir, sizeof(dir), "%s", lp_test_tmpdir(name));
+	snprintf(ncu, sizeof(ncu), "%s/fake-ncu", dir);
+	snprintf(text, sizeof(text), fake, dir);
+	lp_test_write(ncu, text);
+	assert_int_equal(chmod(ncu, 0755), 0);
+	snprintf(path, sizeof(path), "%s/calls", dir);
+	remove(path);
+	snprintf(path, sizeof(path), "%s/raw.csv", dir);
+	lp_test_write(path, raw_csv);
+	snprintf(path, sizeof(path), "%s/details.csv", dir);
+	lp_test_write(path, details);
+	snprintf(out, 4096, "%s/run/ncu", dir);
+	snprintf(logs, 4096, "%s/run/logs", dir);
+}
+
 static int count_lines(const char *path, const char *needle)
 {
 	struct lp_buf b = LP_BUF_INIT;
@@ -141,25 +161,13 @@ static void test_run_and_cache(void **state)
 	struct lp_sample_select sel = { "decode_all", NULL, NULL, NULL, 0, 0 };
 	struct lp_err err = LP_ERR_INIT;
 	const char *wl[] = { "/bin/true", NULL };
-	char text[8192], out[4096], logs[4096], path[8192], cache[4096];
+	char out[4096], logs[4096], path[8192], cache[4096];
 	struct ids_ctx ids = { 0, { 0 } };
 	json_t *p = preset(), *sj, *g0;
 	(void)state;
-	snprintf(dir, sizeof(dir), "%s", lp_test_tmpdir("ncu_sampled"));
-	snprintf(ncu, sizeof(ncu), "%s/fake-ncu", dir);
-	snprintf(text, sizeof(text), fake, dir);
-	lp_test_write(ncu, text);
-	assert_int_equal(chmod(ncu, 0755), 0);
-	snprintf(path, sizeof(path), "%s/calls", dir);
-	remove(path);
+	fake_ncu_dir("ncu_sampled", raw, out, logs);
 	snprintf(path, sizeof(path), "%s/cache", dir);
 	lp_fs_remove_tree(path, NULL);
-	snprintf(path, sizeof(path), "%s/raw.csv", dir);
-	lp_test_write(path, raw);
-	snprintf(path, sizeof(path), "%s/details.csv", dir);
-	lp_test_write(path, details);
-	snprintf(out, sizeof(out), "%s/run/ncu", dir);
-	snprintf(logs, sizeof(logs), "%s/run/logs", dir);
 	snprintf(cache, sizeof(cache), "%s/cache", dir);
 	capture(&prof);
 
@@ -448,23 +456,11 @@ static void test_warmup_stand_ins(void **state)
 	struct lp_sample_select sel = { "decode_all", NULL, NULL, NULL, 0, 1 };
 	struct lp_err err = LP_ERR_INIT;
 	const char *wl[] = { "/bin/true", NULL };
-	char text[8192], out[4096], logs[4096], path[8192];
+	char out[4096], logs[4096], path[8192];
 	json_t *p = preset(), *sj, *g0, *cov;
 	size_t i;
 	(void)state;
-	snprintf(dir, sizeof(dir), "%s", lp_test_tmpdir("ncu_sampled_warm"));
-	snprintf(ncu, sizeof(ncu), "%s/fake-ncu", dir);
-	snprintf(text, sizeof(text), fake, dir);
-	lp_test_write(ncu, text);
-	assert_int_equal(chmod(ncu, 0755), 0);
-	snprintf(path, sizeof(path), "%s/calls", dir);
-	remove(path);
-	snprintf(path, sizeof(path), "%s/raw.csv", dir);
-	lp_test_write(path, raw_warm);
-	snprintf(path, sizeof(path), "%s/details.csv", dir);
-	lp_test_write(path, details);
-	snprintf(out, sizeof(out), "%s/run/ncu", dir);
-	snprintf(logs, sizeof(logs), "%s/run/logs", dir);
+	fake_ncu_dir("ncu_sampled_warm", raw_warm, out, logs);
 	capture_warm(&prof);
 
 	memset(&s, 0, sizeof(s));
