@@ -335,12 +335,49 @@ static void check(struct lp_analysis *a, const char *what, const struct lp_num *
 		a->check_failed = 1;
 }
 
+/* The workload's own numbers are one rank's (its summary line's "rank") in a job of several: they
+ * are checked against that rank's stages, not the means over all ranks. 1 when done that way. */
+static int self_check_rank(struct lp_analysis *a)
+{
+	const struct lp_rank *rk = NULL;
+	const struct lp_stage *pf = lp_stages_find(&a->stages, LP_STAGE_PREFILL);
+	const struct lp_stage *dec = lp_stages_find(&a->stages, LP_STAGE_DECODE);
+	struct lp_num pf_ms, dec_ms, step_ms;
+	size_t i;
+	if (a->own.rank < 0 || a->ranks.n_ranks < 2)
+		return 0;
+	for (i = 0; i < a->ranks.n_ranks; i++)
+		if (a->ranks.ranks[i].rank == a->own.rank)
+			rk = &a->ranks.ranks[i];
+	if (!rk)
+		return 0;
+	lp_num_na(&pf_ms, "no prefill stage on the rank");
+	lp_num_na(&dec_ms, "no decode stage on the rank");
+	lp_num_na(&step_ms, "no decode steps on the rank");
+	for (i = 0; i < rk->n_rstages; i++) {
+		const struct lp_rank_stage *rs = &rk->rstages[i];
+		if (!rs->n_iters)
+			continue;
+		if (pf && !rs->step_of && !strcmp(rs->name, pf->name))
+			lp_num_set(&pf_ms, rs->lat_ms);
+		else if (dec && !rs->step_of && !strcmp(rs->name, dec->name))
+			lp_num_set(&dec_ms, rs->lat_ms);
+		else if (dec && rs->step_of && !strcmp(rs->step_of, dec->name))
+			lp_num_set(&step_ms, rs->lat_ms);
+	}
+	snprintf(a->check_rank_label, sizeof(a->check_rank_label), "rank %d", (int)a->own.rank);
+	check(a, "time to first token (ms)", &pf_ms, a->own.prefill_ms);
+	check(a, "decode latency per iteration (ms)", &dec_ms, a->own.decode_ms);
+	check(a, "decode ms per step", &step_ms, a->own.decode_ms_per_step);
+	return 1;
+}
+
 /* llmprof's headline numbers against the workload's own (analysis.h). */
 static void self_check(struct lp_analysis *a)
 {
 	const struct lp_stage *dec = lp_stages_find(&a->stages, LP_STAGE_DECODE);
 	struct lp_num dec_ms;
-	if (!a->own.valid)
+	if (!a->own.valid || self_check_rank(a))
 		return;
 	if (dec && dec->n_iters)
 		lp_num_set(&dec_ms, dec->lat_ms.mean);

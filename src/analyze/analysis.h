@@ -181,6 +181,8 @@ struct lp_analysis {
 	struct lp_self_check checks[6];        /* own vs ours, where both are known */
 	size_t n_checks;
 	int check_failed;                      /* some |diff| > LP_SELF_CHECK_TOL */
+	char check_rank_label[32];             /* "rank 0": the own numbers were that rank's, checked
+	                                        * against its stages (several ranks); "" otherwise */
 	struct lp_perf perf[3];                /* prefill, decode, model */
 	struct lp_waterfall waterfall[2];      /* prefill (per iteration), decode (per step) */
 	double measured_bw_gbs;                /* the probe's copy bandwidth; 0 unknown */

@@ -80,13 +80,18 @@ static int cmp_gap_pair(const void *a, const void *b)
 }
 
 struct kiv {
+	uint32_t pid;
 	uint64_t s, e;
 	const char *name;
 };
 
+/* By process, then start: each process's windows are swept against its own kernels (the ranks of
+ * a multi-process job run at the same time on other GPUs). */
 static int cmp_kiv(const void *a, const void *b)
 {
 	const struct kiv *x = a, *y = b;
+	if (x->pid != y->pid)
+		return x->pid < y->pid ? -1 : 1;
 	return (x->s > y->s) - (x->s < y->s);
 }
 
@@ -100,12 +105,15 @@ static const char *short_of(const struct lp_profile *p, const char *name)
 }
 
 struct window {
+	uint32_t pid;
 	uint64_t s, e;
 };
 
 static int cmp_window(const void *a, const void *b)
 {
 	const struct window *x = a, *y = b;
+	if (x->pid != y->pid)
+		return x->pid < y->pid ? -1 : 1;
 	return x->s < y->s ? -1 : x->s > y->s;
 }
 
@@ -138,8 +146,10 @@ static long gap_windows(const struct lp_profile *p, const struct lp_stage *st, s
 	if (!skipped) {
 		for (i = 0; i < st->n_iters; i++) {
 			uint64_t ws = st->iters[i].start_ns + st->iters[i].wait_ns;
-			(*out)[n++] = (struct window){ ws, ws + st->iters[i].latency_ns };
+			uint32_t pid = st->iters[i].range >= 0 ? p->ranges[st->iters[i].range].pid : 0;
+			(*out)[n++] = (struct window){ pid, ws, ws + st->iters[i].latency_ns };
 		}
+		qsort(*out, n, sizeof(**out), cmp_window);
 		return (long)n;
 	}
 	*sampled = 1;
@@ -148,44 +158,25 @@ static long gap_windows(const struct lp_profile *p, const struct lp_stage *st, s
 		if ((r->sample != 1 && r->sample != 3) || !under_iter(p, st, (int32_t)i))
 			continue;
 		if (r->gpu_status == 1 && r->gpu_end_ns > r->gpu_start_ns)
-			(*out)[n++] = (struct window){ r->gpu_start_ns, r->gpu_end_ns };
+			(*out)[n++] = (struct window){ r->pid, r->gpu_start_ns, r->gpu_end_ns };
 		else if (r->end_ns > r->start_ns)
-			(*out)[n++] = (struct window){ r->start_ns, r->end_ns };
+			(*out)[n++] = (struct window){ r->pid, r->start_ns, r->end_ns };
 	}
 	qsort(*out, n, sizeof(**out), cmp_window);
 	return (long)n;
 }
 
-/* The largest idle gaps inside the stage's windows (gap_windows), by (kernel before, kernel after). */
-static int locate_gaps(const struct lp_profile *p, const struct lp_stage_set *ss, int32_t si, struct lp_waterfall *w)
+/* The idle gaps of one process: its windows (sorted by start) against its kernels (sorted by
+ * start), appended to g from n_g on; returns the new count. g has room for n_k + 2 n_win more. */
+static size_t sweep(const struct window *win, size_t n_win, const struct kiv *k, size_t n_k, struct gap *g, size_t n_g)
 {
-	const struct lp_stage *st = &ss->stages[si];
-	struct window *win = NULL;
-	long n_win = gap_windows(p, st, &win, &w->gaps_sampled);
-	struct kiv *k = malloc((p->n_kernels + 1) * sizeof(*k));
-	struct gap *g = malloc((p->n_kernels + 2 * (n_win > 0 ? (size_t)n_win : 0) + 1) * sizeof(*g));
-	size_t n_k = 0, n_g = 0, i, j = 0;
+	size_t i, j = 0;
 	int open = 0;
 	uint64_t cur_end = 0;
 	const char *cur_name = NULL;
-	double per = w->units;
-	if (!k || !g || n_win < 0) {
-		free(k);
-		free(g);
-		free(win);
-		return -1;
-	}
-	if (w->gaps_sampled) {   /* gaps of the recorded steps, per recorded step */
-		w->gaps_steps = (size_t)n_win;
-		per = n_win > 0 ? (double)n_win : 1;
-	}
-	for (i = 0; i < p->n_kernels && i < ss->n_kernels; i++)
-		if (ss->kernel_stage[i] == si && p->kernels[i].end_ns > p->kernels[i].start_ns)
-			k[n_k++] = (struct kiv){ p->kernels[i].start_ns, p->kernels[i].end_ns, p->kernels[i].name };
-	qsort(k, n_k, sizeof(*k), cmp_kiv);
 	for (i = 0; i <= n_k; i++) {
 		/* close windows that end before this kernel (or all of them at the end) */
-		while (j < (size_t)n_win) {
+		while (j < n_win) {
 			uint64_t ws = win[j].s, we = win[j].e;
 			if (i < n_k && k[i].s < we)
 				break;
@@ -196,7 +187,7 @@ static int locate_gaps(const struct lp_profile *p, const struct lp_stage_set *ss
 			open = 0;
 			j++;
 		}
-		if (i == n_k || j == (size_t)n_win)
+		if (i == n_k || j == n_win)
 			break;
 		{
 			uint64_t ws = win[j].s;
@@ -217,6 +208,45 @@ static int locate_gaps(const struct lp_profile *p, const struct lp_stage_set *ss
 				cur_name = k[i].name;
 			}
 		}
+	}
+	return n_g;
+}
+
+/* The largest idle gaps inside the stage's windows (gap_windows), by (kernel before, kernel after). */
+static int locate_gaps(const struct lp_profile *p, const struct lp_stage_set *ss, int32_t si, struct lp_waterfall *w)
+{
+	const struct lp_stage *st = &ss->stages[si];
+	struct window *win = NULL;
+	long n_win = gap_windows(p, st, &win, &w->gaps_sampled);
+	struct kiv *k = malloc((p->n_kernels + 1) * sizeof(*k));
+	struct gap *g = malloc((p->n_kernels + 2 * (n_win > 0 ? (size_t)n_win : 0) + 1) * sizeof(*g));
+	size_t n_k = 0, n_g = 0, i, j = 0;
+	double per = w->units;
+	if (!k || !g || n_win < 0) {
+		free(k);
+		free(g);
+		free(win);
+		return -1;
+	}
+	if (w->gaps_sampled) {   /* gaps of the recorded steps, per recorded step */
+		w->gaps_steps = (size_t)n_win;
+		per = n_win > 0 ? (double)n_win : 1;
+	}
+	for (i = 0; i < p->n_kernels && i < ss->n_kernels; i++)
+		if (ss->kernel_stage[i] == si && p->kernels[i].end_ns > p->kernels[i].start_ns)
+			k[n_k++] = (struct kiv){ p->kernels[i].pid, p->kernels[i].start_ns, p->kernels[i].end_ns,
+				p->kernels[i].name };
+	qsort(k, n_k, sizeof(*k), cmp_kiv);
+	for (i = 0; i < (size_t)n_win;) {   /* one process at a time: its windows against its kernels */
+		size_t wa = i, ka;
+		while (i < (size_t)n_win && win[i].pid == win[wa].pid)
+			i++;
+		while (j < n_k && k[j].pid < win[wa].pid)
+			j++;
+		ka = j;
+		while (j < n_k && k[j].pid == win[wa].pid)
+			j++;
+		n_g = sweep(win + wa, i - wa, k + ka, j - ka, g, n_g);
 	}
 	qsort(g, n_g, sizeof(*g), cmp_gap_pair);
 	{

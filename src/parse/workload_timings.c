@@ -29,7 +29,7 @@ void lp_workload_timings_parse(const char *text, size_t len, struct lp_own_timin
 	double sum[N_KEYS] = { 0 }, summary[N_KEYS];
 	size_t n[N_KEYS] = { 0 }, pos = 0, k;
 	int have_summary = 0;
-	int64_t iters = 0, summary_iters = 0;
+	int64_t iters = 0, summary_iters = 0, rank = -1;
 	memset(out, 0, sizeof(*out));
 	while (pos < len) {
 		const char *line = text + pos, *nl = memchr(line, '\n', len - pos);
@@ -52,6 +52,7 @@ void lp_workload_timings_parse(const char *text, size_t len, struct lp_own_timin
 			for (k = 0; k < N_KEYS; k++)
 				summary[k] = value(o, keys[k]);
 			summary_iters = json_is_integer(json_object_get(o, "iters")) ? json_integer_value(json_object_get(o, "iters")) : 0;
+			rank = json_is_integer(json_object_get(o, "rank")) ? json_integer_value(json_object_get(o, "rank")) : -1;
 		} else if (json_is_integer(json_object_get(o, "iter"))) {
 			iters++;
 			for (k = 0; k < N_KEYS; k++) {
@@ -82,6 +83,7 @@ void lp_workload_timings_parse(const char *text, size_t len, struct lp_own_timin
 			out->tokens_per_s = x;
 	}
 	out->iters = have_summary && summary_iters > 0 ? summary_iters : iters;
+	out->rank = rank >= 0 && rank <= INT32_MAX ? (int32_t)rank : -1;
 }
 
 int lp_workload_timings_read(const char *path, struct lp_own_timings *out, struct lp_err *err)
@@ -89,6 +91,7 @@ int lp_workload_timings_read(const char *path, struct lp_own_timings *out, struc
 	struct lp_buf b = LP_BUF_INIT;
 	memset(out, 0, sizeof(*out));
 	out->prefill_ms = out->decode_ms = out->decode_ms_per_step = out->tokens_per_s = out->mixed_ms = -1;
+	out->rank = -1;
 	if (!lp_fs_is_file(path))
 		return 0;
 	if (lp_fs_read_file(path, &b, MAX_BYTES, err) < 0) {

@@ -8,7 +8,9 @@
  * tokens together: chunked prefill), optionally `iters`. Lines with an
  * integer `"iter"` key are per-iteration values with the same keys; without a summary line their
  * mean is used. Every other line is ignored, so programs may print anything else. The last summary
- * line wins. llmprof-llm and examples/hf_generate.py follow it.
+ * line wins. llmprof-llm and examples/hf_generate.py follow it. In a job of several ranks the
+ * summary line may carry an integer `rank`: the values are that rank's own, and the self-check
+ * compares them with that rank's stages (examples/tp_decode.py prints rank 0's).
  *
  * A key that is missing, not a number, not finite or negative leaves the value unknown (< 0).
  * Ownership: plain values, nothing to release. Not thread-safe (only for the struct filled).
@@ -30,6 +32,7 @@ struct lp_own_timings {
 	double prefill_ms, decode_ms, decode_ms_per_step, tokens_per_s;   /* < 0 unknown */
 	double mixed_ms;             /* mean mixed-stage forward; < 0 unknown */
 	int64_t iters;               /* iterations the values cover; 0 unknown */
+	int32_t rank;                /* the summary's "rank": whose values these are; -1 not said */
 };
 
 /* Reads the lines of `text` (len bytes, need not be NUL-terminated). Never fails. */

@@ -134,8 +134,11 @@ static void self_check(const struct lp_analysis *a, struct lp_buf *out)
 		cells[3] = b[2];
 		lp_md_row(out, 4, cells, 0);
 	}
-	lp_buf_addf(out, "\nThe workload's numbers are its own measurements of the same run (trace/workload.stdout). "
-			 "%s (tolerance %.0f%%).\n", a->check_failed ? "At least one differs by more than the tolerance: read "
+	lp_buf_adds(out, "\nThe workload's numbers are its own measurements of the same run (trace/workload.stdout)");
+	if (a->check_rank_label[0])
+		lp_buf_addf(out, ", %s's: compared with %s's stages (Per-rank stages), not the means over the ranks",
+			a->check_rank_label, a->check_rank_label);
+	lp_buf_addf(out, ". %s (tolerance %.0f%%).\n", a->check_failed ? "At least one differs by more than the tolerance: read "
 			 "the stage numbers with care" : "All agree", 100.0 * LP_SELF_CHECK_TOL);
 }
 

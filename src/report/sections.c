@@ -66,7 +66,11 @@ int lp_fmt_gaps(const struct lp_waterfall *w, lp_text_fn text, struct lp_buf *ou
 	for (i = 0; i < w->n_gaps; i++) {
 		lp_buf_adds(out, i ? "; " : "");
 		text(out, w->gaps[i].label);
-		lp_buf_addf(out, " %.4f ms per %s (%.1f times)", w->gaps[i].ms, w->unit, w->gaps[i].count);
+		if (w->gaps[i].count >= 0.95 || w->gaps[i].count <= 0)
+			lp_buf_addf(out, " %.4f ms per %s (%.1f times)", w->gaps[i].ms, w->unit, w->gaps[i].count);
+		else   /* rarer than once a unit: "0.0 times" would hide it */
+			lp_buf_addf(out, " %.4f ms per %s (once every %.0f %ss)", w->gaps[i].ms, w->unit, 1.0 / w->gaps[i].count,
+				w->unit);
 	}
 	return out->oom ? -1 : 0;
 }
@@ -75,6 +79,42 @@ static void num(struct lp_buf *b, const struct lp_num *n, int decimals, double s
 {
 	lp_buf_reset(b);
 	lp_num_format(n, decimals, scale, suffix, b);
+}
+
+/* A table's n/a reasons, each said once under it: cells read "n/a [k]". */
+struct na_notes {
+	const char *why[8];
+	size_t n;
+};
+
+/* num() for a table cell: an n/a value refers to its reason in `nn` (the 9th distinct reason on
+ * is written out in the cell). */
+static void num_cell(struct lp_buf *b, struct na_notes *nn, const struct lp_num *n, int decimals, double scale,
+	const char *suffix)
+{
+	size_t i;
+	if (n->valid) {
+		lp_num_format(n, decimals, scale, suffix, b);
+		return;
+	}
+	for (i = 0; i < nn->n && strcmp(nn->why[i], n->why); i++)
+		;
+	if (i == nn->n && nn->n < sizeof(nn->why) / sizeof(nn->why[0]))
+		nn->why[nn->n++] = n->why;
+	if (i < nn->n)
+		lp_buf_addf(b, "n/a [%zu]", i + 1);
+	else
+		lp_num_format(n, decimals, scale, suffix, b);
+}
+
+static void na_notes_md(const struct na_notes *nn, struct lp_buf *out)
+{
+	size_t i;
+	for (i = 0; i < nn->n; i++) {
+		lp_buf_addf(out, "%sn/a [%zu]: ", i ? "; " : "\n", i + 1);
+		lp_md_text(out, nn->why[i]);
+		lp_buf_adds(out, i + 1 == nn->n ? ".\n" : "");
+	}
 }
 
 static const char *domain_text(const char *domain)
@@ -400,7 +440,12 @@ int lp_section_waterfall(const struct lp_analysis *a, struct lp_buf *out)
 		lp_buf_addf(out, "**%s** (per %s, mean over %.0f): latency %.4f ms, GPU busy %.4f ms, summed kernel time "
 				 "%.4f ms. Floor: ", k ? "Decode step" : "Prefill", w->unit, w->units, w->latency_ms, w->busy_ms,
 			w->kernel_ms);
-		lp_md_text(out, w->floor_source);
+		if (!strncmp(w->floor_source, "floor n/a: ", 11)) {
+			lp_buf_adds(out, "n/a (");
+			lp_md_text(out, w->floor_source + 11);
+			lp_buf_adds(out, ")");
+		} else
+			lp_md_text(out, w->floor_source);
 		lp_buf_adds(out, ".");
 		if (w->floor_measured_ms > 0)
 			lp_buf_addf(out, " At the measured copy bandwidth (%.0f GB/s, llmprof-probe) the floor is %.4f ms.",
@@ -417,8 +462,10 @@ int lp_section_waterfall(const struct lp_analysis *a, struct lp_buf *out)
 			char b[3][48], lab[200];
 			const char *cells[5];
 			cum += it->ms;
-			if (it->kind == LP_WF_KERNEL)
+			if (it->kind == LP_WF_KERNEL && it->floor_source && strcmp(it->floor_source, "none"))
 				snprintf(lab, sizeof(lab), "%s (over its %s floor %.4f ms)", it->label, it->floor_source, it->floor_ms);
+			else if (it->kind == LP_WF_KERNEL)   /* no floor known: the kernel's whole share */
+				snprintf(lab, sizeof(lab), "%s", it->label);
 			else
 				snprintf(lab, sizeof(lab), "%s", it->label);
 			snprintf(b[0], sizeof(b[0]), "%+.4f", it->ms);
@@ -460,6 +507,7 @@ int lp_section_mfu(const struct lp_analysis *a, struct lp_buf *out)
 	static const char *const cols[] = { "stage", "model GFLOP / iter", "min MB / iter", "gpu_s / iter",
 					    "TFLOP/s", "MFU", "GB/s", "MBU", "MFU / MBU over latency", "ncu GFLOP / iter (coverage)" };
 	struct lp_buf c[10];
+	struct na_notes nn = { { NULL }, 0 };
 	size_t j;
 	int k;
 	for (j = 0; j < 10; j++)
@@ -470,17 +518,19 @@ int lp_section_mfu(const struct lp_analysis *a, struct lp_buf *out)
 		const char *cells[10];
 		lp_buf_reset(&c[0]);
 		lp_buf_adds(&c[0], p->label);
-		num(&c[1], &p->flops, 3, 1e-9, "");
-		num(&c[2], &p->bytes, 3, 1e-6, "");
-		num(&c[3], &p->gpu_s, 6, 1, "");
-		num(&c[4], &p->tflops_per_s, 3, 1, "");
-		num(&c[5], &p->mfu, 2, 100, "%");
-		num(&c[6], &p->gbs, 1, 1, "");
-		num(&c[7], &p->mbu, 2, 100, "%");
-		num(&c[8], &p->mfu_lat, 2, 100, "%");
+		for (j = 1; j < 10; j++)
+			lp_buf_reset(&c[j]);
+		num_cell(&c[1], &nn, &p->flops, 3, 1e-9, "");
+		num_cell(&c[2], &nn, &p->bytes, 3, 1e-6, "");
+		num_cell(&c[3], &nn, &p->gpu_s, 6, 1, "");
+		num_cell(&c[4], &nn, &p->tflops_per_s, 3, 1, "");
+		num_cell(&c[5], &nn, &p->mfu, 2, 100, "%");
+		num_cell(&c[6], &nn, &p->gbs, 1, 1, "");
+		num_cell(&c[7], &nn, &p->mbu, 2, 100, "%");
+		num_cell(&c[8], &nn, &p->mfu_lat, 2, 100, "%");
 		lp_buf_adds(&c[8], " / ");
-		lp_num_format(&p->mbu_lat, 2, 100, "%", &c[8]);
-		num(&c[9], &p->ncu_flops, 3, 1e-9, "");
+		num_cell(&c[8], &nn, &p->mbu_lat, 2, 100, "%");
+		num_cell(&c[9], &nn, &p->ncu_flops, 3, 1e-9, "");
 		if (p->ncu_flops.valid)
 			lp_buf_addf(&c[9], " (%.1f%% of kernel time)", 100.0 * p->ncu_coverage.value);
 		for (j = 0; j < 10; j++)
@@ -489,6 +539,7 @@ int lp_section_mfu(const struct lp_analysis *a, struct lp_buf *out)
 	}
 	for (j = 0; j < 10; j++)
 		lp_buf_release(&c[j]);
+	na_notes_md(&nn, out);
 	lp_buf_adds(out, "\n");
 	lp_fmt_peaks(a, lp_md_text, out);
 	lp_buf_adds(out, ".\nMFU = model FLOPs / (GPU busy time x dense peak); MBU = minimum bytes (weights once per "

@@ -398,6 +398,7 @@ int lp_report_summary_json(const struct lp_analysis *a, struct lp_buf *out, stru
 	put(o, "workload_reported", json_boolean(a->own.valid));
 	put(o, "tolerance", real(LP_SELF_CHECK_TOL));
 	put(o, "failed", json_boolean(a->check_failed));
+	put(o, "rank", a->check_rank_label[0] ? json_integer(a->own.rank) : json_null());
 	arr = json_array();
 	for (i = 0; i < a->n_checks; i++) {
 		json_t *c = json_object();

@@ -19,10 +19,12 @@
 #include <sys/stat.h>
 #include <zlib.h>
 
+#include "analyze/analysis.h"
 #include "analyze/ranks.h"
 #include "analyze/stages.h"
 #include "parse/kname.h"
 #include "parse/trace_read.h"
+#include "parse/workload_timings.h"
 
 #define FX "trace/h200x2_tp"
 
@@ -221,10 +223,83 @@ static void test_tp_decode(void **state)
 	lp_profile_release(&p);
 }
 
+/* The self-check of a job of several ranks: tp_decode.py prints rank 0's own means with "rank": 0,
+ * and they are compared with rank 0's stages, not with the means over both ranks (which mix in
+ * rank 1's). Without "rank" the means over the ranks are what is compared, as before. */
+static void test_self_check_per_rank(void **state)
+{
+	const char *dir = unpack();
+	char dirbuf[1024], line[512], rel[128];
+	struct lp_profile p;
+	struct lp_analysis a;
+	struct lp_analysis_input in;
+	struct lp_err err = LP_ERR_INIT;
+	const struct lp_rank *r0;
+	json_t *own, *its;
+	double pf = 0, st = 0, pf_rank = -1, step_rank = -1;
+	size_t k, j, n_st = 0;
+	(void)state;
+	snprintf(dirbuf, sizeof(dirbuf), "%s", dir);
+	lp_profile_init(&p, dirbuf);
+	assert_int_equal(lp_trace_load(dirbuf, &p, &err), 0);
+	memset(&in, 0, sizeof(in));
+	in.profile = &p;
+	assert_int_equal(lp_analyze(&in, &a, &err), 0);
+	assert_int_equal(a.ranks.n_ranks, 2);
+	r0 = &a.ranks.ranks[0];
+	snprintf(rel, sizeof(rel), "own/tp.0.%u.json", (unsigned)r0->pids[0]);
+	own = load_json(rel);
+	its = json_object_get(own, "iterations");
+	for (k = 0; k < json_array_size(its); k++) {
+		const json_t *steps = json_object_get(json_array_get(its, k), "step_ms");
+		pf += json_number_value(json_object_get(json_array_get(its, k), "prefill_ms")) / (double)json_array_size(its);
+		for (j = 0; j < json_array_size(steps); j++, n_st++)
+			st += json_number_value(json_array_get(steps, j));
+	}
+	st /= (double)n_st;
+	json_decref(own);
+	for (k = 0; k < r0->n_rstages; k++) {
+		if (!strcmp(r0->rstages[k].name, "prefill"))
+			pf_rank = r0->rstages[k].lat_ms;
+		if (r0->rstages[k].step_of)
+			step_rank = r0->rstages[k].lat_ms;
+	}
+	assert_true(pf_rank > 0 && step_rank > 0);
+	lp_analysis_release(&a);
+
+	snprintf(line, sizeof(line), "{\"summary\": true, \"rank\": 0, \"prefill_ms\": %.6f, \"decode_ms_per_step\": %.6f}\n",
+		pf, st);
+	lp_workload_timings_parse(line, strlen(line), &in.own);
+	assert_int_equal(in.own.rank, 0);
+	assert_int_equal(lp_analyze(&in, &a, &err), 0);
+	assert_string_equal(a.check_rank_label, "rank 0");
+	assert_int_equal(a.n_checks, 2);
+	assert_string_equal(a.checks[0].what, "time to first token (ms)");
+	assert_true(a.checks[0].ours == pf_rank);
+	assert_string_equal(a.checks[1].what, "decode ms per step");
+	assert_true(a.checks[1].ours == step_rank);
+	for (k = 0; k < a.n_checks; k++)   /* issue 18: within 3% of the program's CUDA events */
+		assert_true(fabs(a.checks[k].diff) < 0.03);
+	assert_false(a.check_failed);
+	lp_analysis_release(&a);
+
+	/* no "rank": the means over the ranks */
+	snprintf(line, sizeof(line), "{\"summary\": true, \"prefill_ms\": %.6f}\n", pf);
+	lp_workload_timings_parse(line, strlen(line), &in.own);
+	assert_int_equal(in.own.rank, -1);
+	assert_int_equal(lp_analyze(&in, &a, &err), 0);
+	assert_string_equal(a.check_rank_label, "");
+	assert_int_equal(a.n_checks, 1);
+	assert_true(a.checks[0].ours == a.ttft_ms.value);
+	lp_analysis_release(&a);
+	lp_profile_release(&p);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_tp_decode),
+		cmocka_unit_test(test_self_check_per_rank),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

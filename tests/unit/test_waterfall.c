@@ -11,6 +11,7 @@
 
 #include "analyze/analysis.h"
 #include "config/yaml.h"
+#include "report/sections.h"
 
 #define US 1000ull
 #define MS 1000000ull
@@ -40,11 +41,11 @@ static json_t *model(void)
  * gemv [0, 40], attention [30, 50] (overlaps gemv by 10), rmsnorm [60, 70], gemv [70, 90];
  * busy 80 us, summed kernel time 90 us, idle 20 us (the 10 us gaps 50-60 and 90-100). A prefill
  * before each decode so that the token counts are known (payload 8 = batch 1 x prompt 8). */
-static void build(struct lp_profile *p)
+static void build_at(struct lp_profile *p, uint64_t off)
 {
 	int it, s;
 	for (it = 0; it < 2; it++) {
-		uint64_t t = (uint64_t)it * 10 * MS;
+		uint64_t t = off + (uint64_t)it * 10 * MS;
 		int32_t pf = R(p, -1, "prefill", t, t + 1 * MS), dec;
 		p->ranges[pf].payload_type = LP_PAYLOAD_U64;
 		p->ranges[pf].payload.u64 = 8;
@@ -59,6 +60,11 @@ static void build(struct lp_profile *p)
 			K(p, st, "gemv_kernel", b + 70 * US, b + 90 * US);
 		}
 	}
+}
+
+static void build(struct lp_profile *p)
+{
+	build_at(p, 0);
 }
 
 static const struct lp_wf_item *find(const struct lp_waterfall *w, const char *label)
@@ -171,6 +177,40 @@ static void test_decode_waterfall_adds_up(void **state)
 	lp_profile_release(&p);
 }
 
+/* Two ranks (processes 1 and 2 on GPUs 0 and 1) run the same decode at the same time, rank 2 55 us
+ * later: its kernels fall into rank 1's idle gaps on the one clock. The gaps are located per
+ * process, so each rank's gaps are what it alone shows (the single-process numbers above). */
+static void test_gaps_per_process(void **state)
+{
+	struct lp_profile p;
+	struct lp_analysis a;
+	const struct lp_waterfall *w;
+	size_t i, r0, k0;
+	(void)state;
+	lp_profile_init(&p, "wf2");
+	build(&p);
+	r0 = p.n_ranges;
+	k0 = p.n_kernels;
+	build_at(&p, 55 * US);
+	for (i = r0; i < p.n_ranges; i++)
+		p.ranges[i].pid = 2;
+	for (i = k0; i < p.n_kernels; i++) {
+		p.kernels[i].pid = 2;
+		p.kernels[i].device = 1;
+	}
+	analyze(&p, NULL, 0, &a);
+	w = &a.waterfall[1];
+	assert_true(w->valid);
+	assert_true(fabs(w->units - 8) < 1e-12);   /* 2 ranks x 2 iterations x 2 steps */
+	assert_int_equal(w->n_gaps, 3);
+	assert_string_equal(w->gaps[0].label, "between attention_decode and rmsnorm_kernel");
+	assert_true(fabs(w->gaps[0].ms - 0.010) < 1e-12 && fabs(w->gaps[0].count - 1.0) < 1e-12);
+	for (i = 1; i < 3; i++)
+		assert_true(fabs(w->gaps[i].ms - 0.005) < 1e-12 && fabs(w->gaps[i].count - 0.5) < 1e-12);
+	lp_analysis_release(&a);
+	lp_profile_release(&p);
+}
+
 /* Deep mode: gemv_kernel joined to an ncu record of 1 MB DRAM traffic per launch: its floor is
  * 2 launches x 1 MB / 3350 GB/s per step, and the difference to the model floor shows as residual. */
 static void test_ncu_floor_and_no_model(void **state)
@@ -229,6 +269,26 @@ static void test_ncu_floor_and_no_model(void **state)
 			sum += w->items[i].ms;
 		assert_true(fabs(sum - w->latency_ms) < 1e-12);
 		assert_false(a.waterfall[0].valid == 0 && a.waterfall[0].why[0] == '\0');
+		{
+			/* report.md: the reason once, not in every cell or item */
+			struct lp_buf md = LP_BUF_INIT;
+			const char *at;
+			size_t n = 0;
+			assert_int_equal(lp_section_waterfall(&a, &md), 0);
+			assert_non_null(strstr(md.data, "Floor: n/a (no model shape"));
+			assert_null(strstr(md.data, "floor n/a"));
+			assert_null(strstr(md.data, "over its none floor"));
+			assert_non_null(strstr(md.data, "| gemv\\_kernel |"));
+			lp_buf_reset(&md);
+			assert_int_equal(lp_section_mfu(&a, &md), 0);
+			at = strstr(md.data, "\nn/a [1]: no model shape");   /* the note under the table */
+			assert_non_null(at);
+			for (; at > md.data; at--)   /* the table above it: references only */
+				n += !strncmp(at, "no model shape", 14);
+			assert_int_equal(n, 0);
+			assert_non_null(strstr(md.data, "| n/a \\[1\\] |"));   /* md escapes the brackets */
+			lp_buf_release(&md);
+		}
 		lp_analysis_release(&a);
 	}
 	lp_profile_release(&p);
@@ -352,6 +412,7 @@ int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_decode_waterfall_adds_up),
+		cmocka_unit_test(test_gaps_per_process),
 		cmocka_unit_test(test_ncu_floor_and_no_model),
 		cmocka_unit_test(test_ncu_join_variants),
 		cmocka_unit_test(test_discovered_shape_matches_the_config),
