@@ -62,7 +62,7 @@ struct lp_num {
 struct lp_phase_status {
 	char name[32];               /* "provenance", "capture", "nsys", "select", "ncu", "analysis", "reports" */
 	char status[16];             /* "ok", "skipped", "failed" */
-	char reason[256];            /* "" when ok */
+	char reason[768];            /* "" when ok */
 };
 
 struct lp_analysis_input {

@@ -18,7 +18,7 @@ static const char *const known_keys[] = {
 	"name", "target_processes", "replay_mode", "nvtx", "set", "sections", "metrics", "kernel_name",
 	"kernel_name_base", "launch_skip", "launch_count", "clock_control", "cache_control",
 	"force_overwrite", "regions", "sample_per_group", "coverage", "budget_s", "cache", "cache_dir", "rank", "stop_early",
-	"warmup_picks", NULL,
+	"warmup_picks", "stall_s", "nccl_p2p_off", NULL,
 };
 
 static int one_of(const char *v, const char *const *allowed)
@@ -309,6 +309,37 @@ int lp_ncu_log_scan(const char *text)
 	return f;
 }
 
+void lp_ncu_log_progress(const char *text, struct lp_ncu_log_progress *out)
+{
+	static const char key[] = "==PROF== Profiling \"";
+	const char *at = text;
+	memset(out, 0, sizeof(*out));
+	while (at && (at = strstr(at, key)) != NULL) {
+		const char *name = at + sizeof(key) - 1, *q = strchr(name, '"');
+		const char *end = strstr(name, "==PROF==");
+		const char *e2 = strstr(name, "==ERROR==");
+		const char *c, *passes;
+		if (e2 && (!end || e2 < end))
+			end = e2;
+		if (!end)
+			end = name + strlen(name);
+		for (c = q ? q : name; c < end && *c != '\n'; c++)
+			out->marks += *c == '.' || *c == '%';
+		passes = strstr(q ? q : name, " passes");
+		if (passes && passes < end) {
+			out->done++;
+			out->open = 0;
+			out->open_name[0] = '\0';
+		} else if (*end) {
+			out->failed++;
+		} else {
+			out->open = 1;
+			snprintf(out->open_name, sizeof(out->open_name), "%.*s", q ? (int)(q - name) : 0, name);
+		}
+		at = end;
+	}
+}
+
 void lp_ncu_outcome_release(struct lp_ncu_outcome *o)
 {
 	lp_buf_release(&o->metrics_na);
@@ -445,6 +476,7 @@ int lp_ncu_run(const struct lp_ncu_plan *p, struct lp_ncu_outcome *o, struct lp_
 		s.timeout_s = p->timeout_s;
 		s.tick = p->tick;
 		s.tick_ctx = p->tick_ctx;
+		s.should_stop = p->should_stop;
 		lp_proc_render(&s, &cmds);
 		remove(o->report);
 		if (lp_proc_run(&s, &o->profile, err) < 0)
@@ -452,10 +484,11 @@ int lp_ncu_run(const struct lp_ncu_plan *p, struct lp_ncu_outcome *o, struct lp_
 		lp_buf_reset(&text);
 		lp_fs_read_file(log.data, &text, 64u << 20, NULL);
 		flags = lp_ncu_log_scan(text.data);
-		if (o->profile.interrupted || o->profile.timed_out) {
+		if (o->profile.interrupted || o->profile.timed_out || o->profile.stopped) {
 			lp_buf_reset(&path);
 			lp_proc_describe(&o->profile, &s, &path);
-			if (o->profile.timed_out && !o->profile.interrupted && p->keep_on_timeout && lp_fs_is_file(o->report)) {
+			if ((o->profile.timed_out || o->profile.stopped) && !o->profile.interrupted && p->keep_on_timeout &&
+			    lp_fs_is_file(o->report)) {
 				/* ncu got SIGTERM: it ends the program and closes its report ("Trying to shutdown
 				 * target application"); the exports below say whether anything is in it */
 				o->stopped_by_limit = 1;

@@ -77,6 +77,8 @@ struct lp_ncu_plan {
 	double timeout_s;
 	void (*tick)(void *ctx, double elapsed_s);  /* progress while ncu runs (core/proc.h); may be NULL */
 	void *tick_ctx;
+	int (*should_stop)(void *ctx);   /* a watchdog asked after each tick (core/proc.h): nonzero stops ncu;
+	                                    with keep_on_timeout its report is kept as at the timeout */
 };
 
 struct lp_ncu_sections {
@@ -91,8 +93,9 @@ struct lp_ncu_outcome {
 	int profiled_nothing;
 	int retried_app_range;
 	int results;                     /* rows in the raw page */
-	int stopped_by_limit;            /* keep_on_timeout: ncu ran past timeout_s; the pages hold what it wrote */
-	char limit_note[256];            /* then: "ncu timed out after ..." */
+	int stopped_by_limit;            /* keep_on_timeout: ncu ran past timeout_s or should_stop stopped it
+	                                    (profile.stopped); the pages hold what it wrote */
+	char limit_note[256];            /* then: "ncu timed out after ...", "ncu stopped after ..." */
 	struct lp_buf metrics_na;        /* "a, b" requested metrics with no value anywhere */
 	struct lp_proc_result profile;
 };
@@ -118,6 +121,20 @@ enum {
 };
 /* Flags for what an ncu log says. */
 int lp_ncu_log_scan(const char *text);
+
+/* Where ncu's profiling stands, from its log: `==PROF== Profiling "NAME": 0%....50%....100% - 18
+ * passes` per launch, the progress marks printed as the passes run. A launch whose segment (up to
+ * the next ==PROF== or ==ERROR== line, or the end) names its passes is done; the last one, when
+ * not done and nothing follows it, is open. marks counts the progress marks (dots and percent
+ * signs) on the Profiling lines: it grows while a replay advances. */
+struct lp_ncu_log_progress {
+	size_t done;                     /* launches profiled to the end */
+	size_t failed;                   /* segments not done that something followed (==ERROR== Failed ...) */
+	int open;                        /* the last launch is being profiled */
+	char open_name[160];             /* its name as ncu prints it ("1:7:kernel:5"), "" none */
+	size_t marks;
+};
+void lp_ncu_log_progress(const char *text, struct lp_ncu_log_progress *out);
 
 /* Runs profile (with the app-range retry) and both exports. */
 int lp_ncu_run(const struct lp_ncu_plan *p, struct lp_ncu_outcome *o, struct lp_err *err);

@@ -83,6 +83,8 @@ static const struct schema_entry schema[] = {
 	{ "profiling.ncu.rank", T_INT, F_MIN, 0, NULL },
 	{ "profiling.ncu.stop_early", T_BOOL, 0, 0, NULL },
 	{ "profiling.ncu.warmup_picks", T_BOOL, 0, 0, NULL },
+	{ "profiling.ncu.stall_s", T_FLOAT, F_MIN, 0, NULL },
+	{ "profiling.ncu.nccl_p2p_off", T_BOOL, 0, 0, NULL },
 	{ "profiling.ncu.regions.include", T_STRLIST, F_NULLABLE, 0, NULL },
 	{ "profiling.ncu.regions.exclude", T_STRLIST, F_NULLABLE, 0, NULL },
 	{ "profiling.ncu.regions.kernels.include", T_STRLIST, F_NULLABLE, 0, NULL },

@@ -274,9 +274,15 @@ int lp_proc_run(const struct lp_proc_spec *s, struct lp_proc_result *res, struct
 	guard = start_guard(pid, out_fd, err_fd, &guard_fd);
 	for (;;) {
 		pid_t w = waitpid(pid, &status, WNOHANG);
-		if (s->tick && now_s() - last_tick >= 1.0) {
+		if ((s->tick || s->should_stop) && now_s() - last_tick >= 1.0) {
 			last_tick = now_s();
-			s->tick(s->tick_ctx, last_tick - t0);
+			if (s->tick)
+				s->tick(s->tick_ctx, last_tick - t0);
+			if (w == 0 && s->should_stop && s->should_stop(s->tick_ctx)) {
+				res->stopped = 1;
+				kill_group(pid, &status, grace);
+				break;
+			}
 		}
 		if (w == pid)
 			break;
@@ -382,6 +388,8 @@ void lp_proc_describe(const struct lp_proc_result *r, const struct lp_proc_spec 
 		lp_buf_addf(out, "timed out after %.1f s (limit %g s)", r->wall_s, s->timeout_s);
 	else if (r->timed_out)
 		lp_buf_addf(out, "timed out after %.1f s", r->wall_s);
+	else if (r->stopped)
+		lp_buf_addf(out, "stopped after %.1f s", r->wall_s);
 	else if (r->signaled)
 		lp_buf_addf(out, "killed by signal %d (%s)", r->signal, strsignal(r->signal));
 	else

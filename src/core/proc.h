@@ -51,6 +51,9 @@ struct lp_proc_spec {
 	/* Called about once a second while the child runs (progress displays); may be NULL. */
 	void (*tick)(void *ctx, double elapsed_s);
 	void *tick_ctx;
+	/* Asked after each tick (with tick_ctx): nonzero stops the child as at the timeout, and the
+	 * result says `stopped` (a watchdog: ncu stuck in a replay). May be NULL. */
+	int (*should_stop)(void *ctx);
 };
 
 struct lp_proc_result {
@@ -59,6 +62,7 @@ struct lp_proc_result {
 	int signaled;                /* killed by signal `signal` */
 	int signal;
 	int timed_out;               /* we killed it at the timeout */
+	int stopped;                 /* we killed it because spec->should_stop asked */
 	int interrupted;             /* we killed it because llmprof got SIGINT/SIGTERM */
 	double wall_s;
 	long pid;                    /* the child's process id */
@@ -72,7 +76,7 @@ int lp_proc_run(const struct lp_proc_spec *spec, struct lp_proc_result *res, str
 int lp_proc_render(const struct lp_proc_spec *spec, struct lp_buf *out);
 
 /* "exit 3", "killed by signal 9", "timed out after 60.2 s (limit 60 s)" (the real elapsed
- * time; spec may be NULL), "interrupted". */
+ * time; spec may be NULL), "stopped after 61.0 s", "interrupted". */
 void lp_proc_describe(const struct lp_proc_result *r, const struct lp_proc_spec *spec, struct lp_buf *out);
 
 /* A growable, owned, always NULL-terminated argv (v[n] == NULL). */

@@ -75,12 +75,6 @@ int lp_fmt_gaps(const struct lp_waterfall *w, lp_text_fn text, struct lp_buf *ou
 	return out->oom ? -1 : 0;
 }
 
-static void num(struct lp_buf *b, const struct lp_num *n, int decimals, double scale, const char *suffix)
-{
-	lp_buf_reset(b);
-	lp_num_format(n, decimals, scale, suffix, b);
-}
-
 /* A table's n/a reasons, each said once under it: cells read "n/a [k]". */
 struct na_notes {
 	const char *why[8];

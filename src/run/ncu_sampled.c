@@ -274,6 +274,11 @@ struct tick_ctx {
 	struct lp_ncu_sampled_progress pr;
 	double t0;
 	double rest_est_s;           /* estimates of the processes after the running one */
+	/* the stall watch of the running process (watch()) */
+	double proc_t0, last_change;
+	size_t done, marks;
+	json_t *result_s;            /* seconds from the process's start at which each result was done */
+	char stall[240];             /* "" until it stalled */
 };
 
 static void tick(void *vctx, double elapsed_s)
@@ -284,6 +289,34 @@ static void tick(void *vctx, double elapsed_s)
 	t->pr.eta_s = (cur > 0 ? cur : 0) + t->rest_est_s;
 	if (t->s->tick)
 		t->s->tick(t->s->ctx, &t->pr);
+}
+
+/* The running process's log, once a second: when each launch was done, and whether a replay has
+ * stopped advancing (no progress mark for stall_s while a launch is open): then stop ncu. */
+static int watch(void *vctx)
+{
+	struct tick_ctx *t = vctx;
+	struct lp_buf text = LP_BUF_INIT;
+	struct lp_ncu_log_progress pg;
+	double now = mono_s();
+	if (lp_fs_read_file(t->pr.log_path, &text, 16u << 20, NULL) < 0 || !text.data) {
+		lp_buf_release(&text);
+		return 0;
+	}
+	lp_ncu_log_progress(text.data, &pg);
+	lp_buf_release(&text);
+	for (; t->done < pg.done; t->done++)
+		json_array_append_new(t->result_s, json_real((double)(long)((now - t->proc_t0) * 10) / 10));
+	if (pg.marks != t->marks) {
+		t->marks = pg.marks;
+		t->last_change = now;
+	}
+	if (t->s->stall_s > 0 && pg.open && now - t->last_change >= t->s->stall_s) {
+		snprintf(t->stall, sizeof(t->stall), "ncu stalled: no progress for %d s while profiling %.150s "
+			"(profiling.ncu.stall_s)", (int)(now - t->last_change), pg.open_name);
+		return 1;
+	}
+	return 0;
 }
 
 /* ---- the phase ---- */
@@ -368,6 +401,7 @@ int lp_ncu_sampled_run(const struct lp_ncu_sampled *s, struct lp_ncu_sampled_out
 	int rc = -1, have_cache = 0, nothing = 1, any_run = 0;
 
 	memset(o, 0, sizeof(*o));
+	memset(&tc, 0, sizeof(tc));
 	lp_buf_init(&o->metrics_na, 0);
 	if (!name)
 		name = "run";
@@ -427,7 +461,6 @@ int lp_ncu_sampled_run(const struct lp_ncu_sampled *s, struct lp_ncu_sampled_out
 		s->on_plan(s->ctx, &o->plan);
 
 	lp_fs_join(&parts, s->out_dir, "parts");
-	memset(&tc, 0, sizeof(tc));
 	tc.s = s;
 	tc.pr.plan = &o->plan;
 	tc.t0 = t0;
@@ -485,7 +518,13 @@ int lp_ncu_sampled_run(const struct lp_ncu_sampled *s, struct lp_ncu_sampled_out
 			tc.rest_est_s += o->plan.procs[q].est_s;
 		np.tick = tick;
 		np.tick_ctx = &tc;
+		np.should_stop = watch;
 		t_start = mono_s();
+		tc.proc_t0 = tc.last_change = t_start;
+		tc.done = tc.marks = 0;
+		tc.stall[0] = '\0';
+		json_decref(tc.result_s);
+		tc.result_s = json_array();
 		any_run = 1;
 		if (lp_ncu_run(&np, &oc, &perr) < 0) {
 			lp_buf_reset(&path);
@@ -508,6 +547,31 @@ int lp_ncu_sampled_run(const struct lp_ncu_sampled *s, struct lp_ncu_sampled_out
 				for (i = 0; i < o->plan.procs[q].n_groups; i++)
 					o->plan.groups[o->plan.procs[q].groups[i]].status = LP_SAMPLE_NOT_RUN;
 			break;
+		}
+		if (oc.stopped_by_limit && tc.stall[0])
+			snprintf(oc.limit_note, sizeof(oc.limit_note), "%s", tc.stall);
+		if (oc.stopped_by_limit && oc.results == 0 && tc.stall[0]) {
+			/* stalled on its first launch: the processes after it may not stall (another launch, another
+			 * moment of the peers); the budget check above still ends the phase in time */
+			lp_buf_reset(&path);
+			lp_fs_join(&path, parts.data, "cmd.txt");
+			lp_buf_reset(&logs);
+			lp_fs_join(&logs, s->out_dir, "cmd.txt");
+			json_decref(pp);
+			json_array_append_new(runs, json_pack("{s:f, s:i, s:b, s:o, s:b, s:s, s:O}", "wall_s", mono_s() - t_start,
+				"results", 0, "profiled_nothing", 0, "launch_count", json_null(), "stopped_by_limit", 1, "stalled",
+				tc.stall, "result_s", tc.result_s));
+			if (!o->partial) {
+				o->partial = 1;
+				snprintf(o->why, sizeof(o->why), "ncu process %zu of %zu: %.400s", p + 1, o->plan.n_procs,
+					oc.limit_note);
+			}
+			for (i = 0; i < o->plan.procs[p].n_groups; i++)
+				o->plan.groups[o->plan.procs[p].groups[i]].status = LP_SAMPLE_NOT_RUN;
+			lp_ncu_outcome_release(&oc);
+			if (append_file(path.data, logs.data, err) < 0)
+				goto out;
+			continue;
 		}
 		if (oc.stopped_by_limit && oc.results == 0) {
 			/* the time limit came before ncu wrote a result: as a failed process */
@@ -534,9 +598,11 @@ int lp_ncu_sampled_run(const struct lp_ncu_sampled *s, struct lp_ncu_sampled_out
 			break;
 		}
 		o->procs_run++;
-		json_array_append_new(runs, json_pack("{s:f, s:i, s:b, s:o, s:b}", "wall_s", mono_s() - t_start, "results",
-			oc.results, "profiled_nothing", oc.profiled_nothing, "launch_count", np.launch_count_total > 0 ?
-			json_integer(np.launch_count_total) : json_null(), "stopped_by_limit", oc.stopped_by_limit));
+		json_array_append_new(runs, json_pack("{s:f, s:i, s:b, s:o, s:b, s:o, s:O}", "wall_s", mono_s() - t_start,
+			"results", oc.results, "profiled_nothing", oc.profiled_nothing, "launch_count",
+			np.launch_count_total > 0 ? json_integer(np.launch_count_total) : json_null(), "stopped_by_limit",
+			oc.stopped_by_limit, "stalled", tc.stall[0] ? json_string(tc.stall) : json_null(), "result_s",
+			tc.result_s));
 		wall_sum += mono_s() - t_start;
 		base_sum += s->workload_s;
 		results_sum += (uint64_t)oc.results;
@@ -559,6 +625,18 @@ int lp_ncu_sampled_run(const struct lp_ncu_sampled *s, struct lp_ncu_sampled_out
 				lp_ncu_outcome_release(&oc);
 				goto out;
 			}
+		}
+		if (oc.stopped_by_limit && tc.stall[0]) {
+			/* stalled: what it wrote is merged above; the next process runs if the budget allows */
+			if (!o->partial) {
+				o->partial = 1;
+				snprintf(o->why, sizeof(o->why), "ncu process %zu of %zu: %.300s: kept the %d results it had "
+					"written (%llu launches planned)", p + 1, o->plan.n_procs, oc.limit_note, oc.results,
+					(unsigned long long)o->plan.procs[p].predicted);
+			}
+			json_decref(pp);
+			lp_ncu_outcome_release(&oc);
+			continue;
 		}
 		if (oc.stopped_by_limit) {
 			/* what ncu wrote before the limit is merged above; the processes after it do not run */
@@ -665,6 +743,7 @@ out:
 			json_decref(by_group[i]);
 	free(by_group);
 	json_decref(runs);
+	json_decref(tc.result_s);
 	json_decref(m_raw);
 	json_decref(m_details);
 

@@ -57,6 +57,8 @@ struct lp_ncu_sampled {
 	double timeout_s;            /* per ncu process, at most */
 	int stop_early;              /* --launch-count <predicted> --kill=on: the workload ends after the last
 	                                planned launch (profiling.ncu.stop_early); never with rank_gate */
+	double stall_s;              /* > 0: stop an ncu process whose replay of a launch makes no progress for
+	                                this long, keeping its results (profiling.ncu.stall_s) */
 	void (*on_plan)(void *ctx, const struct lp_sample_plan *plan);
 	void (*tick)(void *ctx, const struct lp_ncu_sampled_progress *pr);
 	void *ctx;

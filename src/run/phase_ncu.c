@@ -146,6 +146,19 @@ static void sample_tick(void *ctx, const struct lp_ncu_sampled_progress *pr)
 	lp_pl_tick(&v->t, pr->elapsed_s);
 }
 
+/* A job of several ranks: the peers' NCCL writes over NVLink into the profiled rank's memory are
+ * undone when ncu restores that memory between the passes of a kernel replay, and a collective
+ * then waits forever (seen on 2 H200: docs/ncu-sampling.md). NCCL_P2P_DISABLE=1 moves NCCL's
+ * buffers to host memory for the ncu phase (profiling.ncu.nccl_p2p_off), unless the user's
+ * environment says otherwise. Returns the new count; env has room for LP_PL_ENV_MAX. */
+static size_t rank_env(const struct lp_pl_state *st, const struct lp_ncu_rank *nr, struct lp_proc_env *env, size_t n)
+{
+	if (nr->multi && n < LP_PL_ENV_MAX && lp_pl_cfg_bool(st->run, "profiling.ncu.nccl_p2p_off") &&
+	    !getenv("NCCL_P2P_DISABLE"))
+		env[n++] = (struct lp_proc_env){ "NCCL_P2P_DISABLE", "1" };
+	return n;
+}
+
 /* 1 when the sampled phase ran (its status is set); 0 when sampling does not apply (off, a range
  * replay, nothing selected): the caller runs ncu as before. */
 static int run_sampled(struct lp_pl_state *st, const json_t *preset, int explicit_regions,
@@ -157,7 +170,7 @@ static int run_sampled(struct lp_pl_state *st, const json_t *preset, int explici
 	struct lp_regions regs;
 	struct lp_err err = LP_ERR_INIT;
 	struct lp_buf out = LP_BUF_INIT, logs = LP_BUF_INIT;
-	struct lp_proc_env env[8];
+	struct lp_proc_env env[LP_PL_ENV_MAX];
 	struct sample_view view;
 	const char *replay = json_string_value(json_object_get(preset, "replay_mode"));
 	const char *run_id = strrchr(st->run->dir.path, '/');
@@ -198,7 +211,7 @@ static int run_sampled(struct lp_pl_state *st, const json_t *preset, int explici
 	s.logs_dir = logs.data;
 	s.workload = lp_argv_get(&pl->workload);
 	s.env = env;
-	s.n_env = lp_pl_tool_env(pl, env);
+	s.n_env = rank_env(st, nr, env, lp_pl_tool_env(pl, env));
 	s.capture = &st->prof;
 	if (nr->multi) {
 		sel.pids = nr->pids;
@@ -219,6 +232,7 @@ static int run_sampled(struct lp_pl_state *st, const json_t *preset, int explici
 	s.run_id = run_id ? run_id + 1 : st->run->dir.path;
 	s.timeout_s = lp_pl_cfg_num(st->run, "run.timeout_s", 1800);
 	s.stop_early = lp_pl_cfg_bool(st->run, "profiling.ncu.stop_early");
+	s.stall_s = lp_pl_cfg_num(st->run, "profiling.ncu.stall_s", 0);
 	sel.stand_ins = lp_pl_cfg_bool(st->run, "profiling.ncu.warmup_picks");
 	memset(&view, 0, sizeof(view));
 	view.st = st;
@@ -358,7 +372,7 @@ void lp_pl_phase_ncu(struct lp_pl_state *st)
 	plan.logs_dir = logs.data;
 	plan.workload = lp_argv_get(&pl->workload);
 	plan.env = env;
-	plan.n_env = lp_pl_tool_env(pl, env);
+	plan.n_env = rank_env(st, &nr, env, lp_pl_tool_env(pl, env));
 	if (nr.multi) {
 		plan.rank_gate = nr.gate;
 		plan.rank = nr.rank;
@@ -422,7 +436,8 @@ out:
 	if (nr.multi && st->ph[PH_NCU].status[0] && strcmp(st->ph[PH_NCU].status, "skipped")) {
 		/* say whose kernels these are: the report's phase line and phases.json carry it */
 		struct lp_buf why = LP_BUF_INIT;
-		lp_buf_addf(&why, "ncu profiled rank %d only (of %zu ranks, profiling.ncu.rank)%s%s", nr.rank, nr.n_ranks,
+		lp_buf_addf(&why, "ncu profiled rank %d only (of %zu ranks, profiling.ncu.rank%s)%s%s", nr.rank, nr.n_ranks,
+			rank_env(st, &nr, env, 0) ? "; NCCL_P2P_DISABLE=1 for the job, profiling.ncu.nccl_p2p_off" : "",
 			st->ph[PH_NCU].reason[0] ? "; " : "", st->ph[PH_NCU].reason);
 		if (!why.oom)
 			snprintf(st->ph[PH_NCU].reason, sizeof(st->ph[PH_NCU].reason), "%s", why.data);

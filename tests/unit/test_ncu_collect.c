@@ -370,12 +370,59 @@ static void test_real_ncu(void **state)
 	json_decref(p);
 }
 
+/* ncu's progress from its log, on the real log of a stalled replay (tests/fixtures/ncu/h200x2_stall,
+ * README there): 19 launches profiled, the 20th stuck at "0%". As the watchdog saw it during the
+ * stall (the log up to torchrun's SIGTERM), that launch is open; in the whole log, ncu's shutdown
+ * lines follow it and it is a failed one. A log of a process that finished has nothing open. */
+static void test_log_progress(void **state)
+{
+	struct lp_buf t = LP_BUF_INIT;
+	struct lp_ncu_log_progress pg, pg2;
+	char path[1024];
+	const char *cut;
+	(void)state;
+	snprintf(path, sizeof(path), "%s/ncu.log", lp_test_fixture("ncu/h200x2_stall"));
+	lp_test_read(path, &t);
+	lp_ncu_log_progress(t.data, &pg);
+	assert_int_equal(pg.done, 19);
+	assert_int_equal(pg.failed, 1);
+	assert_false(pg.open);
+	cut = strstr(t.data, "W1124 07:14:51");
+	assert_non_null(cut);
+	t.data[cut - t.data] = '\0';
+	lp_ncu_log_progress(t.data, &pg);
+	assert_int_equal(pg.done, 19);
+	assert_int_equal(pg.failed, 0);
+	assert_true(pg.open);
+	assert_string_equal(pg.open_name, "1:7:nvjet_sm90_tst_64x8_64x16_2x1_v_bz_TNT:5");
+	{
+		/* the marks grow while a replay advances: the next pass's dots are progress */
+		struct lp_buf more = LP_BUF_INIT;
+		lp_buf_adds(&more, t.data);
+		lp_buf_adds(&more, "....");
+		lp_ncu_log_progress(more.data, &pg2);
+		assert_true(pg2.open);
+		assert_int_equal(pg2.marks, pg.marks + 4);
+		lp_buf_release(&more);
+	}
+	lp_buf_release(&t);
+	snprintf(path, sizeof(path), "%s/ncu_done.log", lp_test_fixture("ncu/h200x2_stall"));
+	lp_test_read(path, &t);
+	lp_ncu_log_progress(t.data, &pg);
+	assert_int_equal(pg.done, 6);
+	assert_int_equal(pg.failed, 0);
+	assert_false(pg.open);
+	assert_int_equal(pg.marks, 6 * 11);   /* "0%....50%....100% - 18 passes": 8 dots, 3 percent signs */
+	lp_buf_release(&t);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_argv_from_default_preset),
 		cmocka_unit_test(test_run_and_exports),
 		cmocka_unit_test(test_rank_gate),
+		cmocka_unit_test(test_log_progress),
 		cmocka_unit_test(test_real_ncu),
 	};
 	if (getenv("LP_REAL_OUT"))  /* the GPU driver mode: only the real-tool test */

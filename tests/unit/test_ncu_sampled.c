@@ -31,6 +31,7 @@ static const char fake[] =
 	"echo '==PROF== Profiling \"k_gemv\" - 0: 0%%....50%%....100%% - 9 passes'\n"
 	"touch \"$out.ncu-rep\"\n"
 	"[ -f \"$D/hang\" ] && sleep 30\n"
+	"[ -f \"$D/stall\" ] && printf '%%s' '==PROF== Profiling \"k_gemv\" - 1: 0%%' && sleep 30\n"
 	"exit 0\n";
 
 #define NVTX_COL "thread Domain:Push/Pop_Range:PL_Type:PL_Value:CLR_Type:Color:Msg_Type:Msg"
@@ -334,6 +335,31 @@ static void test_run_and_cache(void **state)
 	assert_non_null(strstr(o.why, "kept the 4 results it had written (3 launches planned)"));
 	assert_int_equal(o.plan.groups[0].got, 2);
 	assert_non_null(strstr(o.raw_csv, "ncu_light_raw.csv"));
+	lp_ncu_sampled_outcome_release(&o);
+
+	/* a replay that stops advancing (the 2-GPU stall: "0%" and nothing more): the watchdog stops
+	 * ncu after stall_s, long before the time limit, and what it wrote is kept */
+	json_array_append_new(json_object_get(p, "metrics"), json_string("sm__inst_executed.sum"));
+	snprintf(path, sizeof(path), "%s/stall", dir);
+	lp_test_write(path, "");
+	s.timeout_s = 60;
+	s.stall_s = 2;
+	if (lp_ncu_sampled_run(&s, &o, &err) < 0)
+		fail_msg("%s", err.msg);
+	remove(path);
+	if (!o.partial)
+		fail_msg("not partial: %zu procs run, %.1f s", o.procs_run, o.elapsed_s);
+	assert_non_null(strstr(o.why, "ncu stalled: no progress for 2 s while profiling k_gemv"));
+	assert_non_null(strstr(o.why, "kept the 4 results it had written"));
+	assert_true(o.elapsed_s < 20);
+	snprintf(path, sizeof(path), "%s/sampling.json", out);
+	sj = json_load_file(path, 0, NULL);
+	assert_non_null(sj);
+	g0 = json_array_get(json_object_get(sj, "runs"), 0);
+	assert_non_null(strstr(json_string_value(json_object_get(g0, "stalled")), "ncu stalled"));
+	/* one launch was done (its line ends in "passes") before the stalled one */
+	assert_int_equal(json_array_size(json_object_get(g0, "result_s")), 1);
+	json_decref(sj);
 	lp_ncu_sampled_outcome_release(&o);
 
 	json_decref(p);

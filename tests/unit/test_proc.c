@@ -19,10 +19,39 @@ static void logs(const char *dir)
 	snprintf(log_err, sizeof(log_err), "%s/err.log", dir);
 }
 
+static int stop_on_second(void *ctx)
+{
+	int *calls = ctx;
+	return ++*calls >= 2;
+}
+
+/* The watchdog: should_stop is asked once a second and its yes stops the child like a timeout,
+ * with `stopped` (not timed_out) in the result. */
+static void test_should_stop(void **state)
+{
+	const char *argv[] = { "/bin/sh", "-c", "sleep 30", NULL };
+	struct lp_proc_spec s = { argv, NULL, 0, NULL, NULL, NULL, 60, 0.3, NULL, NULL, NULL };
+	struct lp_proc_result r;
+	struct lp_err err = LP_ERR_INIT;
+	struct lp_buf b = LP_BUF_INIT;
+	int calls = 0;
+	(void)state;
+	s.tick_ctx = &calls;
+	s.should_stop = stop_on_second;
+	assert_int_equal(lp_proc_run(&s, &r, &err), 0);
+	assert_int_equal(calls, 2);
+	assert_true(r.stopped);
+	assert_false(r.timed_out);
+	assert_true(r.wall_s >= 1.5 && r.wall_s < 10);
+	lp_proc_describe(&r, &s, &b);
+	assert_non_null(strstr(b.data, "stopped after"));
+	lp_buf_release(&b);
+}
+
 static void test_exit_codes_and_logs(void **state)
 {
 	const char *argv[] = { "/bin/sh", "-c", "echo to-out; echo to-err >&2; exit 7", NULL };
-	struct lp_proc_spec s = { argv, NULL, 0, NULL, NULL, NULL, 10, 0, NULL, NULL };
+	struct lp_proc_spec s = { argv, NULL, 0, NULL, NULL, NULL, 10, 0, NULL, NULL, NULL };
 	struct lp_proc_result r;
 	struct lp_err err = LP_ERR_INIT;
 	struct lp_buf b = LP_BUF_INIT;
@@ -65,7 +94,7 @@ static void test_env_changes(void **state)
 	struct lp_proc_env env[] = {
 		{ "LC_ALL", "C" }, { "LP_TEST_GONE", NULL }, { "LP_TEST_TWICE", "first" }, { "LP_TEST_TWICE", "second" },
 	};
-	struct lp_proc_spec s = { argv, env, 4, NULL, NULL, NULL, 10, 0, NULL, NULL };
+	struct lp_proc_spec s = { argv, env, 4, NULL, NULL, NULL, 10, 0, NULL, NULL, NULL };
 	struct lp_proc_result r;
 	struct lp_err err = LP_ERR_INIT;
 	struct lp_buf b = LP_BUF_INIT;
@@ -115,7 +144,7 @@ static void test_timeout_kills_group(void **state)
 {
 	char cmd[8192], pidfile[4096];
 	const char *argv[] = { "/bin/sh", "-c", cmd, NULL };
-	struct lp_proc_spec s = { argv, NULL, 0, NULL, NULL, NULL, 0.5, 0.3, NULL, NULL };
+	struct lp_proc_spec s = { argv, NULL, 0, NULL, NULL, NULL, 0.5, 0.3, NULL, NULL, NULL };
 	struct lp_proc_result r;
 	struct lp_err err = LP_ERR_INIT;
 	long gc;
@@ -150,7 +179,7 @@ static void test_interrupt_kills_group(void **state)
 {
 	char cmd[8192], pidfile[4096];
 	const char *argv[] = { "/bin/sh", "-c", cmd, NULL };
-	struct lp_proc_spec s = { argv, NULL, 0, NULL, NULL, NULL, 30, 0.3, NULL, NULL };
+	struct lp_proc_spec s = { argv, NULL, 0, NULL, NULL, NULL, 30, 0.3, NULL, NULL, NULL };
 	struct lp_proc_result r;
 	struct lp_err err = LP_ERR_INIT;
 	long gc;
@@ -197,7 +226,7 @@ static void test_child_dies_with_sigkilled_parent(void **state)
 	if (runner == 0) {
 		/* the "llmprof" that gets SIGKILLed */
 		const char *argv[] = { "/bin/sh", "-c", cmd, NULL };
-		struct lp_proc_spec s = { argv, NULL, 0, NULL, NULL, NULL, 60, 0.3, NULL, NULL };
+		struct lp_proc_spec s = { argv, NULL, 0, NULL, NULL, NULL, 60, 0.3, NULL, NULL, NULL };
 		struct lp_proc_result r;
 		struct lp_err err = LP_ERR_INIT;
 		lp_proc_run(&s, &r, &err);
@@ -222,7 +251,7 @@ static void test_render(void **state)
 {
 	const char *argv[] = { "/opt/nvidia/nsys", "profile", "--nvtx-capture=decode_all@LLM", "-o", "my run/x", "it's", NULL };
 	struct lp_proc_env env[] = { { "LC_ALL", "C" }, { "CUDA_INJECTION64_PATH", NULL }, { "X", "a b" } };
-	struct lp_proc_spec s = { argv, env, 3, "logs/nsys.log", "logs/nsys.log", "/tmp/run dir", 0, 0, NULL, NULL };
+	struct lp_proc_spec s = { argv, env, 3, "logs/nsys.log", "logs/nsys.log", "/tmp/run dir", 0, 0, NULL, NULL, NULL };
 	struct lp_buf b = LP_BUF_INIT;
 	(void)state;
 	assert_int_equal(lp_proc_render(&s, &b), 0);
@@ -242,7 +271,7 @@ static void count_tick(void *ctx, double elapsed_s)
 static void test_tick_while_running(void **state)
 {
 	const char *argv[] = { "/bin/sh", "-c", "sleep 2.3", NULL };
-	struct lp_proc_spec s = { argv, NULL, 0, NULL, NULL, NULL, 30, 0, count_tick, NULL };
+	struct lp_proc_spec s = { argv, NULL, 0, NULL, NULL, NULL, 30, 0, count_tick, NULL, NULL };
 	struct lp_proc_result r;
 	struct lp_err err = LP_ERR_INIT;
 	int n = 0;
@@ -258,6 +287,7 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_tick_while_running),
 		cmocka_unit_test(test_exit_codes_and_logs),
+		cmocka_unit_test(test_should_stop),
 		cmocka_unit_test(test_env_changes),
 		cmocka_unit_test(test_timeout_kills_group),
 		cmocka_unit_test(test_interrupt_kills_group),
