@@ -347,6 +347,10 @@ int lp_section_stages(const struct lp_analysis *a, struct lp_buf *out)
 			warm += s->stages[i].excluded_warmup;
 		lp_buf_addf(out, " Warm-up iterations excluded: %llu stage ranges.", (unsigned long long)warm);
 	}
+	if (a->ranks.n_ranks > 1)
+		lp_buf_addf(out, " A job of %zu ranks: each row pools the stage's iterations of all ranks (a program's "
+				 "iteration counts once per rank); section Ranks has them per rank and lined up across the "
+				 "ranks.", a->ranks.n_ranks);
 	{
 		uint64_t skipped = 0;
 		for (i = 0; i < s->n_stages; i++)

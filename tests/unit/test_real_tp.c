@@ -25,6 +25,7 @@
 #include "parse/kname.h"
 #include "parse/trace_read.h"
 #include "parse/workload_timings.h"
+#include "report/sections.h"
 
 #define FX "trace/h200x2_tp"
 
@@ -246,6 +247,14 @@ static void test_self_check_per_rank(void **state)
 	in.profile = &p;
 	assert_int_equal(lp_analyze(&in, &a, &err), 0);
 	assert_int_equal(a.ranks.n_ranks, 2);
+	{
+		/* the per-stage rows pool both ranks' iterations, and say so */
+		struct lp_buf md = LP_BUF_INIT;
+		assert_int_equal(lp_section_stages(&a, &md), 0);
+		assert_non_null(strstr(md.data, "| prefill | 4 |"));
+		assert_non_null(strstr(md.data, "A job of 2 ranks: each row pools"));
+		lp_buf_release(&md);
+	}
 	r0 = &a.ranks.ranks[0];
 	snprintf(rel, sizeof(rel), "own/tp.0.%u.json", (unsigned)r0->pids[0]);
 	own = load_json(rel);
