@@ -76,6 +76,7 @@ static int env_on(const char *name)
 struct lp_cupti_state inj_c = {
 	.once = PTHREAD_ONCE_INIT,
 	.lock = PTHREAD_MUTEX_INITIALIZER,
+	.api_lock = PTHREAD_MUTEX_INITIALIZER,
 	.recording = 1,
 };
 
@@ -358,9 +359,40 @@ static int enable_api_callbacks(CUpti_CallbackDomain domain, uint32_t size, uint
 		if (CUPTI_CALL(p_cuptiEnableCallback(1, inj_c.sub, domain, cbid)))
 			continue;
 		kinds[cbid] = kind;
+		if (inj_c.n_api_cbids < sizeof(inj_c.api_cbids) / sizeof(inj_c.api_cbids[0]))
+			inj_c.api_cbids[inj_c.n_api_cbids++] = (uint32_t)domain << 16 | cbid;
 		n++;
 	}
 	return n;
+}
+
+/* The callbacks every subscription has besides the launch ones: cuProfilerStop (a flush) and the
+ * resource callbacks (contexts, graph nodes). */
+static void enable_fixed_callbacks(void)
+{
+	CUPTI_CALL(p_cuptiEnableCallback(1, inj_c.sub, CUPTI_CB_DOMAIN_DRIVER_API, CUPTI_DRIVER_TRACE_CBID_cuProfilerStop));
+	CUPTI_CALL(p_cuptiEnableCallback(1, inj_c.sub, CUPTI_CB_DOMAIN_RESOURCE, CUPTI_CBID_RESOURCE_CONTEXT_CREATED));
+	CUPTI_CALL(p_cuptiEnableCallback(1, inj_c.sub, CUPTI_CB_DOMAIN_RESOURCE, CUPTI_CBID_RESOURCE_GRAPHNODE_CREATED));
+	CUPTI_CALL(p_cuptiEnableCallback(1, inj_c.sub, CUPTI_CB_DOMAIN_RESOURCE, CUPTI_CBID_RESOURCE_GRAPHNODE_CLONED));
+}
+
+/* cuptiSubscribe(_v2) as "llmprof"; `holder` receives the name of another subscriber when CUPTI
+ * refuses a second one. */
+static CUptiResult subscribe(char *holder, size_t holder_len)
+{
+	if (p_cuptiSubscribe_v2) {
+		CUpti_SubscriberParams sp;
+		memset(&sp, 0, sizeof(sp));
+		memset(holder, 0, holder_len);
+		sp.structSize = CUpti_SubscriberParams_STRUCT_SIZE;
+		sp.subscriberName = "llmprof";
+		sp.oldSubscriberName = holder;
+		sp.oldSubscriberSize = holder_len;
+		return p_cuptiSubscribe_v2(&inj_c.sub, on_callback, NULL, &sp);
+	}
+	if (holder_len)
+		holder[0] = '\0';
+	return p_cuptiSubscribe(&inj_c.sub, on_callback, NULL);
 }
 
 static uint64_t CUPTIAPI trace_clock(void)
@@ -411,27 +443,16 @@ static void start_once(void)
 			inj_c.max_bufs = (unsigned)v;
 	}
 
-	if (p_cuptiSubscribe_v2) {
+	{
 		char holder[CUPTI_OLD_SUBSCRIBER_NAME_MIN_LEN + 64];
-		CUpti_SubscriberParams sp;
-		memset(&sp, 0, sizeof(sp));
-		memset(holder, 0, sizeof(holder));
-		sp.structSize = CUpti_SubscriberParams_STRUCT_SIZE;
-		sp.subscriberName = "llmprof";
-		sp.oldSubscriberName = holder;
-		sp.oldSubscriberSize = sizeof(holder);
-		r = p_cuptiSubscribe_v2(&inj_c.sub, on_callback, NULL, &sp);
+		r = subscribe(holder, sizeof(holder));
 		if (r == CUPTI_ERROR_MULTIPLE_SUBSCRIBERS_NOT_SUPPORTED) {
 			holder[sizeof(holder) - 1] = '\0';
-			snprintf(why, sizeof(why), "held by '%s'", holder[0] ? holder : "another CUPTI subscriber");
+			if (p_cuptiSubscribe_v2)
+				snprintf(why, sizeof(why), "held by '%s'", holder[0] ? holder : "another CUPTI subscriber");
+			else
+				snprintf(why, sizeof(why), "held by another CUPTI subscriber (nsys, ncu, Kineto ...)");
 			lp_inj_set_cupti_status(LP_TRACE_CUPTI_HELD, why);
-			return;
-		}
-	} else {
-		r = p_cuptiSubscribe(&inj_c.sub, on_callback, NULL);
-		if (r == CUPTI_ERROR_MULTIPLE_SUBSCRIBERS_NOT_SUPPORTED) {
-			lp_inj_set_cupti_status(LP_TRACE_CUPTI_HELD,
-				"held by another CUPTI subscriber (nsys, ncu, Kineto ...)");
 			return;
 		}
 	}
@@ -455,17 +476,16 @@ static void start_once(void)
 			: 0;
 		n_drv = enable_api_callbacks(CUPTI_CB_DOMAIN_DRIVER_API, CUPTI_DRIVER_TRACE_CBID_SIZE, inj_c.kind_driver);
 	}
-	CUPTI_CALL(p_cuptiEnableCallback(1, inj_c.sub, CUPTI_CB_DOMAIN_DRIVER_API, CUPTI_DRIVER_TRACE_CBID_cuProfilerStop));
+	enable_fixed_callbacks();
+	inj_c.subscribed = 1;
 	inj_c.hw_trace = env_on("LLMPROF_TRACE_HW_TRACE");
 	if (inj_c.hw_trace)
 		CUPTI_CALL(p_cuptiEnableCallback(1, inj_c.sub, CUPTI_CB_DOMAIN_RESOURCE, CUPTI_CBID_RESOURCE_CU_INIT_FINISHED));
-	CUPTI_CALL(p_cuptiEnableCallback(1, inj_c.sub, CUPTI_CB_DOMAIN_RESOURCE, CUPTI_CBID_RESOURCE_CONTEXT_CREATED));
-	CUPTI_CALL(p_cuptiEnableCallback(1, inj_c.sub, CUPTI_CB_DOMAIN_RESOURCE, CUPTI_CBID_RESOURCE_GRAPHNODE_CREATED));
-	CUPTI_CALL(p_cuptiEnableCallback(1, inj_c.sub, CUPTI_CB_DOMAIN_RESOURCE, CUPTI_CBID_RESOURCE_GRAPHNODE_CLONED));
 
 	if (CUPTI_CALL(p_cuptiActivityRegisterCallbacks(lp_cupti_buffer_requested, lp_cupti_buffer_completed))) {
 		lp_inj_set_cupti_status(LP_TRACE_CUPTI_ERROR, "cuptiActivityRegisterCallbacks failed");
 		CUPTI_CALL(p_cuptiUnsubscribe(inj_c.sub));
+		inj_c.subscribed = 0;
 		return;
 	}
 	/* one clock: CUPTI stamps activity with our CLOCK_REALTIME; otherwise CLOCK_SYNC records */
@@ -479,6 +499,7 @@ static void start_once(void)
 		atomic_store(&inj_c.active, 0);
 		lp_inj_set_cupti_status(LP_TRACE_CUPTI_ERROR, "cannot enable CONCURRENT_KERNEL activity");
 		CUPTI_CALL(p_cuptiUnsubscribe(inj_c.sub));
+		inj_c.subscribed = 0;
 		return;
 	}
 	if (inj_c.copy_activity) {
@@ -488,6 +509,8 @@ static void start_once(void)
 	inj_c.overhead_activity = !env_off("LLMPROF_TRACE_OVERHEAD_ACTIVITY") &&
 		!CUPTI_CALL(p_cuptiActivityEnable(CUPTI_ACTIVITY_KIND_OVERHEAD));
 	inj_c.skip_all = !env_off("LLMPROF_TRACE_SKIP_ALL");
+	/* diagnostic (bench/tracer/README.md run 22): an unrecorded unit detaches CUPTI altogether */
+	inj_c.detach = inj_c.skip_all && env_on("LLMPROF_TRACE_SKIP_DETACH");
 	/* CUPTI's own worker delivers full buffers every period; ours also asks for the completed
 	 * records of partial buffers (LLMPROF_TRACE_CUPTI_PERIODIC_FLUSH=0: not, then a SIGKILLed
 	 * process loses what CUPTI still holds) */
@@ -523,7 +546,10 @@ void lp_inj_cupti_flush(int forced)
 	}
 	inj_c.flush_deferred = 0;
 	t0 = lp_inj_now_ns();
-	CUPTI_CALL(p_cuptiActivityFlushAll(forced ? CUPTI_ACTIVITY_FLAG_FLUSH_FORCED : 0));
+	pthread_mutex_lock(&inj_c.api_lock);
+	if (!inj_c.detached)
+		CUPTI_CALL(p_cuptiActivityFlushAll(forced ? CUPTI_ACTIVITY_FLAG_FLUSH_FORCED : 0));
+	pthread_mutex_unlock(&inj_c.api_lock);
 	dt = lp_inj_now_ns() - t0;
 	inj_c.flushes++;
 	inj_c.flush_ns += dt;
@@ -542,11 +568,19 @@ void lp_inj_cupti_finalize(void)
 		(unsigned long long)inj_c.flushes, (double)inj_c.flush_ns / 1e6, (double)inj_c.flush_max_ns / 1e6,
 		(unsigned long long)atomic_load(&inj_c.toggles), (double)atomic_load(&inj_c.toggle_ns) / 1e6,
 		(double)atomic_load(&inj_c.toggle_max_ns) / 1e3);
-	CUPTI_CALL(p_cuptiActivityFlushAll(CUPTI_ACTIVITY_FLAG_FLUSH_FORCED));
+	pthread_mutex_lock(&inj_c.api_lock);
+	if (!inj_c.detached)
+		CUPTI_CALL(p_cuptiActivityFlushAll(CUPTI_ACTIVITY_FLAG_FLUSH_FORCED));
+	pthread_mutex_unlock(&inj_c.api_lock);
 	lp_inj_cupti_drain();
-	CUPTI_CALL(p_cuptiUnsubscribe(inj_c.sub));
-	if (!(s && !strcmp(s, "0")))
+	pthread_mutex_lock(&inj_c.api_lock);
+	if (inj_c.subscribed)
+		CUPTI_CALL(p_cuptiUnsubscribe(inj_c.sub));
+	inj_c.subscribed = 0;
+	if (!inj_c.detached && !(s && !strcmp(s, "0")))
 		CUPTI_CALL(p_cuptiFinalize());
+	inj_c.detached = 1;
+	pthread_mutex_unlock(&inj_c.api_lock);
 	lp_inj_cupti_drain();
 }
 
@@ -567,11 +601,72 @@ int lp_inj_cupti_active(void)
 	return atomic_load(&inj_c.active) && !inj_c.finalized && !atomic_load(&inj_c.forked);
 }
 
+/* Diagnostic (LLMPROF_TRACE_SKIP_DETACH=1, bench/tracer/README.md run 22): the switch detaches
+ * CUPTI (cuptiFinalize) at the push of an unrecorded unit and attaches it again at its pop. CUPTI
+ * leaves its activity layer on the launch path after the kinds are disabled (about 1 us a launch
+ * on an H100, run 22's cupti_attach); only cuptiFinalize removes it, at the price of a detach and
+ * an attach (milliseconds). inj_c.api_lock keeps the flush thread's cuptiActivityFlushAll out. */
+static void detach(void)
+{
+	pthread_mutex_lock(&inj_c.api_lock);
+	if (!inj_c.detached) {
+		CUPTI_CALL(p_cuptiActivityFlushAll(CUPTI_ACTIVITY_FLAG_FLUSH_FORCED));
+		if (inj_c.subscribed && !CUPTI_CALL(p_cuptiUnsubscribe(inj_c.sub)))
+			inj_c.subscribed = 0;
+		if (!CUPTI_CALL(p_cuptiFinalize()))
+			inj_c.detached = 1;
+	}
+	pthread_mutex_unlock(&inj_c.api_lock);
+}
+
+static void attach(void)
+{
+	char holder[CUPTI_OLD_SUBSCRIBER_NAME_MIN_LEN + 64];
+	CUptiResult r;
+	unsigned i;
+	pthread_mutex_lock(&inj_c.api_lock);
+	if (inj_c.detached) {
+		inj_c.detached = 0;
+		CUPTI_CALL(p_cuptiActivityRegisterCallbacks(lp_cupti_buffer_requested, lp_cupti_buffer_completed));
+		if (inj_c.clock_registered)
+			CUPTI_CALL(p_cuptiActivityRegisterTimestampCallback(trace_clock));
+		CUPTI_CALL(p_cuptiActivityFlushPeriod(lp_inj_flush_ms()));
+		r = subscribe(holder, sizeof(holder));
+		if (r == CUPTI_SUCCESS) {
+			inj_c.subscribed = 1;
+			enable_fixed_callbacks();
+			for (i = 0; i < inj_c.n_api_cbids; i++)
+				CUPTI_CALL(p_cuptiEnableCallback(1, inj_c.sub, (CUpti_CallbackDomain)(inj_c.api_cbids[i] >> 16),
+					(CUpti_CallbackId)(inj_c.api_cbids[i] & 0xffff)));
+		} else {
+			lp_inj_log("cupti: subscribing again failed (%s): kernels from here on carry no range",
+				lp_cupti_result_string(r));
+		}
+	}
+	pthread_mutex_unlock(&inj_c.api_lock);
+}
+
+/* The activity kinds the switch turns on and off. */
+static void kinds(int on)
+{
+	__typeof__(p_cuptiActivityEnable) f = on ? p_cuptiActivityEnable : p_cuptiActivityDisable;
+	if (inj_c.kernel_activity)
+		CUPTI_CALL(f(CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL));
+	if (inj_c.copy_activity) {
+		CUPTI_CALL(f(CUPTI_ACTIVITY_KIND_MEMCPY));
+		CUPTI_CALL(f(CUPTI_ACTIVITY_KIND_MEMSET));
+	}
+	if (inj_c.skip_all && inj_c.overhead_activity)
+		CUPTI_CALL(f(CUPTI_ACTIVITY_KIND_OVERHEAD));
+}
+
 /* Sampling's switch (sample.c serializes the calls). Off: the launch callbacks of the APIs seen so
  * far, then the activity kinds; on: the other way round. Timed, since this is the whole price of
  * the switch. With skip_all (the default) the overhead records and the cuProfilerStop callback go
  * off too, so that nothing of ours stays enabled in the driver API domain or the activity kinds
- * while a unit is skipped (LLMPROF_TRACE_SKIP_ALL=0 keeps them: the benchmark's comparison). */
+ * while a unit is skipped (LLMPROF_TRACE_SKIP_ALL=0 keeps them: the benchmark's comparison).
+ * What stays is CUPTI's own: its activity layer on the launch path, which only a detach removes
+ * (the diagnostic above; bench/tracer/README.md run 22). */
 void lp_inj_cupti_record(int on)
 {
 	uint64_t t0, dt, max;
@@ -581,37 +676,31 @@ void lp_inj_cupti_record(int on)
 		return;
 	t0 = lp_inj_now_ns();
 	atomic_store(&inj_c.recording, on);
-	if (on) {
-		if (inj_c.kernel_activity)
-			CUPTI_CALL(p_cuptiActivityEnable(CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL));
-		if (inj_c.copy_activity) {
-			CUPTI_CALL(p_cuptiActivityEnable(CUPTI_ACTIVITY_KIND_MEMCPY));
-			CUPTI_CALL(p_cuptiActivityEnable(CUPTI_ACTIVITY_KIND_MEMSET));
+	if (inj_c.detach) {
+		if (on) {
+			attach();
+			kinds(1);
+		} else {
+			kinds(0);
+			detach();
 		}
-		if (inj_c.skip_all && inj_c.overhead_activity)
-			CUPTI_CALL(p_cuptiActivityEnable(CUPTI_ACTIVITY_KIND_OVERHEAD));
-	}
-	if (inj_c.skip_all)
-		CUPTI_CALL(p_cuptiEnableCallback(on ? 1 : 0, inj_c.sub, CUPTI_CB_DOMAIN_DRIVER_API,
-			CUPTI_DRIVER_TRACE_CBID_cuProfilerStop));
-	/* a copy: CUPTI is never called with inj_c.lock held (its buffer callback takes inj_c.lock while a
-	 * flush holds CUPTI's own lock) */
-	pthread_mutex_lock(&inj_c.lock);
-	n = inj_c.n_seen;
-	memcpy(seen, inj_c.seen, n * sizeof(seen[0]));
-	pthread_mutex_unlock(&inj_c.lock);
-	for (i = 0; i < n; i++)
-		CUPTI_CALL(p_cuptiEnableCallback(on ? 1 : 0, inj_c.sub, (CUpti_CallbackDomain)(seen[i] >> 16),
-			(CUpti_CallbackId)(seen[i] & 0xffff)));
-	if (!on) {
-		if (inj_c.kernel_activity)
-			CUPTI_CALL(p_cuptiActivityDisable(CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL));
-		if (inj_c.copy_activity) {
-			CUPTI_CALL(p_cuptiActivityDisable(CUPTI_ACTIVITY_KIND_MEMCPY));
-			CUPTI_CALL(p_cuptiActivityDisable(CUPTI_ACTIVITY_KIND_MEMSET));
-		}
-		if (inj_c.skip_all && inj_c.overhead_activity)
-			CUPTI_CALL(p_cuptiActivityDisable(CUPTI_ACTIVITY_KIND_OVERHEAD));
+	} else {
+		if (on)
+			kinds(1);
+		if (inj_c.skip_all)
+			CUPTI_CALL(p_cuptiEnableCallback(on ? 1 : 0, inj_c.sub, CUPTI_CB_DOMAIN_DRIVER_API,
+				CUPTI_DRIVER_TRACE_CBID_cuProfilerStop));
+		/* a copy: CUPTI is never called with inj_c.lock held (its buffer callback takes inj_c.lock
+		 * while a flush holds CUPTI's own lock) */
+		pthread_mutex_lock(&inj_c.lock);
+		n = inj_c.n_seen;
+		memcpy(seen, inj_c.seen, n * sizeof(seen[0]));
+		pthread_mutex_unlock(&inj_c.lock);
+		for (i = 0; i < n; i++)
+			CUPTI_CALL(p_cuptiEnableCallback(on ? 1 : 0, inj_c.sub, (CUpti_CallbackDomain)(seen[i] >> 16),
+				(CUpti_CallbackId)(seen[i] & 0xffff)));
+		if (!on)
+			kinds(0);
 	}
 	dt = lp_inj_now_ns() - t0;
 	atomic_fetch_add(&inj_c.toggles, 1);

@@ -66,6 +66,18 @@ struct lp_cupti_state {
 	_Atomic uint8_t seen_driver[CUPTI_DRIVER_TRACE_CBID_SIZE];
 	uint32_t seen[64];                          /* domain << 16 | cbid, under `lock` */
 	unsigned n_seen;
+	/* the subscription (start-up; the detach diagnostic drops and remakes it) and the launch
+	 * callbacks start-up enabled, for a new subscription */
+	int subscribed;
+	uint32_t api_cbids[512];                    /* domain << 16 | cbid */
+	unsigned n_api_cbids;
+	/* LLMPROF_TRACE_SKIP_DETACH=1 (diagnostic, bench/tracer/README.md run 22): unrecorded units
+	 * detach CUPTI (cuptiFinalize), their pop attaches it again; api_lock serializes the CUPTI calls
+	 * of a detach, an attach and the flush thread's flushes. Lock order: inj_w.write_lock (flush
+	 * thread) or sample.c's switch_lock (the switch), then api_lock, then `lock` (the buffer
+	 * callback inside a flush) */
+	int detach, detached;
+	pthread_mutex_t api_lock;
 	_Atomic uint64_t toggles, toggle_ns, toggle_max_ns;
 	char status[256];                 /* the "ok (...)" status, without the hardware trace part */
 };

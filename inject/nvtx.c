@@ -13,6 +13,7 @@
 #include "inject.h"
 
 #include <stddef.h>
+#include <stdlib.h>
 #include <string.h>
 #include <wchar.h>
 
@@ -430,5 +431,12 @@ int NVTX_API InitializeInjectionNvtx2(NvtxGetExportTableFunc_t get_export_table)
 	if (vi && vi->struct_size >= sizeof(*vi) && vi->SetInjectionNvtxVersion)
 		vi->SetInjectionNvtxVersion(NVTX_VERSION);
 	lp_inj_log("nvtx attached (core %u, core2 %u callbacks)", core_n, core2_n);
+	{
+		/* diagnostic (bench/tracer/README.md run 22): CUPTI started from here, for a process run
+		 * without CUDA_INJECTION64_PATH */
+		const char *v = getenv("LLMPROF_TRACE_CUPTI_FROM_NVTX");
+		if (v && !strcmp(v, "1"))
+			lp_inj_cupti_start();
+	}
 	return 1;
 }

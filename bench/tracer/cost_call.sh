@@ -12,7 +12,11 @@
 #   plain  examples/hf_generate_plain.py, an unmodified generate(); LP_COST_PLAIN_ITERS generations
 #          (3), the first left out; in every traced mode (and `shim`) python/llmprof_auto is on
 #          PYTHONPATH, as under `llmprof run`
-# Modes: plain (nothing loaded), shim (plain only: python/llmprof_auto without the tracer), nvtx
+# Modes: plain (nothing loaded), null (a CUDA injection that does nothing: bench/tracer/null_inject.c),
+# cudainj (the tracer as CUDA injection only, CUPTI never started), nvtxinj (the tracer as NVTX
+# injection only), lazy (NVTX injection only, CUPTI started from it: LLMPROF_TRACE_CUPTI_FROM_NVTX=1,
+# skip schedule), skipdet / sampleddet (skip / sampled with CUPTI detached in every skipped unit:
+# LLMPROF_TRACE_SKIP_DETACH=1, a diagnostic), shim (plain only: python/llmprof_auto without the tracer), nvtx
 # (the tracer without CUPTI: LLMPROF_TRACE_CUPTI=0), skip (every=1000000,first=0: one step a
 # generation recorded, the others skipped; skipnoev: without the stage ranges' CUDA events,
 # LLMPROF_TRACE_STAGE_EVENTS=0; skipnocb: without the launch callbacks, LLMPROF_TRACE_API_CALLBACKS=0), sampled (LLMPROF_TRACE_SAMPLE=$LP_SAMPLE,
@@ -29,6 +33,9 @@
 #           skipold (the same with LLMPROF_TRACE_SKIP_ALL=0), LP_COST_LAUNCH_ROUNDS (2) rounds
 #   rounds  rounds of both programs until LP_COST_ROUNDS (6) or LP_COST_STOP_S (500 s after the
 #           start: no new process after that)
+#   attach  bench/tracer/cupti_attach (CUPTI's cost attached, idle and detached), 2 rounds (run 22)
+#   opcost  bench/tracer/torch_opcost.py per mode (LP_COST_OPCOST_MODES), LP_COST_OPCOST_ROUNDS (2)
+#           rounds, the order reversed in every other one (run 22)
 #   turns   (instead of traces and rounds; run 19) one process per tag of LP_COST_TURNS
 #           (PROG_MODE_X, X any letter: a second process of a mode gets another), all started at
 #           once; each stops itself after every generation and the measured generations run one
@@ -45,6 +52,8 @@ mkdir -p "$R" "$W"
 T0=$(date +%s)
 export PYTHONUNBUFFERED=1
 LIB=$PWD/build/lib/libllmprof_inject.so
+NULL_LIB=$W/null_inject.so  # bench/tracer/null_inject.c: the injection mechanism alone
+cc -O2 -shared -fPIC -o "$NULL_LIB" bench/tracer/null_inject.c 2>"$W/null_build.txt"
 CPUS=${LP_COST_CPUS:-2-9}
 STOP_S=${LP_COST_STOP_S:-500}
 PROC_S=${LP_COST_PROC_S:-90}
@@ -90,32 +99,46 @@ keep() {
 	ls -la "$R" | grep "$2" >>"$W/kept.txt"
 }
 
+# mode_env MODE: sets E to the environment of a traced or injected mode (empty for plain, shim,
+# kineto, nsys); returns 1 for a mode it does not know
+mode_env() {
+	local s=$SAMPLE cupti=1 tr=(LLMPROF_TRACE_DIR=$W/trace_$2 LLMPROF_TRACE_LOG=$W/inject_$2.log)
+	E=()
+	case $1 in
+	plain | shim | kineto | nsys) return 0 ;;
+	null) E=(CUDA_INJECTION64_PATH=$NULL_LIB); return 0 ;;
+	cudainj) E=(CUDA_INJECTION64_PATH=$LIB LLMPROF_TRACE_CUPTI=0 LLMPROF_TRACE_SAMPLE=off "${tr[@]}"); return 0 ;;
+	nvtxinj) E=(NVTX_INJECTION64_PATH=$LIB LLMPROF_TRACE_SAMPLE=off "${tr[@]}"); return 0 ;;
+	lazy) E=(NVTX_INJECTION64_PATH=$LIB LLMPROF_TRACE_CUPTI_FROM_NVTX=1 LLMPROF_TRACE_SAMPLE=every=1000000,first=0,pick=first "${tr[@]}"); return 0 ;;
+	sampled | exact | auto | nvtx | skip | skipnoev | skipnocb | skipdet | sampleddet) ;;
+	*) return 1 ;;
+	esac
+	[ "$1" = exact ] && s=off
+	[ "$1" = auto ] && s=auto
+	case $1 in skip*) s=every=1000000,first=0,pick=first ;; esac
+	[ "$1" = skipnoev ] && E=(LLMPROF_TRACE_STAGE_EVENTS=0)
+	[ "$1" = skipnocb ] && E=(LLMPROF_TRACE_API_CALLBACKS=0)
+	case $1 in *det) E=(LLMPROF_TRACE_SKIP_DETACH=1) ;; esac
+	[ "$1" = nvtx ] && { s=off; cupti=0; }
+	E+=(CUDA_INJECTION64_PATH=$LIB NVTX_INJECTION64_PATH=$LIB LLMPROF_TRACE_SAMPLE=$s LLMPROF_TRACE_CUPTI=$cupti "${tr[@]}")
+}
+
 # spawn PROG MODE TAG: the process of one mode, output in $W/TAG.txt (.err), trace in $W/trace_TAG
 spawn() {
 	local prog=$1 mode=$2 tag=$3 base out auto=()
 	base=$HF; [ "$prog" = plain ] && base=$PLAIN; [ "$prog" = hfo ] && base="$HF --nvtx-ops off"
+	[ "$prog" = opcost ] && base="python3 bench/tracer/torch_opcost.py --tag $tag"
 	[ "$prog" = plain ] && [ "$mode" != plain ] && auto=(PYTHONPATH=$SITE LLMPROF_AUTO_DIR=$W/auto_$tag)
 	out=$W/$tag.txt
+	mode_env "$mode" "$tag" || { echo "unknown mode $mode" >"$W/$tag.err"; return 2; }
 	case $mode in
-	plain) taskset -c "$CPUS" timeout -k 5 "$PROC_S" $base >"$out" 2>"$W/$tag.err" ;;
-	shim) env "${auto[@]}" taskset -c "$CPUS" timeout -k 5 "$PROC_S" $base >"$out" 2>"$W/$tag.err" ;;
-	sampled | exact | auto | nvtx | skip | skipnoev | skipnocb)
-		local s=$SAMPLE cupti=1 diag=()
-		[ "$mode" = exact ] && s=off
-		[ "$mode" = auto ] && s=auto
-		case $mode in skip*) s=every=1000000,first=0 ;; esac
-		[ "$mode" = skipnoev ] && diag=(LLMPROF_TRACE_STAGE_EVENTS=0)
-		[ "$mode" = skipnocb ] && diag=(LLMPROF_TRACE_API_CALLBACKS=0)
-		[ "$mode" = nvtx ] && { s=off; cupti=0; }
-		env "${auto[@]}" "${diag[@]}" CUDA_INJECTION64_PATH=$LIB NVTX_INJECTION64_PATH=$LIB LLMPROF_TRACE_DIR=$W/trace_$tag \
-			LLMPROF_TRACE_LOG=$W/inject_$tag.log LLMPROF_TRACE_SAMPLE=$s LLMPROF_TRACE_CUPTI=$cupti \
-			taskset -c "$CPUS" timeout -k 5 "$PROC_S" $base >"$out" 2>"$W/$tag.err" ;;
 	kineto) taskset -c "$CPUS" timeout -k 5 "$PROC_S" $base --kineto >"$out" 2>"$W/$tag.err" ;;
 	nsys)
 		env "${auto[@]}" LD_LIBRARY_PATH=$NSYS_LIBS${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH} taskset -c "$CPUS" \
 			timeout -k 5 "$PROC_S" "$NSYS" profile -o "$W/nsys_$tag" --force-overwrite true --trace=cuda,nvtx \
 			--sample=none --cpuctxsw=none $base >"$out" 2>"$W/$tag.err"
 		rm -f "$W/nsys_$tag".* ;;
+	*) env "${auto[@]}" "${E[@]}" taskset -c "$CPUS" timeout -k 5 "$PROC_S" $base >"$out" 2>"$W/$tag.err" ;;
 	esac
 }
 
@@ -251,7 +274,37 @@ turns() {
 	pack
 }
 
+# ---- opcost: torch_opcost.py (per-operation costs in PyTorch) per mode, in rounds ----
+opcost() {
+	local i m
+	for i in $(seq 1 "${LP_COST_OPCOST_ROUNDS:-2}"); do
+		for m in $(order "$i" "${LP_COST_OPCOST_MODES:-plain null cudainj nvtxinj nvtx lazy skip skipnoev exact}"); do
+			late && break 2
+			PROC_S=${LP_COST_OPCOST_PROC_S:-60} spawn opcost "$m" "opcost_${m}_$i"
+			echo "$(date +%T) opcost_${m}_$i rc=$?" >>"$W/progress.txt"
+			rm -rf "$W/trace_opcost_${m}_$i"
+		done
+		pack
+	done
+}
+
+# ---- attach: cupti_attach (CUPTI attached, idle, detached; attach/detach times), plain and under
+# the null injection ----
+attach() {
+	local i
+	nvcc -O2 -arch=native bench/tracer/cupti_attach.cu -o "$W/cupti_attach" -lcupti -lcuda >"$W/attach_build.txt" 2>&1 ||
+		{ echo "cupti_attach: build failed" >>"$W/progress.txt"; return 0; }
+	for i in 1 2; do
+		taskset -c "$CPUS" timeout -k 5 60 "$W/cupti_attach" >"$W/attach_plain_$i.json" 2>&1
+		env CUDA_INJECTION64_PATH=$NULL_LIB taskset -c "$CPUS" timeout -k 5 60 "$W/cupti_attach" >"$W/attach_null_$i.json" 2>&1
+		echo "$(date +%T) attach round $i done" >>"$W/progress.txt"
+	done
+	pack
+}
+
 STEPS=${LP_COST_STEPS:-traces launch rounds}
+case " $STEPS " in *" attach "*) attach ;; esac
+case " $STEPS " in *" opcost "*) opcost ;; esac
 MH=${LP_COST_MODES_HF:-plain sampled exact}
 MP=${LP_COST_MODES_PLAIN:-plain shim sampled exact}
 # with the traces step, hf's round 1 starts with exact and sampled (the order then alternates)

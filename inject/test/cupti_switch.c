@@ -1,0 +1,119 @@
+/* cupti_switch.c: the sampled tracer's CUPTI switch against a stand-in libcupti
+ * (cupti_lib_fake.c, loaded through LLMPROF_CUPTI_LIB): the tracer's real cupti.c, sample.c and NVTX
+ * half, driven by NVTX calls as a program would make them (nvtx_host.h). With
+ * LLMPROF_TRACE_SAMPLE=every=4,first=1,pick=first the decode_step units under one decode_all are
+ * recorded, recorded, skipped x3, recorded, skipped. The program checks, inside each unit and
+ * between them, what the tracer left in "CUPTI":
+ *   cupti_switch FAKE_LIB TRACE_DIR keep     (the default) skipped units: still subscribed, every
+ *                                            activity kind and cuProfilerStop off, the launch
+ *                                            callbacks of APIs called so far off (none here: they
+ *                                            stay on)
+ *   cupti_switch FAKE_LIB TRACE_DIR detach   (LLMPROF_TRACE_SKIP_DETACH=1) skipped units: no
+ *                                            subscriber, no callback, no kind, CUPTI finalized once
+ *                                            per skipped unit
+ * and, in both, recorded units and the gaps between units with a subscription, every callback of
+ * start-up and every kind on (the work between units is recorded). Exit 0 when every check holds,
+ * 1 otherwise (each failure on stderr). */
+#include "inject.h"
+
+#include <dlfcn.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <nvtx3/nvToolsExt.h>
+
+#include "nvtx_host.h"
+
+LP_INJ_EXPORT int InitializeInjection(void);
+
+typedef nvtxDomainHandle_t (*domain_create_fn)(const char *);
+typedef int (*domain_push_fn)(nvtxDomainHandle_t, const nvtxEventAttributes_t *);
+typedef int (*domain_pop_fn)(nvtxDomainHandle_t);
+typedef void (*state_fn)(int *, int *, int *, int *, int *);  /* lp_fake_cupti_state */
+
+static domain_push_fn dpush;
+static domain_pop_fn dpop;
+static nvtxDomainHandle_t llm;
+static state_fn fake_state;
+static int failures;
+
+static void push(const char *name)
+{
+	nvtxEventAttributes_t a;
+	memset(&a, 0, sizeof(a));
+	a.version = NVTX_VERSION;
+	a.size = NVTX_EVENT_ATTRIB_STRUCT_SIZE;
+	a.messageType = NVTX_MESSAGE_TYPE_ASCII;
+	a.message.ascii = name;
+	dpush(llm, &a);
+}
+
+/* what "CUPTI" holds now against what `where` expects: subscribers, callbacks, activity kinds,
+ * detaches so far */
+static void expect(const char *where, int subscribers, int n_callbacks, int kinds, int finalized)
+{
+	int s, c, k, n, f;
+	fake_state(&s, &c, &k, &n, &f);
+	printf("%-20s subscribers %d callbacks %d kinds %d finalized %d (subscriptions so far %d)\n", where, s, c, k,
+		f, n);
+	if (s != subscribers || c != n_callbacks || k != kinds || f != finalized) {
+		fprintf(stderr, "cupti_switch: %s: subscribers %d callbacks %d kinds %d finalized %d, expected %d %d %d %d\n",
+			where, s, c, k, f, subscribers, n_callbacks, kinds, finalized);
+		failures++;
+	}
+}
+
+int main(int argc, char **argv)
+{
+	/* start-up enables the fake's two launch APIs (cuLaunchKernel, cuMemcpyHtoD_v2), cuProfilerStop
+	 * and three resource callbacks; kernel, memcpy, memset and overhead activity */
+	const int all_cb = 6, all_kinds = 4;
+	static const int recorded[] = { 1, 1, 0, 0, 0, 1, 0 };
+	int detach, skipped = 0, i;
+	void *h;
+	if (argc != 4 || (strcmp(argv[3], "keep") && strcmp(argv[3], "detach"))) {
+		fprintf(stderr, "usage: cupti_switch FAKE_LIBCUPTI TRACE_DIR keep|detach\n");
+		return 2;
+	}
+	detach = !strcmp(argv[3], "detach");
+	setenv("LLMPROF_CUPTI_LIB", argv[1], 1);
+	setenv("LLMPROF_TRACE_DIR", argv[2], 1);
+	setenv("LLMPROF_TRACE_SAMPLE", "every=4,first=1,pick=first", 1);
+	if (detach)
+		setenv("LLMPROF_TRACE_SKIP_DETACH", "1", 1);
+	else
+		unsetenv("LLMPROF_TRACE_SKIP_DETACH"); /* the default */
+	if (!InitializeInjection() || !nvtx_host_init()) {
+		fprintf(stderr, "cupti_switch: the tracer did not start\n");
+		return 1;
+	}
+	h = dlopen(argv[1], RTLD_NOW | RTLD_NOLOAD);
+	fake_state = h ? (state_fn)(uintptr_t)dlsym(h, "lp_fake_cupti_state") : NULL;
+	if (!fake_state || !lp_inj_cupti_active()) {
+		fprintf(stderr, "cupti_switch: the stand-in libcupti was not used (%s)\n", dlerror());
+		return 1;
+	}
+	llm = ((domain_create_fn)(uintptr_t)core2[NVTX_CBID_CORE2_DomainCreateA])("LLM");
+	dpush = (domain_push_fn)(uintptr_t)core2[NVTX_CBID_CORE2_DomainRangePushEx];
+	dpop = (domain_pop_fn)(uintptr_t)core2[NVTX_CBID_CORE2_DomainRangePop];
+	expect("start-up", 1, all_cb, all_kinds, 0);
+	push("decode_all");
+	for (i = 0; i < (int)(sizeof(recorded) / sizeof(recorded[0])); i++) {
+		char where[64];
+		push("decode_step");
+		skipped += !recorded[i];
+		snprintf(where, sizeof(where), "unit %d (%s)", i, recorded[i] ? "recorded" : "skipped");
+		if (recorded[i])
+			expect(where, 1, all_cb, all_kinds, detach ? skipped : 0);
+		else if (detach)
+			expect(where, 0, 0, 0, skipped);
+		else /* cuProfilerStop off; launch APIs never called (all, here) stay on */
+			expect(where, 1, all_cb - 1, 0, 0);
+		dpop(llm);
+		snprintf(where, sizeof(where), "after unit %d", i);
+		expect(where, 1, all_cb, all_kinds, detach ? skipped : 0); /* the work between units is recorded */
+	}
+	dpop(llm);
+	return failures ? 1 : 0;
+}
