@@ -593,6 +593,7 @@ int lp_inj_cupti_forked(void)
 	atomic_store(&inj_c.active, 0);
 	inj_c.done_head = inj_c.done_tail = NULL;
 	pthread_mutex_init(&inj_c.lock, NULL);
+	pthread_mutex_init(&inj_c.api_lock, NULL);
 	return 1;
 }
 
