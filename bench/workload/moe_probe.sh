@@ -7,9 +7,9 @@
 # build/bin/llmprof-llm-base, the binary before the change), build/tests/ (with build/lib/ for
 # libraries the device lacks, e.g. libcmocka.so.0), conf/, tests/e2e/ and bench/ (a tree carried
 # to the GPU machine):
-#   OUT=/tmp/out bash bench/workload/moe_probe.sh [tests] [time] [ncu] [bw]   (default: all)
+#   OUT=/tmp/out bash bench/workload/moe_probe.sh [tests] [time] [ncu] [detail] [bw]   (default: all but detail)
 # TIME="name:binary:model:batch:args:VAR=value ...;..." replaces the default timing list; NCU_MODELS
-# (a list), NCU_ARGS choose what ncu profiles.
+# (a list), NCU_ARGS choose what ncu profiles; NCU_DETAIL, the launches whose sections are printed.
 set -u
 cd "$(dirname "$0")/../.."
 OUT=${OUT:-/tmp/llmprof-moe-probe}
@@ -88,6 +88,29 @@ print("ncu: %d kernels, %.1f us, %.1f MB, %.0f GB/s (serialized, no launch overl
 PY
   note "ncu $M: $(tail -n 1 "$OUT/ncu_$M.md")"
  done
+fi
+
+# detail: ncu's sections of chosen launches, one ncu process per entry of
+# NCU_DETAIL="name:model:batch:kernel regex (demangled):launches skipped:count;..." (eager, PDL off,
+# one decode step; demangled names read k_moe_dec<(int)1, (int)2>): speed of light, memory, warp states, occupancy, and the SASS lines with their
+# stall samples (--page source), to see why a kernel is below the bandwidth its bytes allow
+DDEF="down:deepseek-ocr-lm:1:k_moe_dec<.int.1, .int.2>:2:1;up:deepseek-ocr-lm:1:k_moe_dec<.int.1, .int.1>:2:1"
+DDEF+=";route:deepseek-ocr-lm:1:k_moe_dec<.int.1, .int.0>:2:1;lmh_ds:deepseek-ocr-lm:1:k_dec_gemv<.int.1, .int.3>:0:1"
+if has detail && command -v ncu >/dev/null; then
+  IFS=';' read -r -a DETV <<<"${NCU_DETAIL:-$DDEF}"
+  for v in "${DETV[@]}"; do
+    IFS=':' read -r name model batch kre skip cnt <<<"$v"
+    rm -f /tmp/det_$name.ncu-rep
+    timeout 60 ncu --clock-control none --cache-control none --nvtx --nvtx-include "LLM@decode_all/" \
+      --kernel-name-base demangled -k "regex:$kre" --launch-skip "$skip" -c "$cnt" \
+      --section SpeedOfLight --section MemoryWorkloadAnalysis --section WarpStateStats --section SchedulerStats \
+      --section Occupancy --section LaunchStats --section SourceCounters -o /tmp/det_$name \
+      $B/llmprof-llm --model "$model" --batch "$batch" --prompt-len 512 --new-tokens 1 --device cuda \
+      --pdl off --cuda-graph off --warmup 0 --iters 1 ${NCU_ARGS:-} >"$OUT/det_$name.log" 2>&1
+    ncu -i /tmp/det_$name.ncu-rep --page details >"$OUT/det_$name.txt" 2>&1
+    ncu -i /tmp/det_$name.ncu-rep --page source --csv --print-source sass >"$OUT/det_${name}_sass.csv" 2>&1
+    note "detail $name ($model b$batch $kre): $(grep -E '^ +Duration|Memory Throughput' "$OUT/det_$name.txt" | tr -s ' ' | tr '\n' ';')"
+  done
 fi
 
 if has bw; then
