@@ -199,11 +199,15 @@ static __global__ void __launch_bounds__(DG_THREADS, 2) k_dec_gemv(const lp_llm_
 	int p = blockIdx.x * DG_WARPS + wid, g = 0, r0 = 0, r1 = 0, pos = 0;
 	/* the load cursor runs two groups ahead of the sums: (lp, lg), rows (l0, l1) */
 	int lp = p, lg = 0, l0 = 0, l1 = 0;
-	/* two buffers of a load group each, used in turn (A, B, A, ...): the sums of one wait for
-	 * its loads while the other's are in flight, and it is loaded again (the group after the
-	 * other's) as soon as its sums are done. A copy from the second buffer into the first
-	 * (what this kernel did before) waited for the second's loads before it could issue the
-	 * next ones, which left one group in flight instead of two (ncu: 38% of lm_head's stalls) */
+	/* Two buffers of a load group each, a (a0, a1) and b (b0, b1). At one token they are used
+	 * in turn (a, b, a, ...): the sums of one wait for its loads while the other's are in
+	 * flight, and it is loaded again (the group after the other's) as soon as its sums are
+	 * done. At 2-4 tokens b is copied into a after each group's sums and then loaded again: the
+	 * copy waits for b's loads before the next ones go out, which leaves one group in flight
+	 * instead of two (ncu, llama-3.2-1b lm_head at one token: 38% of the stall samples, at that
+	 * copy), but every form tried with the buffers in turn was slower there (NOTES v5:
+	 * deepseek-ocr-lm at 4 tokens 1.445 and 1.501 against 1.411 ms a step; these kernels spill
+	 * at 3-4 tokens, and a reload from local memory returns behind the loads in flight). */
 	uint4 a0[DG_U], a1[DG_U], b0[DG_U], b1[DG_U];
 	unsigned long long best[T];
 	float s0[T], s1[T];
@@ -246,43 +250,68 @@ static __global__ void __launch_bounds__(DG_THREADS, 2) k_dec_gemv(const lp_llm_
 	__syncthreads();
 
 #pragma unroll
-	for (int j = 0; j < T; j++) {
+	for (int j = 0; j < T; j++)
 		best[j] = 0ull;
-		s0[j] = s1[j] = 0.0f;
-	}
-	if (p < np)
-		pair_rows<MODE>(a, p, r0, r1);
-	/* the sums of group g of pair p from buffer (w0, w1), which then takes the load cursor's
-	 * group; at a pair's last group, its epilogue. False once the warp has no pair left. */
-	auto step = [&](uint4 (&w0)[DG_U], uint4 (&w1)[DG_U]) -> bool {
-		dot_group<T>(s0, s1, w0, w1, xs, k8, g, lane);
-		if (lp < np) {
-			load_group(w0, w1, a.w, l0, l1, lg, k8, lane);
-			cursor_next<MODE>(a, groups, stride, np, lp, lg, l0, l1);
-		}
-		if (++g < groups)
+	if (T == 1) {
+		/* the sums of group g of pair p from buffer (w0, w1), which then takes the load
+		 * cursor's group; at a pair's last group, its epilogue. False once the warp has no
+		 * pair left. */
+		auto step = [&](uint4 (&w0)[DG_U], uint4 (&w1)[DG_U]) -> bool {
+			dot_group<T>(s0, s1, w0, w1, xs, k8, g, lane);
+			if (lp < np) {
+				load_group(w0, w1, a.w, l0, l1, lg, k8, lane);
+				cursor_next<MODE>(a, groups, stride, np, lp, lg, l0, l1);
+			}
+			if (++g < groups)
+				return true;
+			s0[0] = warp_sum(s0[0]);
+			s1[0] = warp_sum(s1[0]);
+			if (lane == 0)
+				epilogue<T, MODE>(a, p, r0, r1, s0, s1, pos, in, best);
+			s0[0] = s1[0] = 0.0f;
+			g = 0;
+			p += stride;
+			if (p >= np)
+				return false;
+			pair_rows<MODE>(a, p, r0, r1);
+			if (lane == 0)
+				epilogue_load<T, MODE>(a, p, r0, r1, pos, in);
 			return true;
+		};
+		s0[0] = s1[0] = 0.0f;
+		if (p < np)
+			pair_rows<MODE>(a, p, r0, r1);
+		while (p < np && step(a0, a1) && step(b0, b1))
+			;
+	} else {
+		for (int first = 1; p < np; p += stride, first = 0) {
+			pair_rows<MODE>(a, p, r0, r1);
+			if (lane == 0 && !first)
+				epilogue_load<T, MODE>(a, p, r0, r1, pos, in);
 #pragma unroll
-		for (int j = 0; j < T; j++) {
-			s0[j] = warp_sum(s0[j]);
-			s1[j] = warp_sum(s1[j]);
+			for (int j = 0; j < T; j++)
+				s0[j] = s1[j] = 0.0f;
+			for (int gi = 0; gi < groups; gi++) {
+				dot_group<T>(s0, s1, a0, a1, xs, k8, gi, lane);
+#pragma unroll
+				for (int u = 0; u < DG_U; u++) {
+					a0[u] = b0[u];
+					a1[u] = b1[u];
+				}
+				if (lp < np) { /* two groups in flight while the next is summed */
+					load_group(b0, b1, a.w, l0, l1, lg, k8, lane);
+					cursor_next<MODE>(a, groups, stride, np, lp, lg, l0, l1);
+				}
+			}
+#pragma unroll
+			for (int j = 0; j < T; j++) {
+				s0[j] = warp_sum(s0[j]);
+				s1[j] = warp_sum(s1[j]);
+			}
+			if (lane == 0)
+				epilogue<T, MODE>(a, p, r0, r1, s0, s1, pos, in, best);
 		}
-		if (lane == 0)
-			epilogue<T, MODE>(a, p, r0, r1, s0, s1, pos, in, best);
-#pragma unroll
-		for (int j = 0; j < T; j++)
-			s0[j] = s1[j] = 0.0f;
-		g = 0;
-		p += stride;
-		if (p >= np)
-			return false;
-		pair_rows<MODE>(a, p, r0, r1);
-		if (lane == 0)
-			epilogue_load<T, MODE>(a, p, r0, r1, pos, in);
-		return true;
-	};
-	while (p < np && step(a0, a1) && step(b0, b1))
-		;
+	}
 
 	if (MODE != LP_LLM_DEC_ARGMAX)
 		return;
