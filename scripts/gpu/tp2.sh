@@ -9,9 +9,9 @@
 #   fixture  the same widths with 2 layers, 16 decode steps, 2 iterations (small traces: the CPU
 #            tests' fixture tests/fixtures/trace/h200x2_tp)
 #   deep     --mode deep on the fixture shape: ncu profiles rank 0 only (profiling.ncu.rank=0), a
-#            150 s ncu budget, the presets' defaults (NCCL_P2P_DISABLE=1 in the ncu phase, 60 s stall watch)
+#            120 s ncu budget, the presets' defaults (NCCL_P2P_DISABLE=1 in the ncu phase, 60 s stall watch)
 #   deepp2p  the same without nsys, with NCCL's P2P left on in the ncu phase
-#            (profiling.ncu.nccl_p2p_off=false) and a 30 s stall watch: does a replay stall?
+#            (profiling.ncu.nccl_p2p_off=false), a 60 s budget and a 20 s stall watch: does a replay stall?
 #   gloo     issue 17's single-GPU ncu rank gate: 2 gloo ranks on GPU 0 under --mode deep (gloo1:
 #            the same with profiling.ncu.rank=1)
 #   ncuprobe ncu by hand on rank 0 (LD_PRELOAD gate), NCCL kernels excluded by a kernel-name regex
@@ -142,9 +142,9 @@ for step in ${*:-light fixture}; do
   case $step in
     light)   KEEP_TRACE=0 run_llmprof light ${LIGHT_TIMEOUT:-200} light "$FULL" $NSYSON ;;
     fixture) run_llmprof fixture 120 light "$SMALL" $NSYSON ;;
-    deep)    run_llmprof deep 300 deep "$SMALL" $NSYSON profiling.ncu.rank=0 profiling.ncu.budget_s=150 ;;
-    deepp2p) run_llmprof deepp2p 200 deep "$SMALL" trace.sample=off profiling.ncu.rank=0 profiling.ncu.budget_s=100 \
-               profiling.ncu.nccl_p2p_off=false profiling.ncu.stall_s=30 ;;
+    deep)    run_llmprof deep 260 deep "$SMALL" $NSYSON profiling.ncu.rank=0 profiling.ncu.budget_s=120 ;;
+    deepp2p) run_llmprof deepp2p 150 deep "$SMALL" trace.sample=off profiling.ncu.rank=0 profiling.ncu.budget_s=60 \
+               profiling.ncu.nccl_p2p_off=false profiling.ncu.stall_s=20 ;;
     gloo|gloo1)
       nr=0; [ "$step" = gloo1 ] && nr=1
       d=$W/$step; mkdir -p "$d"; t0=$(date +%s)
