@@ -128,12 +128,7 @@ void lp_html_waterfall(const struct lp_analysis *a, struct lp_buf *b)
 		}
 		lp_buf_addf(b, "<p><b>%s</b> (per %s): latency %.4f ms, GPU busy %.4f ms. Floor: ", k ? "Decode step" : "Prefill",
 			w->unit, w->latency_ms, w->busy_ms);
-		if (!strncmp(w->floor_source, "floor n/a: ", 11)) {
-			lp_buf_adds(b, "n/a (");
-			lp_html_text(b, w->floor_source + 11);
-			lp_buf_adds(b, ")");
-		} else
-			lp_html_text(b, w->floor_source);
+		lp_fmt_floor(w, lp_xml_text, b);
 		if (w->floor_measured_ms > 0)
 			lp_buf_addf(b, "; at the measured copy bandwidth (%.0f GB/s) %.4f ms", a->measured_bw_gbs, w->floor_measured_ms);
 		lp_buf_adds(b, ".</p>\n");

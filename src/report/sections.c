@@ -60,6 +60,15 @@ int lp_fmt_peaks(const struct lp_analysis *a, lp_text_fn text, struct lp_buf *ou
 	return out->oom ? -1 : 0;
 }
 
+int lp_fmt_floor(const struct lp_waterfall *w, lp_text_fn text, struct lp_buf *out)
+{
+	if (strncmp(w->floor_source, "floor n/a: ", 11))
+		return text(out, w->floor_source);
+	lp_buf_adds(out, "n/a (");
+	text(out, w->floor_source + 11);
+	return lp_buf_adds(out, ")");
+}
+
 int lp_fmt_gaps(const struct lp_waterfall *w, lp_text_fn text, struct lp_buf *out)
 {
 	size_t i;
@@ -438,12 +447,7 @@ int lp_section_waterfall(const struct lp_analysis *a, struct lp_buf *out)
 		lp_buf_addf(out, "**%s** (per %s, mean over %.0f): latency %.4f ms, GPU busy %.4f ms, summed kernel time "
 				 "%.4f ms. Floor: ", k ? "Decode step" : "Prefill", w->unit, w->units, w->latency_ms, w->busy_ms,
 			w->kernel_ms);
-		if (!strncmp(w->floor_source, "floor n/a: ", 11)) {
-			lp_buf_adds(out, "n/a (");
-			lp_md_text(out, w->floor_source + 11);
-			lp_buf_adds(out, ")");
-		} else
-			lp_md_text(out, w->floor_source);
+		lp_fmt_floor(w, lp_md_text, out);
 		lp_buf_adds(out, ".");
 		if (w->floor_measured_ms > 0)
 			lp_buf_addf(out, " At the measured copy bandwidth (%.0f GB/s, llmprof-probe) the floor is %.4f ms.",

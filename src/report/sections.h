@@ -36,5 +36,7 @@ int lp_fmt_peaks(const struct lp_analysis *a, lp_text_fn text, struct lp_buf *ou
 /* The largest idle gaps of a waterfall: "<label> 0.0123 ms per step (4.0 times); ..." (nothing
  * when it has none). */
 int lp_fmt_gaps(const struct lp_waterfall *w, lp_text_fn text, struct lp_buf *out);
+/* The waterfall's floor source: "memory: ..." as is, "n/a (reason)" when the floor is unknown. */
+int lp_fmt_floor(const struct lp_waterfall *w, lp_text_fn text, struct lp_buf *out);
 
 #endif
