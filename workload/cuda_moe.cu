@@ -19,6 +19,8 @@
  * With programmatic dependent launch each kernel loads its first weights before it waits. */
 #include <float.h>
 #include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
 
 #include "cuda_common.cuh" /* first: core/err.h with C linkage */
 #include "cuda_api.h"
@@ -471,6 +473,201 @@ static __global__ void __launch_bounds__(MD_THREADS, PH == MD_DOWN && T <= 2 ? 5
 	md_route<T>(a);
 }
 
+/* DOWN at one token with its weights copied into shared memory by asynchronous copies (sm_90:
+ * bulk copies of the TMA unit, one per expert's row pair, completing on an mbarrier; before
+ * sm_90, or with BULK 0: 16-byte cp.async of every thread). The register version above waits on
+ * its loads in issue order: the activations, loaded after the wait, come back behind the weights
+ * loaded before it, and registers for more than two load groups a warp spill. Here the weights
+ * hold no registers and no place in a warp's load queue: all of a row pair's bytes are in flight
+ * at once, the activations arrive first, and the sums read shared memory. The sums are the
+ * register version's, in its order (warp w: load groups w, w + MD_WARPS, ...; lane's chunks as
+ * md_dot's), so both give the same bits. Shared memory: the pair's rows (shared experts' two
+ * rows, then each used expert's two), then the activations ([sh], [k][mi]). */
+static __device__ __forceinline__ unsigned smem_u32(const void *p)
+{
+	return (unsigned)__cvta_generic_to_shared(p);
+}
+
+/* dst[0..bytes) = src (16-byte aligned, bytes a multiple of 16): BULK, thread 0's one bulk copy
+ * counted on mbarrier bar; else the calling thread's share (part of nt threads) of 16-byte
+ * cp.async chunks */
+template <int BULK>
+static __device__ __forceinline__ void md_async_copy(void *dst, const void *src, unsigned bytes,
+	uint64_t *bar, int part, int nt)
+{
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
+	if (BULK) {
+		asm volatile("mbarrier.expect_tx.relaxed.cta.shared::cta.b64 [%0], %1;" ::"r"(smem_u32(bar)),
+			"r"(bytes) : "memory");
+		asm volatile("cp.async.bulk.shared::cluster.global.mbarrier::complete_tx::bytes [%0], [%1], %2, [%3];"
+			::"r"(smem_u32(dst)), "l"(src), "r"(bytes), "r"(smem_u32(bar)) : "memory");
+		return;
+	}
+#endif
+	(void)bar;
+	for (unsigned i = (unsigned)part; i < bytes / 16; i += (unsigned)nt)
+		asm volatile("cp.async.cg.shared.global [%0], [%1], 16;" ::"r"(smem_u32((uint4 *)dst + i)),
+			"l"((const uint4 *)src + i) : "memory");
+}
+
+template <int T, int BULK>
+static __global__ void __launch_bounds__(MD_THREADS) k_moe_down_async(const lp_llm_moe_dec a)
+{
+	extern __shared__ __align__(16) uint16_t dsm[]; /* [2 (sh + umax mi)] rows, [T][sh], [T k][mi] */
+	__shared__ int s_used[LP_LLM_MOE_DEC_MAX_ASSIGN];
+	__shared__ int s_slot[LP_LLM_MOE_DEC_MAX_ASSIGN * T];
+	__shared__ float s_wgt[LP_LLM_MOE_DEC_MAX_ASSIGN * T];
+	__shared__ float part[MD_WARPS][T][2];
+	__shared__ __align__(8) uint64_t bar;
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
+	constexpr int bulk = BULK;
+#else
+	constexpr int bulk = 0;
+#endif
+	const int lane = threadIdx.x & 31, wid = threadIdx.x >> 5, tid = threadIdx.x;
+	const int umax = T * a.k < a.e ? T * a.k : a.e, s8 = a.sh / 8, m8 = a.mi / 8;
+	uint4 *wsm = (uint4 *)dsm; /* 16-byte chunks: [2 s8] shared rows, then [2 m8] per used expert */
+	uint16_t *xs = dsm + 2 * ((size_t)a.sh + (size_t)umax * a.mi);
+	const uint4 *xr = (const uint4 *)(xs + (size_t)T * a.sh);
+	const bool copier = bulk ? tid == 0 : true;
+	unsigned phase = 0;
+	int p = blockIdx.x;
+	if (p >= a.h / 2)
+		return;
+
+	if (bulk && tid == 0) {
+		asm volatile("mbarrier.init.shared::cta.b64 [%0], 1;" ::"r"(smem_u32(&bar)) : "memory");
+		asm volatile("fence.mbarrier_init.release.cluster;" ::: "memory");
+		asm volatile("fence.proxy.async.shared::cta;" ::: "memory");
+	}
+	__syncthreads();
+	/* before the wait (see k_moe_dec): the shared experts' rows of the first pair need no
+	 * routing; the routing (final: ROUTE is complete) in one round trip, then the used experts'
+	 * rows; the residual of the pair */
+	if (copier && s8 > 0)
+		md_async_copy<bulk>(wsm, (const uint4 *)a.sh_down + (size_t)2 * p * s8, 32u * s8, &bar, tid, MD_THREADS);
+	const int n_used = __ldcg(a.n_used);
+	for (int i = tid; i < umax; i += MD_THREADS)
+		s_used[i] = __ldcg(a.used + i);
+	for (int i = tid; i < umax * T; i += MD_THREADS) {
+		s_slot[i] = __ldcg(a.slot + i);
+		s_wgt[i] = __ldcg(a.wgt + i);
+	}
+	float2 rv = make_float2(0.0f, 0.0f);
+	if (tid < T)
+		rv = *(const float2 *)(a.resid + (size_t)tid * a.h + 2 * p);
+	__syncthreads();
+	const int k8 = s8 + n_used * m8, groups = (k8 + 32 * MD_NCH - 1) / (32 * MD_NCH);
+	for (;;) {
+		if (copier) {
+			for (int u = 0; u < n_used; u++)
+				md_async_copy<bulk>(wsm + 2 * s8 + (size_t)u * 2 * m8,
+					(const uint4 *)a.down + ((size_t)s_used[u] * a.h + 2 * p) * m8, 32u * m8, &bar,
+					tid, MD_THREADS);
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
+			if (bulk)
+				asm volatile("mbarrier.arrive.shared::cta.b64 _, [%0];" ::"r"(smem_u32(&bar)) : "memory");
+#endif
+			if (!bulk)
+				asm volatile("cp.async.commit_group;" ::: "memory");
+		}
+		if (phase == 0) { /* the activations (UP's output): after the wait */
+			pdl_wait();
+			pdl_launch_next();
+			block_copy16x2<MD_THREADS>((uint4 *)xs, (const uint4 *)a.sh_act, T * a.sh / 8,
+				(const uint4 *)a.r_act, T * a.k * a.mi / 8);
+		}
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
+		if (bulk) {
+			unsigned ok = 0;
+			while (!ok)
+				asm volatile("{\n\t.reg .pred q;\n\t"
+					     "mbarrier.try_wait.parity.shared::cta.b64 q, [%1], %2;\n\t"
+					     "selp.u32 %0, 1, 0, q;\n\t}"
+					     : "=r"(ok) : "r"(smem_u32(&bar)), "r"(phase & 1u) : "memory");
+		}
+#endif
+		if (!bulk)
+			asm volatile("cp.async.wait_group 0;" ::: "memory");
+		__syncthreads();
+
+		float s0[T], s1[T];
+#pragma unroll
+		for (int j = 0; j < T; j++)
+			s0[j] = s1[j] = 0.0f;
+		for (int g = wid; g < groups; g += MD_WARPS) {
+#pragma unroll
+			for (int v = 0; v < MD_NCH; v++) {
+				int c = (g * MD_NCH + v) * 32 + lane;
+				if (c >= k8)
+					continue;
+				if (c < s8) {
+					uint4 w0 = wsm[c], w1 = wsm[s8 + c];
+#pragma unroll
+					for (int j = 0; j < T; j++) {
+						uint4 xv = ((const uint4 *)xs)[(size_t)j * s8 + c];
+						s0[j] += dot8(w0, xv);
+						s1[j] += dot8(w1, xv);
+					}
+				} else {
+					int cc = c - s8, u = cc / m8, off = cc - u * m8;
+					uint4 w0 = wsm[2 * s8 + u * 2 * m8 + off], w1 = wsm[2 * s8 + u * 2 * m8 + m8 + off];
+#pragma unroll
+					for (int j = 0; j < T; j++) {
+						int sl = s_slot[u * T + j];
+						if (sl >= 0) {
+							uint4 xv = xr[(size_t)sl * m8 + off];
+							float wt = s_wgt[u * T + j];
+							s0[j] = fmaf(wt, dot8(w0, xv), s0[j]);
+							s1[j] = fmaf(wt, dot8(w1, xv), s1[j]);
+						}
+					}
+				}
+			}
+		}
+#pragma unroll
+		for (int j = 0; j < T; j++) {
+			s0[j] = warp_sum(s0[j]);
+			s1[j] = warp_sum(s1[j]);
+		}
+		if (lane == 0)
+#pragma unroll
+			for (int j = 0; j < T; j++) {
+				part[wid][j][0] = s0[j];
+				part[wid][j][1] = s1[j];
+			}
+		__syncthreads(); /* also: every thread is done with this pair's rows */
+		const int pn = p + gridDim.x;
+		if (tid < T) {
+			const int j = tid;
+			float x0 = 0.0f, x1 = 0.0f;
+			for (int w = 0; w < MD_WARPS; w++) {
+				x0 += part[w][j][0];
+				x1 += part[w][j][1];
+			}
+			rv.x += bf_round(x0);
+			rv.y += bf_round(x1);
+			*(float2 *)(a.resid + (size_t)j * a.h + 2 * p) = rv;
+			if (pn < a.h / 2)
+				rv = *(const float2 *)(a.resid + (size_t)j * a.h + 2 * pn);
+		}
+		if (pn >= a.h / 2)
+			break;
+		/* the next pair (a grid smaller than the pairs): its rows into the same buffer */
+		p = pn;
+		phase++;
+		__syncthreads(); /* part[] read before the next pair's writes */
+		if (copier && s8 > 0) {
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
+			if (bulk)
+				asm volatile("fence.proxy.async.shared::cta;" ::: "memory");
+#endif
+			md_async_copy<bulk>(wsm, (const uint4 *)a.sh_down + (size_t)2 * p * s8, 32u * s8, &bar, tid,
+				MD_THREADS);
+		}
+	}
+}
+
 static int dev_sms(struct lp_err *err)
 {
 	static int sms;
@@ -511,6 +708,47 @@ static int moe_dec_launch(const lp_llm_moe_dec *a, cudaStream_t s, struct lp_err
 	return 0;
 }
 
+/* DOWN's variant at one token (k_moe_down_async): LP_LLM_MOE_DOWN=regs|cpasync|bulk (default
+ * bulk; cpasync is the path of builds before sm_90), read once: a diagnostic switch for timing the
+ * variants against each other in one binary. Returns 1 when launched, 0 when the shape does not
+ * fit it (the caller runs k_moe_dec), -1 on error. */
+template <int T>
+static int moe_down_async_launch(const lp_llm_moe_dec *a, cudaStream_t s, struct lp_err *err)
+{
+	static int mode = -1; /* 0 regs, 1 cpasync, 2 bulk */
+	static int occ[2];
+	static size_t occ_smem[2], smem_set[2] = { 48u << 10, 48u << 10 };
+	int umax = T * a->k < a->e ? T * a->k : a->e, sms = dev_sms(err), grid, b;
+	size_t smem = ((size_t)2 * (a->sh + (size_t)umax * a->mi) + (size_t)T * a->sh + (size_t)T * a->k * a->mi) * 2;
+	if (mode < 0) {
+		const char *v = getenv("LP_LLM_MOE_DOWN");
+		mode = v && !strcmp(v, "regs") ? 0 : v && !strcmp(v, "cpasync") ? 1 : 2;
+	}
+	if (T != 1 || mode == 0 || smem > MD_SMEM_MAX)
+		return 0;
+	if (sms <= 0)
+		return -1;
+	b = mode == 2;
+	void (*k)(const lp_llm_moe_dec) = b ? k_moe_down_async<T, 1> : k_moe_down_async<T, 0>;
+	if (smem > smem_set[b]) {
+		LP_CUDA_TRY(cudaFuncSetAttribute(k, cudaFuncAttributeMaxDynamicSharedMemorySize, (int)smem));
+		smem_set[b] = smem;
+	}
+	if (!occ[b] || occ_smem[b] != smem) {
+		LP_CUDA_TRY(cudaFuncSetAttribute(k, cudaFuncAttributePreferredSharedMemoryCarveout,
+			cudaSharedmemCarveoutMaxShared));
+		LP_CUDA_TRY(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&occ[b], k, MD_THREADS, smem));
+		occ_smem[b] = smem;
+		if (occ[b] < 1)
+			occ[b] = 1;
+	}
+	grid = a->h / 2;
+	if (grid > occ[b] * sms)
+		grid = occ[b] * sms;
+	LP_CUDA_TRY(lp_llm_launch_pdl(k, dim3((unsigned)grid), dim3(MD_THREADS), smem, s, a->pdl, *a));
+	return 1;
+}
+
 template <int T>
 static int moe_dec_t(const lp_llm_moe_dec *a, int phases, cudaStream_t s, struct lp_err *err)
 {
@@ -518,8 +756,11 @@ static int moe_dec_t(const lp_llm_moe_dec *a, int phases, cudaStream_t s, struct
 		return -1;
 	if ((phases & LP_LLM_MOE_DEC_UP) && moe_dec_launch<T, MD_UP>(a, s, err) < 0)
 		return -1;
-	if ((phases & LP_LLM_MOE_DEC_DOWN) && moe_dec_launch<T, MD_DOWN>(a, s, err) < 0)
-		return -1;
+	if (phases & LP_LLM_MOE_DEC_DOWN) {
+		int r = T == 1 ? moe_down_async_launch<1>(a, s, err) : 0;
+		if (r < 0 || (r == 0 && moe_dec_launch<T, MD_DOWN>(a, s, err) < 0))
+			return -1;
+	}
 	return 0;
 }
 

@@ -638,6 +638,10 @@ static void test_moe_dec(void **state)
 	moe_case(8, 512, 64, 8, 128, 256, 0, 1);     /* 64 assignments */
 	moe_case(5, 256, 8, 6, 64, 128, 0, 0);
 	moe_case(2, 5120, 66, 2, 64, 0, 0, 1);       /* 33 router row pairs, 4 load groups a row */
+	/* one token: DOWN's rows through shared memory (k_moe_down_async), without a shared expert,
+	 * and with more row pairs (2048) than the grid has blocks (a block takes several in turn) */
+	moe_case(1, 1000, 10, 3, 72, 0, 1, 1);
+	moe_case(1, 4096, 16, 4, 64, 128, 0, 1);
 }
 
 static void test_bad_shapes_are_errors(void **state)
