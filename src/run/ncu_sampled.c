@@ -291,22 +291,31 @@ static void tick(void *vctx, double elapsed_s)
 		t->s->tick(t->s->ctx, &t->pr);
 }
 
+/* Reads the running process's log: the launches done since the last read get `now` as their time
+ * (result_s). 0 when the log cannot be read. */
+static int watch_read(struct tick_ctx *t, double now, struct lp_ncu_log_progress *pg)
+{
+	struct lp_buf text = LP_BUF_INIT;
+	if (lp_fs_read_file(t->pr.log_path, &text, 16u << 20, NULL) < 0 || !text.data) {
+		lp_buf_release(&text);
+		return 0;
+	}
+	lp_ncu_log_progress(text.data, pg);
+	lp_buf_release(&text);
+	for (; t->done < pg->done; t->done++)
+		json_array_append_new(t->result_s, json_real((double)(long)((now - t->proc_t0) * 10) / 10));
+	return 1;
+}
+
 /* The running process's log, once a second: when each launch was done, and whether a replay has
  * stopped advancing (no progress mark for stall_s while a launch is open): then stop ncu. */
 static int watch(void *vctx)
 {
 	struct tick_ctx *t = vctx;
-	struct lp_buf text = LP_BUF_INIT;
 	struct lp_ncu_log_progress pg;
 	double now = mono_s();
-	if (lp_fs_read_file(t->pr.log_path, &text, 16u << 20, NULL) < 0 || !text.data) {
-		lp_buf_release(&text);
+	if (!watch_read(t, now, &pg))
 		return 0;
-	}
-	lp_ncu_log_progress(text.data, &pg);
-	lp_buf_release(&text);
-	for (; t->done < pg.done; t->done++)
-		json_array_append_new(t->result_s, json_real((double)(long)((now - t->proc_t0) * 10) / 10));
 	if (pg.marks != t->marks) {
 		t->marks = pg.marks;
 		t->last_change = now;
@@ -547,6 +556,11 @@ int lp_ncu_sampled_run(const struct lp_ncu_sampled *s, struct lp_ncu_sampled_out
 				for (i = 0; i < o->plan.procs[q].n_groups; i++)
 					o->plan.groups[o->plan.procs[q].groups[i]].status = LP_SAMPLE_NOT_RUN;
 			break;
+		}
+		{
+			/* the launches done in the process's last second */
+			struct lp_ncu_log_progress last;
+			watch_read(&tc, mono_s(), &last);
 		}
 		if (oc.stopped_by_limit && tc.stall[0])
 			snprintf(oc.limit_note, sizeof(oc.limit_note), "%s", tc.stall);

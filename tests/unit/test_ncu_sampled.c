@@ -230,6 +230,9 @@ static void test_run_and_cache(void **state)
 	assert_string_equal(json_string_value(json_object_get(g0, "status")), "planned");
 	assert_int_equal(json_integer_value(json_object_get(g0, "profiled")), 2);
 	assert_int_equal(json_integer_value(json_object_get(json_object_get(sj, "cache"), "stored")), 1);
+	/* the fake ncu's one launch, done (and the process over) before the first once-a-second read:
+	 * its time comes from the read after the process */
+	assert_int_equal(json_array_size(json_object_get(json_array_get(json_object_get(sj, "runs"), 0), "result_s")), 1);
 	/* the fake page is not what ncu would have profiled (its rows 0 and 3 are no planned launch):
 	 * those rows went through the name/grid/block/region fallback, and were dropped */
 	assert_int_equal(json_integer_value(json_object_get(sj, "results_attached_by_config")), 2);
