@@ -330,6 +330,15 @@ static int watch(void *vctx)
 
 /* ---- the phase ---- */
 
+/* The groups of processes [from, to) did not run. */
+static void mark_not_run(struct lp_sample_plan *plan, size_t from, size_t to)
+{
+	size_t q, i;
+	for (q = from; q < to; q++)
+		for (i = 0; i < plan->procs[q].n_groups; i++)
+			plan->groups[plan->procs[q].groups[i]].status = LP_SAMPLE_NOT_RUN;
+}
+
 static json_t *part_preset(const json_t *preset, const char *name, size_t i, const char *warmup_nvtx)
 {
 	json_t *p = json_deep_copy(preset);
@@ -484,9 +493,7 @@ int lp_ncu_sampled_run(const struct lp_ncu_sampled *s, struct lp_ncu_sampled_out
 			o->partial = 1;
 			snprintf(o->why, sizeof(o->why), "profiling.ncu.budget_s (%.0f s) spent after %zu of %zu ncu processes "
 				"(%.0f s)", opts.budget_s, p, o->plan.n_procs, elapsed);
-			for (q = p; q < o->plan.n_procs; q++)
-				for (i = 0; i < o->plan.procs[q].n_groups; i++)
-					o->plan.groups[o->plan.procs[q].groups[i]].status = LP_SAMPLE_NOT_RUN;
+			mark_not_run(&o->plan, p, o->plan.n_procs);
 			json_decref(pp);
 			break;
 		}
@@ -552,9 +559,7 @@ int lp_ncu_sampled_run(const struct lp_ncu_sampled *s, struct lp_ncu_sampled_out
 			}
 			o->partial = 1;
 			snprintf(o->why, sizeof(o->why), "ncu process %zu of %zu: %.400s", p + 1, o->plan.n_procs, perr.msg);
-			for (q = p; q < o->plan.n_procs; q++)
-				for (i = 0; i < o->plan.procs[q].n_groups; i++)
-					o->plan.groups[o->plan.procs[q].groups[i]].status = LP_SAMPLE_NOT_RUN;
+			mark_not_run(&o->plan, p, o->plan.n_procs);
 			break;
 		}
 		{
@@ -564,51 +569,38 @@ int lp_ncu_sampled_run(const struct lp_ncu_sampled *s, struct lp_ncu_sampled_out
 		}
 		if (oc.stopped_by_limit && tc.stall[0])
 			snprintf(oc.limit_note, sizeof(oc.limit_note), "%s", tc.stall);
-		if (oc.stopped_by_limit && oc.results == 0 && tc.stall[0]) {
-			/* stalled on its first launch: the processes after it may not stall (another launch, another
-			 * moment of the peers); the budget check above still ends the phase in time */
-			lp_buf_reset(&path);
-			lp_fs_join(&path, parts.data, "cmd.txt");
-			lp_buf_reset(&logs);
-			lp_fs_join(&logs, s->out_dir, "cmd.txt");
-			json_decref(pp);
-			json_array_append_new(runs, json_pack("{s:f, s:i, s:b, s:o, s:b, s:s, s:O}", "wall_s", mono_s() - t_start,
-				"results", 0, "profiled_nothing", 0, "launch_count", json_null(), "stopped_by_limit", 1, "stalled",
-				tc.stall, "result_s", tc.result_s));
-			if (!o->partial) {
-				o->partial = 1;
-				snprintf(o->why, sizeof(o->why), "ncu process %zu of %zu: %.400s", p + 1, o->plan.n_procs,
-					oc.limit_note);
-			}
-			for (i = 0; i < o->plan.procs[p].n_groups; i++)
-				o->plan.groups[o->plan.procs[p].groups[i]].status = LP_SAMPLE_NOT_RUN;
-			lp_ncu_outcome_release(&oc);
-			if (append_file(path.data, logs.data, err) < 0)
-				goto out;
-			continue;
-		}
 		if (oc.stopped_by_limit && oc.results == 0) {
-			/* the time limit came before ncu wrote a result: as a failed process */
+			/* the limit came before ncu wrote a result: as a failed process. Stalled on its first
+			 * launch, the processes after it may not stall (another launch, another moment of the
+			 * peers): they run, and the budget check above still ends the phase in time */
+			int stalled = tc.stall[0] != '\0';
 			lp_buf_reset(&path);
 			lp_fs_join(&path, parts.data, "cmd.txt");
 			lp_buf_reset(&logs);
 			lp_fs_join(&logs, s->out_dir, "cmd.txt");
 			json_decref(pp);
+			if (stalled)
+				json_array_append_new(runs, json_pack("{s:f, s:i, s:b, s:o, s:b, s:s, s:O}", "wall_s",
+					mono_s() - t_start, "results", 0, "profiled_nothing", 0, "launch_count", json_null(),
+					"stopped_by_limit", 1, "stalled", tc.stall, "result_s", tc.result_s));
 			if (append_file(path.data, logs.data, err) < 0) {
 				lp_ncu_outcome_release(&oc);
 				goto out;
 			}
-			if (!o->procs_run && !o->plan.n_cached) {
+			if (!stalled && !o->procs_run && !o->plan.n_cached) {
 				lp_err_set(err, LP_EPARTIAL, "%s before any launch was profiled", oc.limit_note);
 				lp_ncu_outcome_release(&oc);
 				goto out;
 			}
-			o->partial = 1;
-			snprintf(o->why, sizeof(o->why), "ncu process %zu of %zu: %.400s", p + 1, o->plan.n_procs, oc.limit_note);
+			if (!stalled || !o->partial) {
+				o->partial = 1;
+				snprintf(o->why, sizeof(o->why), "ncu process %zu of %zu: %.400s", p + 1, o->plan.n_procs,
+					oc.limit_note);
+			}
 			lp_ncu_outcome_release(&oc);
-			for (q = p; q < o->plan.n_procs; q++)
-				for (i = 0; i < o->plan.procs[q].n_groups; i++)
-					o->plan.groups[o->plan.procs[q].groups[i]].status = LP_SAMPLE_NOT_RUN;
+			mark_not_run(&o->plan, p, stalled ? p + 1 : o->plan.n_procs);
+			if (stalled)
+				continue;
 			break;
 		}
 		o->procs_run++;
@@ -640,29 +632,22 @@ int lp_ncu_sampled_run(const struct lp_ncu_sampled *s, struct lp_ncu_sampled_out
 				goto out;
 			}
 		}
-		if (oc.stopped_by_limit && tc.stall[0]) {
-			/* stalled: what it wrote is merged above; the next process runs if the budget allows */
-			if (!o->partial) {
+		if (oc.stopped_by_limit) {
+			/* what ncu wrote before the limit is merged above; after the time limit the processes
+			 * after it do not run, after a stall the next one runs if the budget allows */
+			int stalled = tc.stall[0] != '\0';
+			if (!stalled || !o->partial) {
 				o->partial = 1;
 				snprintf(o->why, sizeof(o->why), "ncu process %zu of %zu: %.300s: kept the %d results it had "
 					"written (%llu launches planned)", p + 1, o->plan.n_procs, oc.limit_note, oc.results,
 					(unsigned long long)o->plan.procs[p].predicted);
 			}
+			if (!stalled)
+				mark_not_run(&o->plan, p + 1, o->plan.n_procs);
 			json_decref(pp);
 			lp_ncu_outcome_release(&oc);
-			continue;
-		}
-		if (oc.stopped_by_limit) {
-			/* what ncu wrote before the limit is merged above; the processes after it do not run */
-			o->partial = 1;
-			snprintf(o->why, sizeof(o->why), "ncu process %zu of %zu: %.300s: kept the %d results it had written "
-				"(%llu launches planned)", p + 1, o->plan.n_procs, oc.limit_note, oc.results,
-				(unsigned long long)o->plan.procs[p].predicted);
-			for (q = p + 1; q < o->plan.n_procs; q++)
-				for (i = 0; i < o->plan.procs[q].n_groups; i++)
-					o->plan.groups[o->plan.procs[q].groups[i]].status = LP_SAMPLE_NOT_RUN;
-			json_decref(pp);
-			lp_ncu_outcome_release(&oc);
+			if (stalled)
+				continue;
 			break;
 		}
 		json_decref(pp);
