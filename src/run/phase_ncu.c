@@ -150,11 +150,17 @@ static void sample_tick(void *ctx, const struct lp_ncu_sampled_progress *pr)
  * undone when ncu restores that memory between the passes of a kernel replay, and a collective
  * then waits forever (seen on 2 H200: docs/ncu-sampling.md). NCCL_P2P_DISABLE=1 moves NCCL's
  * buffers to host memory for the ncu phase (profiling.ncu.nccl_p2p_off), unless the user's
- * environment says otherwise. Returns the new count; env has room for LP_PL_ENV_MAX. */
+ * environment says otherwise. 1 when the ncu phase sets it. */
+static int p2p_off(const struct lp_pl_state *st, const struct lp_ncu_rank *nr)
+{
+	return nr->multi && lp_pl_cfg_bool(st->run, "profiling.ncu.nccl_p2p_off") && !getenv("NCCL_P2P_DISABLE");
+}
+
+/* The tools' environment (n entries in env, room for LP_PL_ENV_MAX) with p2p_off's variable;
+ * returns the new count. */
 static size_t rank_env(const struct lp_pl_state *st, const struct lp_ncu_rank *nr, struct lp_proc_env *env, size_t n)
 {
-	if (nr->multi && n < LP_PL_ENV_MAX && lp_pl_cfg_bool(st->run, "profiling.ncu.nccl_p2p_off") &&
-	    !getenv("NCCL_P2P_DISABLE"))
+	if (n < LP_PL_ENV_MAX && p2p_off(st, nr))
 		env[n++] = (struct lp_proc_env){ "NCCL_P2P_DISABLE", "1" };
 	return n;
 }
@@ -437,7 +443,7 @@ out:
 		/* say whose kernels these are: the report's phase line and phases.json carry it */
 		struct lp_buf why = LP_BUF_INIT;
 		lp_buf_addf(&why, "ncu profiled rank %d only (of %zu ranks, profiling.ncu.rank%s)%s%s", nr.rank, nr.n_ranks,
-			rank_env(st, &nr, env, 0) ? "; NCCL_P2P_DISABLE=1 for the job, profiling.ncu.nccl_p2p_off" : "",
+			p2p_off(st, &nr) ? "; NCCL_P2P_DISABLE=1 for the job, profiling.ncu.nccl_p2p_off" : "",
 			st->ph[PH_NCU].reason[0] ? "; " : "", st->ph[PH_NCU].reason);
 		if (!why.oom)
 			snprintf(st->ph[PH_NCU].reason, sizeof(st->ph[PH_NCU].reason), "%s", why.data);
