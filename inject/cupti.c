@@ -77,7 +77,10 @@ struct lp_cupti_state inj_c = {
 	.once = PTHREAD_ONCE_INIT,
 	.lock = PTHREAD_MUTEX_INITIALIZER,
 	.api_lock = PTHREAD_MUTEX_INITIALIZER,
+	.drain_lock = PTHREAD_MUTEX_INITIALIZER,
 	.recording = 1,
+	.corr_base = 1,
+	.corr_min = 1,
 };
 
 const char *lp_cupti_result_string(CUptiResult r)
@@ -263,7 +266,12 @@ static void on_api(CUpti_CallbackDomain domain, CUpti_CallbackId cbid, const CUp
 		t->rt_correlation = cb->correlationId;
 	else if (inj_c.runtime_api && t->rt_correlation == cb->correlationId)
 		return; /* the driver call inside a runtime call already recorded */
-	r.correlation_id = cb->correlationId;
+	r.correlation_id = lp_cupti_corr(cb->correlationId);
+	{
+		uint32_t max = atomic_load_explicit(&inj_c.corr_max, memory_order_relaxed);
+		while (r.correlation_id > max && !atomic_compare_exchange_weak(&inj_c.corr_max, &max, r.correlation_id)) {
+		}
+	}
 	r.tid = t->tid;
 	r.range_id = lp_inj_current_range(t);
 	r.ts_ns = lp_inj_now_ns();
@@ -511,6 +519,8 @@ static void start_once(void)
 	inj_c.skip_all = !env_off("LLMPROF_TRACE_SKIP_ALL");
 	/* diagnostic (bench/tracer/README.md run 22): an unrecorded unit detaches CUPTI altogether */
 	inj_c.detach = inj_c.skip_all && env_on("LLMPROF_TRACE_SKIP_DETACH");
+	/* one log line per attach and detach, with their parts (bench/tracer/README.md run 23) */
+	inj_c.log_cycles = env_on("LLMPROF_TRACE_LOG_CYCLES");
 	/* CUPTI's own worker delivers full buffers every period; ours also asks for the completed
 	 * records of partial buffers (LLMPROF_TRACE_CUPTI_PERIODIC_FLUSH=0: not, then a SIGKILLed
 	 * process loses what CUPTI still holds) */
@@ -568,6 +578,11 @@ void lp_inj_cupti_finalize(void)
 		(unsigned long long)inj_c.flushes, (double)inj_c.flush_ns / 1e6, (double)inj_c.flush_max_ns / 1e6,
 		(unsigned long long)atomic_load(&inj_c.toggles), (double)atomic_load(&inj_c.toggle_ns) / 1e6,
 		(double)atomic_load(&inj_c.toggle_max_ns) / 1e3);
+	if (atomic_load(&inj_c.attaches) || atomic_load(&inj_c.detaches))
+		lp_inj_log("cupti: %llu detaches took %.3f ms in all, %.3f ms at most; %llu attaches %.3f ms in all, %.3f ms at most",
+			(unsigned long long)atomic_load(&inj_c.detaches), (double)atomic_load(&inj_c.detach_ns) / 1e6,
+			(double)atomic_load(&inj_c.detach_max_ns) / 1e6, (unsigned long long)atomic_load(&inj_c.attaches),
+			(double)atomic_load(&inj_c.attach_ns) / 1e6, (double)atomic_load(&inj_c.attach_max_ns) / 1e6);
 	pthread_mutex_lock(&inj_c.api_lock);
 	if (!inj_c.detached)
 		CUPTI_CALL(p_cuptiActivityFlushAll(CUPTI_ACTIVITY_FLAG_FLUSH_FORCED));
@@ -594,6 +609,7 @@ int lp_inj_cupti_forked(void)
 	inj_c.done_head = inj_c.done_tail = NULL;
 	pthread_mutex_init(&inj_c.lock, NULL);
 	pthread_mutex_init(&inj_c.api_lock, NULL);
+	pthread_mutex_init(&inj_c.drain_lock, NULL);
 	return 1;
 }
 
@@ -609,15 +625,24 @@ int lp_inj_cupti_active(void)
  * an attach (milliseconds). inj_c.api_lock keeps the flush thread's cuptiActivityFlushAll out. */
 static void detach(void)
 {
+	uint64_t t0 = lp_inj_now_ns(), t1 = t0, t2 = t0, t3 = t0;
 	pthread_mutex_lock(&inj_c.api_lock);
 	if (!inj_c.detached) {
 		CUPTI_CALL(p_cuptiActivityFlushAll(CUPTI_ACTIVITY_FLAG_FLUSH_FORCED));
+		t1 = lp_inj_now_ns();
+		/* this epoch's records now, while CUPTI still reads them with this epoch's numbers */
+		lp_inj_cupti_drain();
+		t2 = lp_inj_now_ns();
 		if (inj_c.subscribed && !CUPTI_CALL(p_cuptiUnsubscribe(inj_c.sub)))
 			inj_c.subscribed = 0;
 		if (!CUPTI_CALL(p_cuptiFinalize()))
 			inj_c.detached = 1;
+		t3 = lp_inj_now_ns();
 	}
 	pthread_mutex_unlock(&inj_c.api_lock);
+	if (t3 > t0 && inj_c.log_cycles)
+		lp_inj_log("cupti: detach: flush %.3f ms, records %.3f ms, finalize %.3f ms", (double)(t1 - t0) / 1e6,
+			(double)(t2 - t1) / 1e6, (double)(t3 - t2) / 1e6);
 }
 
 static void attach(void)
@@ -625,14 +650,20 @@ static void attach(void)
 	char holder[CUPTI_OLD_SUBSCRIBER_NAME_MIN_LEN + 64];
 	CUptiResult r;
 	unsigned i;
+	uint64_t t0 = lp_inj_now_ns(), t1 = t0, t2 = t0, t3 = t0;
 	pthread_mutex_lock(&inj_c.api_lock);
 	if (inj_c.detached) {
 		inj_c.detached = 0;
+		/* a new epoch of correlation ids, past every id written so far */
+		atomic_store(&inj_c.corr_base, atomic_load(&inj_c.corr_max) + 1);
+		atomic_store(&inj_c.corr_min, 0);
 		CUPTI_CALL(p_cuptiActivityRegisterCallbacks(lp_cupti_buffer_requested, lp_cupti_buffer_completed));
 		if (inj_c.clock_registered)
 			CUPTI_CALL(p_cuptiActivityRegisterTimestampCallback(trace_clock));
 		CUPTI_CALL(p_cuptiActivityFlushPeriod(lp_inj_flush_ms()));
+		t1 = lp_inj_now_ns();
 		r = subscribe(holder, sizeof(holder));
+		t2 = lp_inj_now_ns();
 		if (r == CUPTI_SUCCESS) {
 			inj_c.subscribed = 1;
 			enable_fixed_callbacks();
@@ -643,8 +674,12 @@ static void attach(void)
 			lp_inj_log("cupti: subscribing again failed (%s): kernels from here on carry no range",
 				lp_cupti_result_string(r));
 		}
+		t3 = lp_inj_now_ns();
 	}
 	pthread_mutex_unlock(&inj_c.api_lock);
+	if (t3 > t0 && inj_c.log_cycles)
+		lp_inj_log("cupti: attach (thread %u): init %.3f ms, subscribe %.3f ms, callbacks %.3f ms", lp_inj_tid(),
+			(double)(t1 - t0) / 1e6, (double)(t2 - t1) / 1e6, (double)(t3 - t2) / 1e6);
 }
 
 /* The activity kinds the switch turns on and off. */
@@ -709,6 +744,91 @@ void lp_inj_cupti_record(int on)
 	max = atomic_load(&inj_c.toggle_max_ns);
 	while (dt > max && !atomic_compare_exchange_weak(&inj_c.toggle_max_ns, &max, dt)) {
 	}
+}
+
+/* ---- bursts (sample.c; docs/tracer.md "Bursts") ----
+ * CUPTI detached (cuptiFinalize) over the long stretches between recorded bursts: the only state
+ * in which CUPTI leaves nothing on the launch path (bench/tracer/README.md run 22). The caller has
+ * waited for the GPU to finish the recorded work, so the forced flush before the finalize finds
+ * complete records. */
+
+static void add_time(_Atomic uint64_t *n, _Atomic uint64_t *ns, _Atomic uint64_t *max_ns, uint64_t dt)
+{
+	uint64_t max = atomic_load(max_ns);
+	atomic_fetch_add(n, 1);
+	atomic_fetch_add(ns, dt);
+	while (dt > max && !atomic_compare_exchange_weak(max_ns, &max, dt)) {
+	}
+}
+
+void lp_inj_cupti_detach(void)
+{
+	uint64_t t0;
+	if (!lp_inj_cupti_active() || inj_c.detached)
+		return;
+	t0 = lp_inj_now_ns();
+	atomic_store(&inj_c.recording, 0);
+	kinds(0);
+	detach();
+	add_time(&inj_c.detaches, &inj_c.detach_ns, &inj_c.detach_max_ns, lp_inj_now_ns() - t0);
+}
+
+static void attach_timed(void)
+{
+	uint64_t t0 = lp_inj_now_ns();
+	int was;
+	pthread_mutex_lock(&inj_c.api_lock);
+	was = inj_c.detached;
+	pthread_mutex_unlock(&inj_c.api_lock);
+	if (!was)
+		return;
+	attach();
+	add_time(&inj_c.attaches, &inj_c.attach_ns, &inj_c.attach_max_ns, lp_inj_now_ns() - t0);
+}
+
+void lp_inj_cupti_attach(void)
+{
+	if (!lp_inj_cupti_active())
+		return;
+	atomic_store(&inj_c.attach_ahead, 0);
+	attach_timed();
+	if (!atomic_load(&inj_c.recording)) {
+		uint64_t t0 = lp_inj_now_ns();
+		kinds(1);
+		atomic_store(&inj_c.recording, 1);
+		if (inj_c.log_cycles)
+			lp_inj_log("cupti: kinds on %.3f ms", (double)(lp_inj_now_ns() - t0) / 1e6);
+	}
+}
+
+void lp_inj_cupti_attach_ahead(void)
+{
+	if (!lp_inj_cupti_active() || !inj_c.detached || atomic_exchange(&inj_c.attach_ahead, 1))
+		return;
+	lp_inj_wake();
+}
+
+void lp_inj_cupti_service(void)
+{
+	if (atomic_load(&inj_c.attach_ahead) && lp_inj_cupti_active()) {
+		attach_timed();
+		atomic_store(&inj_c.attach_ahead, 0);
+	}
+}
+
+int lp_inj_cupti_attached(void)
+{
+	return lp_inj_cupti_active() && atomic_load(&inj_c.recording);
+}
+
+void lp_inj_cupti_cycle_cost(uint64_t out[6])
+{
+	out[0] = atomic_load(&inj_c.detaches);
+	out[1] = atomic_load(&inj_c.detach_ns);
+	out[2] = atomic_load(&inj_c.detach_max_ns);
+	out[3] = atomic_load(&inj_c.attaches);
+	out[4] = atomic_load(&inj_c.attach_ns);
+	out[5] = atomic_load(&inj_c.attach_max_ns);
 }
 
 void lp_inj_cupti_record_cost(uint64_t *n, uint64_t *total_ns, uint64_t *max_ns)

@@ -121,7 +121,7 @@ static void convert_record(const CUpti_Activity *rec)
 		r.device = k->deviceId;
 		r.context = k->contextId;
 		r.stream = k->streamId;
-		r.correlation_id = k->correlationId;
+		r.correlation_id = lp_cupti_corr(k->correlationId);
 		r.graph_id = k->graphId;
 		r.grid[0] = u32_of(k->gridX);
 		r.grid[1] = u32_of(k->gridY);
@@ -146,7 +146,7 @@ static void convert_record(const CUpti_Activity *rec)
 		r.device = m->deviceId;
 		r.context = m->contextId;
 		r.stream = m->streamId;
-		r.correlation_id = m->correlationId;
+		r.correlation_id = lp_cupti_corr(m->correlationId);
 		r.kind = copy_kind(m->copyKind);
 		r.cupti_kind = m->copyKind;
 		lp_inj_append(LP_TREC_COPY, &r, sizeof(r), NULL, 0);
@@ -163,7 +163,7 @@ static void convert_record(const CUpti_Activity *rec)
 		r.device = m->deviceId;
 		r.context = m->contextId;
 		r.stream = m->streamId;
-		r.correlation_id = m->correlationId;
+		r.correlation_id = lp_cupti_corr(m->correlationId);
 		r.kind = LP_TRACE_COPY_MEMSET;
 		r.memset_value = m->value;
 		lp_inj_append(LP_TREC_COPY, &r, sizeof(r), NULL, 0);
@@ -194,12 +194,16 @@ void lp_inj_cupti_drain(void)
 	struct cupti_buf *list, *b, *next;
 	if (atomic_load(&inj_c.forked))
 		return;
+	/* the flush thread, or a detach on the thread that detaches (its epoch's records) */
+	pthread_mutex_lock(&inj_c.drain_lock);
 	pthread_mutex_lock(&inj_c.lock);
 	list = inj_c.done_head;
 	inj_c.done_head = inj_c.done_tail = NULL;
 	pthread_mutex_unlock(&inj_c.lock);
-	if (!list)
+	if (!list) {
+		pthread_mutex_unlock(&inj_c.drain_lock);
 		return;
+	}
 	if (!inj_c.clock_registered) {
 		/* CUPTI keeps its own clock: state the offset so the reader can map GPU times */
 		struct lp_trace_clock_sync s;
@@ -226,4 +230,5 @@ void lp_inj_cupti_drain(void)
 		inj_c.free_list = b;
 	}
 	pthread_mutex_unlock(&inj_c.lock);
+	pthread_mutex_unlock(&inj_c.drain_lock);
 }

@@ -74,15 +74,40 @@ struct lp_cupti_state {
 	/* LLMPROF_TRACE_SKIP_DETACH=1 (diagnostic, bench/tracer/README.md run 22): unrecorded units
 	 * detach CUPTI (cuptiFinalize), their pop attaches it again; api_lock serializes the CUPTI calls
 	 * of a detach, an attach and the flush thread's flushes. Lock order: inj_w.write_lock (flush
-	 * thread) or sample.c's switch_lock (the switch), then api_lock, then `lock` (the buffer
-	 * callback inside a flush) */
+	 * thread) or sample.c's switch_lock (the switch), then api_lock, then drain_lock, then `lock`
+	 * (the buffer callback inside a flush) */
 	int detach, detached;
+	int log_cycles;                             /* LLMPROF_TRACE_LOG_CYCLES=1 */
 	pthread_mutex_t api_lock;
 	_Atomic uint64_t toggles, toggle_ns, toggle_max_ns;
+	/* bursts (sample.c): CUPTI detached between them; the attach may be asked of the flush thread
+	 * ahead of a burst (attach_ahead), which then leaves the kinds off until the burst begins */
+	_Atomic int attach_ahead;
+	/* correlation ids: CUPTI numbers them anew after a cuptiFinalize, so every attach starts an
+	 * epoch whose ids are moved past the last one written (lp_cupti_corr): raw id - corr_min +
+	 * corr_base, corr_min the epoch's first raw id (0: none seen yet); epoch 0 keeps CUPTI's ids.
+	 * A detach converts the epoch's records before its cuptiFinalize (drain_lock keeps the flush
+	 * thread's drain out), so no record is ever read with another epoch's numbers. */
+	_Atomic uint32_t corr_base, corr_min, corr_max;
+	pthread_mutex_t drain_lock;
+	_Atomic uint64_t detaches, detach_ns, detach_max_ns, attaches, attach_ns, attach_max_ns;
 	char status[256];                 /* the "ok (...)" status, without the hardware trace part */
 };
 
 extern struct lp_cupti_state inj_c;
+
+/* A raw CUPTI correlation id as written in the trace (see corr_base). */
+static inline uint32_t lp_cupti_corr(uint32_t raw)
+{
+	uint32_t min = atomic_load_explicit(&inj_c.corr_min, memory_order_acquire);
+	if (!min) {
+		uint32_t zero = 0;
+		atomic_compare_exchange_strong(&inj_c.corr_min, &zero, raw ? raw : 1);
+		min = atomic_load(&inj_c.corr_min);
+	}
+	return raw >= min ? raw - min + atomic_load_explicit(&inj_c.corr_base, memory_order_relaxed)
+			  : atomic_load_explicit(&inj_c.corr_base, memory_order_relaxed);
+}
 
 /* Logs a failed call; returns 1 when it failed. */
 int lp_cupti_failed(CUptiResult r, const char *call);

@@ -162,6 +162,8 @@ int lp_inj_gpu_times(void *start, void *end, int wait, uint64_t *start_ns, uint6
 	uint64_t *elapsed_ns);
 /* Returns a mark's event to the pool. */
 void lp_inj_gpu_release(void *ev);
+/* Waits until the GPU reached mark `ev` (cuEventSynchronize); no-op for NULL. */
+void lp_inj_gpu_wait(void *ev);
 
 /* ---- cupti.c (or cupti_none.c) ---- */
 
@@ -184,5 +186,19 @@ int lp_inj_cupti_active(void);
 void lp_inj_cupti_record(int on);
 /* What lp_inj_cupti_record cost: switches, ns in all, ns at most. */
 void lp_inj_cupti_record_cost(uint64_t *n, uint64_t *total_ns, uint64_t *max_ns);
+/* Bursts (sample.c): CUPTI's kinds off, a forced flush and cuptiFinalize (the caller waited for
+ * the GPU's recorded work); no-op when detached already. */
+void lp_inj_cupti_detach(void);
+/* Attached again with the kinds on (recording); what an attach ahead did not do yet, now. */
+void lp_inj_cupti_attach(void);
+/* Asks the flush thread to attach (subscription and callbacks, the kinds still off) ahead of a
+ * burst; returns at once. */
+void lp_inj_cupti_attach_ahead(void);
+/* Flush thread: an attach asked for ahead. */
+void lp_inj_cupti_service(void);
+/* 1 when CUPTI is attached and recording. */
+int lp_inj_cupti_attached(void);
+/* Detaches, ns in all, ns at most; attaches, ns in all, ns at most. */
+void lp_inj_cupti_cycle_cost(uint64_t out[6]);
 
 #endif

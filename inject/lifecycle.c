@@ -183,6 +183,7 @@ static void flush_round(int include_cur, int force_cupti)
 	uint64_t cdrop, odrop;
 
 	pthread_mutex_lock(&inj_w.write_lock);
+	lp_inj_cupti_service(); /* bursts: an attach asked for ahead (sample.c) */
 	lp_inj_stage_drain(0);
 	if (force_cupti)
 		lp_inj_cupti_flush(1);

@@ -16,7 +16,17 @@
  * (sampled), `auto` (the default: sampled when the launches inside the first recorded units run
  * faster than `rate` per second, exact otherwise), with
  * `unit=NAME`, `rate=R`, `seed=S` and `pick=random|first` as options (defaults every=8, first=2,
- * rate=20000, unit=decode_step, seed=0, pick=random). The default seed is fixed on purpose: every
+ * rate=20000, unit=decode_step, seed=0, pick=random).
+ * `burst=B` (B dividing N; N defaults to 64 then, B = 0: no bursts) records one cluster of B consecutive units
+ * per block instead of one unit, and detaches CUPTI (cuptiFinalize) between bursts, the only state
+ * in which CUPTI leaves nothing on the launch path (bench/tracer/README.md runs 22 and 23): it
+ * detaches at the pop of a burst's last unit, once the GPU reached that pop, and attaches again at
+ * the pop of the unit before the next burst (`lead=L`: the flush thread subscribes L units ahead,
+ * the kinds go on at that pop), or at the push of any other stage range (prefill: always
+ * recorded). The work between two units is therefore recorded exactly when the unit after it is.
+ * lead defaults to 2 with bursts. Bursts are asked for (`burst=4`, `auto,burst=4`): plain `auto`
+ * and every=N keep one unit per block with CUPTI attached and switched per unit, as does burst=0
+ * (bench/tracer/README.md run 23 says why bursts are not the default yet: the prefill's attach). The default seed is fixed on purpose: every
  * process of a job (tensor-parallel ranks) records the same steps, so their collectives stay
  * aligned (docs/ranks.md), and two runs of a program are sampled alike.
  * The SAMPLING record says which mode ran and why.
@@ -42,7 +52,9 @@
 #define MARK_STAGE 1u                    /* a stage range */
 #define MARK_SKIPPED 2u                  /* an unrecorded unit: CUPTI back on at its pop */
 #define MARK_MEASURED 4u                 /* a recorded unit whose launch rate auto mode uses */
-#define MARK_SLOT_SHIFT 3                /* pending slot + 1 above these bits (0: none) */
+#define MARK_UNIT_REC 8u                /* bursts: a recorded unit */
+#define MARK_BURST_SKIP 16u              /* bursts: an unrecorded unit (CUPTI detached) */
+#define MARK_SLOT_SHIFT 5                /* pending slot + 1 above these bits (0: none) */
 
 enum { MODE_EXACT = LP_TRACE_SAMPLE_EXACT, MODE_SAMPLED = LP_TRACE_SAMPLE_SAMPLED, MODE_PENDING = 3 };
 
@@ -65,6 +77,8 @@ static struct {
 	_Atomic int mode;                    /* MODE_* */
 	uint32_t why;
 	uint32_t every, first, auto_rate;
+	uint32_t burst;                      /* bursts of `burst` units, CUPTI detached between (0: not) */
+	uint32_t lead;                       /* bursts: the flush thread attaches `lead` units ahead */
 	uint32_t pick;                       /* LP_TRACE_SAMPLE_PICK_* */
 	uint64_t seed;
 	_Atomic uint64_t launch_rate;
@@ -125,20 +139,30 @@ static uint64_t mix(uint64_t x)
 	return x ^ (x >> 31);
 }
 
-/* 1 when the unit at `index` (>= first) under the thread's current parent is recorded. */
+/* 1 when the unit at `index` (>= first) under the thread's current parent is recorded: one unit
+ * per block, or with bursts one cluster of `burst` consecutive units, the block cut into
+ * every / burst clusters (trace_format.h: every unit is recorded with the same probability). */
 static int on_schedule(const struct lp_inj_thread *t, uint32_t index)
 {
-	uint32_t b = (index - S.first) / S.every, pos = (index - S.first) % S.every;
-	if (S.pick == LP_TRACE_SAMPLE_PICK_FIRST)
-		return pos == 0;
-	return pos == mix(mix(mix(S.seed) ^ t->unit_parents) ^ b) % S.every;
+	uint32_t b = (index - S.first) / S.every, pos = (index - S.first) % S.every, k = S.burst ? S.burst : 1;
+	uint32_t start = 0;
+	if (S.pick != LP_TRACE_SAMPLE_PICK_FIRST)
+		start = k * (uint32_t)(mix(mix(mix(S.seed) ^ t->unit_parents) ^ b) % (S.every / k));
+	return pos >= start && pos < start + k;
+}
+
+/* Bursts: 1 when the unit at `index` under the thread's current parent will be recorded. */
+static int will_record(const struct lp_inj_thread *t, uint32_t index)
+{
+	return index < S.first || atomic_load_explicit(&S.mode, memory_order_relaxed) != MODE_SAMPLED ||
+		on_schedule(t, index);
 }
 
 /* "auto", "off", "every=8,first=2", "auto,rate=20000,unit=decode_step": 0, or -1 (logged). */
 static int parse_sample(const char *spec, char *unit, size_t unit_cap)
 {
 	const char *p = spec;
-	int have_auto = 0, have_every = 0;
+	int have_auto = 0, have_every = 0, have_burst = 0, have_lead = 0;
 	while (*p) {
 		const char *end = strchr(p, ',');
 		size_t n = end ? (size_t)(end - p) : strlen(p);
@@ -156,6 +180,14 @@ static int parse_sample(const char *spec, char *unit, size_t unit_cap)
 			if (parse_uint(v, vn, 1, 1000000, &S.every) < 0)
 				return -1;
 			have_every = 1;
+		} else if (eq && k == 5 && !memcmp(p, "burst", 5)) {
+			if (parse_uint(v, vn, 0, 1000000, &S.burst) < 0)
+				return -1;
+			have_burst = 1;
+		} else if (eq && k == 4 && !memcmp(p, "lead", 4)) {
+			if (parse_uint(v, vn, 0, 64, &S.lead) < 0)
+				return -1;
+			have_lead = 1;
 		} else if (eq && k == 5 && !memcmp(p, "first", 5)) {
 			if (parse_uint(v, vn, 0, 1000000, &S.first) < 0)
 				return -1;
@@ -184,7 +216,16 @@ static int parse_sample(const char *spec, char *unit, size_t unit_cap)
 		if (*p == ',')
 			p++;
 	}
-	if (have_every && !have_auto) {
+	/* bursts when burst=B > 0 is given (blocks of 64 without every=); otherwise, plain auto (the
+	 * default) included, one unit per block with CUPTI attached (run 23: the attach at a prefill
+	 * push adds ~15 ms to its time to first token, docs/tracer.md "Bursts") */
+	if (!have_every && S.burst)
+		S.every = 64;
+	if (S.burst && S.every % S.burst)
+		return -1; /* the clusters cut the block */
+	if (S.burst && !have_lead)
+		S.lead = 2;
+	if ((have_every || have_burst) && !have_auto) {
 		S.mode = MODE_SAMPLED;
 		S.why = LP_TRACE_SAMPLE_WHY_FORCED;
 	} else {
@@ -220,9 +261,21 @@ static void write_sampling(void)
 	r.auto_rate = S.auto_rate;
 	r.launch_rate = atomic_load(&S.launch_rate);
 	lp_inj_cupti_record_cost(&r.toggles, &r.toggle_ns, &r.toggle_max_ns);
+	{
+		/* bursts: the switches are detaches and attaches */
+		uint64_t c[6];
+		lp_inj_cupti_cycle_cost(c);
+		r.toggles += c[0] + c[3];
+		r.toggle_ns += c[1] + c[4];
+		if (c[2] > r.toggle_max_ns)
+			r.toggle_max_ns = c[2];
+		if (c[5] > r.toggle_max_ns)
+			r.toggle_max_ns = c[5];
+	}
 	r.units = atomic_load(&S.units);
 	r.units_recorded = atomic_load(&S.units_recorded);
 	r.pick = S.pick;
+	r.burst = S.burst;
 	r.seed = S.seed;
 	lp_inj_append(LP_TREC_SAMPLING, &r, sizeof(r), NULL, 0);
 }
@@ -241,7 +294,7 @@ static void init_once(void)
 	S.pick = LP_TRACE_SAMPLE_PICK_RANDOM;
 	/* the default is auto: sampled above the launch rate, exact below (the reports scale sampled tables) */
 	if (parse_sample(spec && *spec ? spec : "auto", unit, sizeof(unit)) < 0) {
-		lp_inj_log("LLMPROF_TRACE_SAMPLE='%s' is not off, auto or every=N[,first=K][,rate=R][,unit=NAME]: "
+		lp_inj_log("LLMPROF_TRACE_SAMPLE='%s' is not off, auto or every=N[,first=K][,burst=B][,rate=R][,unit=NAME]: "
 			"tracing every launch", spec);
 		S.mode = MODE_EXACT;
 		S.why = LP_TRACE_SAMPLE_WHY_OFF;
@@ -266,9 +319,10 @@ static void init_once(void)
 		S.free_slots[S.free_top++] = i - 1;
 	S.start_ns = lp_inj_now_ns();
 	atomic_store_explicit(&S.ready, S.unit_sid != 0, memory_order_release);
-	lp_inj_log("stages: sampling %s (unit %s, 1 in each block of %u after the first %u, %s, seed %llu, "
+	lp_inj_log("stages: sampling %s (unit %s, %u in each block of %u after the first %u%s, %s, seed %llu, "
 		"auto above %u launches/s), GPU times %s",
-		S.mode == MODE_EXACT ? "off" : S.mode == MODE_SAMPLED ? "on" : "auto", unit, S.every, S.first,
+		S.mode == MODE_EXACT ? "off" : S.mode == MODE_SAMPLED ? "on" : "auto", unit, S.burst ? S.burst : 1,
+		S.every, S.first, S.burst ? ", CUPTI detached between bursts" : "",
 		S.pick == LP_TRACE_SAMPLE_PICK_FIRST ? "the block's first" : "at a random position",
 		(unsigned long long)S.seed, S.auto_rate, S.events ? "on" : "off");
 	write_sampling();
@@ -328,6 +382,20 @@ static int decide(const struct lp_inj_thread *t, uint64_t now)
 	return expect;
 }
 
+/* Bursts: CUPTI attached (on) or detached; `ev` (a mark, or NULL) is waited for before a detach,
+ * so the recorded work before it is complete when CUPTI flushes. Serialized with switch_lock. */
+static void burst_switch(int on, void *ev)
+{
+	pthread_mutex_lock(&S.switch_lock);
+	if (on) {
+		lp_inj_cupti_attach();
+	} else {
+		lp_inj_gpu_wait(ev);
+		lp_inj_cupti_detach();
+	}
+	pthread_mutex_unlock(&S.switch_lock);
+}
+
 /* ---- push and pop ---- */
 
 static struct lp_trace_stage stage_record(uint64_t id, uint32_t tid, uint32_t index, uint32_t name_sid,
@@ -350,7 +418,7 @@ uint32_t lp_inj_stage_push(struct lp_inj_thread *t, uint32_t name_sid, uint64_t 
 	uint8_t sample = LP_TRACE_STAGE_NOT_UNIT;
 	unsigned i;
 	void *ev = NULL;
-	int gpu = LP_TRACE_STAGE_GPU_NONE;
+	int gpu = LP_TRACE_STAGE_GPU_NONE, burst = 0;
 
 	if (!name_sid || !atomic_load_explicit(&S.ready, memory_order_acquire))
 		return 0;
@@ -384,12 +452,25 @@ uint32_t lp_inj_stage_push(struct lp_inj_thread *t, uint32_t name_sid, uint64_t 
 			}
 		} else {
 			sample = LP_TRACE_STAGE_SKIPPED;
-			mark |= MARK_SKIPPED;
+			mark |= S.burst ? MARK_BURST_SKIP : MARK_SKIPPED;
 			t->unit_skipping = 1;
 		}
+		if (S.burst && mode == MODE_SAMPLED) {
+			if (record)
+				mark |= MARK_UNIT_REC;
+			burst = record ? 1 : -1;
+		}
+	} else if (S.burst && !t->unit_skipping && atomic_load_explicit(&S.mode, memory_order_relaxed) == MODE_SAMPLED) {
+		burst = 1; /* a stage that is no unit (prefill): always recorded */
 	}
+	/* bursts: normally the pop before switched; these are the cases it could not foresee (a new
+	 * parent, auto's decision). An attach before the GPU mark: not in the stage's latency. */
+	if (burst > 0 && !lp_inj_cupti_attached())
+		burst_switch(1, NULL);
 	if (S.events && lp_inj_cupti_active())
 		gpu = lp_inj_gpu_mark(&ev);
+	if (burst < 0 && lp_inj_cupti_attached())
+		burst_switch(0, ev);
 	if (mark & MARK_SKIPPED)
 		skip_begin();
 	if (!ev) {
@@ -424,12 +505,40 @@ uint32_t lp_inj_stage_push(struct lp_inj_thread *t, uint32_t name_sid, uint64_t 
 	return mark;
 }
 
+/* Bursts, at the pop of a unit (the next unit under the same parent gets t->unit_index): after the
+ * last unit of a burst CUPTI detaches (once the GPU reached `ev`, the pop's mark); before the
+ * first one it attaches (here, between the two units: the next unit's latency does not hold it),
+ * or with `lead` the flush thread attaches that many units ahead and here the kinds go on. */
+static void burst_pop(struct lp_inj_thread *t, uint32_t mark, void *ev)
+{
+	int next = will_record(t, t->unit_index);
+	uint32_t j;
+	if ((mark & MARK_UNIT_REC) && !next) {
+		burst_switch(0, ev);
+	} else if (!(mark & MARK_UNIT_REC) && next) {
+		burst_switch(1, NULL);
+	} else if (!next && S.lead) {
+		for (j = 1; j <= S.lead; j++) {
+			if (will_record(t, t->unit_index + j)) {
+				lp_inj_cupti_attach_ahead();
+				break;
+			}
+		}
+	}
+}
+
 void lp_inj_stage_pop(struct lp_inj_thread *t, uint32_t mark, uint64_t id)
 {
 	uint32_t slot = mark >> MARK_SLOT_SHIFT;
 	if (mark & MARK_SKIPPED) {
 		t->unit_skipping = 0;
 		skip_end();
+	}
+	if (mark & MARK_BURST_SKIP)
+		t->unit_skipping = 0;
+	if ((mark & (MARK_UNIT_REC | MARK_BURST_SKIP)) && !slot) {
+		burst_pop(t, mark, NULL);
+		return;
 	}
 	if (mark & MARK_MEASURED) {
 		uint64_t dt = lp_inj_now_ns() - t->unit_t0, n = t->launches - t->unit_l0;
@@ -440,6 +549,8 @@ void lp_inj_stage_pop(struct lp_inj_thread *t, uint32_t mark, uint64_t id)
 	if (slot) {
 		void *ev = NULL;
 		int gpu = lp_inj_gpu_mark(&ev), busy;
+		if (mark & (MARK_UNIT_REC | MARK_BURST_SKIP))
+			burst_pop(t, mark, ev);
 		pthread_mutex_lock(&S.lock);
 		if (S.p[slot - 1].state == 1 && S.p[slot - 1].range_id == id) {
 			S.p[slot - 1].ev[1] = ev;

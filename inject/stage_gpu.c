@@ -165,6 +165,17 @@ void lp_inj_gpu_release(void *p)
 	pthread_mutex_unlock(&G.lock);
 }
 
+void lp_inj_gpu_wait(void *p)
+{
+	struct mark *m = p;
+	CUresult r;
+	if (!m || !G.ok)
+		return;
+	r = G.ev_sync(m->ev);
+	if (r != CUDA_SUCCESS)
+		log_once("cuEventSynchronize", r);
+}
+
 /* The anchor of `ctx`, made or refreshed when older than ANCHOR_NS. Flush thread. */
 static struct anchor *anchor_of(CUcontext ctx)
 {

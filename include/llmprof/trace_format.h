@@ -303,7 +303,8 @@ struct lp_trace_sampling {          /* the mode and why; the last one in a file 
 	uint64_t units;                 /* unit instances seen ... */
 	uint64_t units_recorded;        /* ... and recorded */
 	uint32_t pick;                  /* enum lp_trace_sample_pick (0 in records of older tracers) */
-	uint32_t reserved;
+	uint32_t burst;                 /* > 0: `burst` consecutive units per block, CUPTI detached
+	                                 * between bursts (docs/tracer.md "Bursts"); 0: one unit */
 	uint64_t seed;                  /* LP_TRACE_SAMPLE_PICK_RANDOM: the seed of the positions */
 };
 
@@ -317,7 +318,10 @@ struct lp_trace_sampling {          /* the mode and why; the last one in a file 
  * the three values: h = mix(seed); h = mix(h ^ ordinal); h = mix(h ^ b), with
  * mix(x) = x + 0x9e3779b97f4a7c15, then x ^= x >> 30, x *= 0xbf58476d1ce4e5b9, x ^= x >> 27,
  * x *= 0x94d049bb133111eb, x ^= x >> 31. A seed gives the same sample again (threads with the
- * same parent ordinals get the same positions). The STAGE records say which units were recorded;
+ * same parent ordinals get the same positions). Bursts (lp_trace_sampling.burst = B > 0, B dividing
+ * every): the block is cut into every / B clusters of B consecutive units and one cluster is
+ * recorded, from position B x c: PICK_FIRST c = 0, PICK_RANDOM c = h % (every / B) with h as above
+ * (B = 1 is the one-unit schedule). The STAGE records say which units were recorded;
  * the formula lets a reader replay the schedule (inject/sample.c and src/analyze/sampling.c). */
 enum lp_trace_sample_pick {
 	LP_TRACE_SAMPLE_PICK_FIRST = 0,

@@ -102,3 +102,48 @@ void lp_inj_gpu_release(void *ev)
 {
 	free(ev);
 }
+
+/* bursts: detached is "not recording", as CUPTI records nothing while detached */
+static uint64_t detaches, attaches;
+
+void lp_inj_gpu_wait(void *ev)
+{
+	(void)ev;
+}
+
+void lp_inj_cupti_detach(void)
+{
+	if (recording)
+		detaches++;
+	recording = 0;
+}
+
+void lp_inj_cupti_attach(void)
+{
+	if (!recording)
+		attaches++;
+	recording = 1;
+}
+
+void lp_inj_cupti_attach_ahead(void)
+{
+}
+
+void lp_inj_cupti_service(void)
+{
+}
+
+int lp_inj_cupti_attached(void)
+{
+	return recording;
+}
+
+void lp_inj_cupti_cycle_cost(uint64_t out[6])
+{
+	out[0] = detaches;
+	out[1] = detaches * 1000;
+	out[2] = detaches ? 1000 : 0;
+	out[3] = attaches;
+	out[4] = attaches * 1000;
+	out[5] = attaches ? 1000 : 0;
+}

@@ -12,14 +12,23 @@
  *                                            subscriber, no callback, no kind, CUPTI finalized once
  *                                            per skipped unit
  * and, in both, recorded units and the gaps between units with a subscription, every callback of
- * start-up and every kind on (the work between units is recorded). Exit 0 when every check holds,
- * 1 otherwise (each failure on stderr). */
+ * start-up and every kind on (the work between units is recorded);
+ *   cupti_switch FAKE_LIB TRACE_DIR burst    (every=4,burst=2,first=1,pick=first,lead=0: recorded x3,
+ *                                            skipped x2, recorded x2, skipped) CUPTI detached from
+ *                                            the pop of a burst's last unit to the pop of the unit
+ *                                            before the next burst, and attached again at the push
+ *                                            of a stage that is no unit (prefill)
+ *   cupti_switch FAKE_LIB TRACE_DIR lead     (the same with lead=1) the flush thread subscribes one
+ *                                            unit ahead of a burst, the kinds stay off until the
+ *                                            pop before it (or the push of a prefill).
+ * Exit 0 when every check holds, 1 otherwise (each failure on stderr). */
 #include "inject.h"
 
 #include <dlfcn.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #include <nvtx3/nvToolsExt.h>
 
@@ -64,6 +73,60 @@ static void expect(const char *where, int subscribers, int n_callbacks, int kind
 	}
 }
 
+/* waits up to 5 s for the flush thread's attach ahead (a subscriber) */
+static void wait_subscribed(void)
+{
+	struct timespec ts = { 0, 1000000 };
+	int s, c, k, n, f, i;
+	for (i = 0; i < 5000; i++) {
+		fake_state(&s, &c, &k, &n, &f);
+		if (s)
+			return;
+		nanosleep(&ts, NULL);
+	}
+}
+
+/* bursts: every=4,burst=2,first=1,pick=first (lead=1 with `lead`) */
+static int bursts(int lead)
+{
+	const int all_cb = 6, all_kinds = 4;
+	static const int recorded[] = { 1, 1, 1, 0, 0, 1, 1, 0 };
+	const int n = (int)(sizeof(recorded) / sizeof(recorded[0]));
+	int detaches = 0, i;
+	expect("start-up", 1, all_cb, all_kinds, 0);
+	push("decode_all");
+	for (i = 0; i < n; i++) {
+		char where[64];
+		int next = i + 1 < n ? recorded[i + 1] : 0; /* unit 8: block 1's position 3, skipped */
+		push("decode_step");
+		snprintf(where, sizeof(where), "unit %d (%s)", i, recorded[i] ? "recorded" : "skipped");
+		if (recorded[i])
+			expect(where, 1, all_cb, all_kinds, detaches);
+		else if (lead && i == 4) /* subscribed ahead by the flush thread, nothing recorded yet */
+			expect(where, 1, all_cb, 0, detaches);
+		else
+			expect(where, 0, 0, 0, detaches);
+		dpop(llm);
+		if (recorded[i] && !next)
+			detaches++;
+		snprintf(where, sizeof(where), "after unit %d", i);
+		if (next) {
+			expect(where, 1, all_cb, all_kinds, detaches);
+		} else if (lead && (i == 3 || i == 7)) { /* units 5 and 9 (block 2's position 0) start bursts */
+			wait_subscribed();
+			expect(where, 1, all_cb, 0, detaches);
+		} else {
+			expect(where, 0, 0, 0, detaches);
+		}
+	}
+	dpop(llm);
+	expect("after decode_all", lead, lead ? all_cb : 0, 0, detaches);
+	push("prefill");
+	expect("prefill", 1, all_cb, all_kinds, detaches);
+	dpop(llm);
+	return failures ? 1 : 0;
+}
+
 int main(int argc, char **argv)
 {
 	/* start-up enables the fake's two launch APIs (cuLaunchKernel, cuMemcpyHtoD_v2), cuProfilerStop
@@ -72,14 +135,18 @@ int main(int argc, char **argv)
 	static const int recorded[] = { 1, 1, 0, 0, 0, 1, 0 };
 	int detach, skipped = 0, i;
 	void *h;
-	if (argc != 4 || (strcmp(argv[3], "keep") && strcmp(argv[3], "detach"))) {
-		fprintf(stderr, "usage: cupti_switch FAKE_LIBCUPTI TRACE_DIR keep|detach\n");
+	int burst;
+	if (argc != 4 || (strcmp(argv[3], "keep") && strcmp(argv[3], "detach") && strcmp(argv[3], "burst") &&
+			  strcmp(argv[3], "lead"))) {
+		fprintf(stderr, "usage: cupti_switch FAKE_LIBCUPTI TRACE_DIR keep|detach|burst|lead\n");
 		return 2;
 	}
 	detach = !strcmp(argv[3], "detach");
+	burst = !strcmp(argv[3], "burst") ? 1 : !strcmp(argv[3], "lead") ? 2 : 0;
 	setenv("LLMPROF_CUPTI_LIB", argv[1], 1);
 	setenv("LLMPROF_TRACE_DIR", argv[2], 1);
-	setenv("LLMPROF_TRACE_SAMPLE", "every=4,first=1,pick=first", 1);
+	setenv("LLMPROF_TRACE_SAMPLE", burst == 2 ? "every=4,burst=2,first=1,pick=first,lead=1"
+		: burst ? "every=4,burst=2,first=1,pick=first,lead=0" : "every=4,first=1,pick=first", 1);
 	if (detach)
 		setenv("LLMPROF_TRACE_SKIP_DETACH", "1", 1);
 	else
@@ -97,6 +164,8 @@ int main(int argc, char **argv)
 	llm = ((domain_create_fn)(uintptr_t)core2[NVTX_CBID_CORE2_DomainCreateA])("LLM");
 	dpush = (domain_push_fn)(uintptr_t)core2[NVTX_CBID_CORE2_DomainRangePushEx];
 	dpop = (domain_pop_fn)(uintptr_t)core2[NVTX_CBID_CORE2_DomainRangePop];
+	if (burst)
+		return bursts(burst == 2);
 	expect("start-up", 1, all_cb, all_kinds, 0);
 	push("decode_all");
 	for (i = 0; i < (int)(sizeof(recorded) / sizeof(recorded[0])); i++) {
