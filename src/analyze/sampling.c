@@ -35,6 +35,7 @@ int lp_tsample_plan_of(const struct lp_profile *p, struct lp_tsample_plan *plan)
 			plan->first = s->first;
 			plan->pick = s->pick;
 			plan->seed = s->seed;
+			plan->burst = s->burst;
 			return 1;
 		}
 	}
@@ -51,14 +52,18 @@ uint64_t lp_tsample_mix64(uint64_t x)
 
 int lp_tsample_recorded(const struct lp_tsample_plan *plan, uint32_t ordinal, uint32_t index)
 {
-	uint32_t b, pos;
+	uint32_t b, pos, k = plan->burst > 1 ? plan->burst : 1, clusters, start;
 	if (!plan->sampled || index < plan->first || plan->every <= 1)
 		return 1;
 	b = (index - plan->first) / plan->every;
 	pos = (index - plan->first) % plan->every;
+	clusters = plan->every / k ? plan->every / k : 1;
 	if (plan->pick == LP_TRACE_SAMPLE_PICK_FIRST)
-		return pos == plan->offset % plan->every;
-	return pos == lp_tsample_mix64(lp_tsample_mix64(lp_tsample_mix64(plan->seed) ^ ordinal) ^ b) % plan->every;
+		start = k * (plan->offset % clusters);
+	else
+		start = k * (uint32_t)(lp_tsample_mix64(lp_tsample_mix64(lp_tsample_mix64(plan->seed) ^ ordinal) ^ b) %
+			clusters);
+	return pos >= start && pos - start < k;
 }
 
 /* ---- Student's t ---- */

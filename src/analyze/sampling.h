@@ -54,8 +54,14 @@ struct lp_tsample_plan {              /* what the tracer did (its SAMPLING recor
 	const char *unit;                /* range name of the sampling unit */
 	uint8_t pick;                    /* LP_TRACE_SAMPLE_PICK_*: 0 the block's first unit, 1 random */
 	uint64_t seed;                   /* pick 1: the seed of the positions */
-	uint32_t offset;                 /* pick 0: the recorded position in each block (the tracer's is
+	uint32_t offset;                 /* pick 0: the recorded cluster in each block (the tracer's is
 	                                  * 0; lp_tsample_coverage varies it) */
+	uint32_t burst;                  /* 0: one unit per block, CUPTI attached between units (the
+	                                  * work between them all recorded); >= 1: one cluster of
+	                                  * `burst` consecutive units per block (every / burst clusters),
+	                                  * CUPTI detached between bursts, so the work between two units
+	                                  * is recorded only before a recorded unit (lp_tsample_weights
+	                                  * gives it that unit's weight) */
 };
 
 /* The plan of a loaded trace (its processes' SAMPLING records): 1 and the plan of the first
@@ -105,6 +111,9 @@ struct lp_tsample_design {
 	uint32_t n, N;                   /* recorded units (slots) / all units of the sampled stratum */
 	uint32_t n_strata;
 	enum lp_tsample_var var;
+	int cluster;                     /* 1: a stratum's recorded units are one cluster (bursts): its
+	                                  * variance comes from the differences of the strata's means,
+	                                  * never from the spread inside the cluster */
 	double *w;                       /* per slot: the units it stands for (N_h / n_h) */
 	uint32_t *slot_stratum;          /* per slot: its stratum (strata in (chain, index) order) */
 	uint32_t *st_N, *st_n, *st_chain; /* per stratum: units, recorded units, chain */

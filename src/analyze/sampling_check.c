@@ -164,7 +164,7 @@ int lp_tsample_coverage_of(const struct lp_tsample_values *v, const struct lp_ts
 		struct lp_tsample_design d;
 		uint32_t slot = 0;
 		q.seed = lp_tsample_mix64(seed0 ^ lp_tsample_mix64(t));
-		q.offset = t % q.every;
+		q.offset = t % (q.burst > 1 && q.every >= q.burst ? q.every / q.burst : q.every);
 		for (i = 0; i < v->n_units; i++) {
 			refs[i] = v->refs[i];
 			refs[i].slot = -1;
@@ -176,6 +176,7 @@ int lp_tsample_coverage_of(const struct lp_tsample_values *v, const struct lp_ts
 		if (lp_tsample_design_build(refs, v->n_units, slot, q.every, q.first, &d, err) < 0)
 			goto done;
 		d.var = var;
+		d.cluster = q.burst > 1;
 		for (k = 0; k < v->n_keys; k++) {
 			struct lp_tsample_est e;
 			double truth = v->total[k], dev;

@@ -233,12 +233,20 @@ void lp_tsample_design_estimate(const struct lp_tsample_design *d, double exact_
 		n_d += used;
 		h = e;
 	}
+	/* every chain a single stratum (blocks as long as the generations, bursts): the successive
+	 * differences between the chains' strata, in order, give the pooled value (the generations of
+	 * one program drawn alike: the spread between them counts as sampling error, conservative) */
+	if (!n_d && d->n_strata >= 2) {
+		for (h = 0; h + 1 < d->n_strata; h++)
+			sum_d += (y[h] - y[h + 1]) * (y[h] - y[h + 1]) / 2;
+		n_d = d->n_strata - 1;
+	}
 	for (h = 0; h < d->n_strata; h++) {
 		double Nh = d->st_N[h], nh = d->st_n[h];
 		if (nh >= Nh)
 			continue; /* every unit recorded */
 		needed++;
-		if (nh >= 2) {
+		if (nh >= 2 && !d->cluster) {
 			var += Nh * Nh * (1 - nh / Nh) * (ss[h] / (nh - 1)) / nh;
 			df += (uint32_t)nh - 1;
 			continue;
@@ -287,6 +295,7 @@ int lp_tsample_units_design(const struct lp_tsample_units *units, size_t n_range
 		n++;
 	}
 	rc = lp_tsample_design_build(u, n, n_slots, plan->every, plan->first, out, err);
+	out->cluster = plan->burst > 1;
 	free(u);
 	return rc;
 }

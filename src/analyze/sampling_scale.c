@@ -23,6 +23,91 @@ int lp_tsample_range_warm(const struct lp_profile *p, const struct lp_stage_set 
 	return 0;
 }
 
+/* Bursts (plan->burst > 0): CUPTI is detached from a burst's last unit to the one before the next
+ * burst, so what runs between two units (outside both, under their parent) is recorded exactly when
+ * the unit after it is. Such work belongs to that unit's cluster: gap_unit finds it (the units,
+ * sorted by parent range then start, are `by`). */
+struct unit_at {
+	int32_t parent, range;
+	uint64_t start_ns;
+};
+
+static int cmp_unit_at(const void *a, const void *b)
+{
+	const struct unit_at *x = a, *y = b;
+	if (x->parent != y->parent)
+		return x->parent < y->parent ? -1 : 1;
+	return x->start_ns < y->start_ns ? -1 : x->start_ns > y->start_ns;
+}
+
+/* The unit that follows time `t_ns` under the nearest ancestor of range `r` (inclusive) that is a
+ * unit's parent, or -1 (no such ancestor, or nothing follows under it). */
+static int32_t gap_unit(const struct lp_profile *p, const struct unit_at *by, size_t n, int32_t r, uint64_t t_ns)
+{
+	int guard = 0;
+	for (; r >= 0 && guard++ < 512; r = p->ranges[r].parent) {
+		size_t lo = 0, hi = n;
+		while (lo < hi) { /* the first entry with parent >= r */
+			size_t mid = (lo + hi) / 2;
+			if (by[mid].parent < r)
+				lo = mid + 1;
+			else
+				hi = mid;
+		}
+		if (lo == n || by[lo].parent != r)
+			continue;
+		hi = n;
+		while (lo < hi) { /* then the first of parent r starting at or after t_ns */
+			size_t mid = (lo + hi) / 2;
+			if (by[mid].parent < r || (by[mid].parent == r && by[mid].start_ns < t_ns))
+				lo = mid + 1;
+			else
+				hi = mid;
+		}
+		return lo < n && by[lo].parent == r ? by[lo].range : -1;
+	}
+	return -1;
+}
+
+static int gaps_to_units(const struct lp_profile *p, const struct lp_stage_set *stages,
+	const struct lp_tsample_units *units, const int32_t *unit_slot, const uint8_t *unit_measured,
+	const struct lp_tsample_plan *plan, struct lp_tsample_weights *out, struct lp_err *err)
+{
+	struct unit_at *by = malloc((p->n_ranges + 1) * sizeof(*by));
+	size_t i, n = 0;
+	if (!by)
+		return lp_oom(err);
+	for (i = 0; i < p->n_ranges; i++)
+		if (units->stratum[i] != LP_TSAMPLE_OUTSIDE && p->ranges[i].parent >= 0) {
+			by[n].parent = p->ranges[i].parent;
+			by[n].range = (int32_t)i;
+			by[n++].start_ns = p->ranges[i].start_ns;
+		}
+	qsort(by, n, sizeof(*by), cmp_unit_at);
+	for (i = 0; i < p->n_kernels; i++) {
+		const struct lp_kernel *k = &p->kernels[i];
+		int warm = stages->kernel_stage && i < stages->n_kernels && stages->kernel_stage[i] == -2;
+		int32_t u;
+		if (warm || !k->launch_ns || k->range < 0 || (size_t)k->range >= p->n_ranges ||
+		    lp_profile_range_find_ancestor(p, k->range, plan->unit) >= 0)
+			continue;
+		if ((u = gap_unit(p, by, n, k->range, k->launch_ns)) < 0)
+			continue;
+		out->kernel_slot[i] = unit_slot[u];
+		out->kernel_in_unit[i] = unit_measured[u];
+	}
+	for (i = 0; i < p->n_ranges; i++) {
+		int32_t u;
+		if (units->stratum[i] != LP_TSAMPLE_OUTSIDE || out->range_slot[i] >= 0 || p->ranges[i].synthetic ||
+		    lp_profile_range_find_ancestor(p, (int32_t)i, plan->unit) >= 0)
+			continue;
+		if ((u = gap_unit(p, by, n, p->ranges[i].parent, p->ranges[i].start_ns)) >= 0)
+			out->range_slot[i] = unit_slot[u];
+	}
+	free(by);
+	return 0;
+}
+
 int lp_tsample_weights_build(const struct lp_profile *p, const struct lp_stage_set *stages,
 	const struct lp_tsample_plan *plan, struct lp_tsample_weights *out, struct lp_err *err)
 {
@@ -71,6 +156,13 @@ int lp_tsample_weights_build(const struct lp_profile *p, const struct lp_stage_s
 		int warm = stages->kernel_stage && i < stages->n_kernels && stages->kernel_stage[i] == -2;
 		out->kernel_slot[i] = u >= 0 && !warm ? unit_slot[u] : -1;
 		out->kernel_in_unit[i] = u >= 0 && !warm && unit_measured[u];
+	}
+	if (plan->burst && gaps_to_units(p, stages, &units, unit_slot, unit_measured, plan, out, err) < 0) {
+		free(unit_slot);
+		free(unit_measured);
+		lp_tsample_units_release(&units);
+		lp_tsample_weights_release(out);
+		return -1;
 	}
 	/* the strata of the measured units (warm-up out, as from the tables) */
 	for (i = 0; i < p->n_ranges; i++)

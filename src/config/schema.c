@@ -128,7 +128,7 @@ static const char *type_word(enum schema_type t)
 	case T_BOOL: return "a boolean (true or false)";
 	case T_STRLIST: return "a list of strings";
 	case T_HOOKLIST: return "a list of MODULE:QUALNAME=STAGE[@PAYLOAD] strings";
-	case T_TRACE_SAMPLE: return "off, auto[,rate=R] or every=N[,first=K] (also unit=NAME, seed=S, pick=random|first)";
+	case T_TRACE_SAMPLE: return "off, auto[,rate=R] or every=N[,first=K][,burst=B] (B divides N; also unit=NAME, seed=S, pick=random|first)";
 	default: return "a string";
 	}
 }
@@ -168,11 +168,14 @@ static int check_choice(const struct schema_entry *e, const json_t *v, struct lp
 
 /* trace.sample, the tracer's LLMPROF_TRACE_SAMPLE (docs/tracer.md "Sampled tracing"): `off`, or
  * comma-separated `auto`, `every=N` (1..1000000), `first=K` (0..1000000), `rate=R` (launches/s,
- * 0..1000000000), `unit=NAME` (1..63 characters); `off` stands alone. The tracer parses the same
+ * 0..1000000000), `unit=NAME` (1..63 characters), `burst=B` (B consecutive units per block, B
+ * dividing every (64 without every=); CUPTI detached between bursts; 0: one unit per block with
+ * CUPTI attached, as every=N alone), `lead=L` (0..64); `off` stands alone. The tracer parses the same
  * grammar (inject/sample.c) and falls back to exact tracing on anything else. */
 static int trace_sample_ok(const char *s)
 {
 	int n_items = 0, have_off = 0;
+	unsigned long long every = 0, burst = 0;
 	while (*s) {
 		const char *end = strchr(s, ',');
 		size_t n = end ? (size_t)(end - s) : strlen(s), k;
@@ -199,6 +202,10 @@ static int trace_sample_ok(const char *s)
 				hi = 1000000;
 			else if (k == 4 && !memcmp(s, "rate", 4))
 				hi = 1000000000;
+			else if (k == 5 && !memcmp(s, "burst", 5))
+				hi = 1000000;
+			else if (k == 4 && !memcmp(s, "lead", 4))
+				hi = 64;
 			else if (k == 4 && !memcmp(s, "seed", 4))
 				hi = 9999999999999999999ull;   /* the tracer reads up to 19 digits */
 			else
@@ -212,6 +219,10 @@ static int trace_sample_ok(const char *s)
 			}
 			if (v > hi || (k == 5 && !memcmp(s, "every", 5) && v < 1))
 				return 0;
+			if (k == 5 && !memcmp(s, "every", 5))
+				every = v;
+			if (k == 5 && !memcmp(s, "burst", 5))
+				burst = v;
 		}
 		s += n;
 		if (*s == ',') {
@@ -220,6 +231,9 @@ static int trace_sample_ok(const char *s)
 				return 0;
 		}
 	}
+	/* bursts cut the block into clusters (every defaults to 64 with a burst) */
+	if (burst && (every ? every : 64) % burst)
+		return 0;
 	return n_items > 0 && (!have_off || n_items == 1);
 }
 

@@ -608,6 +608,7 @@ static int replay_file(struct lp_trace_file *f, struct lp_profile *p, struct lp_
 			o->units_recorded = sm.units_recorded;
 			o->pick = (uint8_t)sm.pick;
 			o->seed = sm.seed;
+			o->burst = sm.burst;
 			break;
 		}
 		case LP_TREC_CLOCK_SYNC: {

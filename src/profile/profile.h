@@ -91,6 +91,7 @@ struct lp_process {
 		uint64_t units, units_recorded;
 		uint8_t pick;            /* enum lp_trace_sample_pick: 0 the block's first unit, 1 random */
 		uint64_t seed;           /* pick 1: the seed of the positions */
+		uint32_t burst;          /* > 0: bursts of `burst` units, CUPTI detached between them */
 	} sampling;
 };
 

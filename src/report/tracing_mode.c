@@ -47,9 +47,16 @@ int lp_tracing_mode_text(const struct lp_analysis *a, struct lp_buf *out)
 		return lp_buf_adds(out, ".");
 	}
 	lp_buf_addf(out, "Sampled: kernels were traced in %llu of %llu %s ranges (the first %u under each parent, "
-		"then 1 in %u", (unsigned long long)s->units_recorded, (unsigned long long)s->units, unit, s->first,
-		s->every);
-	if (s->pick == LP_TRACE_SAMPLE_PICK_RANDOM)
+		"then ", (unsigned long long)s->units_recorded, (unsigned long long)s->units, unit, s->first);
+	if (s->burst)
+		lp_buf_addf(out, "a burst of %u consecutive in each %u, CUPTI detached between bursts", s->burst, s->every);
+	else
+		lp_buf_addf(out, "1 in %u", s->every);
+	if (s->burst && s->pick == LP_TRACE_SAMPLE_PICK_RANDOM)
+		lp_buf_addf(out, ", at a random place in each block: seed %llu)", (unsigned long long)s->seed);
+	else if (s->burst)
+		lp_buf_adds(out, ", the first of each block)");
+	else if (s->pick == LP_TRACE_SAMPLE_PICK_RANDOM)
 		lp_buf_addf(out, ", at a random position in each block: seed %llu)", (unsigned long long)s->seed);
 	else
 		lp_buf_adds(out, ", the first of each block)");
@@ -58,10 +65,16 @@ int lp_tracing_mode_text(const struct lp_analysis *a, struct lp_buf *out)
 			(unsigned long long)s->launch_rate, s->auto_rate);
 	else
 		lp_buf_adds(out, ", as trace.sample asked");
-	lp_buf_addf(out, "; CUPTI was switched %llu times (%.3f ms in all). Step latencies are exact (CUDA events "
-		"at every stage range); kernel and operator times inside the sampled ranges are scaled to all of "
-		"them, with 95%% intervals of the sampling error (of this run's %s ranges; another run differs by "
-		"more).", (unsigned long long)s->toggles, (double)s->toggle_ns / 1e6, unit);
+	if (s->burst)
+		lp_buf_addf(out, "; CUPTI was detached or attached again %llu times (%.3f ms in all), and the work "
+			"between two %s ranges was traced only before a traced one (scaled with it)",
+			(unsigned long long)s->toggles, (double)s->toggle_ns / 1e6, unit);
+	else
+		lp_buf_addf(out, "; CUPTI was switched %llu times (%.3f ms in all)", (unsigned long long)s->toggles,
+			(double)s->toggle_ns / 1e6);
+	lp_buf_addf(out, ". Step latencies are exact (CUDA events at every stage range); kernel and operator "
+		"times inside the sampled ranges are scaled to all of them, with 95%% intervals of the sampling "
+		"error (of this run's %s ranges; another run differs by more).", unit);
 	return out->oom ? -1 : 0;
 }
 
@@ -78,6 +91,7 @@ json_t *lp_tracing_mode_json(const struct lp_analysis *a)
 	put(o, "why", s->mode ? lp_json_string(why_name(s->why)) : json_null());
 	put(o, "unit", s->mode && s->unit && *s->unit ? lp_json_string(s->unit) : json_null());
 	put(o, "every", s->mode == 2 ? json_integer(s->every) : json_null());
+	put(o, "burst", s->mode == 2 && s->burst ? json_integer(s->burst) : json_null());
 	put(o, "first", s->mode == 2 ? json_integer(s->first) : json_null());
 	if (s->mode == 2) {   /* sampled only: exact runs keep their bytes */
 		put(o, "pick", lp_json_string(s->pick == LP_TRACE_SAMPLE_PICK_RANDOM ? "random" : "first"));

@@ -2,10 +2,11 @@
  * (src/analyze/sampling_check.c, bench/sampling/README.md). Reads an EXACT trace (a folder of
  * .lptrace files), replays a sampling schedule on it many times and prints, per kernel inside the
  * sampling units, how often the 95% interval held the exact total, with the bias, the error and
- * the interval's width (relative to the total).
+ * the interval's width (relative to the total). --burst B replays the burst schedule (one cluster
+ * of B consecutive units per block, B dividing N; the interval from the clusters' means).
  *
- *   lp-sample-coverage [--every N] [--first K] [--pick random|first] [--var balanced|successive|srs]
- *                      [--trials T] [--seed S] [--min-share F] [--json] TRACE_DIR
+ *   lp-sample-coverage [--every N] [--first K] [--burst B] [--pick random|first]
+ *                      [--var balanced|successive|srs] [--trials T] [--seed S] [--min-share F] [--json] TRACE_DIR
  *   lp-sample-coverage --compare SAMPLED_DIR [--min-share F] EXACT_DIR
  *   lp-sample-coverage --dump FILE [--every N] [--first K] [--min-share F] EXACT_DIR
  *
@@ -33,7 +34,7 @@
 
 static int usage(void)
 {
-	fprintf(stderr, "usage: lp-sample-coverage [--every N] [--first K] [--pick random|first] "
+	fprintf(stderr, "usage: lp-sample-coverage [--every N] [--first K] [--burst B] [--pick random|first] "
 			"[--var balanced|successive|srs] [--trials T] [--seed S] [--min-share F] [--json] TRACE_DIR\n"
 			"       lp-sample-coverage --compare SAMPLED_DIR [--min-share F] EXACT_DIR\n");
 	return 2;
@@ -190,7 +191,7 @@ static void json_str(const char *s)
 
 int main(int argc, char **argv)
 {
-	struct lp_tsample_plan plan = { 1, 8, 2, "decode_step", LP_TRACE_SAMPLE_PICK_RANDOM, 0, 0 };
+	struct lp_tsample_plan plan = { 1, 8, 2, "decode_step", LP_TRACE_SAMPLE_PICK_RANDOM, 0, 0, 0 };
 	enum lp_tsample_var var = LP_TSAMPLE_VAR_BALANCED;
 	unsigned long trials = 1000;
 	unsigned long long seed = 1;
@@ -222,6 +223,8 @@ int main(int argc, char **argv)
 			plan.every = (uint32_t)strtoul(v, NULL, 10);
 		else if (!strcmp(o, "--first"))
 			plan.first = (uint32_t)strtoul(v, NULL, 10);
+		else if (!strcmp(o, "--burst"))
+			plan.burst = (uint32_t)strtoul(v, NULL, 10);
 		else if (!strcmp(o, "--trials"))
 			trials = strtoul(v, NULL, 10);
 		else if (!strcmp(o, "--seed"))
@@ -245,7 +248,7 @@ int main(int argc, char **argv)
 		else
 			return usage();
 	}
-	if (!dir || plan.every < 1 || trials < 1)
+	if (!dir || plan.every < 1 || trials < 1 || (plan.burst && plan.every % plan.burst))
 		return usage();
 	if (cmp)
 		return compare(cmp, dir, min_share);
@@ -276,9 +279,9 @@ int main(int argc, char **argv)
 	if (json) {
 		printf("{\"trace\": ");
 		json_str(dir);
-		printf(", \"every\": %u, \"first\": %u, \"pick\": \"%s\", \"var\": \"%s\", \"trials\": %u, "
+		printf(", \"every\": %u, \"first\": %u, \"burst\": %u, \"pick\": \"%s\", \"var\": \"%s\", \"trials\": %u, "
 		       "\"units\": %u, \"units_exact\": %u, \"units_ms\": %.6f, \"rows\": [",
-			plan.every, plan.first, plan.pick ? "random" : "first", vname, c.trials, c.units, c.units_exact,
+			plan.every, plan.first, plan.burst, plan.pick ? "random" : "first", vname, c.trials, c.units, c.units_exact,
 			c.units_ns / 1e6);
 		for (k = 0; k < c.n_rows; k++) {
 			const struct lp_tsample_cov_row *r = &c.rows[k];
@@ -290,8 +293,8 @@ int main(int argc, char **argv)
 		}
 		printf("]}\n");
 	} else {
-		printf("%s: every=%u first=%u pick=%s var=%s, %u trials; %u measured units (%u exact), %.3f ms of "
-		       "kernels in them\n", dir, plan.every, plan.first, plan.pick ? "random" : "first", vname,
+		printf("%s: every=%u first=%u burst=%u pick=%s var=%s, %u trials; %u measured units (%u exact), %.3f ms of "
+		       "kernels in them\n", dir, plan.every, plan.first, plan.burst, plan.pick ? "random" : "first", vname,
 			c.trials, c.units, c.units_exact, c.units_ns / 1e6);
 		printf("%9s %7s %9s %9s %9s %9s  %s\n", "exact_ms", "share", "coverage", "bias", "rmse", "+-rel", "kernel");
 	}

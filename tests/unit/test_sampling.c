@@ -295,6 +295,90 @@ static void test_design_coverage(void **state)
 	}
 }
 
+/* Bursts: clusters of consecutive units, one per block (every / burst clusters in a block). The
+ * schedule replays the tracer's; the interval of a cluster sample comes from the differences of
+ * the clusters' means, never from the spread inside a cluster (its units are not independent
+ * draws); a trace whose every parent has one cluster pools the differences across parents. */
+static void test_burst_by_hand(void **state)
+{
+	struct lp_tsample_plan p = PLAN(1, 8, 2);
+	struct lp_tsample_unit_ref u[32];
+	struct lp_tsample_design d;
+	struct lp_tsample_est e;
+	struct lp_err err = LP_ERR_INIT;
+	/* three blocks of 8, the clusters of two at positions 0-1, 2-3, 6-7 */
+	const double x[] = { 1, 1, 1, 3, 4, 4 };
+	uint32_t i, b, g, n = 0, rec;
+	(void)state;
+	p.burst = 4;
+	p.pick = LP_TRACE_SAMPLE_PICK_FIRST;
+	for (i = 0; i < 30; i++) /* first 2, then each block's positions 0-3 (offset 0) */
+		assert_int_equal(lp_tsample_recorded(&p, 1, i), i < 6 || (i - 2) % 8 < 4);
+	p.offset = 1;
+	for (i = 2; i < 30; i++)
+		assert_int_equal(lp_tsample_recorded(&p, 1, i), (i - 2) % 8 >= 4);
+	p.pick = LP_TRACE_SAMPLE_PICK_RANDOM;
+	for (g = 1; g < 40; g++) {
+		p.seed = g * 31;
+		for (b = 0; b < 6; b++) { /* one aligned cluster of 4 in each block */
+			uint32_t first_rec = 99;
+			for (i = 0, rec = 0; i < 8; i++)
+				if (lp_tsample_recorded(&p, g, 2 + b * 8 + i)) {
+					rec++;
+					first_rec = first_rec < i ? first_rec : i;
+				}
+			assert_int_equal(rec, 4);
+			assert_true(first_rec == 0 || first_rec == 4);
+			assert_true(lp_tsample_recorded(&p, g, 2 + b * 8 + first_rec + 3));
+		}
+	}
+	p.burst = 0; /* one unit per block, as before */
+	for (g = 1; g < 10; g++)
+		for (b = 0, p.seed = g; b < 4; b++) {
+			for (i = 0, rec = 0; i < 8; i++)
+				rec += lp_tsample_recorded(&p, g, 2 + b * 8 + i);
+			assert_int_equal(rec, 1);
+		}
+	/* the design by hand: one chain, 3 strata of 8 units, 2 recorded in each */
+	for (i = 0; i < 24; i++) {
+		int32_t slot = -1;
+		if (i == 0 || i == 1)
+			slot = (int32_t)i;
+		else if (i == 10 || i == 11)
+			slot = (int32_t)i - 8;
+		else if (i == 22 || i == 23)
+			slot = (int32_t)i - 18;
+		u[n++] = (struct lp_tsample_unit_ref){ 0, i, slot };
+	}
+	assert_int_equal(lp_tsample_design_build(u, n, 6, 8, 0, &d, &err), 0);
+	assert_int_equal(d.n_strata, 3);
+	for (i = 0; i < 6; i++)
+		assert_true(d.w[i] == 4);
+	/* cluster means 1, 2, 4: one second difference (1 - 4 + 4)^2 / 6 for each stratum, df 1 */
+	d.cluster = 1;
+	lp_tsample_design_estimate(&d, 0, x, 0.95, &e);
+	assert_true(fabs(e.total - 4 * 14.0) < 1e-9);
+	assert_true(fabs(e.half_ci - lp_student_t_quantile(0.975, 1) * sqrt(3 * 64 / 6.0)) < 1e-9);
+	/* read as independent draws, each stratum would take its own spread (2 of 8: s^2 0, 2, 0), and
+	 * miss the differences between the clusters altogether */
+	d.cluster = 0;
+	lp_tsample_design_estimate(&d, 0, x, 0.95, &e);
+	assert_true(fabs(e.half_ci - lp_student_t_quantile(0.975, 4) * sqrt(64 * 0.75 * 2 / 2)) < 1e-9);
+	lp_tsample_design_release(&d);
+	/* two chains of one stratum each: the difference between them, pooled (df 1) */
+	for (i = n = 0; i < 16; i++)
+		u[n++] = (struct lp_tsample_unit_ref){ i / 8, i % 8, i == 2 || i == 3 ? (int32_t)i - 2 : i == 8 || i == 9 ? (int32_t)i - 6 : -1 };
+	assert_int_equal(lp_tsample_design_build(u, n, 4, 8, 0, &d, &err), 0);
+	d.cluster = 1;
+	{
+		const double x2[] = { 1, 3, 5, 7 }; /* means 2 and 6 */
+		lp_tsample_design_estimate(&d, 0, x2, 0.95, &e);
+		assert_true(fabs(e.total - 8 * 8.0) < 1e-9);
+		assert_true(fabs(e.half_ci - lp_student_t_quantile(0.975, 1) * sqrt(2 * 64 * 16 / 2.0)) < 1e-9);
+	}
+	lp_tsample_design_release(&d);
+}
+
 static void test_real_coverage(void **state)
 {
 	struct lp_tsample_values v;
@@ -374,6 +458,29 @@ static void test_real_coverage(void **state)
 	if (inside > all * 90 / 100)
 		fail_msg("old schedule: %u of %u inside", inside, all);
 	lp_tsample_coverage_release(&c);
+	/* bursts (bench/sampling/README.md): clusters of 4 in blocks of 32 and 64, and of 8 in blocks
+	 * of 128 (one per generation: the differences pooled across the two generations) */
+	{
+		static const uint32_t cfg[][3] = { { 32, 4, 89 }, { 64, 4, 89 }, { 128, 8, 80 } };
+		size_t j;
+		for (j = 0; j < 3; j++) {
+			struct lp_tsample_plan bp = PLAN(1, cfg[j][0], 2);
+			bp.burst = cfg[j][1];
+			bp.pick = LP_TRACE_SAMPLE_PICK_RANDOM;
+			assert_int_equal(lp_tsample_coverage_of(&v, &bp, LP_TSAMPLE_VAR_BALANCED, 500, 11, 0.95, &c, &err), 0);
+			for (i = inside = all = 0; i < c.n_rows; i++) {
+				if (c.rows[i].covered < 500 * cfg[j][2] / 100 || c.rows[i].unknown)
+					fail_msg("every=%u burst=%u: %.60s: %u of 500 inside, %u unknown", cfg[j][0], cfg[j][1],
+						c.rows[i].key, c.rows[i].covered, c.rows[i].unknown);
+				assert_true(fabs(c.rows[i].bias) < 0.002);
+				inside += c.rows[i].covered;
+				all += c.trials;
+			}
+			if (inside < all * 92 / 100)
+				fail_msg("every=%u burst=%u: %u of %u inside", cfg[j][0], cfg[j][1], inside, all);
+			lp_tsample_coverage_release(&c);
+		}
+	}
 	for (i = 0; i < v.n_keys; i++)
 		free(names[i]);
 	free(names);
@@ -390,6 +497,7 @@ int main(void)
 		cmocka_unit_test(test_coverage),
 		cmocka_unit_test(test_design_by_hand),
 		cmocka_unit_test(test_design_coverage),
+		cmocka_unit_test(test_burst_by_hand),
 		cmocka_unit_test(test_real_coverage),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);

@@ -20,6 +20,7 @@
 #include "report/perfetto.h"
 #include "report/reports.h"
 #include "report/sections.h"
+#include "report/tracing_mode.h"
 #include "core/fs.h"
 #include "llmprof/trace_format.h"
 #include "parse/trace_read.h"
@@ -808,6 +809,116 @@ static void test_steps_only(void **state)
 	lp_profile_release(&sa);
 }
 
+/* Bursts (every=8,burst=4,first=2: one cluster of 4 consecutive steps per block of 8, CUPTI
+ * detached between bursts): the tracer's flags follow lp_tsample_recorded's clusters, the work
+ * between two steps is recorded exactly when the step after it is, and the analysis scales both
+ * the steps' kernels and that work (argmax_between_steps) to every step, each estimate within its
+ * interval of the exact run's total. */
+static void test_burst_fixture(void **state)
+{
+	const char *ex_dir = LP_TEST_TMP "/sampling_burst_exact", *sa_dir = LP_TEST_TMP "/sampling_burst";
+	static const char *const names[] = { "gemm_mlp", "attention_decode", "gemm_qkv", "rmsnorm", "rope",
+		"argmax_between_steps" };
+	struct lp_tsample_plan plan = PLAN(1, 8, 2), got;
+	struct stage_list *st = calloc(1, sizeof(*st));
+	struct lp_profile ex, sa;
+	struct lp_analysis_input in;
+	struct lp_analysis *a = calloc(1, sizeof(*a)), *b = calloc(1, sizeof(*b));
+	struct lp_err err = LP_ERR_INIT;
+	size_t i, run = 0, gaps = 0, gaps_want = 0;
+	uint32_t rec = 0;
+	(void)state;
+	lp_test_trace_fixture(ex_dir, "off", LP_TEST_TMP "/sampling_burst_exact.txt");
+	lp_test_trace_fixture(sa_dir, "every=8,burst=4,first=2,seed=7", LP_TEST_TMP "/sampling_burst.txt");
+	read_stages(sa_dir, st);
+	assert_int_equal(st->sampling.mode, LP_TRACE_SAMPLE_SAMPLED);
+	assert_int_equal(st->sampling.burst, 4);
+	assert_int_equal(st->n, 144);
+	plan.pick = LP_TRACE_SAMPLE_PICK_RANDOM;
+	plan.seed = 7;
+	plan.burst = 4;
+	/* per generation (parent ordinal g + 1): the schedule's clusters, 4 consecutive steps in each
+	 * full block of 8 (5 of them; the last block of 6 holds 2 or 4) */
+	for (i = 0; i < st->n; i++) {
+		uint32_t g = (uint32_t)(i / 48), idx = st->r[i].index;
+		int want = lp_tsample_recorded(&plan, g + 1, idx);
+		assert_int_equal(idx, i % 48);
+		assert_int_equal(st->r[i].sample == LP_TRACE_STAGE_SKIPPED, !want);
+		if (idx >= 2 && want)
+			rec++;
+		run = want ? run + 1 : 0;
+		assert_true(run <= 8); /* two clusters meet across a block boundary */
+		/* the argmax launched after this step: recorded when the next step is (48: past the end) */
+		gaps_want += lp_tsample_recorded(&plan, g + 1, idx + 1);
+	}
+	assert_true(rec >= 3 * (5 * 4 + 2) && rec <= 3 * (5 * 4 + 4));
+	assert_int_equal(st->sampling.units_recorded, 6 + rec);
+	assert_true(st->sampling.toggles > 0);
+	load(ex_dir, &ex);
+	load(sa_dir, &sa);
+	assert_int_equal(lp_tsample_plan_of(&sa, &got), 1);
+	assert_true(got.burst == 4 && got.every == 8 && got.first == 2 && got.seed == 7);
+	for (i = 0; i < sa.n_kernels; i++)
+		gaps += !strcmp(sa.kernels[i].name, "argmax_between_steps");
+	assert_int_equal(gaps, gaps_want);
+	assert_true(gaps < 144);
+	memset(&in, 0, sizeof(in));
+	in.profile = &sa;
+	assert_int_equal(lp_analyze(&in, a, &err), 0);
+	in.profile = &ex;
+	assert_int_equal(lp_analyze(&in, b, &err), 0);
+	assert_true(a->kernels.sampled && !b->kernels.sampled);
+	assert_int_equal(a->kernels.sample_n, rec);
+	assert_int_equal(a->kernels.sample_N, 138);
+	for (i = 0; i < sizeof(names) / sizeof(names[0]); i++) {
+		const struct lp_kernel_row *s = krow(&a->kernels, names[i]), *e = krow(&b->kernels, names[i]);
+		assert_non_null(s);
+		assert_non_null(e);
+		/* (argmax_between_steps takes the same time every step: an interval of 0, exact) */
+		assert_true(s->sampled && (s->ci_ms > 0 || i == 5) && s->ci_ms < 0.1 * e->total_ms);
+		if (fabs(s->total_ms - e->total_ms) > s->ci_ms + 1e-9 * e->total_ms)
+			fail_msg("%s: %.4f +- %.4f ms against %.4f exact", s->name, s->total_ms, s->ci_ms, e->total_ms);
+		assert_int_equal(s->calls, 144);
+	}
+	{
+		const struct lp_kernel_row *s = krow(&a->kernels, "gemm_prefill"), *e = krow(&b->kernels, "gemm_prefill");
+		assert_false(s->sampled); /* prefill: always recorded (CUPTI attached again at its push) */
+		assert_true(s->total_ms == e->total_ms && s->calls == 3);
+	}
+	{
+		const struct lp_stage *sd = lp_stages_find(&a->stages, LP_STAGE_DECODE), *ed = lp_stages_find(&b->stages, LP_STAGE_DECODE);
+		assert_non_null(sd);
+		assert_non_null(ed);
+		assert_true(fabs(sd->kernels.mean - 288) < 1.5);   /* 48 x 5 + 48 argmax, scaled */
+		assert_true(fabs(sd->kernel_ms.mean - ed->kernel_ms.mean) < 0.02 * ed->kernel_ms.mean);
+	}
+	/* the reports say so */
+	{
+		json_t *sum = summary_of(a), *tr = json_object_get(sum, "tracing");
+		assert_int_equal(json_integer_value(json_object_get(tr, "burst")), 4);
+		assert_int_equal(json_integer_value(json_object_get(tr, "every")), 8);
+		json_decref(sum);
+		sum = summary_of(b);
+		assert_true(json_is_null(json_object_get(json_object_get(sum, "tracing"), "burst")));
+		json_decref(sum);
+	}
+	{
+		struct lp_buf md = LP_BUF_INIT;
+		assert_int_equal(lp_tracing_mode_text(a, &md), 0);
+		assert_non_null(strstr(md.data, "then a burst of 4 consecutive in each 8, CUPTI detached between bursts, "
+			"at a random place in each block: seed 7)"));
+		assert_non_null(strstr(md.data, "the work between two decode_step ranges was traced only before a traced one"));
+		lp_buf_release(&md);
+	}
+	lp_analysis_release(a);
+	lp_analysis_release(b);
+	free(a);
+	free(b);
+	free(st);
+	lp_profile_release(&ex);
+	lp_profile_release(&sa);
+}
+
 /* The coverage on a real decode (tests/fixtures/sampling/README.md: the per-step kernel times of an
  * exact H100 trace of examples/hf_generate.py, llama-3.2-1b shape): the schedule drawn 500 times,
  * each of the 23 kernels above 1% inside its interval in about 95% of the draws; the first tracer's
@@ -820,6 +931,7 @@ int main(void)
 		cmocka_unit_test(test_fixture_traces),
 		cmocka_unit_test(test_auto_fixture),
 		cmocka_unit_test(test_steps_only),
+		cmocka_unit_test(test_burst_fixture),
 		cmocka_unit_test(test_real_sampled_trace),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);

@@ -151,6 +151,7 @@ static void test_every(void **state)
 	assert_true(res->sampling.seed == 0);   /* the default: every process of a job alike */
 	assert_int_equal(res->sampling.why, LP_TRACE_SAMPLE_WHY_FORCED);
 	assert_int_equal(res->sampling.every, 3);
+	assert_int_equal(res->sampling.burst, 0); /* every= alone: one unit per block, CUPTI attached */
 	assert_int_equal(res->sampling.first, 2);
 	n = select_stages(res, "decode_step", u);
 	assert_int_equal(n, 20);
@@ -258,6 +259,7 @@ static void test_off_auto_and_bad(void **state)
 	assert_int_equal(res->sampling.mode, LP_TRACE_SAMPLE_EXACT);
 	assert_int_equal(res->sampling.why, LP_TRACE_SAMPLE_WHY_AUTO_LOW);
 	assert_int_equal(res->sampling.every, 8);
+	assert_int_equal(res->sampling.burst, 0);  /* bursts only when asked for (run 23) */
 	assert_int_equal(res->sampling.first, 2);
 	assert_int_equal(res->sampling.auto_rate, 20000);
 	assert_int_equal(res->sampling.launch_rate, 0);
@@ -273,6 +275,7 @@ static void test_off_auto_and_bad(void **state)
 	run(LP_TEST_TMP "/sample_auto0", "auto,rate=0,every=4", NULL, res);
 	assert_int_equal(res->sampling.mode, LP_TRACE_SAMPLE_EXACT);
 	assert_int_equal(res->sampling.every, 4);
+	assert_int_equal(res->sampling.burst, 0);
 
 	/* a value the tracer cannot read: exact, as with off */
 	run(LP_TEST_TMP "/sample_bad", "every=0", NULL, res);
