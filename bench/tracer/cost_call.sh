@@ -20,7 +20,11 @@
 # (the tracer without CUPTI: LLMPROF_TRACE_CUPTI=0), skip (every=1000000,first=0: one step a
 # generation recorded, the others skipped; skipnoev: without the stage ranges' CUDA events,
 # LLMPROF_TRACE_STAGE_EVENTS=0; skipnocb: without the launch callbacks, LLMPROF_TRACE_API_CALLBACKS=0), sampled (LLMPROF_TRACE_SAMPLE=$LP_SAMPLE,
-# default every=8,first=2,pick=first), auto, exact (off), kineto (hf only), nsys (LP_NSYS, LP_NSYS_LIBS).
+# default every=8,first=2,pick=first), auto, exact (off), kineto (hf only), nsys (LP_NSYS, LP_NSYS_LIBS),
+# burst (LLMPROF_TRACE_SAMPLE=$LP_BURST, default every=64,burst=4: CUPTI detached between bursts, run 23),
+# burstlead (the same, the flush thread attaching LP_BURST_LEAD (2) units ahead), burst2
+# (LP_BURST2, default every=128,burst=8), burstskip (one
+# burst of one unit a generation: the detached steady state after a cycle).
 # LP_COST_MODES_HF / LP_COST_MODES_PLAIN pick the modes of the rounds, LP_COST_ONCE modes run in
 # round 1 only (e.g. "kineto nsys").
 #
@@ -58,6 +62,7 @@ CPUS=${LP_COST_CPUS:-2-9}
 STOP_S=${LP_COST_STOP_S:-500}
 PROC_S=${LP_COST_PROC_S:-90}
 SAMPLE=${LP_SAMPLE:-every=8,first=2,pick=first}  # pick=first: the recorded steps follow from the schedule
+BURST=${LP_BURST:-every=64,burst=4}  # bursts (run 23): CUPTI detached between them
 NSYS=${LP_NSYS:-/opt/nvidia/nsight-compute/2025.3.1/host/target-linux-x64/nsys}
 NSYS_LIBS=${LP_NSYS_LIBS:-$PWD/.carry-nsyslibs}
 SITE=$PWD/python/llmprof_auto/site:$PWD/python
@@ -110,9 +115,14 @@ mode_env() {
 	cudainj) E=(CUDA_INJECTION64_PATH=$LIB LLMPROF_TRACE_CUPTI=0 LLMPROF_TRACE_SAMPLE=off "${tr[@]}"); return 0 ;;
 	nvtxinj) E=(NVTX_INJECTION64_PATH=$LIB LLMPROF_TRACE_SAMPLE=off "${tr[@]}"); return 0 ;;
 	lazy) E=(NVTX_INJECTION64_PATH=$LIB LLMPROF_TRACE_CUPTI_FROM_NVTX=1 LLMPROF_TRACE_SAMPLE=every=1000000,first=0,pick=first "${tr[@]}"); return 0 ;;
+	burst) s=$BURST ;;
+	burstlead) s=$BURST,lead=${LP_BURST_LEAD:-2} ;;
+	burst2) s=${LP_BURST2:-every=128,burst=8} ;;
+	burstskip) s=every=1000000,burst=1,first=0,pick=first ;;
 	sampled | exact | auto | nvtx | skip | skipnoev | skipnocb | skipdet | sampleddet) ;;
 	*) return 1 ;;
 	esac
+	case $1 in burst*) E+=(LLMPROF_TRACE_LOG_CYCLES=1 CUDA_INJECTION64_PATH=$LIB NVTX_INJECTION64_PATH=$LIB LLMPROF_TRACE_SAMPLE=$s LLMPROF_TRACE_CUPTI=1 "${tr[@]}"); return 0 ;; esac
 	[ "$1" = exact ] && s=off
 	[ "$1" = auto ] && s=auto
 	case $1 in skip*) s=every=1000000,first=0,pick=first ;; esac
