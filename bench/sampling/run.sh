@@ -28,6 +28,10 @@ run first_srs_offset0 --pick first --var srs --trials 1
 run first_balanced_offsets --pick first --var balanced --trials 8
 run random_balanced_every4 --pick random --var balanced --trials 1000 --every 4
 run random_balanced_every16 --pick random --var balanced --trials 1000 --every 16
+# bursts (bench/tracer/README.md run 23): one cluster of B consecutive steps per block
+run burst_every32_b4 --pick random --var balanced --trials 1000 --every 32 --burst 4
+run burst_every64_b4 --pick random --var balanced --trials 1000 --every 64 --burst 4
+run burst_every64_b8 --pick random --var balanced --trials 1000 --every 64 --burst 8
 if [[ -n $sampled ]]; then
 	"$tool" --compare "$sampled" "$exact" > "$out/compare.txt"
 	tail -1 "$out/compare.txt" | sed 's/^/compare: /'
