@@ -79,6 +79,7 @@ static struct {
 	uint32_t every, first, auto_rate;
 	uint32_t burst;                      /* bursts of `burst` units, CUPTI detached between (0: not) */
 	uint32_t lead;                       /* bursts: the flush thread attaches `lead` units ahead */
+	int reattach_parent;                 /* bursts: attach at the units' parent's pop (env) */
 	uint32_t pick;                       /* LP_TRACE_SAMPLE_PICK_* */
 	uint64_t seed;
 	_Atomic uint64_t launch_rate;
@@ -314,6 +315,10 @@ static void init_once(void)
 		S.sids[i] = lp_inj_intern(S.names[i], strlen(S.names[i]));
 	S.unit_sid = lp_inj_intern(unit, strlen(unit));
 	S.events = !(ev && (!strcmp(ev, "0") || !strcmp(ev, "off")));
+	{
+		const char *ra = getenv("LLMPROF_TRACE_BURST_REATTACH");
+		S.reattach_parent = ra && !strcmp(ra, "parent");
+	}
 	S.free_top = 0;
 	for (i = MAX_PENDING; i > 0; i--)
 		S.free_slots[S.free_top++] = i - 1;
@@ -568,6 +573,17 @@ void lp_inj_stage_pop(struct lp_inj_thread *t, uint32_t mark, uint64_t id)
 		 * fills up */
 		if (busy)
 			lp_inj_wake();
+	}
+	/* bursts, LLMPROF_TRACE_BURST_REATTACH=parent (a candidate, not measured yet: run 23): the
+	 * pop of the units' parent (a generation's decode_all) attaches CUPTI again, after the pop's
+	 * mark (with lead > 0 on the flush thread), so that the next prefill finds it attached
+	 * instead of paying the attach inside its time to first token */
+	if (S.reattach_parent && S.burst && id == t->unit_parent && !(mark & (MARK_UNIT_REC | MARK_BURST_SKIP)) &&
+	    atomic_load_explicit(&S.mode, memory_order_relaxed) == MODE_SAMPLED && !lp_inj_cupti_attached()) {
+		if (S.lead)
+			lp_inj_cupti_attach_ahead();
+		else
+			burst_switch(1, NULL);
 	}
 }
 

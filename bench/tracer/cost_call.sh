@@ -23,7 +23,8 @@
 # default every=8,first=2,pick=first), auto, exact (off), kineto (hf only), nsys (LP_NSYS, LP_NSYS_LIBS),
 # burst (LLMPROF_TRACE_SAMPLE=$LP_BURST, default every=64,burst=4: CUPTI detached between bursts, run 23),
 # burstlead (the same, the flush thread attaching LP_BURST_LEAD (2) units ahead), burst2
-# (LP_BURST2, default every=128,burst=8), burstskip (one
+# (LP_BURST2, default every=128,burst=8), burstparent ($LP_BURST with LLMPROF_TRACE_BURST_REATTACH=parent:
+# attached again at decode_all's pop, for the next prefill), burstskip (one
 # burst of one unit a generation: the detached steady state after a cycle).
 # LP_COST_MODES_HF / LP_COST_MODES_PLAIN pick the modes of the rounds, LP_COST_ONCE modes run in
 # round 1 only (e.g. "kineto nsys").
@@ -118,10 +119,12 @@ mode_env() {
 	burst) s=$BURST ;;
 	burstlead) s=$BURST,lead=${LP_BURST_LEAD:-2} ;;
 	burst2) s=${LP_BURST2:-every=128,burst=8} ;;
+	burstparent) s=$BURST ;;
 	burstskip) s=every=1000000,burst=1,first=0,pick=first ;;
 	sampled | exact | auto | nvtx | skip | skipnoev | skipnocb | skipdet | sampleddet) ;;
 	*) return 1 ;;
 	esac
+	[ "$1" = burstparent ] && E=(LLMPROF_TRACE_BURST_REATTACH=parent)
 	case $1 in burst*) E+=(LLMPROF_TRACE_LOG_CYCLES=1 CUDA_INJECTION64_PATH=$LIB NVTX_INJECTION64_PATH=$LIB LLMPROF_TRACE_SAMPLE=$s LLMPROF_TRACE_CUPTI=1 "${tr[@]}"); return 0 ;; esac
 	[ "$1" = exact ] && s=off
 	[ "$1" = auto ] && s=auto

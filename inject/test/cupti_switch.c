@@ -20,7 +20,10 @@
  *                                            of a stage that is no unit (prefill)
  *   cupti_switch FAKE_LIB TRACE_DIR lead     (the same with lead=1) the flush thread subscribes one
  *                                            unit ahead of a burst, the kinds stay off until the
- *                                            pop before it (or the push of a prefill).
+ *                                            pop before it (or the push of a prefill);
+ *   cupti_switch FAKE_LIB TRACE_DIR parent   (burst's schedule, LLMPROF_TRACE_BURST_REATTACH=parent)
+ *                                            attached again at decode_all's pop, so the prefill
+ *                                            after it finds CUPTI attached.
  * Exit 0 when every check holds, 1 otherwise (each failure on stderr). */
 #include "inject.h"
 
@@ -87,7 +90,7 @@ static void wait_subscribed(void)
 }
 
 /* bursts: every=4,burst=2,first=1,pick=first (lead=1 with `lead`) */
-static int bursts(int lead)
+static int bursts(int lead, int parent)
 {
 	const int all_cb = 6, all_kinds = 4;
 	static const int recorded[] = { 1, 1, 1, 0, 0, 1, 1, 0 };
@@ -120,7 +123,10 @@ static int bursts(int lead)
 		}
 	}
 	dpop(llm);
-	expect("after decode_all", lead, lead ? all_cb : 0, 0, detaches);
+	if (parent) /* attached again at decode_all's pop (LLMPROF_TRACE_BURST_REATTACH=parent) */
+		expect("after decode_all", 1, all_cb, all_kinds, detaches);
+	else
+		expect("after decode_all", lead, lead ? all_cb : 0, 0, detaches);
 	push("prefill");
 	expect("prefill", 1, all_cb, all_kinds, detaches);
 	dpop(llm);
@@ -137,12 +143,16 @@ int main(int argc, char **argv)
 	void *h;
 	int burst;
 	if (argc != 4 || (strcmp(argv[3], "keep") && strcmp(argv[3], "detach") && strcmp(argv[3], "burst") &&
-			  strcmp(argv[3], "lead"))) {
-		fprintf(stderr, "usage: cupti_switch FAKE_LIBCUPTI TRACE_DIR keep|detach|burst|lead\n");
+			  strcmp(argv[3], "lead") && strcmp(argv[3], "parent"))) {
+		fprintf(stderr, "usage: cupti_switch FAKE_LIBCUPTI TRACE_DIR keep|detach|burst|lead|parent\n");
 		return 2;
 	}
 	detach = !strcmp(argv[3], "detach");
-	burst = !strcmp(argv[3], "burst") ? 1 : !strcmp(argv[3], "lead") ? 2 : 0;
+	burst = !strcmp(argv[3], "burst") ? 1 : !strcmp(argv[3], "lead") ? 2 : !strcmp(argv[3], "parent") ? 3 : 0;
+	if (burst == 3)
+		setenv("LLMPROF_TRACE_BURST_REATTACH", "parent", 1);
+	else
+		unsetenv("LLMPROF_TRACE_BURST_REATTACH");
 	setenv("LLMPROF_CUPTI_LIB", argv[1], 1);
 	setenv("LLMPROF_TRACE_DIR", argv[2], 1);
 	setenv("LLMPROF_TRACE_SAMPLE", burst == 2 ? "every=4,burst=2,first=1,pick=first,lead=1"
@@ -165,7 +175,7 @@ int main(int argc, char **argv)
 	dpush = (domain_push_fn)(uintptr_t)core2[NVTX_CBID_CORE2_DomainRangePushEx];
 	dpop = (domain_pop_fn)(uintptr_t)core2[NVTX_CBID_CORE2_DomainRangePop];
 	if (burst)
-		return bursts(burst == 2);
+		return bursts(burst == 2, burst == 3);
 	expect("start-up", 1, all_cb, all_kinds, 0);
 	push("decode_all");
 	for (i = 0; i < (int)(sizeof(recorded) / sizeof(recorded[0])); i++) {
