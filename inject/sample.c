@@ -17,18 +17,20 @@
  * faster than `rate` per second, exact otherwise), with
  * `unit=NAME`, `rate=R`, `seed=S` and `pick=random|first` as options (defaults every=8, first=2,
  * rate=20000, unit=decode_step, seed=0, pick=random).
- * `burst=B` (B dividing N; N defaults to 64 then, B = 0: no bursts) records one cluster of B consecutive units
- * per block instead of one unit, and detaches CUPTI (cuptiFinalize) between bursts, the only state
- * in which CUPTI leaves nothing on the launch path (bench/tracer/README.md runs 22 and 23): it
- * detaches at the pop of a burst's last unit, once the GPU reached that pop, and attaches again at
- * the pop of the unit before the next burst (`lead=L`: the flush thread subscribes L units ahead,
- * the kinds go on at that pop), or at the push of any other stage range (prefill: always
- * recorded). The work between two units is therefore recorded exactly when the unit after it is.
- * lead defaults to 2 with bursts. Bursts are asked for (`burst=4`, `auto,burst=4`): plain `auto`
- * and every=N keep one unit per block with CUPTI attached and switched per unit, as does burst=0
- * (bench/tracer/README.md run 23 says why bursts are not the default yet: the prefill's attach). The default seed is fixed on purpose: every
- * process of a job (tensor-parallel ranks) records the same steps, so their collectives stay
- * aligned (docs/ranks.md), and two runs of a program are sampled alike.
+ * `burst=B` (B dividing N; N defaults to 64 then; B = 0: no bursts) records one cluster of B
+ * consecutive units per block instead of one unit, and detaches CUPTI (cuptiFinalize) between
+ * bursts, the only state in which CUPTI leaves nothing on the launch path (bench/tracer/README.md
+ * runs 22 and 23): it detaches at the pop of a burst's last unit, once the GPU reached that pop
+ * (without stage events, LLMPROF_TRACE_STAGE_EVENTS=0, it cannot wait: kernels still queued then
+ * may lose their records), and attaches again at the pop of the unit before the next burst
+ * (`lead=L`, default 2: the flush thread attaches L units ahead, the kinds go on at that pop), or
+ * at the push of any other stage range (prefill: always recorded). The work between two units is
+ * therefore recorded exactly when the unit after it is. Bursts are asked for (`burst=4`,
+ * `auto,burst=4`): plain `auto` and every=N keep one unit per block with CUPTI attached and
+ * switched per unit, as does burst=0 (bench/tracer/README.md run 23 says why bursts are not the
+ * default yet: the prefill's attach). The default seed is fixed on purpose: every process of a
+ * job (tensor-parallel ranks) records the same steps, so their collectives stay aligned
+ * (docs/ranks.md), and two runs of a program are sampled alike.
  * The SAMPLING record says which mode ran and why.
  *
  * Threads: the schedule is per thread (the parent range and the index are the pushing thread's);
