@@ -501,6 +501,16 @@ static void test_add(void **state)
 
 /* --- the fused MoE decode (cuda_moe.cu): routing, grouped experts, shared experts, residual --- */
 
+/* FNV-1a over n bytes */
+static uint64_t fnv1a(const void *p, size_t n)
+{
+	const unsigned char *b = p;
+	uint64_t x = 1469598103934665603ull;
+	for (size_t i = 0; i < n; i++)
+		x = (x ^ b[i]) * 1099511628211ull;
+	return x;
+}
+
 static void moe_case(int t, int h, int e, int k, int mi, int sh, int sigmoid, int pdl)
 {
 	size_t ngu = (size_t)e * 2 * mi * h, ndn = (size_t)e * h * mi, nsgu = (size_t)2 * sh * h;
@@ -518,6 +528,7 @@ static void moe_case(int t, int h, int e, int k, int mi, int sh, int sigmoid, in
 	struct lp_llm_moe_dec a;
 	void *dnw, *dr, *dgu, *ddn, *dsgu = NULL, *dsdn = NULL;
 	float scale = 0.0f, err = 0.0f;
+	uint64_t bits;
 	int j, s, i, u;
 	rand_f32(x, (size_t)t * h, 30, 2.0f);
 	rand_bf16(nwf, nwb, h, 31, 1.0f);
@@ -594,6 +605,7 @@ static void moe_case(int t, int h, int e, int k, int mi, int sh, int sigmoid, in
 	get(&gn, a.n_used, 4);
 	get(gused, a.used, (size_t)gn * 4);
 	get(got, a.resid, (size_t)t * h * 4);
+	bits = fnv1a(got, (size_t)t * h * 4);
 	assert_memory_equal(gids, ids, n * 4);
 	close_f32("moe routing weights", gw, rw, n, 1e-5f, 1e-4f);
 	assert_int_equal(gn, distinct); /* each picked expert once, ascending */
@@ -607,8 +619,9 @@ static void moe_case(int t, int h, int e, int k, int mi, int sh, int sigmoid, in
 		scale = fabsf(want[i]) > scale ? fabsf(want[i]) : scale;
 		err = fabsf(got[i] - want[i]) > err ? fabsf(got[i] - want[i]) : err;
 	}
-	fprintf(stderr, "moe t %d h %d e %d k %d mi %d sh %d: %d experts used, max |gpu - cpu| %.3g of %.3g\n",
-		t, h, e, k, mi, sh, gn, (double)err, (double)scale);
+	/* bits: a hash of the output residual, to compare two builds' kernels bit for bit */
+	fprintf(stderr, "moe t %d h %d e %d k %d mi %d sh %d: %d experts used, max |gpu - cpu| %.3g of %.3g, bits %016llx\n",
+		t, h, e, k, mi, sh, gn, (double)err, (double)scale, (unsigned long long)bits);
 	/* bf16 roundings of gate/up that fall the other way move an output by ~1e-3 of the scale */
 	close_f32("moe output", got, want, (size_t)t * h, 1e-2f * scale, 1.0f / 64);
 	/* a second run reuses the zeroed counter: the same result */
