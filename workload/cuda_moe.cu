@@ -301,6 +301,44 @@ static __device__ __forceinline__ void block_copy16x2(uint4 *dst, const uint4 *s
 	}
 }
 
+/* The end of DOWN's row pair p, in both DOWN kernels: each warp's partial sums s0, s1 (token j's
+ * dots with the pair's two rows over the warp's load groups) summed over the warp, then over the
+ * block's warps in warp order, rounded to bf16 (the stored expert output) and added to the
+ * residual values rv of the pair (thread j < T holds token j's), stored; then rv holds pair pn's
+ * values when has_next (read long before they are needed). One barrier inside; the caller syncs
+ * before the next pair's call writes part[] again. */
+template <int T>
+static __device__ __forceinline__ void md_down_pair_end(const lp_llm_moe_dec &a, float (&s0)[T],
+	float (&s1)[T], float2 &rv, int p, int pn, bool has_next, int lane, int wid)
+{
+	__shared__ float part[MD_WARPS][T][2];
+#pragma unroll
+	for (int j = 0; j < T; j++) {
+		s0[j] = warp_sum(s0[j]);
+		s1[j] = warp_sum(s1[j]);
+	}
+	if (lane == 0)
+#pragma unroll
+		for (int j = 0; j < T; j++) {
+			part[wid][j][0] = s0[j];
+			part[wid][j][1] = s1[j];
+		}
+	__syncthreads();
+	if (threadIdx.x < T) {
+		const int j = threadIdx.x;
+		float x0 = 0.0f, x1 = 0.0f;
+		for (int w = 0; w < MD_WARPS; w++) {
+			x0 += part[w][j][0];
+			x1 += part[w][j][1];
+		}
+		rv.x += bf_round(x0);
+		rv.y += bf_round(x1);
+		*(float2 *)(a.resid + (size_t)j * a.h + 2 * p) = rv;
+		if (has_next)
+			rv = *(const float2 *)(a.resid + (size_t)j * a.h + 2 * pn);
+	}
+}
+
 /* DOWN at one or two tokens: at most 102 registers, so that 5 blocks fit an SM and the 640 row
  * pairs of a 1280-wide model run in one wave (4 blocks an SM left a second wave of 112) */
 template <int T, int PH>
@@ -409,35 +447,15 @@ static __global__ void __launch_bounds__(MD_THREADS, PH == MD_DOWN && T <= 2 ? 5
 		if (g < groups)
 			md_dot<T, PH>(s0, s1, c0, c1, a, xs, s_slot, s_wgt, g, k8, lane);
 		if (pn != p) { /* the pair is done */
-#pragma unroll
-			for (int j = 0; j < T; j++) {
-				s0[j] = warp_sum(s0[j]);
-				s1[j] = warp_sum(s1[j]);
-			}
-			if (PH == MD_DOWN) { /* add up the warps' sums, then the residual */
-				__shared__ float part[MD_WARPS][T][2];
-				if (lane == 0)
-#pragma unroll
-					for (int j = 0; j < T; j++) {
-						part[wid][j][0] = s0[j];
-						part[wid][j][1] = s1[j];
-					}
-				__syncthreads();
-				if (threadIdx.x < T) {
-					const int j = threadIdx.x;
-					float x0 = 0.0f, x1 = 0.0f;
-					for (int w = 0; w < MD_WARPS; w++) {
-						x0 += part[w][j][0];
-						x1 += part[w][j][1];
-					}
-					rv.x += bf_round(x0);
-					rv.y += bf_round(x1);
-					*(float2 *)(a.resid + (size_t)j * a.h + 2 * p) = rv;
-					if (hn) /* the next pair's residual, read long before it is needed */
-						rv = *(const float2 *)(a.resid + (size_t)j * a.h + 2 * pn);
-				}
-				__syncthreads();
+			if (PH == MD_DOWN) {
+				md_down_pair_end<T>(a, s0, s1, rv, p, pn, hn, lane, wid);
+				__syncthreads(); /* part[] read before the next pair's writes */
 			} else {
+#pragma unroll
+				for (int j = 0; j < T; j++) {
+					s0[j] = warp_sum(s0[j]);
+					s1[j] = warp_sum(s1[j]);
+				}
 				md_epilogue<T, PH>(a, p, s0, s1, cur.sl, lane);
 			}
 #pragma unroll
@@ -517,7 +535,6 @@ static __global__ void __launch_bounds__(MD_THREADS) k_moe_down_async(const lp_l
 	__shared__ int s_used[LP_LLM_MOE_DEC_MAX_ASSIGN];
 	__shared__ int s_slot[LP_LLM_MOE_DEC_MAX_ASSIGN * T];
 	__shared__ float s_wgt[LP_LLM_MOE_DEC_MAX_ASSIGN * T];
-	__shared__ float part[MD_WARPS][T][2];
 	__shared__ __align__(8) uint64_t bar;
 #if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
 	constexpr int bulk = BULK;
@@ -625,32 +642,9 @@ static __global__ void __launch_bounds__(MD_THREADS) k_moe_down_async(const lp_l
 				}
 			}
 		}
-#pragma unroll
-		for (int j = 0; j < T; j++) {
-			s0[j] = warp_sum(s0[j]);
-			s1[j] = warp_sum(s1[j]);
-		}
-		if (lane == 0)
-#pragma unroll
-			for (int j = 0; j < T; j++) {
-				part[wid][j][0] = s0[j];
-				part[wid][j][1] = s1[j];
-			}
-		__syncthreads(); /* also: every thread is done with this pair's rows */
+		/* its barrier also says: every thread is done with this pair's rows */
 		const int pn = p + gridDim.x;
-		if (tid < T) {
-			const int j = tid;
-			float x0 = 0.0f, x1 = 0.0f;
-			for (int w = 0; w < MD_WARPS; w++) {
-				x0 += part[w][j][0];
-				x1 += part[w][j][1];
-			}
-			rv.x += bf_round(x0);
-			rv.y += bf_round(x1);
-			*(float2 *)(a.resid + (size_t)j * a.h + 2 * p) = rv;
-			if (pn < a.h / 2)
-				rv = *(const float2 *)(a.resid + (size_t)j * a.h + 2 * pn);
-		}
+		md_down_pair_end<T>(a, s0, s1, rv, p, pn, pn < a.h / 2, lane, wid);
 		if (pn >= a.h / 2)
 			break;
 		/* the next pair (a grid smaller than the pairs): its rows into the same buffer */
