@@ -511,7 +511,8 @@ static uint64_t fnv1a(const void *p, size_t n)
 	return x;
 }
 
-static void moe_case(int t, int h, int e, int k, int mi, int sh, int sigmoid, int pdl)
+/* norm: the routing weights renormalised over the top k (norm_topk_prob) */
+static void moe_case_n(int t, int h, int e, int k, int mi, int sh, int sigmoid, int pdl, int norm)
 {
 	size_t ngu = (size_t)e * 2 * mi * h, ndn = (size_t)e * h * mi, nsgu = (size_t)2 * sh * h;
 	size_t nsdn = (size_t)h * sh, n = (size_t)t * k;
@@ -555,6 +556,7 @@ static void moe_case(int t, int h, int e, int k, int mi, int sh, int sigmoid, in
 		a.sh_down = dsdn = dev(sdnb, nsdn * 2);
 	}
 	a.sigmoid = sigmoid;
+	a.norm_topk = norm;
 	a.scale = 1.5f;
 	a.r_logits = dev(NULL, (size_t)t * e * 4);
 	a.weights = dev(NULL, n * 4);
@@ -571,7 +573,7 @@ static void moe_case(int t, int h, int e, int k, int mi, int sh, int sigmoid, in
 	get(got, a.r_logits, (size_t)t * e * 4);
 	close_f32("moe router logits", got, logits, (size_t)t * e, 2e-2f, 1.0f / 64);
 	memcpy(logits, got, (size_t)t * e * 4);
-	lp_llm_cpu_moe_route(logits, t, e, k, sigmoid ? LP_LLM_GATE_SIGMOID : LP_LLM_GATE_SOFTMAX, 0,
+	lp_llm_cpu_moe_route(logits, t, e, k, sigmoid ? LP_LLM_GATE_SIGMOID : LP_LLM_GATE_SOFTMAX, norm,
 		1.5f, ids, rw);
 	for (j = 0; j < t; j++) {
 		float *wj = want + (size_t)j * h;
@@ -620,8 +622,8 @@ static void moe_case(int t, int h, int e, int k, int mi, int sh, int sigmoid, in
 		err = fabsf(got[i] - want[i]) > err ? fabsf(got[i] - want[i]) : err;
 	}
 	/* bits: a hash of the output residual, to compare two builds' kernels bit for bit */
-	fprintf(stderr, "moe t %d h %d e %d k %d mi %d sh %d: %d experts used, max |gpu - cpu| %.3g of %.3g, bits %016llx\n",
-		t, h, e, k, mi, sh, gn, (double)err, (double)scale, (unsigned long long)bits);
+	fprintf(stderr, "moe t %d h %d e %d k %d mi %d sh %d%s: %d experts used, max |gpu - cpu| %.3g of %.3g, bits %016llx\n",
+		t, h, e, k, mi, sh, norm ? " norm" : "", gn, (double)err, (double)scale, (unsigned long long)bits);
 	/* bf16 roundings of gate/up that fall the other way move an output by ~1e-3 of the scale */
 	close_f32("moe output", got, want, (size_t)t * h, 1e-2f * scale, 1.0f / 64);
 	/* a second run reuses the zeroed counter: the same result */
@@ -640,6 +642,11 @@ static void moe_case(int t, int h, int e, int k, int mi, int sh, int sigmoid, in
 	free(nwb), free(rb), free(gub), free(dnb), free(sgub), free(sdnb), free(ids), free(gids);
 }
 
+static void moe_case(int t, int h, int e, int k, int mi, int sh, int sigmoid, int pdl)
+{
+	moe_case_n(t, h, e, k, mi, sh, sigmoid, pdl, 0);
+}
+
 static void test_moe_dec(void **state)
 {
 	(void)state;
@@ -655,6 +662,10 @@ static void test_moe_dec(void **state)
 	 * and with more row pairs (2048) than the grid has blocks (a block takes several in turn) */
 	moe_case(1, 1000, 10, 3, 72, 0, 1, 1);
 	moe_case(1, 4096, 16, 4, 64, 128, 0, 1);
+	/* renormalised routing weights (norm_topk_prob), at one token and two */
+	moe_case_n(1, 1280, 64, 6, 896, 1792, 0, 1, 1);
+	moe_case_n(1, 1000, 10, 3, 72, 0, 1, 1, 1);
+	moe_case_n(2, 512, 64, 8, 128, 256, 0, 1, 1);
 }
 
 static void test_bad_shapes_are_errors(void **state)
