@@ -82,7 +82,9 @@ static __device__ __forceinline__ float dot8(uint4 a, uint4 b)
 /* Top-k routing of one token by one warp (lane = its lane): the gate's scores (softmax or
  * sigmoid) of logits[0..e), greedy top k (lowest expert on ties), the weights renormalised when
  * norm_topk, times scale, into ids[0..k), weights[0..k) (lanes < k store): lp_llm_cpu_moe_route.
- * logits are read through L2 (another block may have written them). e <= LP_LLM_MAX_EXPERTS. */
+ * logits are read through L2 (another block may have written them), or plainly with L2 false
+ * (logits in shared memory). e <= LP_LLM_MAX_EXPERTS. */
+template <bool L2 = true>
 static __device__ __forceinline__ void moe_topk_warp(int32_t *ids, float *weights,
 	const float *logits, int e, int k, int sigmoid, int norm_topk, float scale, int lane)
 {
@@ -90,7 +92,7 @@ static __device__ __forceinline__ void moe_topk_warp(int32_t *ids, float *weight
 	int nu = (e + 31) / 32;
 	for (int u = 0; u < nu; u++) {
 		int x = lane + 32 * u;
-		s[u] = x < e ? __ldcg(logits + x) : -FLT_MAX;
+		s[u] = x >= e ? -FLT_MAX : L2 ? __ldcg(logits + x) : logits[x];
 		mx = fmaxf(mx, s[u]);
 	}
 	if (!sigmoid) {

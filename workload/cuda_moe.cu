@@ -25,6 +25,8 @@
 #include "cuda_common.cuh" /* first: core/err.h with C linkage */
 #include "cuda_api.h"
 
+#include <cooperative_groups.h>
+
 #define MD_WARPS 4
 #define MD_THREADS (MD_WARPS * 32)
 #define MD_NCH 5 /* 16-byte chunks per lane and row in one load group: 1280 values a row */
@@ -195,11 +197,12 @@ static __device__ __forceinline__ bool md_item(const lp_llm_moe_dec &a, int p, m
 	return true;
 }
 
-/* The outputs of item p, s0/s1 summed over the warp (every lane holds the sums): ROUTE, lane 0;
- * UP, lane j writes token j's (DOWN adds up its warps' sums in the kernel). */
+/* The outputs of item p, s0/s1 summed over the warp (every lane holds the sums): ROUTE, lane 0
+ * (and into lg0, when not NULL: the cluster's gather buffer); UP, lane j writes token j's (DOWN
+ * adds up its warps' sums in md_down_pair_end). */
 template <int T, int PH>
 static __device__ __forceinline__ void md_epilogue(const lp_llm_moe_dec &a, int p,
-	const float (&s0)[T], const float (&s1)[T], int sl, int lane)
+	const float (&s0)[T], const float (&s1)[T], int sl, int lane, float *lg0)
 {
 #pragma unroll
 	for (int j = 0; j < T; j++) {
@@ -207,6 +210,10 @@ static __device__ __forceinline__ void md_epilogue(const lp_llm_moe_dec &a, int 
 			if (lane == 0) {
 				a.r_logits[(size_t)j * a.e + 2 * p] = s0[j];
 				a.r_logits[(size_t)j * a.e + 2 * p + 1] = s1[j];
+				if (lg0) { /* cluster ROUTE: into the first block's shared memory too */
+					lg0[(size_t)j * a.e + 2 * p] = s0[j];
+					lg0[(size_t)j * a.e + 2 * p + 1] = s1[j];
+				}
 			}
 		} else if (lane == j) {
 			float g = bf_round(s0[j]), u = bf_round(s1[j]);
@@ -221,9 +228,11 @@ static __device__ __forceinline__ void md_epilogue(const lp_llm_moe_dec &a, int 
 	}
 }
 
-/* ROUTE's last block: top-k per token (warp j, like k_moe_topk), then the grouping by expert. */
-template <int T>
-static __device__ void md_route(const lp_llm_moe_dec &a)
+/* ROUTE's last block: top-k per token (warp j, like k_moe_topk) of the logits lg [T][e] (a.r_logits,
+ * read through L2; or, L2 false, the cluster's gathered copy in shared memory), then the grouping
+ * by expert. */
+template <int T, bool L2>
+static __device__ void md_route(const lp_llm_moe_dec &a, const float *lg)
 {
 	__shared__ int32_t sids[LP_LLM_MOE_DEC_MAX_ASSIGN];
 	__shared__ float sw[LP_LLM_MOE_DEC_MAX_ASSIGN];
@@ -233,7 +242,7 @@ static __device__ void md_route(const lp_llm_moe_dec &a)
 	const int tid = threadIdx.x, lane = tid & 31, wid = tid >> 5, k = a.k, n = T * a.k;
 	const int umax = n < a.e ? n : a.e;
 	for (int j = wid; j < T; j += MD_WARPS)
-		moe_topk_warp(sids + j * k, sw + j * k, a.r_logits + (size_t)j * a.e, a.e, k, a.sigmoid,
+		moe_topk_warp<L2>(sids + j * k, sw + j * k, lg + (size_t)j * a.e, a.e, k, a.sigmoid,
 			a.norm_topk, a.scale, lane);
 	for (int x = tid; x < a.e; x += MD_THREADS)
 		flag[x] = -1;
@@ -275,7 +284,7 @@ static __device__ void md_route(const lp_llm_moe_dec &a)
 		a.slot[i] = slot[i];
 		a.wgt[i] = wgt[i];
 	}
-	if (tid == 0)
+	if (L2 && tid == 0)
 		*a.done = 0;
 }
 
@@ -339,9 +348,29 @@ static __device__ __forceinline__ void md_down_pair_end(const lp_llm_moe_dec &a,
 	}
 }
 
+/* Thread block cluster barriers (sm_90; CL kernels are never launched below, moe_route_cluster_ok):
+ * arrive without ordering (the cluster's blocks have started), and wait. */
+static __device__ __forceinline__ void cluster_arrive_relaxed(void)
+{
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
+	asm volatile("barrier.cluster.arrive.relaxed.aligned;" ::: "memory");
+#endif
+}
+
+static __device__ __forceinline__ void cluster_wait(void)
+{
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
+	asm volatile("barrier.cluster.wait.aligned;" ::: "memory");
+#endif
+}
+
 /* DOWN at one or two tokens: at most 102 registers, so that 5 blocks fit an SM and the 640 row
- * pairs of a 1280-wide model run in one wave (4 blocks an SM left a second wave of 112) */
-template <int T, int PH>
+ * pairs of a 1280-wide model run in one wave (4 blocks an SM left a second wave of 112).
+ * CL (ROUTE only): the grid is one thread block cluster; each warp also writes its logits into
+ * the first block's shared memory (distributed shared memory), and after a cluster barrier that
+ * block routes from there: no fence, atomic or reload of the logits from L2 (the last-block
+ * scheme, CL false). */
+template <int T, int PH, bool CL = false>
 static __global__ void __launch_bounds__(MD_THREADS, PH == MD_DOWN && T <= 2 ? 5 : 1)
 	k_moe_dec(const lp_llm_moe_dec a)
 {
@@ -352,8 +381,12 @@ static __global__ void __launch_bounds__(MD_THREADS, PH == MD_DOWN && T <= 2 ? 5
 	__shared__ float s_wgt[PH == MD_DOWN ? LP_LLM_MOE_DEC_MAX_ASSIGN * T : 1];
 	__shared__ int w_used[PH == MD_UP ? MD_WARPS : 1][PH == MD_UP ? LP_LLM_MOE_DEC_MAX_ASSIGN : 1];
 	__shared__ int last;
+	__shared__ float lg[CL ? T * LP_LLM_MAX_EXPERTS : 1]; /* CL: the first block gathers [T][e] */
 	const int lane = threadIdx.x & 31, wid = threadIdx.x >> 5;
 	int *wu = w_used[PH == MD_UP ? wid : 0];
+	float *lg0 = NULL;
+	if (CL) /* this block has started: the others may write into its shared memory */
+		cluster_arrive_relaxed();
 	/* ROUTE, UP: warps take row pairs in turn; DOWN: blocks take row pairs in turn, warp w sums
 	 * the row's load groups w, w + MD_WARPS, ... (a long row, few pairs), the block adds up */
 	const int stride = PH == MD_DOWN ? gridDim.x : gridDim.x * MD_WARPS;
@@ -420,6 +453,12 @@ static __global__ void __launch_bounds__(MD_THREADS, PH == MD_DOWN && T <= 2 ? 5
 		pdl_wait();
 		pdl_launch_next();
 	}
+	if (CL) { /* every block of the cluster has started (long ago) */
+		cluster_wait();
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
+		lg0 = cooperative_groups::this_cluster().map_shared_rank(&lg[0], 0);
+#endif
+	}
 	if (PH == MD_DOWN) {
 		block_copy16x2<MD_THREADS>((uint4 *)xs, (const uint4 *)a.sh_act, T * a.sh / 8,
 			(const uint4 *)a.r_act, T * a.k * a.mi / 8);
@@ -456,7 +495,7 @@ static __global__ void __launch_bounds__(MD_THREADS, PH == MD_DOWN && T <= 2 ? 5
 					s0[j] = warp_sum(s0[j]);
 					s1[j] = warp_sum(s1[j]);
 				}
-				md_epilogue<T, PH>(a, p, s0, s1, cur.sl, lane);
+				md_epilogue<T, PH>(a, p, s0, s1, cur.sl, lane, lg0);
 			}
 #pragma unroll
 			for (int j = 0; j < T; j++)
@@ -479,6 +518,17 @@ static __global__ void __launch_bounds__(MD_THREADS, PH == MD_DOWN && T <= 2 ? 5
 	}
 	if (PH != MD_ROUTE)
 		return;
+	if (CL) { /* the routing: the first block, once every block's logits are in its lg */
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
+		__syncwarp();
+		cooperative_groups::this_cluster().sync();
+		if (blockIdx.x == 0)
+			md_route<T, false>(a, lg);
+#else
+		(void)lg;
+#endif
+		return;
+	}
 	/* the routing: the last block to finish (one atomic per block) */
 	__threadfence();
 	__syncthreads();
@@ -488,7 +538,7 @@ static __global__ void __launch_bounds__(MD_THREADS, PH == MD_DOWN && T <= 2 ? 5
 	if (!last)
 		return;
 	__threadfence();
-	md_route<T>(a);
+	md_route<T, true>(a, a.r_logits);
 }
 
 /* DOWN at one token with its weights copied into shared memory by asynchronous copies (sm_90:
@@ -673,6 +723,79 @@ static int dev_sms(struct lp_err *err)
 	return sms;
 }
 
+/* ROUTE as one thread block cluster of `grid` blocks (k_moe_dec<T, MD_ROUTE, true>), where the
+ * code loaded for this GPU has it (built for sm_90 or later), the grid fits a portable cluster (8
+ * blocks: 64 experts at 4 warps a block) and a cluster of that size fits the GPU.
+ LP_LLM_MOE_ROUTE=atomic (read once) keeps the last-block kernel, for comparisons. Returns 1 when launched, 0 when not (the caller
+ * launches k_moe_dec<T, MD_ROUTE>), -1 on error. */
+template <int T>
+static int moe_route_cluster_launch(const lp_llm_moe_dec *a, int grid, size_t smem, cudaStream_t s,
+	struct lp_err *err)
+{
+	static int off = -1;
+	static signed char ok[9];
+	static size_t smem_set = 48u << 10;
+	void (*k)(const lp_llm_moe_dec) = k_moe_dec<T, MD_ROUTE, true>;
+	cudaLaunchConfig_t cfg = {};
+	cudaLaunchAttribute at[2];
+	if (off < 0) {
+		const char *v = getenv("LP_LLM_MOE_ROUTE");
+		off = v && !strcmp(v, "atomic");
+	}
+	if (off || grid < 1 || grid > 8)
+		return 0;
+	if (smem > smem_set) {
+		LP_CUDA_TRY(cudaFuncSetAttribute(k, cudaFuncAttributeMaxDynamicSharedMemorySize, (int)smem));
+		smem_set = smem;
+	}
+	cfg.gridDim = dim3((unsigned)grid);
+	cfg.blockDim = dim3(MD_THREADS);
+	cfg.dynamicSmemBytes = smem;
+	cfg.stream = s;
+	at[0].id = cudaLaunchAttributeClusterDimension;
+	at[0].val.clusterDim.x = (unsigned)grid;
+	at[0].val.clusterDim.y = 1;
+	at[0].val.clusterDim.z = 1;
+	at[1].id = cudaLaunchAttributeProgrammaticStreamSerialization;
+	at[1].val.programmaticStreamSerializationAllowed = 1;
+	cfg.attrs = at;
+	if (!ok[grid]) {
+		cudaFuncAttributes fa;
+		int clusters = 0;
+		ok[grid] = -1;
+		cfg.numAttrs = 1;
+		if (cudaFuncGetAttributes(&fa, k) == cudaSuccess && fa.binaryVersion >= 90 &&
+		    cudaOccupancyMaxActiveClusters(&clusters, k, &cfg) == cudaSuccess && clusters > 0)
+			ok[grid] = 1;
+		cudaGetLastError();
+	}
+	if (ok[grid] < 0)
+		return 0;
+	cfg.numAttrs = a->pdl ? 2 : 1;
+	LP_CUDA_TRY(cudaLaunchKernelEx(&cfg, k, *a));
+	return 1;
+}
+
+/* UP's grid at one token: 3/8 of the blocks that fit (occ an SM; 1.5 an SM for deepseek-ocr-lm on
+ * an H100, where 2 and 3 an SM, and all 4, were measured slower: bench/workload/NOTES.md v7), so
+ * that DOWN's blocks (k_moe_down_async: few registers, its weights by bulk copies issued before
+ * its wait) find room on the SMs while UP runs and have their rows in flight when UP ends; at full
+ * occupancy UP holds every register until its last blocks leave. LP_LLM_MOE_UP_GRID=N (read once) caps the grid at
+ * N blocks instead (0: no cap), for comparisons. */
+static int moe_up_grid_cap(int t, int occ, int sms)
+{
+	static int cap = -2; /* -1: unset */
+	if (cap == -2) {
+		const char *v = getenv("LP_LLM_MOE_UP_GRID");
+		cap = v ? (int)strtol(v, NULL, 10) : -1;
+		if (v && cap < 0)
+			cap = 0;
+	}
+	if (cap >= 0)
+		return cap;
+	return t == 1 && occ >= 2 ? 3 * occ * sms / 8 : 0;
+}
+
 template <int T, int PH>
 static int moe_dec_launch(const lp_llm_moe_dec *a, cudaStream_t s, struct lp_err *err)
 {
@@ -698,6 +821,16 @@ static int moe_dec_launch(const lp_llm_moe_dec *a, cudaStream_t s, struct lp_err
 	grid = PH == MD_DOWN ? items : (items + MD_WARPS - 1) / MD_WARPS; /* DOWN: a pair a block */
 	if (grid > occ * sms)
 		grid = occ * sms;
+	if (PH == MD_UP) {
+		const int cap = moe_up_grid_cap(T, occ, sms);
+		if (cap > 0 && grid > cap)
+			grid = cap;
+	}
+	if (PH == MD_ROUTE) {
+		int r = moe_route_cluster_launch<T>(a, grid, smem, s, err);
+		if (r)
+			return r < 0 ? -1 : 0;
+	}
 	LP_CUDA_TRY(lp_llm_launch_pdl(k, dim3((unsigned)grid), dim3(MD_THREADS), smem, s, a->pdl, *a));
 	return 0;
 }
