@@ -1,0 +1,52 @@
+#!/bin/bash
+# parent_call.sh: run 24's device calls (bench/tracer/README.md "Run 24"): bursts that attach CUPTI
+# again at the pop of the units' parent (decode_all), so the next prefill finds it attached.
+# Steps (LP_PARENT_STEPS, in this order, default "light turns"):
+#   light  `llmprof run --mode light` on hf_generate.py and the unmodified program (summary.json
+#          self_check against the program's CUDA events), the tracer's log with every attach and
+#          detach (LLMPROF_TRACE_LOG_CYCLES=1); the variants of LP_PARENT_LIGHT, entries
+#          "ID|ENV|SPEC|PROG" (PROG hf or plain; ENV one VAR=VAL or -; SPEC trace.sample's value)
+#   turns  cost_call.sh's turns (LP_PARENT_TURNS; LP_BURST=$LP_PARENT_SPEC; LP_COST_* as
+#          cost_call.sh reads them)
+# Run from the repo root on the GPU machine with build/ (Release). Results in $OUT: light.tar.xz,
+# cost.tgz, cost_call.txt, env.txt.
+set -u
+cd "$(dirname "$0")/../.."
+R=${OUT:-/tmp/lp-parent-out}
+mkdir -p "$R"
+SRC=$PWD
+L=$SRC/build/bin/llmprof
+SPEC=${LP_PARENT_SPEC:-every=64,burst=4,lead=2}
+STEPS=${LP_PARENT_STEPS:-light turns}
+HF="python3 $SRC/examples/hf_generate.py --model llama-3.2-1b --prompt-len 512 --new-tokens 128 --step-times --iters 3 --warmup 1"
+PLAIN="python3 $SRC/examples/hf_generate_plain.py --model llama-3.2-1b --prompt-len 512 --new-tokens 128 --step-times --iters 4"
+LIGHT=${LP_PARENT_LIGHT:-"hfpar|LLMPROF_TRACE_BURST_REATTACH=parent|$SPEC|hf plainpar|LLMPROF_TRACE_BURST_REATTACH=parent|$SPEC|plain hfexact|-|off|hf"}
+export PYTHONUNBUFFERED=1
+case " $STEPS " in *" light "*)
+	W=/tmp/lpl; rm -rf "$W"; mkdir -p "$W/keep"
+	for v in $LIGHT; do
+		IFS='|' read -r id envv spec prog <<<"$v"
+		cmd=$HF; [ "$prog" = plain ] && cmd=$PLAIN
+		e=(LLMPROF_TRACE_LOG_CYCLES=1); [ "$envv" != - ] && e+=("$envv")
+		t0=$(date +%s)
+		(cd "$W" && env "${e[@]}" timeout -k 5 "${LP_PARENT_LIGHT_S:-120}" "$L" run --mode light run.id="$id" \
+			"trace.sample=$spec" -- $cmd >"$W/$id.term" 2>&1)
+		echo "$id rc=$? $(( $(date +%s) - t0 ))s ${e[*]} $spec" >>"$W/keep/progress.txt"
+		d=$W/tmp/stage2/$id; mkdir -p "$W/keep/$id"; cp "$W/$id.term" "$W/keep/$id/terminal.txt"
+		cp "$d"/*.md "$d"/*.json "$W/keep/$id/" 2>/dev/null
+		cp "$d"/trace/workload.stdout "$W/keep/$id/" 2>/dev/null
+		find "$d" -name '*.log' -size -2M -exec cp {} "$W/keep/$id/" \; 2>/dev/null
+	done
+	tar -C "$W/keep" -cf - . | xz -T0 -6 >"$R/light.tar.xz"
+	;;
+esac
+case " $STEPS " in *" turns "*)
+	OUT=$R LP_COST_WORK=${LP_COST_WORK:-/tmp/lpt} LP_COST_STEPS=turns LP_BURST=$SPEC LP_COST_PLAIN_ITERS=${LP_COST_PLAIN_ITERS:-7} \
+		LP_COST_HF_ITERS=${LP_COST_HF_ITERS:-6} LP_COST_CPUS=${LP_COST_CPUS:-1-15} \
+		LP_COST_TURN_STOP_S=${LP_COST_TURN_STOP_S:-150} LP_COST_TURN_PROC_S=${LP_COST_TURN_PROC_S:-200} \
+		LP_COST_TURNS=${LP_PARENT_TURNS:-"hf_plain_t hf_plain_u hf_burstparent_t hf_burstparent_u hf_exact_t hf_kineto_t \
+hf_nsys_t plain_plain_t plain_plain_u plain_burstparent_t plain_burstparent_u plain_exact_t plain_nsys_t"} \
+		bash bench/tracer/cost_call.sh >"$R/cost_call.txt" 2>&1
+	;;
+esac
+ls -la "$R"
