@@ -641,8 +641,8 @@ static void detach(void)
 	}
 	pthread_mutex_unlock(&inj_c.api_lock);
 	if (t3 > t0 && inj_c.log_cycles)
-		lp_inj_log("cupti: detach: flush %.3f ms, records %.3f ms, finalize %.3f ms", (double)(t1 - t0) / 1e6,
-			(double)(t2 - t1) / 1e6, (double)(t3 - t2) / 1e6);
+		lp_inj_log("cupti: detach (thread %u) at %.3f ms: flush %.3f ms, records %.3f ms, finalize %.3f ms",
+			lp_inj_tid(), (double)t0 / 1e6, (double)(t1 - t0) / 1e6, (double)(t2 - t1) / 1e6, (double)(t3 - t2) / 1e6);
 }
 
 static void attach(void)
@@ -678,8 +678,8 @@ static void attach(void)
 	}
 	pthread_mutex_unlock(&inj_c.api_lock);
 	if (t3 > t0 && inj_c.log_cycles)
-		lp_inj_log("cupti: attach (thread %u): init %.3f ms, subscribe %.3f ms, callbacks %.3f ms", lp_inj_tid(),
-			(double)(t1 - t0) / 1e6, (double)(t2 - t1) / 1e6, (double)(t3 - t2) / 1e6);
+		lp_inj_log("cupti: attach (thread %u) at %.3f ms: init %.3f ms, subscribe %.3f ms, callbacks %.3f ms",
+			lp_inj_tid(), (double)t0 / 1e6, (double)(t1 - t0) / 1e6, (double)(t2 - t1) / 1e6, (double)(t3 - t2) / 1e6);
 }
 
 /* The activity kinds the switch turns on and off. */
@@ -797,22 +797,28 @@ void lp_inj_cupti_attach(void)
 		kinds(1);
 		atomic_store(&inj_c.recording, 1);
 		if (inj_c.log_cycles)
-			lp_inj_log("cupti: kinds on %.3f ms", (double)(lp_inj_now_ns() - t0) / 1e6);
+			lp_inj_log("cupti: kinds on (thread %u) at %.3f ms: %.3f ms", lp_inj_tid(), (double)t0 / 1e6,
+				(double)(lp_inj_now_ns() - t0) / 1e6);
 	}
 }
 
-void lp_inj_cupti_attach_ahead(void)
+void lp_inj_cupti_attach_ahead(int record)
 {
-	if (!lp_inj_cupti_active() || !inj_c.detached || atomic_exchange(&inj_c.attach_ahead, 1))
+	if (!lp_inj_cupti_active() || !inj_c.detached || atomic_exchange(&inj_c.attach_ahead, record ? 2 : 1))
 		return;
 	lp_inj_wake();
 }
 
 void lp_inj_cupti_service(void)
 {
-	if (atomic_load(&inj_c.attach_ahead) && lp_inj_cupti_active()) {
-		attach_timed();
-		atomic_store(&inj_c.attach_ahead, 0);
+	int ahead = atomic_load(&inj_c.attach_ahead);
+	if (ahead && lp_inj_cupti_active()) {
+		if (ahead == 2) {
+			lp_inj_cupti_attach(); /* the kinds on as well */
+		} else {
+			attach_timed();
+			atomic_store(&inj_c.attach_ahead, 0);
+		}
 	}
 }
 

@@ -87,8 +87,9 @@ void lp_inj_cupti_attach(void)
 {
 }
 
-void lp_inj_cupti_attach_ahead(void)
+void lp_inj_cupti_attach_ahead(int record)
 {
+	(void)record;
 }
 
 void lp_inj_cupti_service(void)

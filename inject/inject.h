@@ -50,6 +50,7 @@ struct lp_inj_thread {
 	uint64_t unit_parent;           /* sample.c: parent range of the last sampling unit pushed ... */
 	uint32_t unit_index;            /* ... and the index the next one under it gets */
 	uint32_t unit_parents;          /* sample.c: times unit_parent changed (the parent ordinal) */
+	uint32_t unit_prev;             /* sample.c: units under the previous parent (0: none yet) */
 	uint32_t unit_skipping;         /* sample.c: inside an unrecorded unit (1) */
 	uint64_t unit_t0, unit_l0;      /* sample.c: clock and launches at the open unit's push */
 	uint64_t rate_ns, rate_max;     /* sample.c: time inside measured units, fastest launch rate (auto) */
@@ -191,9 +192,9 @@ void lp_inj_cupti_record_cost(uint64_t *n, uint64_t *total_ns, uint64_t *max_ns)
 void lp_inj_cupti_detach(void);
 /* Attached again with the kinds on (recording); what an attach ahead did not do yet, now. */
 void lp_inj_cupti_attach(void);
-/* Asks the flush thread to attach (subscription and callbacks, the kinds still off) ahead of a
- * burst; returns at once. */
-void lp_inj_cupti_attach_ahead(void);
+/* Asks the flush thread to attach (subscription and callbacks; the kinds still off, or with
+ * `record` on too) ahead of a burst or a stage; returns at once. */
+void lp_inj_cupti_attach_ahead(int record);
 /* Flush thread: an attach asked for ahead. */
 void lp_inj_cupti_service(void);
 /* 1 when CUPTI is attached and recording. */

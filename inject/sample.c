@@ -49,6 +49,7 @@
 
 #define MAX_STAGES 8
 #define MAX_PENDING 4096                 /* stage instances waiting for their GPU times */
+#define REATTACH_END_UNITS 4             /* bursts: the attach this many units before the parent's foreseen end */
 
 /* frame marks (struct lp_inj_frame.stage) */
 #define MARK_STAGE 1u                    /* a stage range */
@@ -81,7 +82,9 @@ static struct {
 	uint32_t every, first, auto_rate;
 	uint32_t burst;                      /* bursts of `burst` units, CUPTI detached between (0: not) */
 	uint32_t lead;                       /* bursts: the flush thread attaches `lead` units ahead */
-	int reattach_parent;                 /* bursts: attach at the units' parent's pop (env) */
+	int reattach_parent;                 /* bursts: attach at the units' parent's pop (env): 1 the
+	                                      * subscription, 2 with the kinds on (parentrec) */
+	int log_cycles;                      /* LLMPROF_TRACE_LOG_CYCLES=1: bursts' stages logged */
 	uint32_t pick;                       /* LP_TRACE_SAMPLE_PICK_* */
 	uint64_t seed;
 	_Atomic uint64_t launch_rate;
@@ -219,9 +222,11 @@ static int parse_sample(const char *spec, char *unit, size_t unit_cap)
 		if (*p == ',')
 			p++;
 	}
-	/* bursts when burst=B > 0 is given (blocks of 64 without every=); otherwise, plain auto (the
-	 * default) included, one unit per block with CUPTI attached (run 23: the attach at a prefill
-	 * push adds ~15 ms to its time to first token, docs/tracer.md "Bursts") */
+	/* auto without every= or burst= (the default): bursts of 4 in blocks of 64, lead 2 (runs 23
+	 * and 24, docs/tracer.md "Bursts"); burst=B > 0: bursts (blocks of 64 without every=);
+	 * every=N without burst=, or burst=0: one unit per block with CUPTI attached */
+	if (!have_every && !have_burst)
+		S.burst = 4;
 	if (!have_every && S.burst)
 		S.every = 64;
 	if (S.burst && S.every % S.burst)
@@ -319,7 +324,9 @@ static void init_once(void)
 	S.events = !(ev && (!strcmp(ev, "0") || !strcmp(ev, "off")));
 	{
 		const char *ra = getenv("LLMPROF_TRACE_BURST_REATTACH");
-		S.reattach_parent = ra && !strcmp(ra, "parent");
+		/* default: at the parent's foreseen end and at its pop; `push`: only at the next push */
+		S.reattach_parent = ra && !strcmp(ra, "push") ? 0 : ra && !strcmp(ra, "parentrec") ? 2 : 1;
+		S.log_cycles = getenv("LLMPROF_TRACE_LOG_CYCLES") && !strcmp(getenv("LLMPROF_TRACE_LOG_CYCLES"), "1");
 	}
 	S.free_top = 0;
 	for (i = MAX_PENDING; i > 0; i--)
@@ -437,6 +444,8 @@ uint32_t lp_inj_stage_push(struct lp_inj_thread *t, uint32_t name_sid, uint64_t 
 		int mode = atomic_load_explicit(&S.mode, memory_order_relaxed), record = 1;
 		uint64_t now = lp_inj_now_ns();
 		if (parent != t->unit_parent) {
+			if (t->unit_index)
+				t->unit_prev = t->unit_index;
 			t->unit_parent = parent;
 			t->unit_index = 0;
 			t->unit_parents++;
@@ -472,10 +481,15 @@ uint32_t lp_inj_stage_push(struct lp_inj_thread *t, uint32_t name_sid, uint64_t 
 	}
 	/* bursts: normally the pop before switched; these are the cases it could not foresee (a new
 	 * parent, auto's decision). An attach before the GPU mark: not in the stage's latency. */
+	if (S.log_cycles && S.burst && name_sid != S.unit_sid)
+		lp_inj_log("stages: push %u at %.3f ms, CUPTI %s", name_sid, (double)lp_inj_now_ns() / 1e6,
+			lp_inj_cupti_attached() ? "recording" : "not recording");
 	if (burst > 0 && !lp_inj_cupti_attached())
 		burst_switch(1, NULL);
 	if (S.events && lp_inj_cupti_active())
 		gpu = lp_inj_gpu_mark(&ev);
+	if (S.log_cycles && S.burst && name_sid != S.unit_sid)
+		lp_inj_log("stages: push %u marked at %.3f ms", name_sid, (double)lp_inj_now_ns() / 1e6);
 	if (burst < 0 && lp_inj_cupti_attached())
 		burst_switch(0, ev);
 	if (mark & MARK_SKIPPED)
@@ -527,16 +541,26 @@ static void burst_pop(struct lp_inj_thread *t, uint32_t mark, void *ev)
 	} else if (!next && S.lead) {
 		for (j = 1; j <= S.lead; j++) {
 			if (will_record(t, t->unit_index + j)) {
-				lp_inj_cupti_attach_ahead();
+				lp_inj_cupti_attach_ahead(0);
 				break;
 			}
 		}
 	}
+	/* the parent's end foreseen (REATTACH_END_UNITS before it, the previous parent's count of
+	 * units): the flush thread attaches now, so the next stage range (the next generation's
+	 * prefill, a few milliseconds after this parent's pop) finds CUPTI attached instead of
+	 * waiting for an attach of 12-40 ms at its push (bench/tracer/README.md run 24); the units
+	 * left run attached with the kinds off. A no-op while attached or attaching. */
+	if (S.reattach_parent && !next && t->unit_prev && t->unit_index + REATTACH_END_UNITS >= t->unit_prev)
+		lp_inj_cupti_attach_ahead(0);
 }
 
 void lp_inj_stage_pop(struct lp_inj_thread *t, uint32_t mark, uint64_t id)
 {
 	uint32_t slot = mark >> MARK_SLOT_SHIFT;
+	if (S.log_cycles && S.burst && !(mark & (MARK_UNIT_REC | MARK_BURST_SKIP)))
+		lp_inj_log("stages: pop of range %llu%s at %.3f ms", (unsigned long long)id,
+			id == t->unit_parent ? " (the units' parent)" : "", (double)lp_inj_now_ns() / 1e6);
 	if (mark & MARK_SKIPPED) {
 		t->unit_skipping = 0;
 		skip_end();
@@ -583,7 +607,7 @@ void lp_inj_stage_pop(struct lp_inj_thread *t, uint32_t mark, uint64_t id)
 	if (S.reattach_parent && S.burst && id == t->unit_parent && !(mark & (MARK_UNIT_REC | MARK_BURST_SKIP)) &&
 	    atomic_load_explicit(&S.mode, memory_order_relaxed) == MODE_SAMPLED && !lp_inj_cupti_attached()) {
 		if (S.lead)
-			lp_inj_cupti_attach_ahead();
+			lp_inj_cupti_attach_ahead(S.reattach_parent == 2);
 		else
 			burst_switch(1, NULL);
 	}

@@ -71,6 +71,7 @@ struct lp_inj_thread *lp_inj_self(void)
 		t->unit_parent = 0;
 		t->unit_index = 0;
 		t->unit_parents = 0;
+		t->unit_prev = 0;
 		t->unit_skipping = 0;
 	}
 	return t;

@@ -2,6 +2,9 @@
 # parent_call.sh: run 24's device calls (bench/tracer/README.md "Run 24"): bursts that attach CUPTI
 # again at the pop of the units' parent (decode_all), so the next prefill finds it attached.
 # Steps (LP_PARENT_STEPS, in this order, default "light turns"):
+#   alone  one traced process at a time (the tracer injected directly, LLMPROF_TRACE_LOG_CYCLES=1:
+#          every attach, detach and stage push/pop with its time), the variants of LP_PARENT_ALONE
+#          (entries as LP_PARENT_LIGHT's); step times, logs, the first one's trace
 #   light  `llmprof run --mode light` on hf_generate.py and the unmodified program (summary.json
 #          self_check against the program's CUDA events), the tracer's log with every attach and
 #          detach (LLMPROF_TRACE_LOG_CYCLES=1); the variants of LP_PARENT_LIGHT, entries
@@ -22,6 +25,25 @@ HF="python3 $SRC/examples/hf_generate.py --model llama-3.2-1b --prompt-len 512 -
 PLAIN="python3 $SRC/examples/hf_generate_plain.py --model llama-3.2-1b --prompt-len 512 --new-tokens 128 --step-times --iters 4"
 LIGHT=${LP_PARENT_LIGHT:-"hfpar|LLMPROF_TRACE_BURST_REATTACH=parent|$SPEC|hf plainpar|LLMPROF_TRACE_BURST_REATTACH=parent|$SPEC|plain hfexact|-|off|hf"}
 export PYTHONUNBUFFERED=1
+case " $STEPS " in *" alone "*)
+	A=/tmp/lpa; rm -rf "$A"; mkdir -p "$A"
+	k=0
+	for v in ${LP_PARENT_ALONE:-"hfpar|LLMPROF_TRACE_BURST_REATTACH=parent|$SPEC|hf"}; do
+		IFS='|' read -r id envv spec prog <<<"$v"
+		cmd=$HF; [ "$prog" = plain ] && cmd=$PLAIN
+		e=(LLMPROF_TRACE_LOG_CYCLES=1); [ "$envv" != - ] && e+=("$envv")
+		[ "$prog" = plain ] && e+=(PYTHONPATH=$SRC/python/llmprof_auto/site:$SRC/python LLMPROF_AUTO_DIR=$A/auto_$id)
+		t0=$(date +%s)
+		env "${e[@]}" CUDA_INJECTION64_PATH=$SRC/build/lib/libllmprof_inject.so NVTX_INJECTION64_PATH=$SRC/build/lib/libllmprof_inject.so \
+			LLMPROF_TRACE_SAMPLE=$spec LLMPROF_TRACE_DIR=$A/trace_$id LLMPROF_TRACE_LOG=$A/inject_$id.log \
+			taskset -c 1-15 timeout -k 5 100 $cmd >"$A/$id.txt" 2>"$A/$id.err"
+		echo "$id rc=$? $(( $(date +%s) - t0 ))s ${e[*]} $spec" >>"$A/progress.txt"
+		k=$((k + 1)); [ $k -gt 1 ] && rm -rf "$A/trace_$id"
+	done
+	rm -rf "$A"/auto_*
+	tar -C "$A" -cf - . | xz -T0 -6 >"$R/alone.tar.xz"
+	;;
+esac
 case " $STEPS " in *" light "*)
 	W=/tmp/lpl; rm -rf "$W"; mkdir -p "$W/keep"
 	for v in $LIGHT; do

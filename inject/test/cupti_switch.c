@@ -21,9 +21,12 @@
  *   cupti_switch FAKE_LIB TRACE_DIR lead     (the same with lead=1) the flush thread subscribes one
  *                                            unit ahead of a burst, the kinds stay off until the
  *                                            pop before it (or the push of a prefill);
- *   cupti_switch FAKE_LIB TRACE_DIR parent   (burst's schedule, LLMPROF_TRACE_BURST_REATTACH=parent)
- *                                            attached again at decode_all's pop, so the prefill
- *                                            after it finds CUPTI attached.
+ *   cupti_switch FAKE_LIB TRACE_DIR parent   (burst's schedule, LLMPROF_TRACE_BURST_REATTACH unset:
+ *                                            the default) attached again at decode_all's pop, so the
+ *                                            prefill after it finds CUPTI attached; in a second
+ *                                            generation of as many units, 4 units before its end
+ *                                            (the flush thread, the kinds off until the prefill).
+ * (burst and lead run with LLMPROF_TRACE_BURST_REATTACH=push: attached again at the prefill's push.)
  * Exit 0 when every check holds, 1 otherwise (each failure on stderr). */
 #include "inject.h"
 
@@ -130,6 +133,41 @@ static int bursts(int lead, int parent)
 	push("prefill");
 	expect("prefill", 1, all_cb, all_kinds, detaches);
 	dpop(llm);
+	if (!parent)
+		return failures ? 1 : 0;
+	/* a second generation of as many units: the flush thread attaches 4 units before its foreseen
+	 * end (the pops of units 3 and 6, whose next units are skipped), the kinds stay off until the
+	 * next burst or the prefill */
+	push("decode_all");
+	for (i = 0; i < n; i++) {
+		char where[64];
+		int next = i + 1 < n ? recorded[i + 1] : 0;
+		push("decode_step");
+		snprintf(where, sizeof(where), "gen 2 unit %d (%s)", i, recorded[i] ? "recorded" : "skipped");
+		if (recorded[i])
+			expect(where, 1, all_cb, all_kinds, detaches);
+		else if (i >= 4)
+			expect(where, 1, all_cb, 0, detaches);
+		else
+			expect(where, 0, 0, 0, detaches);
+		dpop(llm);
+		if (recorded[i] && !next)
+			detaches++;
+		snprintf(where, sizeof(where), "gen 2 after unit %d", i);
+		if (next) {
+			expect(where, 1, all_cb, all_kinds, detaches);
+		} else if (i >= 3) {
+			wait_subscribed();
+			expect(where, 1, all_cb, 0, detaches);
+		} else {
+			expect(where, 0, 0, 0, detaches);
+		}
+	}
+	dpop(llm);
+	expect("gen 2 after decode_all", 1, all_cb, all_kinds, detaches);
+	push("prefill");
+	expect("gen 2 prefill", 1, all_cb, all_kinds, detaches);
+	dpop(llm);
 	return failures ? 1 : 0;
 }
 
@@ -150,9 +188,9 @@ int main(int argc, char **argv)
 	detach = !strcmp(argv[3], "detach");
 	burst = !strcmp(argv[3], "burst") ? 1 : !strcmp(argv[3], "lead") ? 2 : !strcmp(argv[3], "parent") ? 3 : 0;
 	if (burst == 3)
-		setenv("LLMPROF_TRACE_BURST_REATTACH", "parent", 1);
+		unsetenv("LLMPROF_TRACE_BURST_REATTACH"); /* the default: at the parent's foreseen end and pop */
 	else
-		unsetenv("LLMPROF_TRACE_BURST_REATTACH");
+		setenv("LLMPROF_TRACE_BURST_REATTACH", "push", 1);
 	setenv("LLMPROF_CUPTI_LIB", argv[1], 1);
 	setenv("LLMPROF_TRACE_DIR", argv[2], 1);
 	setenv("LLMPROF_TRACE_SAMPLE", burst == 2 ? "every=4,burst=2,first=1,pick=first,lead=1"
