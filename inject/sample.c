@@ -23,12 +23,13 @@
  * runs 22 and 23): it detaches at the pop of a burst's last unit, once the GPU reached that pop
  * (without stage events, LLMPROF_TRACE_STAGE_EVENTS=0, it cannot wait: kernels still queued then
  * may lose their records), and attaches again at the pop of the unit before the next burst
- * (`lead=L`, default 2: the flush thread attaches L units ahead, the kinds go on at that pop), or
- * at the push of any other stage range (prefill: always recorded). The work between two units is
- * therefore recorded exactly when the unit after it is. Bursts are asked for (`burst=4`,
- * `auto,burst=4`): plain `auto` and every=N keep one unit per block with CUPTI attached and
- * switched per unit, as does burst=0 (bench/tracer/README.md run 23 says why bursts are not the
- * default yet: the prefill's attach). The default seed is fixed on purpose: every process of a
+ * (`lead=L`, default 2: the flush thread attaches L units ahead, the kinds go on at that pop), and
+ * ahead of the parent's foreseen end (REATTACH_END_UNITS before the previous parent's count of
+ * units) and at its pop, so the next generation's prefill finds CUPTI attached; else at the push
+ * of any other stage range (prefill: always recorded). The work between two units is therefore
+ * recorded exactly when the unit after it is. Plain `auto` (the default) means bursts of 4 in
+ * blocks of 64 above its rate (bench/tracer/README.md runs 23 and 24); every=N without burst=,
+ * and burst=0, keep one unit per block with CUPTI attached and switched per unit. The default seed is fixed on purpose: every process of a
  * job (tensor-parallel ranks) records the same steps, so their collectives stay aligned
  * (docs/ranks.md), and two runs of a program are sampled alike.
  * The SAMPLING record says which mode ran and why.

@@ -258,8 +258,8 @@ static void test_off_auto_and_bad(void **state)
 	run(LP_TEST_TMP "/sample_auto", "auto", NULL, res);
 	assert_int_equal(res->sampling.mode, LP_TRACE_SAMPLE_EXACT);
 	assert_int_equal(res->sampling.why, LP_TRACE_SAMPLE_WHY_AUTO_LOW);
-	assert_int_equal(res->sampling.every, 8);
-	assert_int_equal(res->sampling.burst, 0);  /* bursts only when asked for (run 23) */
+	assert_int_equal(res->sampling.every, 64); /* auto alone: bursts of 4 in blocks of 64 (run 24) */
+	assert_int_equal(res->sampling.burst, 4);
 	assert_int_equal(res->sampling.first, 2);
 	assert_int_equal(res->sampling.auto_rate, 20000);
 	assert_int_equal(res->sampling.launch_rate, 0);
@@ -275,6 +275,11 @@ static void test_off_auto_and_bad(void **state)
 	run(LP_TEST_TMP "/sample_auto0", "auto,rate=0,every=4", NULL, res);
 	assert_int_equal(res->sampling.mode, LP_TRACE_SAMPLE_EXACT);
 	assert_int_equal(res->sampling.every, 4);
+	assert_int_equal(res->sampling.burst, 0); /* every= without burst=: one unit per block */
+
+	/* auto,burst=0: auto's decision with one unit per block of the default 8 */
+	run(LP_TEST_TMP "/sample_auto_b0", "auto,burst=0", NULL, res);
+	assert_int_equal(res->sampling.every, 8);
 	assert_int_equal(res->sampling.burst, 0);
 
 	/* a value the tracer cannot read: exact, as with off */
