@@ -551,8 +551,11 @@ static void burst_pop(struct lp_inj_thread *t, uint32_t mark, void *ev)
 	 * units): the flush thread attaches now, so the next stage range (the next generation's
 	 * prefill, a few milliseconds after this parent's pop) finds CUPTI attached instead of
 	 * waiting for an attach of 12-40 ms at its push (bench/tracer/README.md run 24); the units
-	 * left run attached with the kinds off. A no-op while attached or attaching. */
-	if (S.reattach_parent && !next && t->unit_prev && t->unit_index + REATTACH_END_UNITS >= t->unit_prev)
+	 * left run attached with the kinds off. Only inside that window: a longer parent detaches
+	 * after its next burst as usual (at most a block attached and idle). A no-op while attached
+	 * or attaching. */
+	if (S.reattach_parent && !next && t->unit_prev && t->unit_index < t->unit_prev &&
+	    t->unit_index + REATTACH_END_UNITS >= t->unit_prev)
 		lp_inj_cupti_attach_ahead(0);
 }
 

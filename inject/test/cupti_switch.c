@@ -25,7 +25,8 @@
  *                                            the default) attached again at decode_all's pop, so the
  *                                            prefill after it finds CUPTI attached; in a second
  *                                            generation of as many units, 4 units before its end
- *                                            (the flush thread, the kinds off until the prefill).
+ *                                            (the flush thread, the kinds off until the prefill),
+ *                                            and in a third, longer one only in that window.
  * (burst and lead run with LLMPROF_TRACE_BURST_REATTACH=push: attached again at the prefill's push.)
  * Exit 0 when every check holds, 1 otherwise (each failure on stderr). */
 #include "inject.h"
@@ -168,6 +169,31 @@ static int bursts(int lead, int parent)
 	push("prefill");
 	expect("gen 2 prefill", 1, all_cb, all_kinds, detaches);
 	dpop(llm);
+	/* a third generation, twice as long (16 units; recorded 0-2, 5-6, 9-10, 13-14): the attach
+	 * ahead only inside the window before the foreseen end (the pops of units 3 and 6); past it
+	 * (unit 10) a burst detaches as usual. A: attached and recording, I: attached, kinds off,
+	 * D: detached. */
+	{
+		static const char during[] = "AAADIAAIIAADDAAD", after[] = "AADIAAIIAADDAADD";
+		static const int rec3[] = { 1, 1, 1, 0, 0, 1, 1, 0, 0, 1, 1, 0, 0, 1, 1, 0 };
+		push("decode_all");
+		for (i = 0; i < 16; i++) {
+			char where[64];
+			char d = during[i], a = after[i];
+			push("decode_step");
+			snprintf(where, sizeof(where), "gen 3 unit %d", i);
+			expect(where, d != 'D', d != 'D' ? all_cb : 0, d == 'A' ? all_kinds : 0, detaches);
+			dpop(llm);
+			if (rec3[i] && !(i + 1 < 16 && rec3[i + 1]))
+				detaches++;
+			snprintf(where, sizeof(where), "gen 3 after unit %d", i);
+			if (a == 'I')
+				wait_subscribed();
+			expect(where, a != 'D', a != 'D' ? all_cb : 0, a == 'A' ? all_kinds : 0, detaches);
+		}
+		dpop(llm);
+		expect("gen 3 after decode_all", 1, all_cb, all_kinds, detaches);
+	}
 	return failures ? 1 : 0;
 }
 
