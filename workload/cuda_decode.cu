@@ -11,6 +11,8 @@
  * cuda_model.cu chooses this path (forward_fused); prefill is unchanged. */
 #include <float.h>
 #include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
 
 #include "cuda_common.cuh" /* first: core/err.h with C linkage */
 #include "cuda_api.h"
@@ -485,13 +487,14 @@ static __device__ __forceinline__ void load_tile(uint4 (&kv)[D / 16], uint16_t *
 
 /* CL: the n_splits blocks of a (sequence, KV head) form a thread block cluster and merge through
  * distributed shared memory (two cluster barriers) instead of partials in global memory, a fence,
- * an atomic and the last block's loads from L2. */
-template <int D, bool CL>
+ * an atomic and the last block's loads from L2. GM: the largest group (query heads a KV head)
+ * the kernel is built for, 1 or LP_LLM_DEC_ATTN_GMAX (see attn_decode_d). */
+template <int D, bool CL, int GM>
 static __global__ void __launch_bounds__(128) k_attn_decode(uint16_t *out, const uint16_t *q,
 	const uint16_t *kc, const uint16_t *vc, float *partial, int *counters, const int *pos_p,
 	int nh, int nkv, int max_pos, int n_splits, int split_len)
 {
-	constexpr int TL = LP_LLM_DEC_ATTN_TILE, GM = LP_LLM_DEC_ATTN_GMAX, NO = GM * D / 128;
+	constexpr int TL = LP_LLM_DEC_ATTN_TILE, NO = (GM * D + 127) / 128;
 	__shared__ float qs[GM][D];
 	__shared__ __align__(16) uint16_t vs[TL * D];
 	__shared__ float ps[GM][TL];
@@ -741,8 +744,8 @@ static __global__ void __launch_bounds__(128) k_attn_decode(uint16_t *out, const
 	}
 }
 
-/* Whether k_attn_decode<D, true> runs as clusters of n blocks here (cached per n). */
-template <int D>
+/* Whether k_attn_decode<D, true, GM> runs as clusters of n blocks here (cached per n). */
+template <int D, int GM>
 static bool attn_cluster_ok(int n)
 {
 	static signed char ok[LP_LLM_DEC_ATTN_CLUSTER_MAX + 1];
@@ -750,7 +753,7 @@ static bool attn_cluster_ok(int n)
 		return false;
 	if (!ok[n]) {
 		void (*k)(uint16_t *, const uint16_t *, const uint16_t *, const uint16_t *, float *, int *,
-			const int *, int, int, int, int, int) = k_attn_decode<D, true>;
+			const int *, int, int, int, int, int) = k_attn_decode<D, true, GM>;
 		cudaLaunchConfig_t cfg = {};
 		cudaLaunchAttribute at[1];
 		cudaFuncAttributes fa;
@@ -780,12 +783,12 @@ static bool attn_cluster_ok(int n)
 	return ok[n] > 0;
 }
 
-template <int D>
-static cudaError_t attn_decode_d(uint16_t *out, const uint16_t *q, const uint16_t *kc,
+template <int D, int GM>
+static cudaError_t attn_decode_g(uint16_t *out, const uint16_t *q, const uint16_t *kc,
 	const uint16_t *vc, float *partial, int *counters, const int *pos, int batch, int nh, int nkv,
 	int max_pos, int n_splits, int split_len, int pdl, cudaStream_t s)
 {
-	if (attn_cluster_ok<D>(n_splits)) {
+	if (attn_cluster_ok<D, GM>(n_splits)) {
 		cudaLaunchConfig_t cfg = {};
 		cudaLaunchAttribute at[2];
 		cfg.gridDim = dim3((unsigned)(batch * nkv), (unsigned)n_splits);
@@ -799,12 +802,33 @@ static cudaError_t attn_decode_d(uint16_t *out, const uint16_t *q, const uint16_
 		at[1].val.programmaticStreamSerializationAllowed = 1;
 		cfg.attrs = at;
 		cfg.numAttrs = pdl ? 2 : 1;
-		return cudaLaunchKernelEx(&cfg, k_attn_decode<D, true>, out, q, kc, vc, partial, counters, pos,
-			nh, nkv, max_pos, n_splits, split_len);
+		return cudaLaunchKernelEx(&cfg, k_attn_decode<D, true, GM>, out, q, kc, vc, partial, counters,
+			pos, nh, nkv, max_pos, n_splits, split_len);
 	}
-	return lp_llm_launch_pdl(k_attn_decode<D, false>, dim3((unsigned)(batch * nkv), (unsigned)n_splits),
-		dim3(128), 0, s, pdl, out, q, kc, vc, partial, counters, pos, nh, nkv, max_pos, n_splits,
-		split_len);
+	return lp_llm_launch_pdl(k_attn_decode<D, false, GM>, dim3((unsigned)(batch * nkv),
+		(unsigned)n_splits), dim3(128), 0, s, pdl, out, q, kc, vc, partial, counters, pos, nh, nkv,
+		max_pos, n_splits, split_len);
+}
+
+/* One query head a KV head (no grouped queries, e.g. deepseek-ocr-lm) gets kernels built for a
+ * group of one: the kernels for groups of up to 8 carry 8 score and output slots a thread, with
+ * a runtime test on each, and 8 heads' q and scores in shared memory (deepseek-ocr-lm b1: -23 us
+ * a decode step, NOTES v8). LP_LLM_ATTN_GROUP=generic keeps those kernels, for comparisons. */
+template <int D>
+static cudaError_t attn_decode_d(uint16_t *out, const uint16_t *q, const uint16_t *kc,
+	const uint16_t *vc, float *partial, int *counters, const int *pos, int batch, int nh, int nkv,
+	int max_pos, int n_splits, int split_len, int pdl, cudaStream_t s)
+{
+	static int generic = -1;
+	if (generic < 0) {
+		const char *v = getenv("LP_LLM_ATTN_GROUP");
+		generic = v && !strcmp(v, "generic");
+	}
+	if (nh == nkv && !generic)
+		return attn_decode_g<D, 1>(out, q, kc, vc, partial, counters, pos, batch, nh, nkv,
+			max_pos, n_splits, split_len, pdl, s);
+	return attn_decode_g<D, LP_LLM_DEC_ATTN_GMAX>(out, q, kc, vc, partial, counters, pos, batch, nh,
+		nkv, max_pos, n_splits, split_len, pdl, s);
 }
 
 extern "C" int lp_llm_k_attn_decode(uint16_t *out, const uint16_t *q, const uint16_t *k_cache,

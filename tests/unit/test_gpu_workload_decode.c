@@ -474,6 +474,9 @@ static void test_dec_attention(void **state)
 	attn_case(1, 255, 16, 2, 256, 256, 1, 256, 0); /* 8 heads a group, 4 tiles */
 	attn_case(4, 600, 32, 8, 64, 640, 10, 64, 1);  /* llama-3.2-1b-like, batch 4 */
 	attn_case(1, 0, 10, 10, 128, 128, 2, 64, 0);   /* one key; no GQA */
+	attn_case(2, 576, 10, 10, 128, 640, 10, 64, 1); /* deepseek-ocr-lm-like: no GQA, 10 slices */
+	attn_case(1, 500, 16, 2, 128, 512, 8, 64, 1);  /* 8 heads a group over 8 slices */
+	attn_case(1, 300, 12, 12, 256, 512, 3, 192, 1); /* no GQA at head dim 256, 3 tiles a slice */
 	/* merges over several batches of 16 slices (the last ones empty) */
 	attn_case(1, 1500, 8, 2, 128, 2048, 32, 64, 1);
 	attn_case(2, 2500, 4, 4, 64, 2560, 40, 64, 0);
