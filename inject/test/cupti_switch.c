@@ -93,41 +93,45 @@ static void wait_subscribed(void)
 	}
 }
 
+/* one generation (a decode_all of `n` decode_step units, `rec` the recorded ones) against what
+ * "CUPTI" should hold inside each unit (`during`) and after its pop (`after`): A attached and
+ * recording, I attached with the kinds off (the flush thread's attach ahead: waited for), D
+ * detached. A burst's last recorded unit detaches at its pop. */
+static void generation(int gen, const int *rec, int n, const char *during, const char *after, int *detaches)
+{
+	const int all_cb = 6, all_kinds = 4;
+	int i;
+	push("decode_all");
+	for (i = 0; i < n; i++) {
+		char where[64];
+		char d = during[i], a = after[i];
+		push("decode_step");
+		snprintf(where, sizeof(where), "gen %d unit %d", gen, i);
+		expect(where, d != 'D', d != 'D' ? all_cb : 0, d == 'A' ? all_kinds : 0, *detaches);
+		dpop(llm);
+		if (rec[i] && !(i + 1 < n && rec[i + 1]))
+			(*detaches)++;
+		snprintf(where, sizeof(where), "gen %d after unit %d", gen, i);
+		if (a == 'I')
+			wait_subscribed();
+		expect(where, a != 'D', a != 'D' ? all_cb : 0, a == 'A' ? all_kinds : 0, *detaches);
+	}
+	dpop(llm);
+}
+
 /* bursts: every=4,burst=2,first=1,pick=first (lead=1 with `lead`) */
 static int bursts(int lead, int parent)
 {
 	const int all_cb = 6, all_kinds = 4;
-	static const int recorded[] = { 1, 1, 1, 0, 0, 1, 1, 0 };
-	const int n = (int)(sizeof(recorded) / sizeof(recorded[0]));
-	int detaches = 0, i;
+	/* unit 8 would be block 1's position 3, skipped; units 5 and 9 (block 2's position 0) start
+	 * bursts, so with lead the flush thread subscribes at the pops of units 3 and 7 */
+	static const int rec[] = { 1, 1, 1, 0, 0, 1, 1, 0 };
+	/* a third generation, twice as long (recorded 0-2, 5-6, 9-10, 13-14) */
+	static const int rec3[] = { 1, 1, 1, 0, 0, 1, 1, 0, 0, 1, 1, 0, 0, 1, 1, 0 };
+	int detaches = 0;
 	expect("start-up", 1, all_cb, all_kinds, 0);
-	push("decode_all");
-	for (i = 0; i < n; i++) {
-		char where[64];
-		int next = i + 1 < n ? recorded[i + 1] : 0; /* unit 8: block 1's position 3, skipped */
-		push("decode_step");
-		snprintf(where, sizeof(where), "unit %d (%s)", i, recorded[i] ? "recorded" : "skipped");
-		if (recorded[i])
-			expect(where, 1, all_cb, all_kinds, detaches);
-		else if (lead && i == 4) /* subscribed ahead by the flush thread, nothing recorded yet */
-			expect(where, 1, all_cb, 0, detaches);
-		else
-			expect(where, 0, 0, 0, detaches);
-		dpop(llm);
-		if (recorded[i] && !next)
-			detaches++;
-		snprintf(where, sizeof(where), "after unit %d", i);
-		if (next) {
-			expect(where, 1, all_cb, all_kinds, detaches);
-		} else if (lead && (i == 3 || i == 7)) { /* units 5 and 9 (block 2's position 0) start bursts */
-			wait_subscribed();
-			expect(where, 1, all_cb, 0, detaches);
-		} else {
-			expect(where, 0, 0, 0, detaches);
-		}
-	}
-	dpop(llm);
-	if (parent) /* attached again at decode_all's pop (LLMPROF_TRACE_BURST_REATTACH=parent) */
+	generation(1, rec, 8, lead ? "AAADIAAD" : "AAADDAAD", lead ? "AADIAADI" : "AADDAADD", &detaches);
+	if (parent) /* attached again at decode_all's pop (LLMPROF_TRACE_BURST_REATTACH's default) */
 		expect("after decode_all", 1, all_cb, all_kinds, detaches);
 	else
 		expect("after decode_all", lead, lead ? all_cb : 0, 0, detaches);
@@ -139,61 +143,15 @@ static int bursts(int lead, int parent)
 	/* a second generation of as many units: the flush thread attaches 4 units before its foreseen
 	 * end (the pops of units 3 and 6, whose next units are skipped), the kinds stay off until the
 	 * next burst or the prefill */
-	push("decode_all");
-	for (i = 0; i < n; i++) {
-		char where[64];
-		int next = i + 1 < n ? recorded[i + 1] : 0;
-		push("decode_step");
-		snprintf(where, sizeof(where), "gen 2 unit %d (%s)", i, recorded[i] ? "recorded" : "skipped");
-		if (recorded[i])
-			expect(where, 1, all_cb, all_kinds, detaches);
-		else if (i >= 4)
-			expect(where, 1, all_cb, 0, detaches);
-		else
-			expect(where, 0, 0, 0, detaches);
-		dpop(llm);
-		if (recorded[i] && !next)
-			detaches++;
-		snprintf(where, sizeof(where), "gen 2 after unit %d", i);
-		if (next) {
-			expect(where, 1, all_cb, all_kinds, detaches);
-		} else if (i >= 3) {
-			wait_subscribed();
-			expect(where, 1, all_cb, 0, detaches);
-		} else {
-			expect(where, 0, 0, 0, detaches);
-		}
-	}
-	dpop(llm);
+	generation(2, rec, 8, "AAADIAAI", "AADIAAII", &detaches);
 	expect("gen 2 after decode_all", 1, all_cb, all_kinds, detaches);
 	push("prefill");
 	expect("gen 2 prefill", 1, all_cb, all_kinds, detaches);
 	dpop(llm);
-	/* a third generation, twice as long (16 units; recorded 0-2, 5-6, 9-10, 13-14): the attach
-	 * ahead only inside the window before the foreseen end (the pops of units 3 and 6); past it
-	 * (unit 10) a burst detaches as usual. A: attached and recording, I: attached, kinds off,
-	 * D: detached. */
-	{
-		static const char during[] = "AAADIAAIIAADDAAD", after[] = "AADIAAIIAADDAADD";
-		static const int rec3[] = { 1, 1, 1, 0, 0, 1, 1, 0, 0, 1, 1, 0, 0, 1, 1, 0 };
-		push("decode_all");
-		for (i = 0; i < 16; i++) {
-			char where[64];
-			char d = during[i], a = after[i];
-			push("decode_step");
-			snprintf(where, sizeof(where), "gen 3 unit %d", i);
-			expect(where, d != 'D', d != 'D' ? all_cb : 0, d == 'A' ? all_kinds : 0, detaches);
-			dpop(llm);
-			if (rec3[i] && !(i + 1 < 16 && rec3[i + 1]))
-				detaches++;
-			snprintf(where, sizeof(where), "gen 3 after unit %d", i);
-			if (a == 'I')
-				wait_subscribed();
-			expect(where, a != 'D', a != 'D' ? all_cb : 0, a == 'A' ? all_kinds : 0, detaches);
-		}
-		dpop(llm);
-		expect("gen 3 after decode_all", 1, all_cb, all_kinds, detaches);
-	}
+	/* twice as long: the attach ahead only inside the window before the foreseen end (the pops of
+	 * units 3 and 6); past it (unit 10) a burst detaches as usual */
+	generation(3, rec3, 16, "AAADIAAIIAADDAAD", "AADIAAIIAADDAADD", &detaches);
+	expect("gen 3 after decode_all", 1, all_cb, all_kinds, detaches);
 	return failures ? 1 : 0;
 }
 
