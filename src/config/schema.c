@@ -128,7 +128,7 @@ static const char *type_word(enum schema_type t)
 	case T_BOOL: return "a boolean (true or false)";
 	case T_STRLIST: return "a list of strings";
 	case T_HOOKLIST: return "a list of MODULE:QUALNAME=STAGE[@PAYLOAD] strings";
-	case T_TRACE_SAMPLE: return "off, auto[,rate=R] or every=N[,first=K][,burst=B] (B divides N; also unit=NAME, seed=S, pick=random|first)";
+	case T_TRACE_SAMPLE: return "off, auto[,rate=R] or every=N[,first=K][,burst=B] (B divides N; also unit=NAME, seed=S, pick=random|first, lead=L)";
 	default: return "a string";
 	}
 }
