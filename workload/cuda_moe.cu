@@ -103,6 +103,39 @@ static __device__ __forceinline__ void md_prefetch(const lp_llm_moe_dec &a, cons
 	}
 }
 
+/* DOWN's sums of one 16-byte chunk of a row pair (w0, w1), for both DOWN kernels (md_dot with the
+ * weights in registers, k_moe_down_async with them in shared memory). The shared experts' chunk c:
+ * with every token's shared activations (xs, s8 chunks a token). */
+template <int T>
+static __device__ __forceinline__ void md_down_shared(float (&s0)[T], float (&s1)[T], const uint4 &w0, const uint4 &w1,
+	const uint16_t *xs, int c, int s8)
+{
+#pragma unroll
+	for (int j = 0; j < T; j++) {
+		uint4 xv = ((const uint4 *)xs)[(size_t)j * s8 + c];
+		s0[j] += dot8(w0, xv);
+		s1[j] += dot8(w1, xv);
+	}
+}
+
+/* A used expert u's chunk off (of m8): with the activations of each token that picked it (xr, by
+ * assignment slot), times its routing weight */
+template <int T>
+static __device__ __forceinline__ void md_down_expert(float (&s0)[T], float (&s1)[T], const uint4 &w0, const uint4 &w1,
+	const uint4 *xr, const int *s_slot, const float *s_wgt, int u, int off, int m8)
+{
+#pragma unroll
+	for (int j = 0; j < T; j++) {
+		int sl = s_slot[u * T + j];
+		if (sl >= 0) {
+			uint4 xv = xr[(size_t)sl * m8 + off];
+			float wt = s_wgt[u * T + j];
+			s0[j] = fmaf(wt, dot8(w0, xv), s0[j]);
+			s1[j] = fmaf(wt, dot8(w1, xv), s1[j]);
+		}
+	}
+}
+
 /* Sums of one load group: ROUTE and UP dot every token's input; DOWN dots the shared segment with
  * every token's shared activations and an expert's segment with the activations of each token
  * that picked it, times its routing weight. */
@@ -126,25 +159,11 @@ static __device__ __forceinline__ void md_dot(float (&s0)[T], float (&s1)[T],
 		} else {
 			const int s8 = a.sh / 8, m8 = a.mi / 8;
 			if (c < s8) {
-#pragma unroll
-				for (int j = 0; j < T; j++) {
-					uint4 xv = ((const uint4 *)xs)[(size_t)j * s8 + c];
-					s0[j] += dot8(w0[v], xv);
-					s1[j] += dot8(w1[v], xv);
-				}
+				md_down_shared<T>(s0, s1, w0[v], w1[v], xs, c, s8);
 			} else {
 				const uint4 *xr = (const uint4 *)(xs + (size_t)T * a.sh);
 				int cc = c - s8, u = cc / m8, off = cc - u * m8;
-#pragma unroll
-				for (int j = 0; j < T; j++) {
-					int sl = s_slot[u * T + j];
-					if (sl >= 0) {
-						uint4 xv = xr[(size_t)sl * m8 + off];
-						float wt = s_wgt[u * T + j];
-						s0[j] = fmaf(wt, dot8(w0[v], xv), s0[j]);
-						s1[j] = fmaf(wt, dot8(w1[v], xv), s1[j]);
-					}
-				}
+				md_down_expert<T>(s0, s1, w0[v], w1[v], xr, s_slot, s_wgt, u, off, m8);
 			}
 		}
 	}
@@ -670,25 +689,11 @@ static __global__ void __launch_bounds__(MD_THREADS) k_moe_down_async(const lp_l
 					continue;
 				if (c < s8) {
 					uint4 w0 = wsm[c], w1 = wsm[s8 + c];
-#pragma unroll
-					for (int j = 0; j < T; j++) {
-						uint4 xv = ((const uint4 *)xs)[(size_t)j * s8 + c];
-						s0[j] += dot8(w0, xv);
-						s1[j] += dot8(w1, xv);
-					}
+					md_down_shared<T>(s0, s1, w0, w1, xs, c, s8);
 				} else {
 					int cc = c - s8, u = cc / m8, off = cc - u * m8;
 					uint4 w0 = wsm[2 * s8 + u * 2 * m8 + off], w1 = wsm[2 * s8 + u * 2 * m8 + m8 + off];
-#pragma unroll
-					for (int j = 0; j < T; j++) {
-						int sl = s_slot[u * T + j];
-						if (sl >= 0) {
-							uint4 xv = xr[(size_t)sl * m8 + off];
-							float wt = s_wgt[u * T + j];
-							s0[j] = fmaf(wt, dot8(w0, xv), s0[j]);
-							s1[j] = fmaf(wt, dot8(w1, xv), s1[j]);
-						}
-					}
+					md_down_expert<T>(s0, s1, w0, w1, xr, s_slot, s_wgt, u, off, m8);
 				}
 			}
 		}
