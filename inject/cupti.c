@@ -65,12 +65,6 @@ static int env_off(const char *name)
 	return v && (!strcmp(v, "0") || !strcmp(v, "off"));
 }
 
-static int env_on(const char *name)
-{
-	const char *v = getenv(name);
-	return v && (!strcmp(v, "1") || !strcmp(v, "on"));
-}
-
 /* ---- state (cupti_impl.h) ---- */
 
 struct lp_cupti_state inj_c = {
@@ -472,7 +466,7 @@ static void start_once(void)
 
 	/* driver API only: every runtime launch/copy/graph launch calls one of these with its own
 	 * correlation id, so one callback pair per launch instead of two */
-	inj_c.runtime_api = env_on("LLMPROF_TRACE_RUNTIME_API");
+	inj_c.runtime_api = lp_inj_env_on("LLMPROF_TRACE_RUNTIME_API");
 	/* diagnostics for the overhead benchmark (docs/tracer.md; also LLMPROF_TRACE_CLOCK_CALLBACK,
 	 * _COPY_ACTIVITY and _OVERHEAD_ACTIVITY below): LLMPROF_TRACE_API_CALLBACKS=0 drops
 	 * the launch callbacks (kernels then carry no range), LLMPROF_TRACE_KERNEL_ACTIVITY=0 the
@@ -486,7 +480,7 @@ static void start_once(void)
 	}
 	enable_fixed_callbacks();
 	inj_c.subscribed = 1;
-	inj_c.hw_trace = env_on("LLMPROF_TRACE_HW_TRACE");
+	inj_c.hw_trace = lp_inj_env_on("LLMPROF_TRACE_HW_TRACE");
 	if (inj_c.hw_trace)
 		CUPTI_CALL(p_cuptiEnableCallback(1, inj_c.sub, CUPTI_CB_DOMAIN_RESOURCE, CUPTI_CBID_RESOURCE_CU_INIT_FINISHED));
 
@@ -518,9 +512,9 @@ static void start_once(void)
 		!CUPTI_CALL(p_cuptiActivityEnable(CUPTI_ACTIVITY_KIND_OVERHEAD));
 	inj_c.skip_all = !env_off("LLMPROF_TRACE_SKIP_ALL");
 	/* diagnostic (bench/tracer/README.md run 22): an unrecorded unit detaches CUPTI altogether */
-	inj_c.detach = inj_c.skip_all && env_on("LLMPROF_TRACE_SKIP_DETACH");
+	inj_c.detach = inj_c.skip_all && lp_inj_env_on("LLMPROF_TRACE_SKIP_DETACH");
 	/* one log line per attach and detach, with their parts (bench/tracer/README.md run 23) */
-	inj_c.log_cycles = env_on("LLMPROF_TRACE_LOG_CYCLES");
+	inj_c.log_cycles = lp_inj_env_on("LLMPROF_TRACE_LOG_CYCLES");
 	/* CUPTI's own worker delivers full buffers every period; ours also asks for the completed
 	 * records of partial buffers (LLMPROF_TRACE_CUPTI_PERIODIC_FLUSH=0: not, then a SIGKILLed
 	 * process loses what CUPTI still holds) */

@@ -327,7 +327,7 @@ static void init_once(void)
 		const char *ra = getenv("LLMPROF_TRACE_BURST_REATTACH");
 		/* default: at the parent's foreseen end and at its pop; `push`: only at the next push */
 		S.reattach_parent = ra && !strcmp(ra, "push") ? 0 : ra && !strcmp(ra, "parentrec") ? 2 : 1;
-		S.log_cycles = getenv("LLMPROF_TRACE_LOG_CYCLES") && !strcmp(getenv("LLMPROF_TRACE_LOG_CYCLES"), "1");
+		S.log_cycles = lp_inj_env_on("LLMPROF_TRACE_LOG_CYCLES"); /* as cupti.c reads it */
 	}
 	S.free_top = 0;
 	for (i = MAX_PENDING; i > 0; i--)

@@ -123,6 +123,12 @@ int inj_env_off(const char *name)
 	return s && (!strcmp(s, "0") || !strcmp(s, "off") || !strcmp(s, "no") || !strcmp(s, "false"));
 }
 
+int lp_inj_env_on(const char *name)
+{
+	const char *s = getenv(name);
+	return s && (!strcmp(s, "1") || !strcmp(s, "on"));
+}
+
 void lp_inj_log(const char *fmt, ...)
 {
 	char line[1024];
