@@ -8,7 +8,10 @@
 #   light  `llmprof run --mode light` on hf_generate.py and the unmodified program (summary.json
 #          self_check against the program's CUDA events), the tracer's log with every attach and
 #          detach (LLMPROF_TRACE_LOG_CYCLES=1); the variants of LP_PARENT_LIGHT, entries
-#          "ID|ENV|SPEC|PROG" (PROG hf or plain; ENV one VAR=VAL or -; SPEC trace.sample's value)
+#          "ID|ENV|SPEC|PROG" (PROG hf or plain; ENV one VAR=VAL or -; SPEC trace.sample's value);
+#          per run also gens.json (sample_check.py gens: each generation's kernel totals);
+#          LP_PARENT_HF_ITERS (3) / LP_PARENT_PLAIN_ITERS (4) generations; LP_PARENT_LIGHT_RM=1
+#          removes each run's trace after it (disk)
 #   turns  cost_call.sh's turns (LP_PARENT_TURNS; LP_BURST=$LP_PARENT_SPEC; LP_COST_* as
 #          cost_call.sh reads them)
 # Run from the repo root on the GPU machine with build/ (Release). Results in $OUT: light.tar.xz,
@@ -21,8 +24,8 @@ SRC=$PWD
 L=$SRC/build/bin/llmprof
 SPEC=${LP_PARENT_SPEC:-every=64,burst=4,lead=2}
 STEPS=${LP_PARENT_STEPS:-light turns}
-HF="python3 $SRC/examples/hf_generate.py --model llama-3.2-1b --prompt-len 512 --new-tokens 128 --step-times --iters 3 --warmup 1"
-PLAIN="python3 $SRC/examples/hf_generate_plain.py --model llama-3.2-1b --prompt-len 512 --new-tokens 128 --step-times --iters 4"
+HF="python3 $SRC/examples/hf_generate.py --model llama-3.2-1b --prompt-len 512 --new-tokens 128 --step-times --iters ${LP_PARENT_HF_ITERS:-3} --warmup 1"
+PLAIN="python3 $SRC/examples/hf_generate_plain.py --model llama-3.2-1b --prompt-len 512 --new-tokens 128 --step-times --iters ${LP_PARENT_PLAIN_ITERS:-4}"
 LIGHT=${LP_PARENT_LIGHT:-"hfpar|LLMPROF_TRACE_BURST_REATTACH=parent|$SPEC|hf plainpar|LLMPROF_TRACE_BURST_REATTACH=parent|$SPEC|plain hfexact|-|off|hf"}
 export PYTHONUNBUFFERED=1
 case " $STEPS " in *" alone "*)
@@ -58,6 +61,9 @@ case " $STEPS " in *" light "*)
 		cp "$d"/*.md "$d"/*.json "$W/keep/$id/" 2>/dev/null
 		cp "$d"/trace/workload.stdout "$W/keep/$id/" 2>/dev/null
 		find "$d" -name '*.log' -size -2M -exec cp {} "$W/keep/$id/" \; 2>/dev/null
+		# per generation kernel totals (the generation-to-generation spread inside the process)
+		python3 "$SRC/bench/tracer/sample_check.py" gens "$d/trace" >"$W/keep/$id/gens.json" 2>"$W/keep/$id/gens.err"
+		[ -n "${LP_PARENT_LIGHT_RM:-}" ] && rm -rf "$d/trace"
 	done
 	tar -C "$W/keep" -cf - . | xz -T0 -6 >"$R/light.tar.xz"
 	;;

@@ -15,6 +15,11 @@ to the traces, which are too large to bring back whole).
     sample_check.py steps TRACE PROGRAM_OUTPUT
                                            per-step GPU latencies (STAGE records) against the
                                            program's own CUDA-event step_ms lines
+    sample_check.py gens TRACE             per generation (each prefill and decode_all range, in
+                                           time order, "warmup" marked), the recorded kernels'
+                                           calls and total ns per kernel name, and the recorded
+                                           and all decode_step units: the generation-to-
+                                           generation spread inside one process (JSON)
     sample_check.py cost DIR [SAMPLE]      cost_call.sh's runs: per program and mode the
                                            generations' decode ms/step, their median and spread,
                                            the overhead against plain paired by round, step
@@ -531,6 +536,69 @@ def cmd_cost(d, sample="every=8,first=2"):
     return res
 
 
+def cmd_gens(trace_path):
+    t = read_trace(trace_path)
+    stage_of = {}  # range id -> its innermost prefill / decode_all ancestor (or 0)
+
+    def stage(rid):
+        path, found = [], 0
+        while rid and len(path) < 300:
+            if rid in stage_of:
+                found = stage_of[rid]
+                break
+            r = t["ranges"].get(rid)
+            if not r:
+                break
+            path.append(rid)
+            if name_of(t, r[0]) in ("prefill", "decode_all"):
+                found = rid
+                break
+            rid = r[1]
+        for p in path:
+            stage_of[p] = found
+        return found
+
+    def warm(rid):
+        seen = 0
+        while rid and seen < 300:
+            r = t["ranges"].get(rid)
+            if not r:
+                return False
+            if name_of(t, r[0]) == "warmup":
+                return True
+            rid, seen = r[1], seen + 1
+        return False
+
+    inst = {}
+    for name, corr, dur in t["kernels"]:
+        s = stage(t["launch"].get(corr, 0))
+        if s:
+            d = inst.setdefault(s, {})
+            c = d.setdefault(name_of(t, name), [0, 0])
+            c[0] += 1
+            c[1] += dur
+    units = {}  # decode_all range -> [decode_step units, recorded]
+    for rid, s in t["stages"].items():
+        if name_of(t, s["name"]) != "decode_step":
+            continue
+        r = t["ranges"].get(rid)
+        par = stage(r[1]) if r else 0
+        u = units.setdefault(par, [0, 0])
+        u[0] += 1
+        u[1] += s["sample"] in (1, 3) or not t["sampling"] or t["sampling"][0] == 1
+    out = []
+    for rid in sorted((r for r in t["ranges"] if name_of(t, t["ranges"][r][0]) in ("prefill", "decode_all")),
+                      key=lambda r: t["ranges"][r][2]):
+        r = t["ranges"][rid]
+        g = dict(stage=name_of(t, r[0]), warmup=warm(rid), start_ns=r[2], end_ns=r[3],
+                 kernels=inst.get(rid, {}))
+        if g["stage"] == "decode_all":
+            g["units"], g["units_recorded"] = units.get(rid, [0, 0])
+        out.append(g)
+    print(json.dumps(dict(trace=trace_path, sampling=list(t["sampling"]) if t["sampling"] else None,
+                          generations=out)))
+
+
 def main(argv):
     if len(argv) >= 2 and argv[0] == "summary":
         cmd_summary(argv[1])
@@ -538,6 +606,8 @@ def main(argv):
         cmd_kernels(argv[1], argv[2], *argv[3:4])
     elif len(argv) >= 2 and argv[0] == "subsample":
         cmd_subsample(argv[1], *(int(x) for x in argv[2:4]))
+    elif len(argv) >= 2 and argv[0] == "gens":
+        cmd_gens(argv[1])
     elif len(argv) >= 2 and argv[0] == "cost":
         cmd_cost(argv[1], *argv[2:3])
     elif len(argv) >= 3 and argv[0] == "steps":
