@@ -11,7 +11,9 @@
 #          "ID|ENV|SPEC|PROG" (PROG hf or plain; ENV one VAR=VAL or -; SPEC trace.sample's value);
 #          per run also gens.json (sample_check.py gens: each generation's kernel totals);
 #          LP_PARENT_HF_ITERS (3) / LP_PARENT_PLAIN_ITERS (4) generations; LP_PARENT_LIGHT_RM=1
-#          removes each run's trace after it (disk)
+#          removes each run's trace after it (disk); LP_PARENT_UNITS=1 adds units.json
+#          (sample_check.py units: every decode step's kernels), LP_PARENT_CLOCKS=1 clocks.csv
+#          (nvidia-smi's SM and memory clocks, power, utilization every 100 ms during the run)
 #   turns  cost_call.sh's turns (LP_PARENT_TURNS; LP_BURST=$LP_PARENT_SPEC; LP_COST_* as
 #          cost_call.sh reads them)
 # Run from the repo root on the GPU machine with build/ (Release). Results in $OUT: light.tar.xz,
@@ -54,15 +56,24 @@ case " $STEPS " in *" light "*)
 		cmd=$HF; [ "$prog" = plain ] && cmd=$PLAIN
 		e=(LLMPROF_TRACE_LOG_CYCLES=1); [ "$envv" != - ] && e+=("$envv")
 		t0=$(date +%s)
+		mkdir -p "$W/keep/$id"; CLK=
+		if [ -n "${LP_PARENT_CLOCKS:-}" ]; then # the GPU's clocks and power every 100 ms (read only)
+			nvidia-smi --query-gpu=timestamp,clocks.sm,clocks.mem,power.draw,utilization.gpu,temperature.gpu \
+				--format=csv,noheader -lms 100 >"$W/keep/$id/clocks.csv" 2>&1 &
+			CLK=$!
+		fi
 		(cd "$W" && env "${e[@]}" timeout -k 5 "${LP_PARENT_LIGHT_S:-120}" "$L" run --mode light run.id="$id" \
 			"trace.sample=$spec" -- $cmd >"$W/$id.term" 2>&1)
 		echo "$id rc=$? $(( $(date +%s) - t0 ))s ${e[*]} $spec" >>"$W/keep/progress.txt"
-		d=$W/tmp/stage2/$id; mkdir -p "$W/keep/$id"; cp "$W/$id.term" "$W/keep/$id/terminal.txt"
+		[ -n "$CLK" ] && kill "$CLK" 2>/dev/null
+		d=$W/tmp/stage2/$id; cp "$W/$id.term" "$W/keep/$id/terminal.txt"
 		cp "$d"/*.md "$d"/*.json "$W/keep/$id/" 2>/dev/null
 		cp "$d"/trace/workload.stdout "$W/keep/$id/" 2>/dev/null
 		find "$d" -name '*.log' -size -2M -exec cp {} "$W/keep/$id/" \; 2>/dev/null
 		# per generation kernel totals (the generation-to-generation spread inside the process)
 		python3 "$SRC/bench/tracer/sample_check.py" gens "$d/trace" >"$W/keep/$id/gens.json" 2>"$W/keep/$id/gens.err"
+		[ -n "${LP_PARENT_UNITS:-}" ] && python3 "$SRC/bench/tracer/sample_check.py" units "$d/trace" \
+			>"$W/keep/$id/units.json" 2>>"$W/keep/$id/gens.err"
 		[ -n "${LP_PARENT_LIGHT_RM:-}" ] && rm -rf "$d/trace"
 	done
 	tar -C "$W/keep" -cf - . | xz -T0 -6 >"$R/light.tar.xz"

@@ -20,6 +20,9 @@ to the traces, which are too large to bring back whole).
                                            calls and total ns per kernel name, and the recorded
                                            and all decode_step units: the generation-to-
                                            generation spread inside one process (JSON)
+    sample_check.py units TRACE [TOP]      per decode_step unit with kernels: its generation, index,
+                                           place in its run of consecutive recorded units, CPU
+                                           span, and calls / ns of the TOP (30) kernels (JSON)
     sample_check.py cost DIR [SAMPLE]      cost_call.sh's runs: per program and mode the
                                            generations' decode ms/step, their median and spread,
                                            the overhead against plain paired by round, step
@@ -599,6 +602,32 @@ def cmd_gens(trace_path):
                           generations=out)))
 
 
+def cmd_units(trace_path, top=30):
+    t = read_trace(trace_path)
+    data = per_unit(t, "decode_step")
+    tot = {}
+    for d in data.values():
+        for k, v in d.items():
+            tot[k] = tot.get(k, 0) + v
+    keep = sorted(tot, key=lambda k: -tot[k])[:int(top)]
+    cnt = {}
+    for name, corr, dur in t["kernels"]:
+        u = unit_of(t, t["launch"].get(corr, 0), "decode_step")
+        if u:
+            k = name_of(t, name)
+            cnt[(u, k)] = cnt.get((u, k), 0) + 1
+    rows, prev_par, prev_idx, run = [], None, None, 0
+    for rid in sorted(data, key=lambda r: t["ranges"][r][2]):
+        r, s = t["ranges"][rid], t["stages"].get(rid, {})
+        par, idx = r[1], s.get("index", -1)
+        run = run + 1 if (par == prev_par and idx == (prev_idx if prev_idx is not None else -9) + 1) else 0
+        prev_par, prev_idx = par, idx
+        rows.append(dict(parent=par, index=idx, run=run, cpu_ns=r[3] - r[2], gpu_ns=s.get("elapsed"),
+                         sample=s.get("sample"),
+                         k=[[cnt.get((rid, k), 0), data[rid].get(k, 0)] for k in keep]))
+    print(json.dumps(dict(trace=trace_path, kernels=keep, units=rows)))
+
+
 def main(argv):
     if len(argv) >= 2 and argv[0] == "summary":
         cmd_summary(argv[1])
@@ -608,6 +637,8 @@ def main(argv):
         cmd_subsample(argv[1], *(int(x) for x in argv[2:4]))
     elif len(argv) >= 2 and argv[0] == "gens":
         cmd_gens(argv[1])
+    elif len(argv) >= 2 and argv[0] == "units":
+        cmd_units(*argv[1:3])
     elif len(argv) >= 2 and argv[0] == "cost":
         cmd_cost(argv[1], *argv[2:3])
     elif len(argv) >= 3 and argv[0] == "steps":
