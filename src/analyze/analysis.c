@@ -603,6 +603,20 @@ static void compute_perf(struct lp_analysis *a)
 	}
 }
 
+/* Each sampled row's interval for a separate exact run (lp_tsample_rerun_ms). */
+static void rerun_intervals(struct lp_analysis *a)
+{
+	size_t i;
+	for (i = 0; i < a->kernels.n_rows; i++) {
+		struct lp_kernel_row *r = &a->kernels.rows[i];
+		r->rerun_ms = r->sampled ? lp_tsample_rerun_ms(r->ci_ms, r->total_ms, a->rerun_sd_pct) : 0;
+	}
+	for (i = 0; i < a->ops.n_rows; i++) {
+		struct lp_op_row *r = &a->ops.rows[i];
+		r->rerun_ms = r->sampled ? lp_tsample_rerun_ms(r->ci_ms, r->gpu_incl_ms, a->rerun_sd_pct) : 0;
+	}
+}
+
 /* The tracer's mode and, for a sampled trace, the kernel table scaled to every unit. */
 static int sampling(const struct lp_profile *p, struct lp_analysis *out, struct lp_err *err)
 {
@@ -634,6 +648,7 @@ static int sampling(const struct lp_profile *p, struct lp_analysis *out, struct 
 		if (rc < 0)
 			return -1;
 	}
+	rerun_intervals(out);
 	return 0;
 }
 
@@ -681,6 +696,7 @@ int lp_analyze(const struct lp_analysis_input *in, struct lp_analysis *out, stru
 		lp_analysis_release(out);
 		return -1;
 	}
+	out->rerun_sd_pct = in->rerun_sd_pct > 0 ? in->rerun_sd_pct : 0;
 	if (sampling(p, out, err) < 0) {
 		lp_analysis_release(out);
 		return -1;

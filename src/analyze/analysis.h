@@ -89,6 +89,8 @@ struct lp_analysis_input {
 	const json_t *baseline;                /* run.baseline=reference: baseline/summary.json; NULL none */
 	const char *baseline_why;              /* no baseline although asked: the phase's reason; NULL */
 	const json_t *ncu_sampling;            /* ncu/sampling.json (docs/ncu-sampling.md); NULL none */
+	double rerun_sd_pct;                   /* trace.rerun_sd: one run's own spread, percent, for a
+	                                        * sampled row's rerun interval; 0: none (the interval alone) */
 };
 
 /* Stage rules from a resolved config (`stages.*` lists, `run.skip_first`); the names point into
@@ -195,6 +197,7 @@ struct lp_analysis {
 	struct lp_advice *advice;
 	size_t n_advice;
 	struct lp_sampling sampling;           /* the tracer's SAMPLING record (first process with one; mode 0 none) */
+	double rerun_sd_pct;                   /* the input's, used for the rows' rerun_ms */
 	struct lp_tsample_table sampled;        /* sampled trace: kernels scaled to every unit, 95% intervals (keys in arena) */
 	struct lp_hook_row hooks[LP_HOOK_ROWS_MAX];  /* stages.hooks, in config order */
 	size_t n_hooks, n_hook_warnings;

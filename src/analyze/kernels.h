@@ -78,6 +78,8 @@ struct lp_kernel_row {
 	 * the stage split are estimates for every sampling unit, not only the recorded ones */
 	int sampled;                 /* 1: this row has kernels inside sampling units: scaled */
 	double ci_ms;                /* half width of total_ms's 95% interval; 0 exact; < 0 unknown (n < 2) */
+	double rerun_ms;             /* sampled: half width of the 95% interval for the total_ms a separate
+	                              * exact run would record (lp_tsample_rerun_ms); 0 exact; < 0 unknown */
 };
 
 struct lp_kernel_set {

@@ -42,6 +42,7 @@ struct lp_op_row {
 	 * are recorded in every unit) */
 	int sampled;
 	double ci_ms;                /* half width of gpu_incl_ms's 95% interval; 0 exact; < 0 unknown */
+	double rerun_ms;             /* the same for a separate exact run's gpu_incl_ms (lp_tsample_rerun_ms) */
 };
 
 struct lp_op_table {

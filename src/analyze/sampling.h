@@ -262,6 +262,17 @@ int lp_tsample_weights_build(const struct lp_profile *p, const struct lp_stage_s
 	const struct lp_tsample_plan *plan, struct lp_tsample_weights *out, struct lp_err *err);
 void lp_tsample_weights_release(struct lp_tsample_weights *w);
 
+/* trace.rerun_sd's default, percent: how much one run's total of a kernel lies off the totals of
+ * other runs of the same program (a standard deviation per run; docs/tracer.md "A rerun's
+ * interval", measured in bench/tracer/README.md run 25). */
+#define LP_TSAMPLE_RERUN_SD_PCT 0.2
+
+/* The half width of a 95% interval for the exact total a separate run would record, from a sampled
+ * total's own interval ci_ms (sampling error) and two runs' own spread, rerun_sd_pct of total_ms each
+ * (normal, in quadrature): sqrt(ci^2 + 2 (1.96 sd total)^2). ci_ms < 0 (unknown) gives -1;
+ * rerun_sd_pct <= 0 gives ci_ms. */
+double lp_tsample_rerun_ms(double ci_ms, double total_ms, double rerun_sd_pct);
+
 /* Scales a kernel set computed by lp_kernels_compute from the same profile and stages; rows are
  * re-sorted and shares recomputed. Nothing happens when !w->sampled. */
 int lp_tsample_scale_kernels(const struct lp_profile *p, const struct lp_stage_set *stages,

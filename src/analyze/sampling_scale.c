@@ -191,6 +191,14 @@ void lp_tsample_weights_release(struct lp_tsample_weights *w)
 	memset(w, 0, sizeof(*w));
 }
 
+double lp_tsample_rerun_ms(double ci_ms, double total_ms, double rerun_sd_pct)
+{
+	double sys = 1.959964 * rerun_sd_pct / 100 * fabs(total_ms);
+	if (ci_ms < 0)
+		return -1;
+	return rerun_sd_pct > 0 ? sqrt(ci_ms * ci_ms + 2 * sys * sys) : ci_ms;
+}
+
 /* The interval of a row from its per-unit values x[0..n-1] (ns), in ms. */
 static double row_ci_ms(const struct lp_tsample_weights *w, const double *x, double conf)
 {

@@ -188,13 +188,15 @@ void lp_html_advice(const struct lp_analysis *a, enum lp_advice_kind kind, struc
 }
 
 /* The sample cell of a scaled row: "+- 0.123 (16 of 126)", "exact", or "n/a (...)". */
-static void sample_td(struct lp_buf *b, int sampled, double ci_ms, uint32_t n, uint32_t N)
+static void sample_td(struct lp_buf *b, int sampled, double ci_ms, double rerun_ms, uint32_t n, uint32_t N)
 {
-	char c[96];
+	char c[120];
 	if (!sampled)
 		snprintf(c, sizeof(c), "exact");
 	else if (ci_ms < 0)
 		snprintf(c, sizeof(c), "n/a (%u of %u)", n, N);
+	else if (rerun_ms > ci_ms)
+		snprintf(c, sizeof(c), "+- %.3f, a rerun +- %.3f (%u of %u)", ci_ms, rerun_ms, n, N);
 	else
 		snprintf(c, sizeof(c), "+- %.3f (%u of %u)", ci_ms, n, N);
 	lp_html_td(b, c);
@@ -235,7 +237,7 @@ void lp_html_operators(const struct lp_analysis *a, struct lp_buf *b)
 		lp_html_tdu(b, r->kernels);
 		lp_html_tdn(b, r->share >= 0 ? 100.0 * r->share : NAN, 1, "%");
 		if (t->sampled)
-			sample_td(b, r->sampled, r->ci_ms, a->kernels.sample_n, a->kernels.sample_N);
+			sample_td(b, r->sampled, r->ci_ms, r->rerun_ms, a->kernels.sample_n, a->kernels.sample_N);
 		lp_buf_adds(b, "</tr>\n");
 	}
 	lp_html_tend(b);
@@ -277,14 +279,17 @@ void lp_html_kernels(const struct lp_analysis *a, struct lp_buf *b)
 		lp_html_tdn(b, r->stage_ms[1], 3, NULL);
 		lp_html_td(b, lp_kname_family_name(r->family));
 		if (k->sampled)
-			sample_td(b, r->sampled, r->ci_ms, k->sample_n, k->sample_N);
+			sample_td(b, r->sampled, r->ci_ms, r->rerun_ms, k->sample_n, k->sample_N);
 		lp_buf_adds(b, "</tr>\n");
 	}
 	lp_html_tend(b);
-	if (k->sampled)
+	if (k->sampled) {
 		lp_buf_addf(b, "<p class=\"note\">Sampled trace: kernels were recorded in %u of %u sampling units (and all %u "
-				"of the exact stratum); rows with an interval are scaled to every unit (Tracing mode, under Run).</p>\n",
+				"of the exact stratum); rows with an interval are scaled to every unit (Tracing mode, under Run).",
 			k->sample_n, k->sample_N, k->sample_exact);
+		lp_section_rerun_note(a, b);
+		lp_buf_adds(b, "</p>\n");
+	}
 	lp_buf_addf(b, "<p class=\"note\">Measured iterations, warm-up excluded. busy ms: the kernel's share of GPU busy time "
 			"(%.3f ms in all; concurrent kernels split the time they share), so shares add up to 100%%; total ms: "
 			"summed durations (%.3f ms).", k->busy_ms, k->total_ms);

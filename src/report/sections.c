@@ -565,12 +565,22 @@ int lp_section_mfu(const struct lp_analysis *a, struct lp_buf *out)
 	return out->oom ? -1 : 0;
 }
 
-void lp_section_sample_cell(char *b, size_t cap, int sampled, double ci_ms, uint32_t n, uint32_t N)
+void lp_section_rerun_note(const struct lp_analysis *a, struct lp_buf *out)
+{
+	if (a->rerun_sd_pct > 0)
+		lp_buf_addf(out, " \"A rerun\" is the 95%% interval for the total a separate exact run would record: the "
+				 "sampling interval and %.2g%% of the total per run (trace.rerun_sd: how much two runs' "
+				 "totals of a kernel differ, docs/tracer.md \"A rerun's interval\").", a->rerun_sd_pct);
+}
+
+void lp_section_sample_cell(char *b, size_t cap, int sampled, double ci_ms, double rerun_ms, uint32_t n, uint32_t N)
 {
 	if (!sampled)
 		snprintf(b, cap, "exact");
 	else if (ci_ms < 0)
 		snprintf(b, cap, "n/a (%u of %u units)", n, N);
+	else if (rerun_ms > ci_ms)
+		snprintf(b, cap, "+- %.3f ms, a rerun +- %.3f (%u of %u units)", ci_ms, rerun_ms, n, N);
 	else
 		snprintf(b, cap, "+- %.3f ms (%u of %u units)", ci_ms, n, N);
 }
@@ -599,7 +609,7 @@ int lp_section_top_kernels(const struct lp_analysis *a, size_t n, struct lp_buf 
 		for (j = 1; j < 7; j++)
 			cells[j] = b[j];
 		cells[7] = lp_kname_family_name(r->family);
-		lp_section_sample_cell(b[8], sizeof(b[8]), r->sampled, r->ci_ms, k->sample_n, k->sample_N);
+		lp_section_sample_cell(b[8], sizeof(b[8]), r->sampled, r->ci_ms, r->rerun_ms, k->sample_n, k->sample_N);
 		cells[8] = b[8];
 		lp_md_row(out, nc, cells, LP_MD_NAME_MAX);
 	}
@@ -612,7 +622,11 @@ int lp_section_top_kernels(const struct lp_analysis *a, size_t n, struct lp_buf 
 		lp_buf_addf(out, "\nSampled trace (Tracing mode): ~ marks estimates. Kernels were recorded in %u of the %u "
 				 "sampled units and in all %u units of the exact stratum; each ~ row is scaled to every unit "
 				 "(exact part + %u x the mean over the recorded ones), with the 95%% interval of its total; "
-				 "busy_ms is scaled like total_ms.\n", k->sample_n, k->sample_N, k->sample_exact, k->sample_N);
+				 "busy_ms is scaled like total_ms.", k->sample_n, k->sample_N, k->sample_exact, k->sample_N);
+	if (k->sampled) {
+		lp_section_rerun_note(a, out);
+		lp_buf_adds(out, "\n");
+	}
 	if (k->n_rows > n)
 		lp_buf_addf(out, "\n%zu more kernels in kernels.md.\n", k->n_rows - n);
 	return out->oom ? -1 : 0;
@@ -659,7 +673,7 @@ int lp_section_top_ops(const struct lp_analysis *a, size_t n, struct lp_buf *out
 		cells[4] = b[4];
 		cells[5] = b[5];
 		cells[6] = b[6];
-		lp_section_sample_cell(b[7], sizeof(b[7]), r->sampled, r->ci_ms, a->kernels.sample_n, a->kernels.sample_N);
+		lp_section_sample_cell(b[7], sizeof(b[7]), r->sampled, r->ci_ms, r->rerun_ms, a->kernels.sample_n, a->kernels.sample_N);
 		cells[7] = b[7];
 		lp_md_row(out, nc, cells, LP_MD_NAME_MAX);
 	}
@@ -667,9 +681,12 @@ int lp_section_top_ops(const struct lp_analysis *a, size_t n, struct lp_buf *out
 		? "\nTimes are summed over the measured iterations; share = inclusive GPU time / the stage's kernel time "
 		  "(inclusive shares of nested ops overlap).\n"
 		: "\nTimes are summed over the measured iterations; share = host time / the stage's host time.\n");
-	if (t->sampled)
+	if (t->sampled) {
 		lp_buf_adds(out, "\nSampled trace (Tracing mode): ~ marks GPU times scaled to every sampling unit, with the "
-				 "95% interval of gpu_incl_ms; calls and host times are exact.\n");
+				 "95% interval of gpu_incl_ms; calls and host times are exact.");
+		lp_section_rerun_note(a, out);
+		lp_buf_adds(out, "\n");
+	}
 	return out->oom ? -1 : 0;
 }
 

@@ -15,7 +15,9 @@ int lp_section_mfu(const struct lp_analysis *a, struct lp_buf *out);
 /* The sample column of a row scaled from a sampled trace (analyze/sampling.h): "+- 0.123 ms (16 of
  * 126 units)", "n/a (...)" without an interval, or "exact" for a row whose kernels all lie outside
  * the sampling units. */
-void lp_section_sample_cell(char *b, size_t cap, int sampled, double ci_ms, uint32_t n, uint32_t N);
+void lp_section_sample_cell(char *b, size_t cap, int sampled, double ci_ms, double rerun_ms, uint32_t n, uint32_t N);
+/* One sentence (leading space) on the cell's "a rerun" interval; nothing when trace.rerun_sd is 0. */
+void lp_section_rerun_note(const struct lp_analysis *a, struct lp_buf *out);
 int lp_section_top_kernels(const struct lp_analysis *a, size_t n, struct lp_buf *out);
 int lp_section_top_ops(const struct lp_analysis *a, size_t n, struct lp_buf *out);
 int lp_section_environment(const struct lp_analysis *a, struct lp_buf *out);

@@ -229,6 +229,7 @@ static json_t *kernels(const struct lp_analysis *a)
 		if (a->kernels.sampled) {   /* only sampled traces: other summaries keep their bytes */
 			put(o, "sampled", json_boolean(r->sampled));
 			put(o, "ci_ms", r->sampled && r->ci_ms >= 0 ? real(r->ci_ms) : r->sampled ? json_null() : real(0));
+			put(o, "rerun_ci_ms", r->sampled && r->rerun_ms >= 0 ? real(r->rerun_ms) : r->sampled ? json_null() : real(0));
 		}
 		if (r->ncu.joined) {
 			json_t *n = json_object();
@@ -274,6 +275,7 @@ static json_t *operators(const struct lp_analysis *a)
 		if (a->ops.sampled) {
 			put(o, "sampled", json_boolean(r->sampled));
 			put(o, "ci_ms", r->sampled && r->ci_ms >= 0 ? real(r->ci_ms) : r->sampled ? json_null() : real(0));
+			put(o, "rerun_ci_ms", r->sampled && r->rerun_ms >= 0 ? real(r->rerun_ms) : r->sampled ? json_null() : real(0));
 		}
 		json_array_append_new(arr, o);
 	}
@@ -500,6 +502,7 @@ int lp_report_summary_json(const struct lp_analysis *a, struct lp_buf *out, stru
 		put(smp, "units_sampled_stratum", json_integer(a->kernels.sample_N));
 		put(smp, "units_exact_stratum", json_integer(a->kernels.sample_exact));
 		put(smp, "confidence", real(0.95));
+		put(smp, "rerun_sd_pct", real(a->rerun_sd_pct));
 		put(o, "sampled", smp);
 	}
 	put(o, "rows", kernels(a));

@@ -38,8 +38,12 @@ int lp_report_kernels_md(const struct lp_analysis *a, struct lp_buf *out)
 		lp_buf_addf(out, "\nSampled trace (report.md, Tracing mode): ~ marks estimates. Kernels were recorded in %u "
 				 "of the %u sampled units and in all %u units of the exact stratum; each ~ row is scaled to "
 				 "every unit, with the 95%% interval of its total_ms (sampling error only); busy_ms is scaled "
-				 "like total_ms; rows marked exact lie outside every unit.\n", k->sample_n, k->sample_N,
+				 "like total_ms; rows marked exact lie outside every unit.", k->sample_n, k->sample_N,
 			k->sample_exact);
+	if (k->sampled) {
+		lp_section_rerun_note(a, out);
+		lp_buf_adds(out, "\n");
+	}
 	lp_buf_adds(out, "\n");
 	lp_md_header(out, nc, cols, "lrrrrrrrrrll");
 	for (i = 0; i < k->n_rows; i++) {
@@ -59,7 +63,7 @@ int lp_report_kernels_md(const struct lp_analysis *a, struct lp_buf *out)
 		for (j = 1; j < 10; j++)
 			cells[j] = b[j];
 		cells[10] = lp_kname_family_name(r->family);
-		lp_section_sample_cell(b[11], sizeof(b[11]), r->sampled, r->ci_ms, k->sample_n, k->sample_N);
+		lp_section_sample_cell(b[11], sizeof(b[11]), r->sampled, r->ci_ms, r->rerun_ms, k->sample_n, k->sample_N);
 		cells[11] = b[11];
 		lp_md_row(out, nc, cells, LP_MD_NAME_MAX);
 	}
@@ -118,9 +122,12 @@ int lp_report_operators_md(const struct lp_analysis *a, struct lp_buf *out)
 			 "op range it is.");
 	lp_buf_adds(out, gpu ? " share = inclusive GPU time / the stage's kernel time.\n\n"
 			     : " CPU run: no GPU kernels; share = host time / the stage's host time.\n\n");
-	if (t->sampled)
+	if (t->sampled) {
 		lp_buf_adds(out, "Sampled trace (report.md, Tracing mode): ~ marks GPU times and kernel counts scaled to every "
-				 "sampling unit, with the 95% interval of gpu_incl_ms; calls and host times are exact.\n\n");
+				 "sampling unit, with the 95% interval of gpu_incl_ms; calls and host times are exact.");
+		lp_section_rerun_note(a, out);
+		lp_buf_adds(out, "\n\n");
+	}
 	lp_md_header(out, nc, cols, "lllrrrrrrrrl");
 	for (i = 0; i < t->n_rows; i++) {
 		const struct lp_op_row *r = &t->rows[i];
@@ -148,7 +155,7 @@ int lp_report_operators_md(const struct lp_analysis *a, struct lp_buf *out)
 		snprintf(b[10], sizeof(b[10]), "%s%llu%s", m, (unsigned long long)r->kernels, r->zero_gpu_why ? " (see below)" : "");
 		for (j = 3; j < 11; j++)
 			cells[j] = b[j];
-		lp_section_sample_cell(b[11], sizeof(b[11]), r->sampled, r->ci_ms, a->kernels.sample_n, a->kernels.sample_N);
+		lp_section_sample_cell(b[11], sizeof(b[11]), r->sampled, r->ci_ms, r->rerun_ms, a->kernels.sample_n, a->kernels.sample_N);
 		cells[11] = b[11];
 		lp_md_row(out, nc, cells, LP_MD_NAME_MAX);
 		n_zero += r->zero_gpu_why != NULL;

@@ -430,6 +430,10 @@ int lp_report_rebuild_ex(const char *run_dir, struct lp_rebuild_outcome *oc, str
 	in.new_tokens = cfg_i64(cfg, "inputs", "new_tokens");
 	in.peak_tflops = cfg_num(cfg, "device", "peak_tflops");
 	in.peak_bw_gbs = cfg_num(cfg, "device", "peak_bw_gbs");
+	{
+		const json_t *sd = json_object_get(json_object_get(cfg, "trace"), "rerun_sd");
+		in.rerun_sd_pct = json_is_number(sd) ? json_number_value(sd) : LP_TSAMPLE_RERUN_SD_PCT;
+	}
 	if (json_is_string(json_object_get(json_object_get(cfg, "run"), "mode")))
 		in.mode = json_string_value(json_object_get(json_object_get(cfg, "run"), "mode"));
 	if (!prof.n_devices && env && lp_rebuild_device_from_env(env, &env_dev) == 0)

@@ -22,6 +22,10 @@ grep -q 'Kernels were recorded in 12 of the 44 sampled units and in all 4 units 
 grep -q '| ~[0-9.]* | ~[0-9]* |.*(12 of 44 units) |$' "$R/kernels.md" || fail "kernels.md has no marked row"
 grep -q '| exact |$' "$R/kernels.md" || fail "kernels.md has no exact row (kernels outside the units)"
 grep -q 'sampled: 95% CI of total_ms' "$R/report.md" || fail "report.md's Top kernels lacks the interval column"
+grep -q '| +- [0-9.]* ms, a rerun +- [0-9.]* (12 of 44 units) |$' "$R/kernels.md" || fail "kernels.md has no rerun interval"
+grep -q 'A rerun" is the 95% interval for the total a separate exact run would record: the sampling interval and 0.2% of the total per run' \
+  "$R/kernels.md" || fail "kernels.md does not explain the rerun interval"
+grep -q ', a rerun +- [0-9.]* (12 of 44)</td>' "$R/report.html" || fail "report.html has no rerun interval"
 grep -q '(12 of 44)</td>' "$R/report.html" || fail "report.html has no marked row"
 grep -q 'tracing mode: Sampled' "$R/report.html" || fail "report.html does not say the mode"
 python3 - "$R" <<'PY' || fail "summary.json: sampled rows"
@@ -32,10 +36,15 @@ assert t["mode"] == "sampled" and t["why"] == "schedule" and t["every"] == 4 and
 assert t["units"] == 72 and t["units_recorded"] == 24 and t["toggles"] == 96, t
 k = s["kernels"]
 assert k["sampled"] == {"units_recorded": 12, "units_sampled_stratum": 44, "units_exact_stratum": 4,
-                        "confidence": 0.95}, k["sampled"]
+                        "confidence": 0.95, "rerun_sd_pct": 0.2}, k["sampled"]
 rows = [r for r in k["rows"] if r["sampled"]]
 assert len(rows) > 10, len(rows)
 assert all(r["ci_ms"] is not None and 0 <= r["ci_ms"] < r["total_ms"] for r in rows)
+# a rerun's interval: the sampling interval and 0.2% of the total per run (trace.rerun_sd's default)
+for r in rows:
+    want = (r["ci_ms"] ** 2 + 2 * (1.959964 * 0.002 * r["total_ms"]) ** 2) ** 0.5
+    assert abs(r["rerun_ci_ms"] - want) <= 1e-9 * want, (r["kernel_name"], r["rerun_ci_ms"], want)
+assert all(r["rerun_ci_ms"] == 0 for r in k["rows"] if not r["sampled"])
 assert any(not r["sampled"] and r["ci_ms"] == 0 for r in k["rows"])
 assert abs(sum(r["share"] for r in k["rows"]) - 1) < 1e-6
 # step latencies are exact: the self-check against the program's own CUDA events
@@ -52,4 +61,16 @@ grep -q 'Largest idle gaps, located in the 16 recorded decode steps' "$R/report.
   || fail "report.md does not say where the gaps were located"
 grep -q '"gaps_recorded_steps": 16' "$R/summary.json" || fail "summary.json waterfall lacks gaps_recorded_steps"
 grep -q '"pick": "first"' "$R/summary.json" || fail "summary.json tracing lacks the pick"
+# trace.rerun_sd: 0 leaves the sampling interval alone
+R0=run_sampled_sd0
+rm -rf "$R0"; cp -r "$R" "$R0"
+printf 'trace:\n  rerun_sd: 0\n' >>"$R0/config.yaml"
+expect_exit 0 "$LLMPROF" report "$R0"
+grep -q 'a rerun' "$R0/kernels.md" && fail "rerun_sd 0: kernels.md still shows a rerun interval"
+python3 - "$R0" <<'PY' || fail "summary.json with rerun_sd 0"
+import json, sys
+k = json.load(open(sys.argv[1] + "/summary.json"))["kernels"]
+assert k["sampled"]["rerun_sd_pct"] == 0, k["sampled"]
+assert all(r["rerun_ci_ms"] == r["ci_ms"] for r in k["rows"] if r["sampled"])
+PY
 pass

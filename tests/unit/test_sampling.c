@@ -2,6 +2,7 @@
  *   - the schedule, Student's t quantiles against tables, the estimator by hand;
  *   - the interval's coverage: 2000 random samples of a skewed population, the 95% interval must
  *     hold the true total in 92-98% of them;
+ *   - a rerun's interval by hand, and its coverage of a separate run's total when runs differ;
  *   - the stratified design by hand, its coverage on synthetic drift / jump / periodic series, and
  *     on the per-step kernel times of a real H100 decode (tests/fixtures/sampling).
  * Sampled traces end to end (tables, figures, reports): test_sampling_traces.c. */
@@ -149,6 +150,48 @@ static void test_coverage(void **state)
 	}
 	if (covered < REPS * 92 / 100 || covered > REPS * 98 / 100)
 		fail_msg("the 95%% interval held the total in %d of %d samples", covered, REPS);
+}
+
+/* ---- a rerun's interval (lp_tsample_rerun_ms) ---- */
+
+/* a standard normal from the LCG (Box-Muller) */
+static double normal(uint32_t *seed)
+{
+	double u1, u2;
+	*seed = *seed * 1664525u + 1013904223u;
+	u1 = ((*seed >> 8) + 0.5) / 16777216.0;
+	*seed = *seed * 1664525u + 1013904223u;
+	u2 = ((*seed >> 8) + 0.5) / 16777216.0;
+	return sqrt(-2 * log(u1)) * cos(6.283185307179586 * u2);
+}
+
+static void test_rerun_interval(void **state)
+{
+	enum { REPS = 20000 };
+	const double mu = 1000, sd_pct = 0.4, se = 1.0;   /* a run's own spread 4 ms, sampling error 1 ms */
+	uint32_t seed = 777;
+	int r, rerun_in = 0, ci_in = 0;
+	(void)state;
+	/* by hand: sqrt(3^2 + 2 (1.959964 * 0.002 * 1000)^2) = 6.3033 */
+	assert_true(fabs(lp_tsample_rerun_ms(3, 1000, 0.2) - 6.3033) < 1e-3);
+	assert_true(fabs(lp_tsample_rerun_ms(3, -1000, 0.2) - 6.3033) < 1e-3);
+	assert_true(lp_tsample_rerun_ms(3, 1000, 0) == 3);
+	assert_true(lp_tsample_rerun_ms(-1, 1000, 0.2) == -1);
+	assert_true(lp_tsample_rerun_ms(0, 1000, 0.2) > 5.54 && lp_tsample_rerun_ms(0, 1000, 0.2) < 5.55);
+	/* coverage: run A's total and a separate run B's each lie sd_pct off the program's mean; A is
+	 * sampled (its estimate lies se off A's total, interval 1.96 se); the rerun interval around A's
+	 * estimate must hold B's exact total about 95% of the time, the sampling interval alone far less */
+	for (r = 0; r < REPS; r++) {
+		double a = mu * (1 + sd_pct / 100 * normal(&seed)), b = mu * (1 + sd_pct / 100 * normal(&seed));
+		double est = a + se * normal(&seed), ci = 1.959964 * se;
+		double h = lp_tsample_rerun_ms(ci, est, sd_pct);
+		rerun_in += fabs(est - b) <= h;
+		ci_in += fabs(est - b) <= ci;
+	}
+	if (rerun_in < REPS * 94 / 100 || rerun_in > REPS * 96 / 100)
+		fail_msg("the rerun interval held the other run's total in %d of %d", rerun_in, REPS);
+	if (ci_in > REPS * 50 / 100)
+		fail_msg("the sampling interval alone held it in %d of %d: the test's spread is too small", ci_in, REPS);
 }
 
 /* ---- the stratified design ---- */
@@ -495,6 +538,7 @@ int main(void)
 		cmocka_unit_test(test_t_quantiles),
 		cmocka_unit_test(test_estimate_by_hand),
 		cmocka_unit_test(test_coverage),
+		cmocka_unit_test(test_rerun_interval),
 		cmocka_unit_test(test_design_by_hand),
 		cmocka_unit_test(test_design_coverage),
 		cmocka_unit_test(test_burst_by_hand),
