@@ -492,7 +492,8 @@ void lp_cfg_value_text(const json_t *v, char *out, size_t cap)
 		snprintf(out, cap, "%s", json_string_value(v));
 		return;
 	}
-	dump = json_dumps(v, JSON_ENCODE_ANY | JSON_COMPACT);
+	/* 15 digits: -0.2 as the user wrote it, not jansson's default -0.20000000000000001 */
+	dump = json_dumps(v, JSON_ENCODE_ANY | JSON_COMPACT | JSON_REAL_PRECISION(15));
 	snprintf(out, cap, "%s", dump ? dump : "?");
 	free(dump);
 }
