@@ -20,6 +20,12 @@ bench/tracer/overhead.sh's side-by-side overhead numbers.
 
 Output: one JSON line per measured iteration (prefill_ms, decode_ms, tokens, tokens_per_s, timed
 with torch.cuda.Event on the GPU) and a summary line, like llmprof-llm.
+
+bench/tracer/cost_call.sh's turns: with LLMPROF_BENCH_TURN the process stops after every
+generation (plain_common.bench_turn); with LLMPROF_BENCH_TURN_STEPS=K too, also after every K-th
+decode step of the measured iterations (after the step's end mark, the GPU synchronized first:
+outside step_ms), and the lines carry turn_steps. decode_ms (and decode_ms_per_step, tokens_per_s)
+then include the stops: the cost analysis uses step_ms only (--step-times).
 """
 
 import argparse
@@ -32,7 +38,7 @@ import time
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "python"))
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from llmprof_nvtx import llm_range, push, pop, available as nvtx_available  # noqa: E402
-from plain_common import bench_turn  # noqa: E402  (LLMPROF_BENCH_TURN: bench/tracer/cost_call.sh)
+from plain_common import bench_turn, step_turn, turn_steps  # noqa: E402  (bench/tracer/cost_call.sh)
 
 PRESETS = {
     "tiny": dict(model_type="llama", vocab_size=512, hidden_size=128, intermediate_size=384,
@@ -73,7 +79,8 @@ def parse_args(argv):
     p.add_argument("--step-times", action="store_true",
                    help="also time every decode step with CUDA events around its decode_step "
                         "range (step_ms in the iteration lines: the tracer's per-step latencies "
-                        "are checked against them)")
+                        "are checked against them; with LLMPROF_BENCH_TURN_STEPS the only "
+                        "decode times without the turns' stops)")
     p.add_argument("--kineto", metavar="TRACE", nargs="?", const="",
                    help="run the measured iterations under PyTorch's profiler (CPU + CUDA "
                         "activities), for comparing profilers' overhead; TRACE: also write its "
@@ -152,6 +159,10 @@ class Timer:
             return e
         return time.monotonic()
 
+    def sync(self):
+        if self.cuda:
+            self.torch.cuda.synchronize()
+
     def ms(self, a, b):
         if self.cuda:
             b.synchronize()
@@ -159,8 +170,10 @@ class Timer:
         return (b - a) * 1e3
 
 
-def iteration(model, prompt, args, torch, timer, ops):
-    """Prefill, then args.new_tokens decode steps; returns (prefill_ms, decode_ms, tokens)."""
+def iteration(model, prompt, args, torch, timer, ops, turn_k=0):
+    """Prefill, then args.new_tokens decode steps; returns (prefill_ms, decode_ms, tokens).
+    turn_k > 0: a step-level turn (plain_common.step_turn) after every turn_k-th step but the
+    last (the generation's own turn follows it), after the step's end mark."""
     batch = prompt.shape[0]
     tokens = torch.empty((batch, args.new_tokens + 1), dtype=torch.long, device=prompt.device)
     kw = {"use_cache": True}
@@ -187,12 +200,14 @@ def iteration(model, prompt, args, torch, timer, ops):
                     tokens[:, s + 1] = nxt
             if args.step_times:
                 steps.append((e0, timer.mark()))
+            if turn_k and (s + 1) % turn_k == 0 and s + 1 < args.new_tokens:
+                step_turn(timer.sync)
     t2 = timer.mark()
     iteration.step_ms = [timer.ms(a, b) for a, b in steps]
     return timer.ms(t0, t1), timer.ms(t1, t2), tokens[0].tolist()
 
 
-def report_iteration(i, result, args, sums, first):
+def report_iteration(i, result, args, sums, first, turn_k=0):
     """Prints iteration i's JSON line; adds its times to sums, its first tokens to first."""
     pm, dm, toks = result
     sums[0] += pm
@@ -208,6 +223,8 @@ def report_iteration(i, result, args, sums, first):
     }
     if args.step_times:
         line["step_ms"] = [round(x, 5) for x in getattr(iteration, "step_ms", [])]
+    if turn_k:
+        line["turn_steps"] = turn_k
     print(json.dumps(line), flush=True)
 
 
@@ -231,6 +248,7 @@ def main(argv=None):
     emit = torch.autograd.profiler.emit_nvtx() if args.emit_nvtx else contextlib.nullcontext()
     sums = [0.0, 0.0]
     first = []
+    turn_k = turn_steps()  # step-level turns in the measured iterations only (0: none)
     with torch.inference_mode(), emit:
         if args.warmup:
             with llm_range("warmup", payload=args.warmup):
@@ -243,7 +261,8 @@ def main(argv=None):
             prof = torch.profiler.profile(activities=acts)
         with prof:
             for i in range(args.iters):
-                report_iteration(i, iteration(model, prompt, args, torch, timer, ops), args, sums, first)
+                report_iteration(i, iteration(model, prompt, args, torch, timer, ops, turn_k), args, sums,
+                                 first, turn_k)
                 if i + 1 < args.iters:
                     bench_turn()
         if args.kineto:

@@ -10,6 +10,12 @@ calls model.generate() --iters times; it times itself with CUDA events from forw
 Under `llmprof run` (run.auto_stages, the default) python/llmprof_auto turns each generate() into
 prefill / decode_all / decode_step ranges and reports the model's shape and token counts, so the
 report has TTFT, tokens/s and MFU/MBU with no model= or inputs.* (docs/nvtx.md).
+
+bench/tracer/cost_call.sh's step-level turns (LLMPROF_BENCH_TURN_STEPS=K beside
+LLMPROF_BENCH_TURN): after the first generation the process stops before every K-th decode forward
+(plain_common.ForwardClock) and, with --step-times, each line also has step_full_ms (a decode
+forward's start to the next one's: HF's logits processing and stopping criteria included, the
+stops not) and turn_steps; decode_ms then includes the stops.
 """
 
 import argparse
@@ -35,6 +41,7 @@ def main():
     mask = torch.ones_like(prompt)
     results = []
     step_ms = []
+    step_full_ms = []
     with torch.inference_mode():
         for _ in range(args.iters):
             clock.start()
@@ -47,12 +54,14 @@ def main():
                 return 1
             results.append(r)
             step_ms.append(clock.step_ms)
+            step_full_ms.append(clock.step_full_ms)
     plain_common.report(results, args.batch, {
         "model": args.model_config or args.model, "batch": args.batch,
         "prompt_len": args.prompt_len, "new_tokens": args.new_tokens,
         "params": sum(x.numel() for x in model.parameters()),
         "torch": torch.__version__, "transformers": transformers.__version__},
-        step_ms if args.step_times else None)
+        step_ms if args.step_times else None, step_full_ms if args.step_times else None,
+        clock.turn_k)
     return 0
 
 

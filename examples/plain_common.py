@@ -13,6 +13,7 @@ import json
 import os
 import signal
 import sys
+import time
 
 # Shapes (Hugging Face config fields). The MoE ones are Qwen2-MoE-style (routed experts of
 # moe_intermediate_size plus one shared expert of shared_expert_intermediate_size).
@@ -91,6 +92,13 @@ class ForwardClock(object):
         self.torch = torch
         self.events = []   # (start, end) per forward of the current generation
         self.depth = 0
+        # step-level turns (turn_steps()): every K decode forwards the pre-hook records an event
+        # that ends the previous forward's full step (cuts: forward index -> event), then syncs
+        # and stops; not in the first generation (cold, left out: the turns' start-up)
+        self.turn_k = turn_steps()
+        self.gens = 0
+        self.cuts = {}
+        self.step_full_ms = None
         model.register_forward_pre_hook(self._pre)
         model.register_forward_hook(self._post)
 
@@ -102,6 +110,10 @@ class ForwardClock(object):
     def _pre(self, *_):
         self.depth += 1
         if self.depth == 1:
+            n = len(self.events)  # this forward's index: 0 the prefill, n the decode forward n - 1
+            if self.turn_k and self.gens and n > 1 and (n - 1) % self.turn_k == 0:
+                self.cuts[n - 1] = self._event()
+                step_turn(self.torch.cuda.synchronize)
             self.events.append([self._event(), None])
 
     def _post(self, *_):
@@ -111,9 +123,13 @@ class ForwardClock(object):
 
     def start(self):
         self.events = []
+        self.cuts = {}
 
     def finish(self):
-        """(prefill_ms, decode_ms, steps) of the generation just run."""
+        """(prefill_ms, decode_ms, steps) of the generation just run; sets step_ms (each decode
+        forward's span) and, with step-level turns, step_full_ms (a decode forward's start to the
+        next one's, or to the generation's end for the last: HF's work between forwards included,
+        the turns' stops not). decode_ms includes the stops: with step turns use the step lists."""
         end = self._event()
         end.synchronize()
         ev = self.events
@@ -122,6 +138,12 @@ class ForwardClock(object):
         prefill = ev[0][0].elapsed_time(ev[0][1])
         decode = ev[1][0].elapsed_time(end)
         self.step_ms = [a.elapsed_time(b) for a, b in ev[1:]]
+        self.step_full_ms = None
+        if self.turn_k and self.gens:
+            ends = [self.cuts.get(i, ev[i + 1][0]) if i + 1 < len(ev) else end
+                    for i in range(1, len(ev))]
+            self.step_full_ms = [ev[i][0].elapsed_time(e) for i, e in enumerate(ends, 1)]
+        self.gens += 1
         bench_turn()
         return prefill, decode, len(ev) - 1
 
@@ -129,27 +151,58 @@ class ForwardClock(object):
 def bench_turn():
     """Turn-taking for bench/tracer/cost_call.sh (several processes measured one generation at a
     time, interleaved): with LLMPROF_BENCH_TURN=DIR set, the process writes DIR/<LLMPROF_BENCH_TAG>.stop
-    (its pid) after each generation and stops itself (SIGSTOP) until the driver continues it;
+    ("PID TIME": its pid, the epoch seconds) after each generation and stops itself (SIGSTOP) until the driver continues it;
     DIR/release ends the turns. Without the variable: nothing."""
     d = os.environ.get("LLMPROF_BENCH_TURN")
     if not d or os.path.exists(os.path.join(d, "release")):
         return
     path = os.path.join(d, os.environ.get("LLMPROF_BENCH_TAG", str(os.getpid())) + ".stop")
     with open(path + ".tmp", "w") as f:
-        f.write(str(os.getpid()))
+        f.write("%d %.6f" % (os.getpid(), time.time()))
     os.replace(path + ".tmp", path)
     os.kill(os.getpid(), signal.SIGSTOP)
 
 
-def report(results, batch, extra=None, step_ms=None):
+def turn_steps():
+    """Step-level turns for bench/tracer/cost_call.sh (LP_COST_TURN_STEPS): K when
+    LLMPROF_BENCH_TURN_STEPS=K (K >= 1) is set beside LLMPROF_BENCH_TURN, else 0. The caller reads
+    it once and, when K > 0, calls step_turn() after every K-th decode step of a measured
+    generation (outside the step's timing); unset, nothing is done per step."""
+    if not os.environ.get("LLMPROF_BENCH_TURN"):
+        return 0
+    v = os.environ.get("LLMPROF_BENCH_TURN_STEPS", "")
+    if not v:
+        return 0
+    if not v.isdigit() or int(v) < 1:
+        raise SystemExit("error: LLMPROF_BENCH_TURN_STEPS=%r: expected a whole number >= 1" % v)
+    return int(v)
+
+
+def step_turn(sync):
+    """A turn inside a generation: sync() (torch.cuda.synchronize: the process's queued GPU work
+    finishes now, not in another process's turn), then bench_turn(). The driver
+    (bench/tracer/turn_driver.py) continues the processes round-robin, K steps each, so the steps
+    of the same generation and index of all processes run within one round (~0.1-0.3 s, inside one
+    of the host's speed plateaus) and can be paired (sample_check.py cost)."""
+    sync()
+    bench_turn()
+
+
+def report(results, batch, extra=None, step_ms=None, step_full_ms=None, turn_steps=0):
     """One JSON line per measured generation, then the summary line (docs/metrics.md); step_ms:
-    per generation, its decode forwards' times (printed when given)."""
+    per generation, its decode forwards' times (printed when given); step_full_ms: the same for
+    ForwardClock.step_full_ms (with step turns; None entries are left out); turn_steps: K of the
+    step turns, printed when not 0 (decode_ms then includes the stops)."""
     measured = results[1:]  # the first generation is cold
     for i, (pm, dm, steps) in enumerate(measured):
         line = {"iter": i, "prefill_ms": pm, "decode_ms": dm, "decode_ms_per_step": dm / steps,
                 "tokens_per_s": batch * steps / dm * 1e3}
         if step_ms:
             line["step_ms"] = [round(x, 5) for x in step_ms[i + 1]]
+        if step_full_ms and step_full_ms[i + 1] is not None:
+            line["step_full_ms"] = [round(x, 5) for x in step_full_ms[i + 1]]
+        if turn_steps:
+            line["turn_steps"] = turn_steps
         print(json.dumps(line), flush=True)
     n = len(measured)
     pm = sum(r[0] for r in measured) / n
