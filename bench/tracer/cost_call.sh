@@ -45,7 +45,9 @@
 #           (PROG_MODE_X, X any letter: a second process of a mode gets another), all started at
 #           once; each stops itself after every generation and the measured generations run one
 #           at a time, round-robin (turns() below); LP_COST_TURN_STOP_S (460) after the start no
-#           new turn is given, the rest run to their end at once and are marked released
+#           new turn is given, the rest run to their end at once and are marked released.
+#           LP_COST_TURN_STEPS=K: step-level turns, every K decode steps (README "Step-level
+#           turns"; the programs get LLMPROF_BENCH_TURN_STEPS=K), driven by turn_driver.py
 # Then bench/tracer/sample_check.py cost writes cost.json (per mode: the generations' decode
 # ms/step, median and spread, overhead against plain paired by round and generation, step
 # quantiles, recorded vs skipped steps, launch_cost per mode).
@@ -211,10 +213,11 @@ launch() {
 # other cycle, so the machine's slow drifts fall on every mode alike. A process's exit (trace
 # written, CUPTI detached, nsys's report) is part of its last turn. turns.txt: one line per turn.
 state_of() { sed 's/.*) //' "/proc/$1/stat" 2>/dev/null | cut -d' ' -f1; }
+pid_of() { local p _t; read -r p _t <"$TD/$1.stop" 2>/dev/null; echo "${p:-}"; } # the stop file: "PID TIME"
 stopped() { # TAG: its stop file is there and its process is stopped (T)
 	local f=$TD/$1.stop p
 	[ -f "$f" ] || return 1
-	p=$(cat "$f" 2>/dev/null)
+	p=$(pid_of "$1")
 	[ -n "$p" ] && [ "$(state_of "$p")" = T ]
 }
 tree_of() { local c; echo "$1"; for c in $(ps -o pid= --ppid "$1" 2>/dev/null); do tree_of "$c"; done; }
@@ -223,10 +226,16 @@ gone() { [ "$(state_of "$1")" = "" ] || [ "$(state_of "$1")" = Z ]; }
 turns() {
 	local specs=($1) tag prog mode pid i c t0 order_list deadline=$(( T0 + ${LP_COST_TURN_STOP_S:-460} ))
 	declare -gA ROOT=()
+	case ${LP_COST_TURN_STEPS:-} in *[!0-9]* | 0*)
+		echo "$(date +%T) turns: LP_COST_TURN_STEPS=$LP_COST_TURN_STEPS: expected a whole number >= 1" >>"$W/progress.txt"
+		return 2 ;;
+	esac
 	TD=$W/turn; rm -rf "$TD"; mkdir -p "$TD"
 	for tag in "${specs[@]}"; do
 		prog=${tag%%_*}; mode=${tag#*_}; mode=${mode%_*}
-		(export LLMPROF_BENCH_TURN=$TD LLMPROF_BENCH_TAG=$tag; PROC_S=${LP_COST_TURN_PROC_S:-560}; spawn "$prog" "$mode" "$tag") &
+		(export LLMPROF_BENCH_TURN=$TD LLMPROF_BENCH_TAG=$tag; PROC_S=${LP_COST_TURN_PROC_S:-560}
+			[ -n "${LP_COST_TURN_STEPS:-}" ] && export LLMPROF_BENCH_TURN_STEPS=$LP_COST_TURN_STEPS
+			spawn "$prog" "$mode" "$tag") &
 		ROOT[$tag]=$!
 	done
 	echo "$(date +%T) turns: started ${specs[*]}" >>"$W/progress.txt"
@@ -241,34 +250,45 @@ turns() {
 		sleep 0.2
 	done
 	echo "$(date +%T) turns: start-ups done" >>"$W/progress.txt"
-	order_list="${specs[*]}"
-	for c in $(seq 1 200); do
-		local alive=0
-		for tag in $(order "$c" "$order_list"); do
-			gone "${ROOT[$tag]}" && continue
-			alive=1
-			if [ "$(date +%s)" -gt "$deadline" ]; then
-				break 2
-			fi
-			stopped "$tag" || continue
-			pid=$(cat "$TD/$tag.stop")
-			rm -f "$TD/$tag.stop"
-			t0=$(date +%s.%N)
-			kill -CONT "$pid"
-			while ! stopped "$tag" && ! gone "${ROOT[$tag]}" && [ "$(date +%s)" -le $(( deadline + 60 )) ]; do
-				sleep 0.02
+	if [ -n "${LP_COST_TURN_STEPS:-}" ]; then
+		# step turns: thousands of turns; bench/tracer/turn_driver.py polls without forking (a
+		# handoff well under 1 ms) on its own CPU (LP_COST_DRIVER_CPUS, 0: outside the processes'
+		# LP_COST_CPUS), one line per cycle in turns_cycles.txt, its summary into progress.txt
+		local roots=()
+		for tag in "${specs[@]}"; do roots+=("$tag=${ROOT[$tag]}"); done
+		taskset -c "${LP_COST_DRIVER_CPUS:-0}" python3 bench/tracer/turn_driver.py --dir "$TD" --deadline "$deadline" \
+			--steps "$LP_COST_TURN_STEPS" --log "$W/turns_cycles.txt" "${roots[@]}" >>"$W/progress.txt" 2>&1
+		echo "$(date +%T) turns: driver done (rc=$?)" >>"$W/progress.txt"
+	else
+		order_list="${specs[*]}"
+		for c in $(seq 1 200); do
+			local alive=0
+			for tag in $(order "$c" "$order_list"); do
+				gone "${ROOT[$tag]}" && continue
+				alive=1
+				if [ "$(date +%s)" -gt "$deadline" ]; then
+					break 2
+				fi
+				stopped "$tag" || continue
+				pid=$(pid_of "$tag")
+				rm -f "$TD/$tag.stop"
+				t0=$(date +%s.%N)
+				kill -CONT "$pid"
+				while ! stopped "$tag" && ! gone "${ROOT[$tag]}" && [ "$(date +%s)" -le $(( deadline + 60 )) ]; do
+					sleep 0.02
+				done
+				echo "$tag $c $t0 $(date +%s.%N)" >>"$W/turns.txt"
 			done
-			echo "$tag $c $t0 $(date +%s.%N)" >>"$W/turns.txt"
+			[ $alive = 0 ] && break
+			pack
 		done
-		[ $alive = 0 ] && break
-		pack
-	done
+	fi
 	# past the deadline: the rest run to their end at once (their later generations overlap)
 	touch "$TD/release"
 	for tag in "${specs[@]}"; do
 		gone "${ROOT[$tag]}" && continue
 		echo "$(date +%T) turns: $tag released at the deadline" >>"$W/progress.txt"
-		[ -f "$TD/$tag.stop" ] && kill -CONT "$(cat "$TD/$tag.stop")"
+		[ -f "$TD/$tag.stop" ] && kill -CONT "$(pid_of "$tag")"
 	done
 	local until=$(( $(date +%s) + 60 ))
 	while [ "$(date +%s)" -le $until ]; do # 60 s at most, then the process trees are ended (by pid)
