@@ -29,7 +29,9 @@ to the traces, which are too large to bring back whole).
                                            quantiles, the recorded against the skipped steps
                                            inside sampled processes (SAMPLE: the schedule, e.g.
                                            every=8,first=2,pick=first; not with pick=random),
-                                           and launch_cost's ns per call per mode
+                                           and launch_cost's ns per call per mode; after
+                                           turns, the step-level pairing (paired_steps: per
+                                           mode against plain, and the placebo plain vs plain)
 
 The estimate is the one src/analyze/sampling_design.c computes (docs/tracer.md "The statistics of
 a sampled trace"): the first units under each parent are all recorded (their stratum is exact); the
@@ -431,6 +433,128 @@ def recorded_skipped(steps, every, first):
     return rec, skip, nb
 
 
+def turn_cycles(d):
+    """tag -> the cycle of each of its turns, in order, from the turn driver's turns_cycles.txt
+    (step turns) or cost_call.sh's bash loop's turns.txt (a generation a turn); (None, None) when
+    neither is there. Also the cycles' wall times (ms; turns_cycles.txt only)."""
+    cyc, walls = {}, []
+    path = os.path.join(d, "turns_cycles.txt")
+    if os.path.exists(path):
+        for line in open(path):
+            f = line.split()
+            if len(f) < 3 or line.startswith("#"):
+                continue
+            ms = 0.0
+            for part in f[2:]:
+                tag, t_ms, _ = part.split(":")
+                cyc.setdefault(tag, []).append(int(f[0]))
+                ms += float(t_ms)
+            walls.append(ms)
+        return cyc, walls
+    path = os.path.join(d, "turns.txt")
+    if os.path.exists(path):
+        for line in open(path):
+            f = line.split()
+            if len(f) >= 2:
+                cyc.setdefault(f[0], []).append(int(f[1]))
+        return cyc, walls
+    return None, None
+
+
+def mean_ci(vals):
+    """n, median, mean, sd and the mean's 95% interval (Student t over the values)."""
+    n = len(vals)
+    if not n:
+        return None
+    m = statistics.mean(vals)
+    sd = statistics.stdev(vals) if n > 1 else float("nan")
+    h = t975(n - 1) * sd / math.sqrt(n) if n > 1 else float("inf")
+    r = lambda x: round(x, 3) if math.isfinite(x) else None  # noqa: E731
+    return dict(n=n, median=r(statistics.median(vals)), mean=r(m), sd=r(sd), ci95=[r(m - h), r(m + h)])
+
+
+def paired_steps(procs, cycles):
+    """Step-level pairing (README "Step-level turns"): per program, each process's decode steps
+    against the plain processes' steps of the same generation (`iter`) and step index that ran
+    in the same cycle of turns (a step's turn: iter * ceil(N/K) + index // K, K the lines'
+    turn_steps, N the steps a generation; the n-th turn of a process is its n-th entry in the
+    turns log; steps past its last logged turn, released at the deadline, are left out). The
+    unmodified program's steps are its step_full_ms where present (a forward's start to the next
+    one's), else step_ms. Per process and generation: sum of its paired steps / sum of the
+    reference's - 1 (%), and the median of its step pairs' ratios (robust to the pairs that a
+    switch of the host's speed fell between); per mode each averaged over its processes per
+    generation, then median, mean and the mean's 95% Student t interval over generations
+    (per_generation_pct, per_generation_step_median_pct), and the median of all its step pairs'
+    ratios (step_pairs). Reference: per step the mean of all plain processes ("ref"), and the first
+    plain process alone ("against_first_plain"); the placebo: each further plain process against
+    the first (it must come out near 0)."""
+    keyed = {}  # tag -> {(iter, index): (cycle, ms)}
+    for tag, (prog, mode, its) in procs.items():
+        turns = cycles.get(tag, [])
+        kd = {}
+        for it in its:
+            steps = it.get("step_full_ms") or it.get("step_ms") or []
+            n = len(steps)
+            if not n:
+                continue
+            k = it.get("turn_steps") or n
+            per_gen = -(-n // k)
+            for j, x in enumerate(steps):
+                t = it["iter"] * per_gen + j // k
+                if t < len(turns):
+                    kd[(it["iter"], j)] = (turns[t], x)
+        keyed[tag] = kd
+
+    def compare(tags, refs):
+        gen_ratios, gen_medians, step_ratios, per_proc = {}, {}, [], {}
+        for tag in tags:
+            sums = {}
+            for key, (c, x) in keyed[tag].items():
+                rv = [keyed[r].get(key) for r in refs]
+                if any(v is None or v[0] != c for v in rv):
+                    continue
+                ref = sum(v[1] for v in rv) / len(rv)
+                a = sums.setdefault(key[0], [0.0, 0.0, []])
+                a[0] += x
+                a[1] += ref
+                a[2].append((x / ref - 1) * 100)
+                step_ratios.append(a[2][-1])
+            rows = {g: (a[0] / a[1] - 1) * 100 for g, a in sorted(sums.items())}
+            meds = {g: statistics.median(a[2]) for g, a in sorted(sums.items())}
+            per_proc[tag] = dict(pairs=sum(len(a[2]) for a in sums.values()),
+                                 ratio_of_sums_pct={g: round(v, 3) for g, v in rows.items()},
+                                 step_pair_median_pct={g: round(v, 3) for g, v in meds.items()})
+            for g, v in rows.items():
+                gen_ratios.setdefault(g, []).append(v)
+                gen_medians.setdefault(g, []).append(meds[g])
+        if not gen_ratios:
+            return None
+        return dict(per_generation_pct=mean_ci([statistics.mean(v) for _, v in sorted(gen_ratios.items())]),
+                    per_generation_step_median_pct=mean_ci([statistics.mean(v) for _, v in sorted(gen_medians.items())]),
+                    step_pairs=dict(n=len(step_ratios), median_pct=round(statistics.median(step_ratios), 3)),
+                    processes=per_proc)
+
+    res = {}
+    for prog in sorted(set(p for p, _, _ in procs.values())):
+        tags = {t: m for t, (p, m, _) in procs.items() if p == prog}
+        plains = sorted(t for t, m in tags.items() if m == "plain")
+        if not plains:
+            continue
+        out = {"reference": plains, "modes": {}}
+        for mode in sorted(set(tags.values()) - {"plain"}):
+            mt = sorted(t for t, m in tags.items() if m == mode)
+            row = compare(mt, plains)
+            if row:
+                first = compare(mt, plains[:1]) if len(plains) > 1 else None
+                if first:
+                    row["against_first_plain"] = first["per_generation_pct"]
+                out["modes"][mode] = row
+        if len(plains) > 1:
+            out["placebo"] = compare(plains[1:], plains[:1])
+        res[prog] = out
+    return res
+
+
 def cmd_cost(d, sample="every=8,first=2"):
     """cost_call.sh's outputs: <prog>_<mode>_<round>.txt (round: a number for one process per
     round, `t` for the turns of one process per mode), launch_<mode>_<round>.json."""
@@ -443,15 +567,23 @@ def cmd_cost(d, sample="every=8,first=2"):
     neighbours = []
     steps_of = {}  # (prog, mode) -> every step's ms (a step over 1 s: stopped in it, left out)
     positions = {}  # position in a block of the schedule -> % against the block's skipped median
+    procs = {}      # tag -> (prog, mode, iteration lines)
+    step_turns = False
     for f in sorted(os.listdir(d)):
         if not f.endswith(".txt") or f.count("_") != 2 or f.startswith(("launch", "kept", "progress", "turns")):
             continue
         prog, mode, rnd = f[:-4].split("_")
-        for it in program_iters(os.path.join(d, f)):
+        its = program_iters(os.path.join(d, f))
+        procs[f[:-4]] = (prog, mode, its)
+        for it in its:
             steps = it.get("step_ms", [])
             steps_of.setdefault((prog, mode), []).extend(x for x in steps if x < 1000.0)
+            # with step turns decode_ms includes the stops: the steps' mean instead
+            full = it.get("step_full_ms") or steps
+            v = statistics.mean(full) if it.get("turn_steps") and full else it["decode_ms_per_step"]
+            step_turns = step_turns or bool(it.get("turn_steps"))
             gens.setdefault(prog, {}).setdefault(mode, []).append(
-                (rnd, it["iter"], it["decode_ms_per_step"], statistics.median(steps) if steps else None))
+                (rnd, it["iter"], v, statistics.median(steps) if steps else None))
             if mode == "sampled" and steps and systematic:
                 rec, skip, nb = recorded_skipped(steps, every, first)
                 neighbours.extend(nb)
@@ -472,6 +604,14 @@ def cmd_cost(d, sample="every=8,first=2"):
                         n_recorded=len(rec), n_skipped=len(skip)))
     res = {"sample": sample, "metric": "decode ms per step of each measured generation (the program's "
            "CUDA events: decode time / steps)", "programs": {}, "inproc": inproc}
+    if step_turns:
+        res["metric"] = ("decode ms per step of each measured generation: with step turns the mean of its "
+                         "step_full_ms (the unmodified program) or step_ms (decode_ms includes the stops)")
+    cycles, walls = turn_cycles(d)
+    if cycles:
+        res["paired_steps"] = paired_steps(procs, cycles)
+        if walls:
+            res["paired_steps_cycle_ms"] = spread(walls)
     for prog, modes in gens.items():
         plain = {(r, i): v for r, i, v, _ in modes.get("plain", [])}
         out = {}
