@@ -1,0 +1,72 @@
+#!/bin/bash
+# bench/tracer/cost_call.sh's step-level turns (LP_COST_TURN_STEPS=K, bench/tracer/turn_driver.py)
+# and sample_check.py's step pairing, on bench/tracer/turn_fake.py (no GPU, no torch): --kind hf
+# times its steps like examples/hf_generate.py, --kind plain runs examples/plain_common.py's
+# ForwardClock on a stand-in model; --nominal: each step sleeps its time and prints the nominal
+# value (plain 12 to 21 ms by a pattern over generation and step index, auto 3% more), so the statistics' results are exact. Checks: no two
+# processes' steps overlap in time, every process ran K steps a turn, the cycles' order
+# alternates, each process had all its turns, the unmodified program's step_full_ms covers its
+# forwards and what lies between them (step_ms only the forwards), and the paired statistics give
+# +3% for auto and 0 for the placebo (plain_u against plain_t). Skipped without python3 or taskset.
+set -u
+. "$(dirname "$0")/lib.bash"
+command -v python3 >/dev/null 2>&1 || skip "python3 is not installed"
+command -v taskset >/dev/null 2>&1 || skip "taskset is not installed"
+export PYTHONDONTWRITEBYTECODE=1
+FAKE="python3 $LP_SRC/bench/tracer/turn_fake.py --nominal --new-tokens 8 --log $LP_TMP/steps.txt"
+OUT=$LP_TMP/out LP_COST_WORK=$LP_TMP/work LP_COST_STEPS=turns LP_COST_CPUS=0 LP_COST_TURN_STEPS=2 \
+	LP_COST_TURNS="hf_plain_t hf_plain_u hf_auto_t plain_plain_t plain_plain_u plain_auto_t" \
+	LP_COST_HF_CMD="$FAKE --kind hf --iters 3" LP_COST_PLAIN_CMD="$FAKE --kind plain --iters 4" \
+	LP_NSYS=/nonexistent timeout 120 bash "$LP_SRC/bench/tracer/cost_call.sh" >"$LP_TMP/log" 2>&1 ||
+	fail "cost_call.sh failed: $(tail -n 20 "$LP_TMP/log")"
+[ -f "$LP_TMP/out/cost.tgz" ] || fail "no cost.tgz"
+W=$LP_TMP/work
+grep -q "turns: done" "$W/progress.txt" || fail "turns did not finish: $(cat "$W/progress.txt")"
+grep -q "released" "$W/progress.txt" && fail "a process was released at the deadline: $(cat "$W/progress.txt")"
+grep -q '"turn_driver": "all ended"' "$W/progress.txt" || fail "no driver summary: $(cat "$W/progress.txt")"
+python3 - "$LP_TMP/steps.txt" "$W/turns_cycles.txt" "$W/cost.json" "$W/plain_auto_t.txt" <<'EOF' || fail "checks failed"
+import json, sys
+tags = ["hf_plain_t", "hf_plain_u", "hf_auto_t", "plain_plain_t", "plain_plain_u", "plain_auto_t"]
+steps = sorted((float(a), float(b), t, int(i), int(j)) for t, i, j, a, b in (l.split() for l in open(sys.argv[1])))
+assert len(steps) == 6 * 3 * 8, len(steps)
+for (a0, b0, t0, _, _), (a1, b1, t1, _, _) in zip(steps, steps[1:]):
+    assert a1 >= b0, "steps overlap: %s and %s" % (t0, t1)
+# runs of one process's consecutive steps: K = 2 a turn, in step order; 4 where the reversed order
+# gives the process at the end of one cycle the first turn of the next
+runs = []
+for a, b, t, i, j in steps:
+    if runs and runs[-1][0] == t:
+        runs[-1][1].append((i, j))
+    else:
+        runs.append((t, [(i, j)]))
+for _, r in runs:
+    assert len(r) in (2, 4) and r[0][1] % 2 == 0, r
+    assert all(y == (x[0], x[1] + 1) or y == (x[0] + 1, 0) for x, y in zip(r, r[1:])), r
+assert sum(len(r) == 4 for _, r in runs) >= 8, runs
+cycles = [l.split() for l in open(sys.argv[2]) if not l.startswith("#")]
+order = [[p.split(":")[0] for p in c[2:]] for c in cycles]
+assert order[0] == tags and order[1] == tags[::-1], order[:2]
+for t in tags:
+    n = sum(o.count(t) for o in order)
+    # 3 measured generations of 8 steps, 2 a turn; the unmodified program stops after its last
+    # generation too (ForwardClock.finish), its exit is one more turn
+    assert n == 3 * 4 + t.startswith("plain"), (t, n)
+assert len(cycles) == 13, len(cycles)
+line = json.loads(open(sys.argv[4]).readline())
+assert line["turn_steps"] == 2 and len(line["step_full_ms"]) == 8, line
+want = [12.36 * (1 + 0.25 * (j % 4)) for j in range(8)]  # the fake's pattern, generation 0
+assert all(abs(x - w) < 1e-6 for x, w in zip(line["step_full_ms"], want)), line["step_full_ms"]
+assert all(abs(x - w * 0.85) < 1e-6 for x, w in zip(line["step_ms"], want)), line["step_ms"]
+d = json.load(open(sys.argv[3]))
+for prog in ("hf", "plain"):
+    ps = d["paired_steps"][prog]
+    assert ps["reference"] == [prog + "_plain_t", prog + "_plain_u"], ps
+    a = ps["modes"]["auto"]
+    assert a["per_generation_pct"]["n"] == 3 and abs(a["per_generation_pct"]["mean"] - 3.0) < 1e-3, a
+    assert abs(a["step_pairs"]["median_pct"] - 3.0) < 1e-3 and a["step_pairs"]["n"] == 24, a
+    assert abs(a["against_first_plain"]["mean"] - 3.0) < 1e-3, a
+    pl = ps["placebo"]["per_generation_pct"]
+    assert pl["n"] == 3 and abs(pl["mean"]) < 1e-3 and abs(pl["ci95"][0]) < 1e-3, pl
+    assert abs(d["programs"][prog]["auto"]["overhead_pct_paired"]["median"] - 3.0) < 1e-3
+EOF
+pass
