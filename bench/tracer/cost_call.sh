@@ -127,6 +127,10 @@ mode_env() {
 	*) return 1 ;;
 	esac
 	[ "$1" = burstparent ] && E=(LLMPROF_TRACE_BURST_REATTACH=parent)
+	# LP_COST_FLUSH_MS: the tracer's flush period (LLMPROF_TRACE_FLUSH_MS, 500 ms; its CUPTI flush
+	# period too). In step turns a process runs 1/N of the wall time, so a wall-clock period comes
+	# N times as often per step as in a process running alone: N x 500 keeps it per step
+	[ -n "${LP_COST_FLUSH_MS:-}" ] && tr+=(LLMPROF_TRACE_FLUSH_MS=$LP_COST_FLUSH_MS)
 	case $1 in burst*) E+=(LLMPROF_TRACE_LOG_CYCLES=1 CUDA_INJECTION64_PATH=$LIB NVTX_INJECTION64_PATH=$LIB LLMPROF_TRACE_SAMPLE=$s LLMPROF_TRACE_CUPTI=1 "${tr[@]}"); return 0 ;; esac
 	[ "$1" = exact ] && s=off
 	[ "$1" = auto ] && s=auto
@@ -254,11 +258,21 @@ turns() {
 		# step turns: thousands of turns; bench/tracer/turn_driver.py polls without forking (a
 		# handoff well under 1 ms) on its own CPU (LP_COST_DRIVER_CPUS, 0: outside the processes'
 		# LP_COST_CPUS), one line per cycle in turns_cycles.txt, its summary into progress.txt
-		local roots=()
+		# (packed every 30 s on the driver's CPU meanwhile, so that a call stopped at its limit
+		# still brings back the turns so far)
+		local roots=() dcpu=${LP_COST_DRIVER_CPUS:-0} drv n=0 rc
 		for tag in "${specs[@]}"; do roots+=("$tag=${ROOT[$tag]}"); done
-		taskset -c "${LP_COST_DRIVER_CPUS:-0}" python3 bench/tracer/turn_driver.py --dir "$TD" --deadline "$deadline" \
-			--steps "$LP_COST_TURN_STEPS" --log "$W/turns_cycles.txt" "${roots[@]}" >>"$W/progress.txt" 2>&1
-		echo "$(date +%T) turns: driver done (rc=$?)" >>"$W/progress.txt"
+		taskset -c "$dcpu" python3 bench/tracer/turn_driver.py --dir "$TD" --deadline "$deadline" \
+			--steps "$LP_COST_TURN_STEPS" --log "$W/turns_cycles.txt" "${roots[@]}" >>"$W/progress.txt" 2>&1 &
+		drv=$!
+		while kill -0 "$drv" 2>/dev/null; do
+			sleep 1
+			n=$((n + 1))
+			[ $((n % 30)) = 0 ] && (taskset -pc "$dcpu" "$BASHPID" >/dev/null 2>&1; pack)
+		done
+		wait "$drv"
+		rc=$?
+		echo "$(date +%T) turns: driver done (rc=$rc)" >>"$W/progress.txt"
 	else
 		order_list="${specs[*]}"
 		for c in $(seq 1 200); do
