@@ -15,7 +15,8 @@
 #          (sample_check.py units: every decode step's kernels), LP_PARENT_CLOCKS=1 clocks.csv
 #          (nvidia-smi's SM and memory clocks, power, utilization every 100 ms during the run)
 #   turns  cost_call.sh's turns (LP_PARENT_TURNS; LP_BURST=$LP_PARENT_SPEC; LP_COST_* as
-#          cost_call.sh reads them)
+#          cost_call.sh reads them, from the environment: e.g. LP_COST_TURN_STEPS=K for
+#          step-level turns, README "Step-level turns")
 # Run from the repo root on the GPU machine with build/ (Release). Results in $OUT: light.tar.xz,
 # cost.tgz, cost_call.txt, env.txt.
 set -u

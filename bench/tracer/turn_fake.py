@@ -14,10 +14,11 @@ step is --step-ms of work at the host's fast speed (85% inside the forward, 15% 
 of HF's generate() between forwards), times the mode's cost, times a random factor of sd --noise.
 The host (--host EPOCH:SEED, the same for all processes): from EPOCH on, plateaus of --host-min-s
 to --host-max-s seconds (uniform, from SEED), fast and slow (--host-slow times the fast time) in
-turn. Work advances with wall time at the host's speed of the moment (a busy loop), so a step that
-spans a switch is part fast, part slow. --nominal: no host, no noise, steps sleep for their time
-(12 to 21 ms by a pattern over generation and index) and the timings printed are the nominal ones
-(exact numbers for a test).
+turn. A step's time is what its work takes on that host from the moment it starts (a step that
+spans a switch is part fast, part slow); the process sleeps that long, and the times printed are
+these model times, not its own wall clock, so that the CPU contention of a shared test machine
+(a process scheduled late) does not enter them. --nominal: no host, no noise, and steps of 12 to
+21 ms by a pattern over generation and index (exact numbers for a test).
 --log FILE: one line per decode step "TAG ITER INDEX T0 T1" (wall clock) to check that no two
 processes' steps overlap.
 """
@@ -49,36 +50,45 @@ class Host(object):
             t += rnd.uniform(lo, hi)
             self.bounds.append(t)
 
-    def factor(self, t):
+    def duration(self, t, s):
+        """Wall seconds that s seconds of fast-speed work take from wall time t on (the speed
+        switching on the way)."""
         if not self.bounds:
-            return 1.0
-        return self.slow if bisect.bisect(self.bounds, t) % 2 else 1.0
+            return s
+        i = bisect.bisect(self.bounds, t)
+        u = t
+        while i < len(self.bounds):
+            f = self.slow if i % 2 else 1.0
+            room = (self.bounds[i] - u) / f
+            if s <= room:
+                return u + s * f - t
+            s -= room
+            u = self.bounds[i]
+            i += 1
+        return u + s - t
 
 
 class Fake(object):
     def __init__(self, a, tag):
         self.a = a
         self.tag = tag
-        self.host = Host(a.host, a.host_slow, a.host_min_s, a.host_max_s)
+        self.host = Host(None if a.nominal else a.host, a.host_slow, a.host_min_s, a.host_max_s)
         self.rnd = random.Random(tag)
-        self.vclock = 0.0  # ms, --nominal
+        self.vclock = 0.0  # ms: the model's clock
         self.log = open(a.log, "a") if a.log else None
 
     def now_ms(self):
-        return self.vclock if self.a.nominal else time.perf_counter() * 1e3
+        return self.vclock
 
     def work(self, ms):
-        """ms of work at the host's fast speed."""
-        if self.a.nominal:
-            self.vclock += ms
-            time.sleep(ms / 1e3)
-            return
-        need = ms / 1e3
-        last = time.perf_counter()
-        while need > 0:
-            now = time.perf_counter()
-            need -= (now - last) / self.host.factor(time.time())
-            last = now
+        """ms of work at the host's fast speed: the clock of the stand-in events (now_ms) moves
+        on by the time the host takes for it from now on, and the process sleeps that long."""
+        t0 = time.time()
+        d = self.host.duration(t0, ms / 1e3)
+        self.vclock += d * 1e3
+        left = t0 + d - time.time()
+        if left > 0:
+            time.sleep(left)
 
     def noise(self, it, j):
         """The step's random factor; --nominal: a pattern over generation and index (1 to 1.75),
