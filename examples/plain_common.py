@@ -151,8 +151,8 @@ class ForwardClock(object):
 def bench_turn():
     """Turn-taking for bench/tracer/cost_call.sh (several processes measured one generation at a
     time, interleaved): with LLMPROF_BENCH_TURN=DIR set, the process writes DIR/<LLMPROF_BENCH_TAG>.stop
-    ("PID TIME": its pid, the epoch seconds) after each generation and stops itself (SIGSTOP) until the driver continues it;
-    DIR/release ends the turns. Without the variable: nothing."""
+    ("PID TIME": its pid, the epoch seconds) after each generation and stops itself (SIGSTOP)
+    until the driver continues it; DIR/release ends the turns. Without the variable: nothing."""
     d = os.environ.get("LLMPROF_BENCH_TURN")
     if not d or os.path.exists(os.path.join(d, "release")):
         return
@@ -188,11 +188,11 @@ def step_turn(sync):
     bench_turn()
 
 
-def report(results, batch, extra=None, step_ms=None, step_full_ms=None, turn_steps=0):
+def report(results, batch, extra=None, step_ms=None, step_full_ms=None, turn_k=0):
     """One JSON line per measured generation, then the summary line (docs/metrics.md); step_ms:
     per generation, its decode forwards' times (printed when given); step_full_ms: the same for
-    ForwardClock.step_full_ms (with step turns; None entries are left out); turn_steps: K of the
-    step turns, printed when not 0 (decode_ms then includes the stops)."""
+    ForwardClock.step_full_ms (with step turns; None entries are left out); turn_k: K of the step
+    turns, printed as turn_steps when not 0 (decode_ms then includes the stops)."""
     measured = results[1:]  # the first generation is cold
     for i, (pm, dm, steps) in enumerate(measured):
         line = {"iter": i, "prefill_ms": pm, "decode_ms": dm, "decode_ms_per_step": dm / steps,
@@ -201,8 +201,8 @@ def report(results, batch, extra=None, step_ms=None, step_full_ms=None, turn_ste
             line["step_ms"] = [round(x, 5) for x in step_ms[i + 1]]
         if step_full_ms and step_full_ms[i + 1] is not None:
             line["step_full_ms"] = [round(x, 5) for x in step_full_ms[i + 1]]
-        if turn_steps:
-            line["turn_steps"] = turn_steps
+        if turn_k:
+            line["turn_steps"] = turn_k
         print(json.dumps(line), flush=True)
     n = len(measured)
     pm = sum(r[0] for r in measured) / n

@@ -529,8 +529,9 @@ def paired_steps(procs, cycles):
                 gen_medians.setdefault(g, []).append(meds[g])
         if not gen_ratios:
             return None
-        return dict(per_generation_pct=mean_ci([statistics.mean(v) for _, v in sorted(gen_ratios.items())]),
-                    per_generation_step_median_pct=mean_ci([statistics.mean(v) for _, v in sorted(gen_medians.items())]),
+        by_gen = lambda d: [statistics.mean(v) for _, v in sorted(d.items())]  # noqa: E731
+        return dict(per_generation_pct=mean_ci(by_gen(gen_ratios)),
+                    per_generation_step_median_pct=mean_ci(by_gen(gen_medians)),
                     step_pairs=dict(n=len(step_ratios), median_pct=round(statistics.median(step_ratios), 3)),
                     processes=per_proc)
 

@@ -3,11 +3,12 @@
 # and sample_check.py's step pairing, on bench/tracer/turn_fake.py (no GPU, no torch): --kind hf
 # times its steps like examples/hf_generate.py, --kind plain runs examples/plain_common.py's
 # ForwardClock on a stand-in model; --nominal: each step sleeps its time and prints the nominal
-# value (plain 12 to 21 ms by a pattern over generation and step index, auto 3% more), so the statistics' results are exact. Checks: no two
-# processes' steps overlap in time, every process ran K steps a turn, the cycles' order
-# alternates, each process had all its turns, the unmodified program's step_full_ms covers its
-# forwards and what lies between them (step_ms only the forwards), and the paired statistics give
-# +3% for auto and 0 for the placebo (plain_u against plain_t). Skipped without python3 or taskset.
+# value (plain 12 to 21 ms by a pattern over generation and step index, auto 3% more), so the
+# statistics' results are exact. Checks: no two processes' steps overlap in time, every process
+# ran K steps a turn, the cycles' order alternates, each process had all its turns, the unmodified
+# program's step_full_ms covers its forwards and what lies between them (step_ms only the
+# forwards), and the paired statistics give +3% for auto and 0 for the placebo (plain_u against
+# plain_t). Skipped without python3 or taskset.
 set -u
 . "$(dirname "$0")/lib.bash"
 command -v python3 >/dev/null 2>&1 || skip "python3 is not installed"
