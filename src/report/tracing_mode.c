@@ -74,7 +74,11 @@ int lp_tracing_mode_text(const struct lp_analysis *a, struct lp_buf *out)
 			(double)s->toggle_ns / 1e6);
 	lp_buf_addf(out, ". Step latencies are exact (CUDA events at every stage range); kernel and operator "
 		"times inside the sampled ranges are scaled to all of them, with 95%% intervals of the sampling "
-		"error (of this run's %s ranges; another run differs by more).", unit);
+		"error (of this run's %s ranges)", unit);
+	if (a->rerun_sd_pct > 0)
+		lp_buf_addf(out, " and for the totals a separate exact run would record (\"a rerun\": %.2g%% of a "
+			"total per run added, trace.rerun_sd)", a->rerun_sd_pct);
+	lp_buf_adds(out, ".");
 	return out->oom ? -1 : 0;
 }
 

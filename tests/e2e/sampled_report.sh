@@ -26,6 +26,8 @@ grep -q '| +- [0-9.]* ms, a rerun +- [0-9.]* (12 of 44 units) |$' "$R/kernels.md
 grep -q 'A rerun" is the 95% interval for the total a separate exact run would record: the sampling interval and 0.2% of the total per run' \
   "$R/kernels.md" || fail "kernels.md does not explain the rerun interval"
 grep -q ', a rerun +- [0-9.]* (12 of 44)</td>' "$R/report.html" || fail "report.html has no rerun interval"
+grep -q 'for the totals a separate exact run would record ("a rerun": 0.2% of a total per run added, trace.rerun\\_sd)' \
+  "$R/report.md" || fail "report.md's Tracing mode does not name the rerun interval"
 grep -q '(12 of 44)</td>' "$R/report.html" || fail "report.html has no marked row"
 grep -q 'tracing mode: Sampled' "$R/report.html" || fail "report.html does not say the mode"
 python3 - "$R" <<'PY' || fail "summary.json: sampled rows"
