@@ -32,15 +32,9 @@ for i in range(gens):
     if i + 1 < gens:
         bench_turn()
 EOF
-OUT=$LP_TMP/out LP_COST_WORK=$LP_TMP/work LP_COST_STEPS=turns LP_COST_CPUS=0 \
-	LP_COST_TURNS="hf_plain_t hf_sampled_t hf_exact_t plain_plain_t plain_sampled_t" \
-	LP_COST_HF_CMD="python3 $LP_TMP/stand_in.py 4" LP_COST_PLAIN_CMD="python3 $LP_TMP/stand_in.py 3" \
-	LP_NSYS=/nonexistent timeout 120 bash "$LP_SRC/bench/tracer/cost_call.sh" >"$LP_TMP/log" 2>&1 ||
-	fail "cost_call.sh failed: $(tail -n 20 "$LP_TMP/log")"
-[ -f "$LP_TMP/out/cost.tgz" ] || fail "no cost.tgz"
+cost_turns "hf_plain_t hf_sampled_t hf_exact_t plain_plain_t plain_sampled_t" \
+	"python3 $LP_TMP/stand_in.py 4" "python3 $LP_TMP/stand_in.py 3"
 W=$LP_TMP/work
-grep -q "turns: done" "$W/progress.txt" || fail "turns did not finish: $(cat "$W/progress.txt")"
-grep -q "released" "$W/progress.txt" && fail "a process was released at the deadline: $(cat "$W/progress.txt")"
 python3 - "$LP_TMP/gens.txt" "$W/turns.txt" "$W/cost.json" <<'EOF' || fail "checks failed"
 import json, sys
 gens = [l.split() for l in open(sys.argv[1])]

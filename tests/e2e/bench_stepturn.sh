@@ -15,15 +15,9 @@ command -v python3 >/dev/null 2>&1 || skip "python3 is not installed"
 command -v taskset >/dev/null 2>&1 || skip "taskset is not installed"
 export PYTHONDONTWRITEBYTECODE=1
 FAKE="python3 $LP_SRC/bench/tracer/turn_fake.py --nominal --new-tokens 8 --log $LP_TMP/steps.txt"
-OUT=$LP_TMP/out LP_COST_WORK=$LP_TMP/work LP_COST_STEPS=turns LP_COST_CPUS=0 LP_COST_TURN_STEPS=2 \
-	LP_COST_TURNS="hf_plain_t hf_plain_u hf_auto_t plain_plain_t plain_plain_u plain_auto_t" \
-	LP_COST_HF_CMD="$FAKE --kind hf --iters 3" LP_COST_PLAIN_CMD="$FAKE --kind plain --iters 4" \
-	LP_NSYS=/nonexistent timeout 120 bash "$LP_SRC/bench/tracer/cost_call.sh" >"$LP_TMP/log" 2>&1 ||
-	fail "cost_call.sh failed: $(tail -n 20 "$LP_TMP/log")"
-[ -f "$LP_TMP/out/cost.tgz" ] || fail "no cost.tgz"
+cost_turns "hf_plain_t hf_plain_u hf_auto_t plain_plain_t plain_plain_u plain_auto_t" \
+	"$FAKE --kind hf --iters 3" "$FAKE --kind plain --iters 4" LP_COST_TURN_STEPS=2
 W=$LP_TMP/work
-grep -q "turns: done" "$W/progress.txt" || fail "turns did not finish: $(cat "$W/progress.txt")"
-grep -q "released" "$W/progress.txt" && fail "a process was released at the deadline: $(cat "$W/progress.txt")"
 grep -q '"turn_driver": "all ended"' "$W/progress.txt" || fail "no driver summary: $(cat "$W/progress.txt")"
 python3 - "$LP_TMP/steps.txt" "$W/turns_cycles.txt" "$W/cost.json" "$W/plain_auto_t.txt" <<'EOF' || fail "checks failed"
 import json, sys

@@ -21,3 +21,20 @@ have_gpu() { command -v nvidia-smi >/dev/null 2>&1 && nvidia-smi -L >/dev/null 2
 # run_dir_from_stdout: the run folder named on the first line of `llmprof run`'s summary
 # ("run: DIR (exit N)").
 run_dir_from_stdout() { sed -n '1s/^run: \(.*\) (exit [0-9]*)$/\1/p' "$LP_TMP/stdout"; }
+
+# cost_turns TAGS HF_CMD PLAIN_CMD [VAR=VALUE...]: bench/tracer/cost_call.sh's turns on stand-in
+# programs (one CPU, no nsys), its work folder in $LP_TMP/work; fails unless every process took its
+# turns to the end (none released at the deadline).
+cost_turns() {
+	local tags=$1 hf=$2 plain=$3
+	shift 3
+	env "$@" OUT=$LP_TMP/out LP_COST_WORK=$LP_TMP/work LP_COST_STEPS=turns LP_COST_CPUS=0 LP_COST_TURNS="$tags" \
+		LP_COST_HF_CMD="$hf" LP_COST_PLAIN_CMD="$plain" LP_NSYS=/nonexistent \
+		timeout 120 bash "$LP_SRC/bench/tracer/cost_call.sh" >"$LP_TMP/log" 2>&1 ||
+		fail "cost_call.sh failed: $(tail -n 20 "$LP_TMP/log")"
+	[ -f "$LP_TMP/out/cost.tgz" ] || fail "no cost.tgz"
+	grep -q "turns: done" "$LP_TMP/work/progress.txt" || fail "turns did not finish: $(cat "$LP_TMP/work/progress.txt")"
+	grep -q "released" "$LP_TMP/work/progress.txt" &&
+		fail "a process was released at the deadline: $(cat "$LP_TMP/work/progress.txt")"
+	return 0
+}
