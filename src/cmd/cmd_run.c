@@ -149,12 +149,24 @@ static void print_summary(const char *run_dir, int status)
 			printf("\n");
 		}
 		if (json_array_size(rows)) {
-			printf("top kernels (measured iterations, warm-up excluded; share of GPU busy time):\n");
+			/* a sampled trace: ~ marks rows scaled from the recorded units, with their rerun interval */
+			const json_t *smp = json_object_get(json_object_get(sum, "kernels"), "sampled");
+			if (smp)
+				printf("top kernels (measured iterations, warm-up excluded; share of GPU busy time; ~ scaled "
+				       "from %lld of %lld sampled units, +- the 95%% interval of a rerun, kernels.md):\n",
+					(long long)json_integer_value(json_object_get(smp, "units_recorded")),
+					(long long)json_integer_value(json_object_get(smp, "units_sampled_stratum")));
+			else
+				printf("top kernels (measured iterations, warm-up excluded; share of GPU busy time):\n");
 			for (i = 0; i < json_array_size(rows) && i < 5; i++) {
 				const json_t *r = json_array_get(rows, i);
 				const char *name = json_string_value(json_object_get(r, "label"));
-				printf("  %zu. %-60s %10.3f ms %6.1f%% %8.0f calls\n", i + 1, name ? name : "?",
-					jnum(r, "busy_ms"), 100 * jnum(r, "share"), jnum(r, "calls"));
+				int est = json_is_true(json_object_get(r, "sampled"));
+				char ci[40] = "";
+				if (est && jnum(r, "rerun_ci_ms") >= 0)
+					snprintf(ci, sizeof(ci), " +- %.3f", jnum(r, "rerun_ci_ms"));
+				printf("  %zu. %-60s %s%10.3f ms%s %6.1f%% %s%8.0f calls\n", i + 1, name ? name : "?", est ? "~" : "",
+					jnum(r, "busy_ms"), ci, 100 * jnum(r, "share"), est ? "~" : "", jnum(r, "calls"));
 			}
 		} else {
 			printf("no GPU kernels were recorded\n");
