@@ -187,7 +187,8 @@ void lp_html_advice(const struct lp_analysis *a, enum lp_advice_kind kind, struc
 	lp_buf_adds(b, "</ul>\n");
 }
 
-/* The sample cell of a scaled row: "+- 0.123 (16 of 126)", "exact", or "n/a (...)". */
+/* The sample cell of a scaled row: "+- 0.123, a rerun +- 0.456 (16 of 126)" ("+- 0.123 (16 of 126)" with
+ * trace.rerun_sd 0), "exact", or "n/a (...)". */
 static void sample_td(struct lp_buf *b, int sampled, double ci_ms, double rerun_ms, uint32_t n, uint32_t N)
 {
 	char c[120];
