@@ -108,29 +108,36 @@ def name_of(t, sid):
 
 
 def unit_of(t, rid, unit):
-    """The innermost ancestor range (or rid itself) named `unit`, or 0."""
+    """The innermost ancestor range (or rid itself) named `unit` (a name, or a tuple of names), or 0."""
+    names = (unit,) if isinstance(unit, str) else unit
     seen = 0
     while rid and seen < 300:
         r = t["ranges"].get(rid)
         if not r:
             return 0
-        if name_of(t, r[0]) == unit:
+        if name_of(t, r[0]) in names:
             return rid
         rid = r[1]
         seen += 1
     return 0
 
 
-def per_unit(t, unit):
-    """{unit instance: {kernel name: total ns}} over the kernels launched inside a unit."""
+def per_unit_calls(t, unit):
+    """{unit instance: {kernel name: [calls, total ns]}} over the kernels launched inside a unit
+    (`unit` as unit_of takes it)."""
     out = {}
     for name, corr, dur in t["kernels"]:
         u = unit_of(t, t["launch"].get(corr, 0), unit)
         if u:
-            d = out.setdefault(u, {})
-            k = name_of(t, name)
-            d[k] = d.get(k, 0) + dur
+            c = out.setdefault(u, {}).setdefault(name_of(t, name), [0, 0])
+            c[0] += 1
+            c[1] += dur
     return out
+
+
+def per_unit(t, unit):
+    """{unit instance: {kernel name: total ns}} over the kernels launched inside a unit."""
+    return {u: {k: c[1] for k, c in d.items()} for u, d in per_unit_calls(t, unit).items()}
 
 
 T975 = {1: 12.71, 2: 4.30, 3: 3.18, 4: 2.78, 5: 2.57, 6: 2.45, 7: 2.36, 8: 2.31, 9: 2.26, 10: 2.23,
@@ -682,59 +689,22 @@ def cmd_cost(d, sample="every=8,first=2"):
 
 def cmd_gens(trace_path):
     t = read_trace(trace_path)
-    stage_of = {}  # range id -> its innermost prefill / decode_all ancestor (or 0)
-
-    def stage(rid):
-        path, found = [], 0
-        while rid and len(path) < 300:
-            if rid in stage_of:
-                found = stage_of[rid]
-                break
-            r = t["ranges"].get(rid)
-            if not r:
-                break
-            path.append(rid)
-            if name_of(t, r[0]) in ("prefill", "decode_all"):
-                found = rid
-                break
-            rid = r[1]
-        for p in path:
-            stage_of[p] = found
-        return found
-
-    def warm(rid):
-        seen = 0
-        while rid and seen < 300:
-            r = t["ranges"].get(rid)
-            if not r:
-                return False
-            if name_of(t, r[0]) == "warmup":
-                return True
-            rid, seen = r[1], seen + 1
-        return False
-
-    inst = {}
-    for name, corr, dur in t["kernels"]:
-        s = stage(t["launch"].get(corr, 0))
-        if s:
-            d = inst.setdefault(s, {})
-            c = d.setdefault(name_of(t, name), [0, 0])
-            c[0] += 1
-            c[1] += dur
+    stages = ("prefill", "decode_all")
+    inst = per_unit_calls(t, stages)
     units = {}  # decode_all range -> [decode_step units, recorded]
     for rid, s in t["stages"].items():
         if name_of(t, s["name"]) != "decode_step":
             continue
         r = t["ranges"].get(rid)
-        par = stage(r[1]) if r else 0
+        par = unit_of(t, r[1], stages) if r else 0
         u = units.setdefault(par, [0, 0])
         u[0] += 1
         u[1] += s["sample"] in (1, 3) or not t["sampling"] or t["sampling"][0] == 1
     out = []
-    for rid in sorted((r for r in t["ranges"] if name_of(t, t["ranges"][r][0]) in ("prefill", "decode_all")),
+    for rid in sorted((r for r in t["ranges"] if name_of(t, t["ranges"][r][0]) in stages),
                       key=lambda r: t["ranges"][r][2]):
         r = t["ranges"][rid]
-        g = dict(stage=name_of(t, r[0]), warmup=warm(rid), start_ns=r[2], end_ns=r[3],
+        g = dict(stage=name_of(t, r[0]), warmup=bool(unit_of(t, rid, "warmup")), start_ns=r[2], end_ns=r[3],
                  kernels=inst.get(rid, {}))
         if g["stage"] == "decode_all":
             g["units"], g["units_recorded"] = units.get(rid, [0, 0])
@@ -745,27 +715,21 @@ def cmd_gens(trace_path):
 
 def cmd_units(trace_path, top=30):
     t = read_trace(trace_path)
-    data = per_unit(t, "decode_step")
+    data = per_unit_calls(t, "decode_step")
     tot = {}
     for d in data.values():
-        for k, v in d.items():
-            tot[k] = tot.get(k, 0) + v
+        for k, c in d.items():
+            tot[k] = tot.get(k, 0) + c[1]
     keep = sorted(tot, key=lambda k: -tot[k])[:int(top)]
-    cnt = {}
-    for name, corr, dur in t["kernels"]:
-        u = unit_of(t, t["launch"].get(corr, 0), "decode_step")
-        if u:
-            k = name_of(t, name)
-            cnt[(u, k)] = cnt.get((u, k), 0) + 1
     rows, prev_par, prev_idx, run = [], None, None, 0
     for rid in sorted(data, key=lambda r: t["ranges"][r][2]):
         r, s = t["ranges"][rid], t["stages"].get(rid, {})
         par, idx = r[1], s.get("index", -1)
-        run = run + 1 if (par == prev_par and idx == (prev_idx if prev_idx is not None else -9) + 1) else 0
+        run = run + 1 if par == prev_par and idx == prev_idx + 1 else 0
         prev_par, prev_idx = par, idx
         rows.append(dict(parent=par, index=idx, run=run, cpu_ns=r[3] - r[2], gpu_ns=s.get("elapsed"),
                          sample=s.get("sample"),
-                         k=[[cnt.get((rid, k), 0), data[rid].get(k, 0)] for k in keep]))
+                         k=[data[rid].get(k, [0, 0]) for k in keep]))
     print(json.dumps(dict(trace=trace_path, kernels=keep, units=rows)))
 
 
