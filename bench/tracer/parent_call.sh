@@ -8,7 +8,10 @@
 #   light  `llmprof run --mode light` on hf_generate.py and the unmodified program (summary.json
 #          self_check against the program's CUDA events), the tracer's log with every attach and
 #          detach (LLMPROF_TRACE_LOG_CYCLES=1); the variants of LP_PARENT_LIGHT, entries
-#          "ID|ENV|SPEC|PROG" (PROG hf or plain; ENV one VAR=VAL or -; SPEC trace.sample's value);
+#          "ID|ENV|SPEC|PROG" (ENV one VAR=VAL or -; SPEC trace.sample's value; PROG hf, plain,
+#          short: hf_generate.py with 24 new tokens and 6 generations, shorter than one block, or
+#          serve: examples/serve_plain.py with stage hooks by name, decode_step units under no
+#          decode_all; run 25's edge cases, e.g. "serve|-|auto|serve short|-|auto|short");
 #          per run also gens.json (sample_check.py gens: each generation's kernel totals);
 #          LP_PARENT_HF_ITERS (3) / LP_PARENT_PLAIN_ITERS (4) generations; LP_PARENT_LIGHT_RM=1
 #          removes each run's trace after it (disk); LP_PARENT_UNITS=1 adds units.json
@@ -29,6 +32,10 @@ SPEC=${LP_PARENT_SPEC:-every=64,burst=4,lead=2}
 STEPS=${LP_PARENT_STEPS:-light turns}
 HF="python3 $SRC/examples/hf_generate.py --model llama-3.2-1b --prompt-len 512 --new-tokens 128 --step-times --iters ${LP_PARENT_HF_ITERS:-3} --warmup 1"
 PLAIN="python3 $SRC/examples/hf_generate_plain.py --model llama-3.2-1b --prompt-len 512 --new-tokens 128 --step-times --iters ${LP_PARENT_PLAIN_ITERS:-4}"
+SHORT="python3 $SRC/examples/hf_generate.py --model llama-3.2-1b --prompt-len 512 --new-tokens 24 --step-times --iters 6 --warmup 1"
+SERVE="python3 $SRC/examples/serve_plain.py --model llama-3.2-1b"
+HOOKS='stages.hooks=[__main__:Engine.warmup=warmup, __main__:Engine.forward_prefill=prefill@arg1.num_tokens, __main__:Engine.forward_decode=decode_step@arg1.num_tokens, __main__:Engine.forward_mixed=mixed@arg1.num_tokens]'
+cmd_of() { case $1 in plain) cmd=$PLAIN ;; short) cmd=$SHORT ;; serve) cmd=$SERVE ;; *) cmd=$HF ;; esac; }
 LIGHT=${LP_PARENT_LIGHT:-"hfpar|LLMPROF_TRACE_BURST_REATTACH=parent|$SPEC|hf plainpar|LLMPROF_TRACE_BURST_REATTACH=parent|$SPEC|plain hfexact|-|off|hf"}
 export PYTHONUNBUFFERED=1
 case " $STEPS " in *" alone "*)
@@ -36,7 +43,7 @@ case " $STEPS " in *" alone "*)
 	k=0
 	for v in ${LP_PARENT_ALONE:-"hfpar|LLMPROF_TRACE_BURST_REATTACH=parent|$SPEC|hf"}; do
 		IFS='|' read -r id envv spec prog <<<"$v"
-		cmd=$HF; [ "$prog" = plain ] && cmd=$PLAIN
+		cmd_of "$prog"
 		e=(LLMPROF_TRACE_LOG_CYCLES=1); [ "$envv" != - ] && e+=("$envv")
 		[ "$prog" = plain ] && e+=(PYTHONPATH=$SRC/python/llmprof_auto/site:$SRC/python LLMPROF_AUTO_DIR=$A/auto_$id)
 		t0=$(date +%s)
@@ -54,7 +61,8 @@ case " $STEPS " in *" light "*)
 	W=/tmp/lpl; rm -rf "$W"; mkdir -p "$W/keep"
 	for v in $LIGHT; do
 		IFS='|' read -r id envv spec prog <<<"$v"
-		cmd=$HF; [ "$prog" = plain ] && cmd=$PLAIN
+		cmd_of "$prog"
+		over=("trace.sample=$spec"); [ "$prog" = serve ] && over+=("$HOOKS")
 		e=(LLMPROF_TRACE_LOG_CYCLES=1); [ "$envv" != - ] && e+=("$envv")
 		t0=$(date +%s)
 		mkdir -p "$W/keep/$id"; CLK=
@@ -64,7 +72,7 @@ case " $STEPS " in *" light "*)
 			CLK=$!
 		fi
 		(cd "$W" && env "${e[@]}" timeout -k 5 "${LP_PARENT_LIGHT_S:-120}" "$L" run --mode light run.id="$id" \
-			"trace.sample=$spec" -- $cmd >"$W/$id.term" 2>&1)
+			"${over[@]}" -- $cmd >"$W/$id.term" 2>&1)
 		echo "$id rc=$? $(( $(date +%s) - t0 ))s ${e[*]} $spec" >>"$W/keep/progress.txt"
 		[ -n "$CLK" ] && kill "$CLK" 2>/dev/null
 		d=$W/tmp/stage2/$id; cp "$W/$id.term" "$W/keep/$id/terminal.txt"
