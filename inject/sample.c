@@ -487,7 +487,9 @@ uint32_t lp_inj_stage_push(struct lp_inj_thread *t, uint32_t name_sid, uint64_t 
 			lp_inj_cupti_attached() ? "recording" : "not recording");
 	if (burst > 0 && !lp_inj_cupti_attached())
 		burst_switch(1, NULL);
-	if (S.events && lp_inj_cupti_active())
+	/* the marks need libcuda, not CUPTI: also with CUPTI off (LLMPROF_TRACE_CUPTI=0), held by
+	 * another subscriber or detached */
+	if (S.events)
 		gpu = lp_inj_gpu_mark(&ev);
 	if (S.log_cycles && S.burst && name_sid != S.unit_sid)
 		lp_inj_log("stages: push %u marked at %.3f ms", name_sid, (double)lp_inj_now_ns() / 1e6);
@@ -684,7 +686,9 @@ void lp_inj_sample_finish(void)
 void lp_inj_sample_forked(void)
 {
 	unsigned i;
-	/* the parent's threads and events do not exist here (their locks may be held: reinitialized) */
+	/* the parent's threads and events do not exist here (their locks may be held: reinitialized),
+	 * and a fork child cannot use the parent's CUDA: no GPU marks */
+	S.events = 0;
 	pthread_mutex_init(&S.lock, NULL);
 	pthread_mutex_init(&S.switch_lock, NULL);
 	S.off_threads = 0;
