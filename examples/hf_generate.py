@@ -38,7 +38,7 @@ import time
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "python"))
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from llmprof_nvtx import llm_range, push, pop, available as nvtx_available  # noqa: E402
-from plain_common import bench_turn, step_turn, turn_steps  # noqa: E402  (bench/tracer/cost_call.sh)
+from plain_common import StepCounters, bench_pin, bench_turn, step_turn, turn_steps  # noqa: E402  (bench/tracer/)
 
 PRESETS = {
     "tiny": dict(model_type="llama", vocab_size=512, hidden_size=128, intermediate_size=384,
@@ -170,10 +170,11 @@ class Timer:
         return (b - a) * 1e3
 
 
-def iteration(model, prompt, args, torch, timer, ops, turn_k=0):
+def iteration(model, prompt, args, torch, timer, ops, turn_k=0, counters=None):
     """Prefill, then args.new_tokens decode steps; returns (prefill_ms, decode_ms, tokens).
     turn_k > 0: a step-level turn (plain_common.step_turn) after every turn_k-th step but the
-    last (the generation's own turn follows it), after the step's end mark."""
+    last (the generation's own turn follows it), after the step's end mark. counters: a
+    plain_common.StepCounters read at each step's two marks (iteration.step_counts)."""
     batch = prompt.shape[0]
     tokens = torch.empty((batch, args.new_tokens + 1), dtype=torch.long, device=prompt.device)
     kw = {"use_cache": True}
@@ -188,9 +189,10 @@ def iteration(model, prompt, args, torch, timer, ops, turn_k=0):
             tokens[:, 0] = nxt
     past = out.past_key_values
     t1 = timer.mark()
-    steps = []
+    steps, counts = [], []
     with llm_range("decode_all"):
         for s in range(args.new_tokens):
+            c0 = counters.read() if counters else None
             e0 = timer.mark() if args.step_times else None
             with llm_range("decode_step", payload=s):
                 out = model(input_ids=nxt[:, None], past_key_values=past, **kw)
@@ -200,10 +202,13 @@ def iteration(model, prompt, args, torch, timer, ops, turn_k=0):
                     tokens[:, s + 1] = nxt
             if args.step_times:
                 steps.append((e0, timer.mark()))
+            if counters:
+                counts.append((c0, counters.read()))
             if turn_k and (s + 1) % turn_k == 0 and s + 1 < args.new_tokens:
                 step_turn(timer.sync)
     t2 = timer.mark()
     iteration.step_ms = [timer.ms(a, b) for a, b in steps]
+    iteration.step_counts = StepCounters.deltas(counts)
     return timer.ms(t0, t1), timer.ms(t1, t2), tokens[0].tolist()
 
 
@@ -223,6 +228,7 @@ def report_iteration(i, result, args, sums, first, turn_k=0):
     }
     if args.step_times:
         line["step_ms"] = [round(x, 5) for x in getattr(iteration, "step_ms", [])]
+        line.update(getattr(iteration, "step_counts", None) or {})
     if turn_k:
         line["turn_steps"] = turn_k
     print(json.dumps(line), flush=True)
@@ -249,6 +255,7 @@ def main(argv=None):
     sums = [0.0, 0.0]
     first = []
     turn_k = turn_steps()  # step-level turns in the measured iterations only (0: none)
+    counters = StepCounters()  # LLMPROF_BENCH_COUNTERS=1 (measured iterations only)
     with torch.inference_mode(), emit:
         if args.warmup:
             with llm_range("warmup", payload=args.warmup):
@@ -259,10 +266,11 @@ def main(argv=None):
         if args.kineto is not None:
             acts = [torch.profiler.ProfilerActivity.CPU, torch.profiler.ProfilerActivity.CUDA]
             prof = torch.profiler.profile(activities=acts)
+        bench_pin()  # LLMPROF_BENCH_MAIN_CPU (bench/tracer/step_call.sh): the measured iterations
         with prof:
             for i in range(args.iters):
-                report_iteration(i, iteration(model, prompt, args, torch, timer, ops, turn_k), args, sums,
-                                 first, turn_k)
+                report_iteration(i, iteration(model, prompt, args, torch, timer, ops, turn_k,
+                                              counters if counters.on else None), args, sums, first, turn_k)
                 if i + 1 < args.iters:
                     bench_turn()
         if args.kineto:

@@ -42,6 +42,7 @@ def main():
     results = []
     step_ms = []
     step_full_ms = []
+    step_counts = []
     with torch.inference_mode():
         for _ in range(args.iters):
             clock.start()
@@ -55,13 +56,14 @@ def main():
             results.append(r)
             step_ms.append(clock.step_ms)
             step_full_ms.append(clock.step_full_ms)
+            step_counts.append(clock.step_counts)
     plain_common.report(results, args.batch, {
         "model": args.model_config or args.model, "batch": args.batch,
         "prompt_len": args.prompt_len, "new_tokens": args.new_tokens,
         "params": sum(x.numel() for x in model.parameters()),
         "torch": torch.__version__, "transformers": transformers.__version__},
         step_ms if args.step_times else None, step_full_ms if args.step_times else None,
-        clock.turn_k)
+        clock.turn_k, step_counts)
     return 0
 
 

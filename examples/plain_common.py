@@ -85,6 +85,56 @@ def build_model(args, torch, transformers):
     return model.to(dtype).eval(), cfg
 
 
+class StepCounters(object):
+    """Bench only (LLMPROF_BENCH_COUNTERS=1, bench/tracer/step_call.sh): the calling thread's CPU
+    time and, where the kernel lets us open them (perf_event_open; a VM need not expose the PMU),
+    its CPU cycles and instructions, read at each decode step's boundaries. The host of the GPU
+    machines changes speed by up to a factor 2 for 0.2-0.8 s at a time (bench/tracer/README.md
+    runs 18-25), which moves a launch-bound step's wall time; the launching thread's cycles and
+    instructions say how much work the step was, whatever the speed (sample_check.py cost compares
+    modes by them beside wall time). Unset: read() returns None and nothing is opened."""
+
+    def __init__(self):
+        self.fds = []
+        self.names = []
+        if os.environ.get("LLMPROF_BENCH_COUNTERS") != "1":
+            self.on = False
+            return
+        self.on = True
+        import ctypes
+        import struct
+        libc = ctypes.CDLL(None, use_errno=True)
+        # struct perf_event_attr (linux/perf_event.h), 128 bytes: type PERF_TYPE_HARDWARE (0),
+        # config CPU_CYCLES (0) / INSTRUCTIONS (1), flags exclude_hv (bit 6): this thread, user and
+        # kernel (the driver's ioctls), every CPU it runs on
+        for name, config in (("cycles", 0), ("instr", 1)):
+            for flags in (1 << 6, (1 << 6) | (1 << 5)):  # then without the kernel (paranoid >= 2)
+                attr = ctypes.create_string_buffer(struct.pack("IIQQQQQ", 0, 128, config, 0, 0, 0, flags), 128)
+                fd = libc.syscall(298, attr, 0, -1, -1, 0)  # SYS_perf_event_open on x86_64
+                if fd >= 0:
+                    self.fds.append(fd)
+                    self.names.append(name)
+                    break
+
+    def read(self):
+        """(thread CPU ns, {name: count}) now, or None when off."""
+        if not self.on:
+            return None
+        return time.thread_time_ns(), {n: int.from_bytes(os.read(fd, 8), "little")
+                                       for n, fd in zip(self.names, self.fds)}
+
+    @staticmethod
+    def deltas(pairs):
+        """{"step_cpu_ms": [...], "step_cycles": [...], ...} of a list of (start, end) reads."""
+        pairs = [(a, b) for a, b in pairs if a and b]
+        if not pairs:
+            return {}
+        out = {"step_cpu_ms": [round((b[0] - a[0]) / 1e6, 5) for a, b in pairs]}
+        for n in pairs[0][0][1]:
+            out["step_" + n] = [b[1][n] - a[1][n] for a, b in pairs]
+        return out
+
+
 class ForwardClock(object):
     """CUDA events at the start and end of each top-level forward of `model` (forward hooks)."""
 
@@ -99,6 +149,9 @@ class ForwardClock(object):
         self.gens = 0
         self.cuts = {}
         self.step_full_ms = None
+        # LLMPROF_BENCH_COUNTERS=1: the thread's counters at the same places as the events
+        self.counters = StepCounters()
+        self.counts, self.cut_counts, self.step_counts = [], {}, None
         model.register_forward_pre_hook(self._pre)
         model.register_forward_hook(self._post)
 
@@ -113,7 +166,9 @@ class ForwardClock(object):
             n = len(self.events)  # this forward's index: 0 the prefill, n the decode forward n - 1
             if self.turn_k and self.gens and n > 1 and (n - 1) % self.turn_k == 0:
                 self.cuts[n - 1] = self._event()
+                self.cut_counts[n - 1] = self.counters.read()
                 step_turn(self.torch.cuda.synchronize)
+            self.counts.append(self.counters.read())
             self.events.append([self._event(), None])
 
     def _post(self, *_):
@@ -124,6 +179,9 @@ class ForwardClock(object):
     def start(self):
         self.events = []
         self.cuts = {}
+        self.counts, self.cut_counts = [], {}
+        if self.gens == 1:
+            bench_pin()  # the measured generations (the first is cold and left out)
 
     def finish(self):
         """(prefill_ms, decode_ms, steps) of the generation just run; sets step_ms (each decode
@@ -131,6 +189,7 @@ class ForwardClock(object):
         next one's, or to the generation's end for the last: HF's work between forwards included,
         the turns' stops not). decode_ms includes the stops: with step turns use the step lists."""
         end = self._event()
+        end_count = self.counters.read()
         end.synchronize()
         ev = self.events
         if len(ev) < 2:
@@ -143,6 +202,11 @@ class ForwardClock(object):
             ends = [self.cuts.get(i, ev[i + 1][0]) if i + 1 < len(ev) else end
                     for i in range(1, len(ev))]
             self.step_full_ms = [ev[i][0].elapsed_time(e) for i, e in enumerate(ends, 1)]
+        # the counters over the same spans as step_full_ms (a forward's start to the next one's)
+        c = self.counts
+        self.step_counts = StepCounters.deltas(
+            [(c[i], self.cut_counts.get(i, c[i + 1] if i + 1 < len(c) else end_count))
+             for i in range(1, len(c))]) if self.counters.on and self.gens else None
         self.gens += 1
         bench_turn()
         return prefill, decode, len(ev) - 1
@@ -161,6 +225,19 @@ def bench_turn():
         f.write("%d %.6f" % (os.getpid(), time.time()))
     os.replace(path + ".tmp", path)
     os.kill(os.getpid(), signal.SIGSTOP)
+
+
+def bench_pin():
+    """Bench only (bench/tracer/step_call.sh MAIN_CPU): with LLMPROF_BENCH_MAIN_CPU=N the calling
+    thread (the program's main thread, which launches the kernels) runs on CPU N alone from here
+    on; the threads started before (CUDA's, the tracer's) keep the process's CPUs. Each vCPU of
+    the GPU machines changes speed on its own (bench/tracer/host_probe.py, run 26), so processes
+    taking turns on one CPU see the same speeds. Called before the measured generations."""
+    v = os.environ.get("LLMPROF_BENCH_MAIN_CPU", "")
+    if v:
+        if not v.isdigit():
+            raise SystemExit("error: LLMPROF_BENCH_MAIN_CPU=%r: expected a CPU number" % v)
+        os.sched_setaffinity(0, {int(v)})  # Linux: pid 0 is the calling thread
 
 
 def turn_steps():
@@ -188,11 +265,12 @@ def step_turn(sync):
     bench_turn()
 
 
-def report(results, batch, extra=None, step_ms=None, step_full_ms=None, turn_k=0):
+def report(results, batch, extra=None, step_ms=None, step_full_ms=None, turn_k=0, step_counts=None):
     """One JSON line per measured generation, then the summary line (docs/metrics.md); step_ms:
     per generation, its decode forwards' times (printed when given); step_full_ms: the same for
     ForwardClock.step_full_ms (with step turns; None entries are left out); turn_k: K of the step
-    turns, printed as turn_steps when not 0 (decode_ms then includes the stops)."""
+    turns, printed as turn_steps when not 0 (decode_ms then includes the stops); step_counts: per
+    generation, ForwardClock.step_counts (LLMPROF_BENCH_COUNTERS=1), its lists added to the line."""
     measured = results[1:]  # the first generation is cold
     for i, (pm, dm, steps) in enumerate(measured):
         line = {"iter": i, "prefill_ms": pm, "decode_ms": dm, "decode_ms_per_step": dm / steps,
@@ -203,6 +281,8 @@ def report(results, batch, extra=None, step_ms=None, step_full_ms=None, turn_k=0
             line["step_full_ms"] = [round(x, 5) for x in step_full_ms[i + 1]]
         if turn_k:
             line["turn_steps"] = turn_k
+        if step_counts and step_counts[i + 1]:
+            line.update(step_counts[i + 1])
         print(json.dumps(line), flush=True)
     n = len(measured)
     pm = sum(r[0] for r in measured) / n

@@ -15,6 +15,12 @@ to the traces, which are too large to bring back whole).
     sample_check.py steps TRACE PROGRAM_OUTPUT
                                            per-step GPU latencies (STAGE records) against the
                                            program's own CUDA-event step_ms lines
+    sample_check.py places DIR TAG [SPEC [OFFSET]]
+                                           after step turns: a burst process's steps grouped by
+                                           their place in its schedule (recorded, lead, end
+                                           window, after a detach, detached; SPEC every=64,
+                                           burst=4,first=2) against the plain processes' same
+                                           steps (run 26)
     sample_check.py gens TRACE             per generation (each prefill and decode_all range, in
                                            time order, "warmup" marked), the recorded kernels'
                                            calls and total ns per kernel name, and the recorded
@@ -31,7 +37,10 @@ to the traces, which are too large to bring back whole).
                                            every=8,first=2,pick=first; not with pick=random),
                                            and launch_cost's ns per call per mode; after
                                            turns, the step-level pairing (paired_steps: per
-                                           mode against plain, and the placebo plain vs plain)
+                                           mode against plain, and the placebo plain vs plain;
+                                           paired_steps_cpu_ms / _cycles / _instr: the same
+                                           pairs by the launching thread's counters, where the
+                                           programs ran with LLMPROF_BENCH_COUNTERS=1)
 
 The estimate is the one src/analyze/sampling_design.c computes (docs/tracer.md "The statistics of
 a sampled trace"): the first units under each parent are all recorded (their stratum is exact); the
@@ -480,7 +489,16 @@ def mean_ci(vals):
     return dict(n=n, median=r(statistics.median(vals)), mean=r(m), sd=r(sd), ci95=[r(m - h), r(m + h)])
 
 
-def paired_steps(procs, cycles):
+def step_values(it, metric):
+    """An iteration line's per-step values of `metric`: "time" the wall time (step_full_ms where
+    present, else step_ms), else the list step_<metric> (the programs' StepCounters with
+    LLMPROF_BENCH_COUNTERS=1: cpu_ms, cycles, instr); [] when absent."""
+    if metric == "time":
+        return it.get("step_full_ms") or it.get("step_ms") or []
+    return it.get("step_" + metric) or []
+
+
+def paired_steps(procs, cycles, metric="time"):
     """Step-level pairing (README "Step-level turns"): per program, each process's decode steps
     against the plain processes' steps of the same generation (`iter`) and step index that ran
     in the same cycle of turns (a step's turn: iter * ceil(N/K) + index // K, K the lines'
@@ -494,13 +512,13 @@ def paired_steps(procs, cycles):
     (per_generation_pct, per_generation_step_median_pct), and the median of all its step pairs'
     ratios (step_pairs). Reference: per step the mean of all plain processes ("ref"), and the first
     plain process alone ("against_first_plain"); the placebo: each further plain process against
-    the first (it must come out near 0)."""
+    the first (it must come out near 0). metric: what a step is measured by (step_values)."""
     keyed = {}  # tag -> {(iter, index): (cycle, ms)}
     for tag, (prog, mode, its) in procs.items():
         turns = cycles.get(tag, [])
         kd = {}
         for it in its:
-            steps = it.get("step_full_ms") or it.get("step_ms") or []
+            steps = step_values(it, metric)
             n = len(steps)
             if not n:
                 continue
@@ -521,6 +539,8 @@ def paired_steps(procs, cycles):
                 if any(v is None or v[0] != c for v in rv):
                     continue
                 ref = sum(v[1] for v in rv) / len(rv)
+                if ref <= 0:
+                    continue  # a count that did not move (a stand-in's sleeping step)
                 a = sums.setdefault(key[0], [0.0, 0.0, []])
                 a[0] += x
                 a[1] += ref
@@ -546,8 +566,8 @@ def paired_steps(procs, cycles):
     for prog in sorted(set(p for p, _, _ in procs.values())):
         tags = {t: m for t, (p, m, _) in procs.items() if p == prog}
         plains = sorted(t for t, m in tags.items() if m == "plain")
-        if not plains:
-            continue
+        if not plains or not any(keyed[t] for t in tags):
+            continue  # no plain process, or no step has this metric
         out = {"reference": plains, "modes": {}}
         for mode in sorted(set(tags.values()) - {"plain"}):
             mt = sorted(t for t, m in tags.items() if m == mode)
@@ -618,6 +638,10 @@ def cmd_cost(d, sample="every=8,first=2"):
     cycles, walls = turn_cycles(d)
     if cycles:
         res["paired_steps"] = paired_steps(procs, cycles)
+        # the same pairs by the launching thread's work (StepCounters): CPU time, cycles, instructions
+        for metric in ("cpu_ms", "cycles", "instr"):
+            if any(step_values(it, metric) for _, _, its in procs.values() for it in its):
+                res["paired_steps_" + metric] = paired_steps(procs, cycles, metric)
         if walls:
             res["paired_steps_cycle_ms"] = spread(walls)
     for prog, modes in gens.items():
@@ -687,6 +711,98 @@ def cmd_cost(d, sample="every=8,first=2"):
     return res
 
 
+MASK64 = (1 << 64) - 1
+
+
+def mix64(x):
+    """splitmix64's finalizer (include/llmprof/trace_format.h)."""
+    x = (x + 0x9e3779b97f4a7c15) & MASK64
+    x = ((x ^ (x >> 30)) * 0xbf58476d1ce4e5b9) & MASK64
+    x = ((x ^ (x >> 27)) * 0x94d049bb133111eb) & MASK64
+    return x ^ (x >> 31)
+
+
+def burst_schedule(parent, n, every=64, burst=4, first=2, seed=0):
+    """Which of the n units under the parent-th parent range a burst schedule records (the tracer's
+    on_schedule, pick=random): the first `first`, then one cluster of `burst` per block."""
+    out = []
+    for j in range(n):
+        if j < first:
+            out.append(True)
+            continue
+        b, pos = (j - first) // every, (j - first) % every
+        start = burst * (mix64(mix64(mix64(seed) ^ parent) ^ b) % (every // burst))
+        out.append(start <= pos < start + burst)
+    return out
+
+
+def step_places(rec, lead=2, end=4):
+    """Each unit's place in a burst schedule (`rec`: burst_schedule's list): first (the first
+    recorded units), rec_start / rec_mid / rec_end (a burst's first, middle and last unit: the last
+    holds the detach), lead (attached ahead of a burst, kinds off), end (the last `end` units of
+    the generation: attached ahead of the next prefill), post (the 3 units after a detach), or
+    detached."""
+    n, out = len(rec), []
+    for j in range(n):
+        if rec[j]:
+            if all(rec[:j + 1]):
+                out.append("first")
+            elif not rec[j - 1]:
+                out.append("rec_start")
+            elif j + 1 < n and not rec[j + 1]:
+                out.append("rec_end")
+            else:
+                out.append("rec_mid")
+        elif any(j + d < n and rec[j + d] for d in range(1, lead + 1)):
+            out.append("lead")
+        elif j >= n - end:
+            out.append("end")
+        elif any(j - d >= 0 and rec[j - d] for d in range(1, 4)):
+            out.append("post")
+        else:
+            out.append("detached")
+    return out
+
+
+def cmd_places(d, tag, spec="every=64,burst=4,first=2", offset=2):
+    """Where a burst process's cost lies (run 26): its decode steps grouped by their place in the
+    burst schedule (step_places), each against the mean of the plain processes' steps of the same
+    generation and index (DIR/<prog>_plain_*.txt), ratio of sums and median of the step ratios in
+    %, and the excess in ms per generation. `offset`: the parent ordinal of the first measured
+    generation (2: one generation before it, the warm-up or the cold first one). The detached
+    steps' ratio is the process's own level (its offset against the plain processes plus what
+    CUPTI's detached state costs); the other places' excess over it is what the bursts add."""
+    kv = dict(x.partition("=")[::2] for x in spec.split(",") if "=" in x)
+    every, burst, first = int(kv.get("every", 64)), int(kv.get("burst", 4)), int(kv.get("first", 2))
+    prog = tag.split("_")[0]
+    plains = [program_iters(os.path.join(d, f)) for f in sorted(os.listdir(d))
+              if f.startswith(prog + "_plain_") and f.endswith(".txt")]
+    if not plains:
+        raise SystemExit("no %s_plain_*.txt in %s" % (prog, d))
+    ref = {}
+    for its in plains:
+        for it in its:
+            for j, x in enumerate(step_values(it, "time")):
+                ref.setdefault((it["iter"], j), []).append(x)
+    groups, gens = {}, 0
+    for it in program_iters(os.path.join(d, tag + ".txt")):
+        steps = step_values(it, "time")
+        places = step_places(burst_schedule(it["iter"] + offset, len(steps), every, burst, first))
+        gens += 1
+        for j, (x, place) in enumerate(zip(steps, places)):
+            r = ref.get((it["iter"], j))
+            if r and len(r) == len(plains):
+                groups.setdefault(place, []).append((x, sum(r) / len(r)))
+    out = {"tag": tag, "spec": spec, "generations": gens, "plain_processes": len(plains), "places": {}}
+    for place, v in sorted(groups.items()):
+        a, b = sum(x for x, _ in v), sum(y for _, y in v)
+        out["places"][place] = dict(n=len(v), ratio_of_sums_pct=round((a / b - 1) * 100, 2),
+                                    median_pct=round(statistics.median((x / y - 1) * 100 for x, y in v), 2),
+                                    excess_ms_per_generation=round((a - b) / max(1, gens), 2))
+    print(json.dumps(out, indent=1))
+    return out
+
+
 def cmd_gens(trace_path):
     t = read_trace(trace_path)
     stages = ("prefill", "decode_all")
@@ -746,6 +862,8 @@ def main(argv):
         cmd_units(*argv[1:3])
     elif len(argv) >= 2 and argv[0] == "cost":
         cmd_cost(argv[1], *argv[2:3])
+    elif len(argv) >= 3 and argv[0] == "places":
+        cmd_places(argv[1], argv[2], *argv[3:4], *(int(x) for x in argv[4:5]))
     elif len(argv) >= 3 and argv[0] == "steps":
         cmd_steps(argv[1], argv[2], *argv[3:4])
     else:

@@ -192,14 +192,15 @@ def main(argv):
     if a.kind == "plain":
         model = Model(fake, a.step_ms)
         clock = plain_common.ForwardClock(Torch, model)
-        results, step_ms, step_full = [], [], []
+        results, step_ms, step_full, counts = [], [], [], []
         for g in range(a.iters):
             clock.start()
             model.generate(g - 1, n, cost)
             results.append(clock.finish())
             step_ms.append(clock.step_ms)
             step_full.append(clock.step_full_ms)
-        plain_common.report(results, 1, {"fake": True, "mode": mode}, step_ms, step_full, clock.turn_k)
+            counts.append(clock.step_counts)
+        plain_common.report(results, 1, {"fake": True, "mode": mode}, step_ms, step_full, clock.turn_k, counts)
         return 0
     k = plain_common.turn_steps()
     sync = Cuda.synchronize

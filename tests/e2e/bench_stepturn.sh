@@ -16,7 +16,7 @@ command -v taskset >/dev/null 2>&1 || skip "taskset is not installed"
 export PYTHONDONTWRITEBYTECODE=1
 FAKE="python3 $LP_SRC/bench/tracer/turn_fake.py --nominal --new-tokens 8 --log $LP_TMP/steps.txt"
 cost_turns "hf_plain_t hf_plain_u hf_auto_t plain_plain_t plain_plain_u plain_auto_t" \
-	"$FAKE --kind hf --iters 3" "$FAKE --kind plain --iters 4" LP_COST_TURN_STEPS=2
+	"$FAKE --kind hf --iters 3" "$FAKE --kind plain --iters 4" LP_COST_TURN_STEPS=2 LLMPROF_BENCH_COUNTERS=1
 W=$LP_TMP/work
 grep -q '"turn_driver": "all ended"' "$W/progress.txt" || fail "no driver summary: $(cat "$W/progress.txt")"
 python3 - "$LP_TMP/steps.txt" "$W/turns_cycles.txt" "$W/cost.json" "$W/plain_auto_t.txt" <<'EOF' || fail "checks failed"
@@ -52,7 +52,10 @@ assert line["turn_steps"] == 2 and len(line["step_full_ms"]) == 8, line
 want = [12.36 * (1 + 0.25 * (j % 4)) for j in range(8)]  # the fake's pattern, generation 0
 assert all(abs(x - w) < 1e-6 for x, w in zip(line["step_full_ms"], want)), line["step_full_ms"]
 assert all(abs(x - w * 0.85) < 1e-6 for x, w in zip(line["step_ms"], want)), line["step_ms"]
+# LLMPROF_BENCH_COUNTERS=1: the thread's CPU time over the same 8 spans (the fake sleeps: small)
+assert len(line["step_cpu_ms"]) == 8 and all(0 <= x < w for x, w in zip(line["step_cpu_ms"], want)), line
 d = json.load(open(sys.argv[3]))
+assert set(d["paired_steps_cpu_ms"]) == {"plain"}, d["paired_steps_cpu_ms"].keys()  # hf's fake has none
 for prog in ("hf", "plain"):
     ps = d["paired_steps"][prog]
     assert ps["reference"] == [prog + "_plain_t", prog + "_plain_u"], ps
@@ -63,5 +66,22 @@ for prog in ("hf", "plain"):
     pl = ps["placebo"]["per_generation_pct"]
     assert pl["n"] == 3 and abs(pl["mean"]) < 1e-3 and abs(pl["ci95"][0]) < 1e-3, pl
     assert abs(d["programs"][prog]["auto"]["overhead_pct_paired"]["median"] - 3.0) < 1e-3
+EOF
+# sample_check.py places: every step of the process in one place of the schedule (every=8,
+# burst=2,first=2 over the fake's 8 steps: 2 first, then the cluster of 2 of the block of 8 where
+# it falls inside the 6 steps left), as many recorded as the schedule says
+python3 "$LP_SRC/bench/tracer/sample_check.py" places "$W" hf_auto_t every=8,burst=2,first=2 >"$LP_TMP/places.json" ||
+	fail "places failed"
+python3 - "$LP_TMP/places.json" "$LP_SRC/bench/tracer" <<'EOF' || fail "places: wrong grouping"
+import json, sys
+sys.path.insert(0, sys.argv[2])
+from sample_check import burst_schedule
+d = json.load(open(sys.argv[1]))
+p = d["places"]
+assert d["generations"] == 3 and d["plain_processes"] == 2, d
+assert sum(v["n"] for v in p.values()) == 24, p
+want = sum(sum(burst_schedule(g + 2, 8, every=8, burst=2, first=2)) for g in range(3))
+assert sum(v["n"] for k, v in p.items() if k == "first" or k.startswith("rec_")) == want and 6 <= want <= 12, (want, p)
+assert all(abs(v["median_pct"] - 3.0) < 1e-6 for v in p.values()), p  # the fake's auto: +3% every step
 EOF
 pass
