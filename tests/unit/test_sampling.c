@@ -501,12 +501,13 @@ static void test_real_coverage(void **state)
 	if (inside > all * 90 / 100)
 		fail_msg("old schedule: %u of %u inside", inside, all);
 	lp_tsample_coverage_release(&c);
-	/* bursts (bench/sampling/README.md): clusters of 4 in blocks of 32 and 64, and of 8 in blocks
-	 * of 128 (one per generation: the differences pooled across the two generations) */
+	/* bursts (bench/sampling/README.md): clusters of 4 in blocks of 32 and 64, and of 8 and of 4
+	 * in blocks of 128 (one per generation: the differences pooled across the two generations;
+	 * every=128,burst=4 measured in run 26 as a cheaper default, not adopted) */
 	{
-		static const uint32_t cfg[][3] = { { 32, 4, 89 }, { 64, 4, 89 }, { 128, 8, 80 } };
+		static const uint32_t cfg[][3] = { { 32, 4, 89 }, { 64, 4, 89 }, { 128, 8, 80 }, { 128, 4, 89 } };
 		size_t j;
-		for (j = 0; j < 3; j++) {
+		for (j = 0; j < 4; j++) {
 			struct lp_tsample_plan bp = PLAN(1, cfg[j][0], 2);
 			bp.burst = cfg[j][1];
 			bp.pick = LP_TRACE_SAMPLE_PICK_RANDOM;
