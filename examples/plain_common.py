@@ -92,7 +92,9 @@ class StepCounters(object):
     machines changes speed by up to a factor 2 for 0.2-0.8 s at a time (bench/tracer/README.md
     runs 18-25), which moves a launch-bound step's wall time; the launching thread's cycles and
     instructions say how much work the step was, whatever the speed (sample_check.py cost compares
-    modes by them beside wall time). Unset: read() returns None and nothing is opened."""
+    modes by them beside wall time). The H200 VM of run 26 counts neither, and there the thread's
+    CPU time moves with its wall time (the vCPUs run slower, they are not descheduled). Unset:
+    read() returns None and nothing is opened."""
 
     def __init__(self):
         self.fds = []
