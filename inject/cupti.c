@@ -842,6 +842,26 @@ LP_INJ_EXPORT int InitializeInjection(void);
 
 int InitializeInjection(void)
 {
-	lp_inj_cupti_start();
+	/* diagnostic (bench/tracer/README.md run 26): LLMPROF_TRACE_CUPTI_DELAY=N, CUPTI started by
+	 * sample.c before the N-th generation instead of here */
+	if (!lp_inj_cupti_delay())
+		lp_inj_cupti_start();
 	return 1; /* never fail the host's cuInit */
+}
+
+/* Diagnostic (bench/tracer/README.md run 26, "Next"): LLMPROF_TRACE_CUPTI_DELAY=N (2..1000000)
+ * leaves CUPTI untouched at cuInit; sample.c starts it at the pop of the (N-1)-th parent range of
+ * the sampling unit, so the generations before the N-th run as under the tracer without CUPTI
+ * (NVTX ranges and stage marks) and one process can compare those steps with its detached steps
+ * after CUPTI's first attach. Kernels before the start are not recorded, nor the device's
+ * properties (the context exists by then). 0 when unset or not a number in range. */
+uint32_t lp_inj_cupti_delay(void)
+{
+	const char *s = getenv("LLMPROF_TRACE_CUPTI_DELAY");
+	char *end = NULL;
+	unsigned long v;
+	if (!s || !*s)
+		return 0;
+	v = strtoul(s, &end, 10);
+	return *end || v < 2 || v > 1000000 ? 0 : (uint32_t)v;
 }

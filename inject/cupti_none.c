@@ -38,6 +38,11 @@ int lp_inj_cupti_forked(void)
 	return 0;
 }
 
+uint32_t lp_inj_cupti_delay(void)
+{
+	return 0;
+}
+
 int lp_inj_cupti_active(void)
 {
 	return 0;

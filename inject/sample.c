@@ -86,6 +86,8 @@ static struct {
 	int reattach_parent;                 /* bursts: attach at the units' parent's pop (env): 1 the
 	                                      * subscription, 2 with the kinds on (parentrec) */
 	int log_cycles;                      /* LLMPROF_TRACE_LOG_CYCLES=1: bursts' stages logged */
+	uint32_t cupti_delay;                /* LLMPROF_TRACE_CUPTI_DELAY: CUPTI started before this
+	                                      * parent ordinal (a diagnostic, cupti.c) */
 	uint32_t pick;                       /* LP_TRACE_SAMPLE_PICK_* */
 	uint64_t seed;
 	_Atomic uint64_t launch_rate;
@@ -329,6 +331,7 @@ static void init_once(void)
 		S.reattach_parent = ra && !strcmp(ra, "push") ? 0 : ra && !strcmp(ra, "parentrec") ? 2 : 1;
 		S.log_cycles = lp_inj_env_on("LLMPROF_TRACE_LOG_CYCLES"); /* as cupti.c reads it */
 	}
+	S.cupti_delay = lp_inj_cupti_delay();
 	S.free_top = 0;
 	for (i = MAX_PENDING; i > 0; i--)
 		S.free_slots[S.free_top++] = i - 1;
@@ -606,6 +609,9 @@ void lp_inj_stage_pop(struct lp_inj_thread *t, uint32_t mark, uint64_t id)
 		if (busy)
 			lp_inj_wake();
 	}
+	/* LLMPROF_TRACE_CUPTI_DELAY=N: the pop of the units' (N-1)-th parent starts CUPTI (once) */
+	if (S.cupti_delay && id == t->unit_parent && t->unit_parents + 1 >= S.cupti_delay)
+		lp_inj_cupti_start();
 	/* bursts, LLMPROF_TRACE_BURST_REATTACH=parent (a candidate, not measured yet: run 23): the
 	 * pop of the units' parent (a generation's decode_all) attaches CUPTI again, after the pop's
 	 * mark (with lead > 0 on the flush thread), so that the next prefill finds it attached

@@ -23,7 +23,8 @@
 # default every=8,first=2,pick=first), auto, exact (off), kineto (hf only), nsys (LP_NSYS, LP_NSYS_LIBS),
 # burst (LLMPROF_TRACE_SAMPLE=$LP_BURST, default every=64,burst=4: CUPTI detached between bursts, run 23),
 # burstlead (the same, the flush thread attaching LP_BURST_LEAD (2) units ahead), burst2
-# (LP_BURST2, default every=128,burst=8), burstparent ($LP_BURST with LLMPROF_TRACE_BURST_REATTACH=parent:
+# (LP_BURST2, default every=128,burst=8), delay (auto, CUPTI started late:
+# LLMPROF_TRACE_CUPTI_DELAY=$LP_COST_CUPTI_DELAY, default 4), burstparent ($LP_BURST with LLMPROF_TRACE_BURST_REATTACH=parent:
 # attached again at decode_all's pop, for the next prefill), burstskip (one
 # burst of one unit a generation: the detached steady state after a cycle).
 # LP_COST_MODES_HF / LP_COST_MODES_PLAIN pick the modes of the rounds, LP_COST_ONCE modes run in
@@ -123,7 +124,7 @@ mode_env() {
 	burst2) s=${LP_BURST2:-every=128,burst=8} ;;
 	burstparent) s=$BURST ;;
 	burstskip) s=every=1000000,burst=1,first=0,pick=first ;;
-	sampled | exact | auto | nvtx | skip | skipnoev | skipnocb | skipdet | sampleddet) ;;
+	sampled | exact | auto | nvtx | skip | skipnoev | skipnocb | skipdet | sampleddet | delay) ;;
 	*) return 1 ;;
 	esac
 	[ "$1" = burstparent ] && E=(LLMPROF_TRACE_BURST_REATTACH=parent)
@@ -139,6 +140,10 @@ mode_env() {
 	[ "$1" = skipnocb ] && E=(LLMPROF_TRACE_API_CALLBACKS=0)
 	case $1 in *det) E=(LLMPROF_TRACE_SKIP_DETACH=1) ;; esac
 	[ "$1" = nvtx ] && { s=off; cupti=0; }
+	# delay (run 26's next step): auto, CUPTI started only before the LP_COST_CUPTI_DELAY-th
+	# generation (4: hf_generate.py's warm-up and 2 measured ones without it), so one process has
+	# steps before CUPTI's first attach and detached steps after it (sample_check.py places)
+	[ "$1" = delay ] && { s=auto; E=(LLMPROF_TRACE_CUPTI_DELAY=${LP_COST_CUPTI_DELAY:-4}); }
 	E+=(CUDA_INJECTION64_PATH=$LIB NVTX_INJECTION64_PATH=$LIB LLMPROF_TRACE_SAMPLE=$s LLMPROF_TRACE_CUPTI=$cupti "${tr[@]}")
 }
 

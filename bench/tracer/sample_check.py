@@ -771,7 +771,10 @@ def cmd_places(d, tag, spec="every=64,burst=4,first=2", offset=2):
     %, and the excess in ms per generation. `offset`: the parent ordinal of the first measured
     generation (2: one generation before it, the warm-up or the cold first one). The detached
     steps' ratio is the process's own level (its offset against the plain processes plus what
-    CUPTI's detached state costs); the other places' excess over it is what the bursts add."""
+    CUPTI's detached state costs); the other places' excess over it is what the bursts add.
+    by_generation: per generation, the ratio of sums of its detached steps and of all its steps
+    (with LLMPROF_TRACE_CUPTI_DELAY, cost_call.sh's mode `delay`, the generations before CUPTI's
+    start against the detached steps after it: one process, no offset between processes)."""
     kv = dict(x.partition("=")[::2] for x in spec.split(",") if "=" in x)
     every, burst, first = int(kv.get("every", 64)), int(kv.get("burst", 4)), int(kv.get("first", 2))
     prog = tag.split("_")[0]
@@ -784,16 +787,26 @@ def cmd_places(d, tag, spec="every=64,burst=4,first=2", offset=2):
         for it in its:
             for j, x in enumerate(step_values(it, "time")):
                 ref.setdefault((it["iter"], j), []).append(x)
-    groups, gens = {}, 0
+    groups, gens, by_gen = {}, 0, []
     for it in program_iters(os.path.join(d, tag + ".txt")):
         steps = step_values(it, "time")
         places = step_places(burst_schedule(it["iter"] + offset, len(steps), every, burst, first))
         gens += 1
+        sums = [0.0, 0.0, 0.0, 0.0]  # detached: ours, plain's; all: ours, plain's
         for j, (x, place) in enumerate(zip(steps, places)):
             r = ref.get((it["iter"], j))
             if r and len(r) == len(plains):
-                groups.setdefault(place, []).append((x, sum(r) / len(r)))
-    out = {"tag": tag, "spec": spec, "generations": gens, "plain_processes": len(plains), "places": {}}
+                y = sum(r) / len(r)
+                groups.setdefault(place, []).append((x, y))
+                sums[2] += x
+                sums[3] += y
+                if place == "detached":
+                    sums[0] += x
+                    sums[1] += y
+        by_gen.append(dict(iter=it["iter"], detached_pct=round((sums[0] / sums[1] - 1) * 100, 2) if sums[1] else None,
+                           all_pct=round((sums[2] / sums[3] - 1) * 100, 2) if sums[3] else None))
+    out = {"tag": tag, "spec": spec, "generations": gens, "plain_processes": len(plains), "places": {},
+           "by_generation": by_gen}
     for place, v in sorted(groups.items()):
         a, b = sum(x for x, _ in v), sum(y for _, y in v)
         out["places"][place] = dict(n=len(v), ratio_of_sums_pct=round((a / b - 1) * 100, 2),
