@@ -405,10 +405,11 @@ def program_iters(path):
     return out
 
 
-def parse_sample(spec):
-    """(every, first, pick) of an LLMPROF_TRACE_SAMPLE value; pick defaults to random (the
-    tracer's default since trace format 1.2)."""
-    every, first, pick = 8, 2, "random"
+def parse_sample(spec, every=8, burst=0):
+    """(every, first, pick, burst) of an LLMPROF_TRACE_SAMPLE value, `every` and `burst` the
+    defaults for what it leaves out; pick defaults to random (the tracer's default since trace
+    format 1.2)."""
+    first, pick = 2, "random"
     for part in spec.split(","):
         k, _, v = part.partition("=")
         if k == "every":
@@ -417,7 +418,9 @@ def parse_sample(spec):
             first = int(v)
         elif k == "pick":
             pick = v
-    return every, first, pick
+        elif k == "burst":
+            burst = int(v)
+    return every, first, pick, burst
 
 
 def spread(vals):
@@ -586,7 +589,7 @@ def paired_steps(procs, cycles, metric="time"):
 def cmd_cost(d, sample="every=8,first=2"):
     """cost_call.sh's outputs: <prog>_<mode>_<round>.txt (round: a number for one process per
     round, `t` for the turns of one process per mode), launch_<mode>_<round>.json."""
-    every, first, pick = parse_sample(sample)
+    every, first, pick, _ = parse_sample(sample)
     # which steps were recorded is known from the schedule only when the block's first unit is
     # picked (pick=first); with pick=random the in-process comparison is left out
     systematic = pick == "first"
@@ -772,11 +775,12 @@ def cmd_places(d, tag, spec="every=64,burst=4,first=2", offset=2):
     generation (2: one generation before it, the warm-up or the cold first one). The detached
     steps' ratio is the process's own level (its offset against the plain processes plus what
     CUPTI's detached state costs); the other places' excess over it is what the bursts add.
-    by_generation: per generation, the ratio of sums of its detached steps and of all its steps
-    (with LLMPROF_TRACE_CUPTI_DELAY, cost_call.sh's mode `delay`, the generations before CUPTI's
-    start against the detached steps after it: one process, no offset between processes)."""
-    kv = dict(x.partition("=")[::2] for x in spec.split(",") if "=" in x)
-    every, burst, first = int(kv.get("every", 64)), int(kv.get("burst", 4)), int(kv.get("first", 2))
+    summary: all steps' ratio of sums, the detached steps' (the level), and what the other places
+    add above that level (their excess over the level, % of all plain time). by_generation: per
+    generation, the ratio of sums of its detached steps and of all its steps (with
+    LLMPROF_TRACE_CUPTI_DELAY, cost_call.sh's mode `delay`, the generations before CUPTI's start
+    against the detached steps after it: one process, no offset between processes)."""
+    every, first, _, burst = parse_sample(spec, every=64, burst=4)
     prog = tag.split("_")[0]
     plains = [program_iters(os.path.join(d, f)) for f in sorted(os.listdir(d))
               if f.startswith(prog + "_plain_") and f.endswith(".txt")]
@@ -807,11 +811,18 @@ def cmd_places(d, tag, spec="every=64,burst=4,first=2", offset=2):
                            all_pct=round((sums[2] / sums[3] - 1) * 100, 2) if sums[3] else None))
     out = {"tag": tag, "spec": spec, "generations": gens, "plain_processes": len(plains), "places": {},
            "by_generation": by_gen}
+    sums = {place: (sum(x for x, _ in v), sum(y for _, y in v)) for place, v in groups.items()}
     for place, v in sorted(groups.items()):
-        a, b = sum(x for x, _ in v), sum(y for _, y in v)
+        a, b = sums[place]
         out["places"][place] = dict(n=len(v), ratio_of_sums_pct=round((a / b - 1) * 100, 2),
                                     median_pct=round(statistics.median((x / y - 1) * 100 for x, y in v), 2),
                                     excess_ms_per_generation=round((a - b) / max(1, gens), 2))
+    if sums:
+        a_all, b_all = sum(a for a, _ in sums.values()), sum(b for _, b in sums.values())
+        level = sums["detached"][0] / sums["detached"][1] - 1 if "detached" in sums else 0.0
+        above = sum(a - b * (1 + level) for place, (a, b) in sums.items() if place != "detached")
+        out["summary"] = dict(total_pct=round((a_all / b_all - 1) * 100, 2), detached_pct=round(level * 100, 2),
+                              above_detached_pct=round(above / b_all * 100, 2))
     print(json.dumps(out, indent=1))
     return out
 

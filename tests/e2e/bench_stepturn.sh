@@ -83,5 +83,9 @@ assert sum(v["n"] for v in p.values()) == 24, p
 want = sum(sum(burst_schedule(g + 2, 8, every=8, burst=2, first=2)) for g in range(3))
 assert sum(v["n"] for k, v in p.items() if k == "first" or k.startswith("rec_")) == want and 6 <= want <= 12, (want, p)
 assert all(abs(v["median_pct"] - 3.0) < 1e-6 for v in p.values()), p  # the fake's auto: +3% every step
+# 8 steps leave no detached place here: the level is 0 and all of the +3% lies above it
+assert "detached" not in p, p
+m = d["summary"]
+assert abs(m["total_pct"] - 3.0) < 1e-6 and m["detached_pct"] == 0 and abs(m["above_detached_pct"] - 3.0) < 1e-6, m
 EOF
 pass

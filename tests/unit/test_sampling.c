@@ -507,7 +507,7 @@ static void test_real_coverage(void **state)
 	{
 		static const uint32_t cfg[][3] = { { 32, 4, 89 }, { 64, 4, 89 }, { 128, 8, 80 }, { 128, 4, 89 } };
 		size_t j;
-		for (j = 0; j < 4; j++) {
+		for (j = 0; j < sizeof(cfg) / sizeof(cfg[0]); j++) {
 			struct lp_tsample_plan bp = PLAN(1, cfg[j][0], 2);
 			bp.burst = cfg[j][1];
 			bp.pick = LP_TRACE_SAMPLE_PICK_RANDOM;
