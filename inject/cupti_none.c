@@ -84,6 +84,11 @@ void lp_inj_gpu_wait(void *ev)
 	(void)ev;
 }
 
+void lp_inj_gpu_remark(void *ev)
+{
+	(void)ev;
+}
+
 void lp_inj_cupti_detach(void)
 {
 }

@@ -168,6 +168,9 @@ int lp_inj_gpu_times(void *start, void *end, int wait, uint64_t *start_ns, uint6
 void lp_inj_gpu_release(void *ev);
 /* Waits until the GPU reached mark `ev` (cuEventSynchronize); no-op for NULL. */
 void lp_inj_gpu_wait(void *ev);
+/* Records mark `ev` again, now (a pop that then paused the launching thread: sample.c); no-op for
+ * NULL; the first recording stays when this one fails. */
+void lp_inj_gpu_remark(void *ev);
 
 /* ---- cupti.c (or cupti_none.c) ---- */
 

@@ -535,15 +535,18 @@ uint32_t lp_inj_stage_push(struct lp_inj_thread *t, uint32_t name_sid, uint64_t 
 /* Bursts, at the pop of a unit (the next unit under the same parent gets t->unit_index): after the
  * last unit of a burst CUPTI detaches (once the GPU reached `ev`, the pop's mark); before the
  * first one it attaches (here, between the two units: the next unit's latency does not hold it),
- * or with `lead` the flush thread attaches that many units ahead and here the kinds go on. */
-static void burst_pop(struct lp_inj_thread *t, uint32_t mark, void *ev)
+ * or with `lead` the flush thread attaches that many units ahead and here the kinds go on.
+ * Returns 1 when it switched here, on the launching thread (the caller marks the pop again). */
+static int burst_pop(struct lp_inj_thread *t, uint32_t mark, void *ev)
 {
-	int next = will_record(t, t->unit_index);
+	int next = will_record(t, t->unit_index), switched = 0;
 	uint32_t j;
 	if ((mark & MARK_UNIT_REC) && !next) {
 		burst_switch(0, ev);
+		switched = 1;
 	} else if (!(mark & MARK_UNIT_REC) && next) {
 		burst_switch(1, NULL);
+		switched = 1;
 	} else if (!next && S.lead) {
 		for (j = 1; j <= S.lead; j++) {
 			if (will_record(t, t->unit_index + j)) {
@@ -562,11 +565,13 @@ static void burst_pop(struct lp_inj_thread *t, uint32_t mark, void *ev)
 	if (S.reattach_parent && !next && t->unit_prev && t->unit_index < t->unit_prev &&
 	    t->unit_index + REATTACH_END_UNITS >= t->unit_prev)
 		lp_inj_cupti_attach_ahead(0);
+	return switched;
 }
 
 void lp_inj_stage_pop(struct lp_inj_thread *t, uint32_t mark, uint64_t id)
 {
 	uint32_t slot = mark >> MARK_SLOT_SHIFT;
+	int decided = 0;
 	if (S.log_cycles && S.burst && !(mark & (MARK_UNIT_REC | MARK_BURST_SKIP)))
 		lp_inj_log("stages: pop of range %llu%s at %.3f ms", (unsigned long long)id,
 			id == t->unit_parent ? " (the units' parent)" : "", (double)lp_inj_now_ns() / 1e6);
@@ -585,12 +590,31 @@ void lp_inj_stage_pop(struct lp_inj_thread *t, uint32_t mark, uint64_t id)
 		t->rate_ns += dt;
 		if (dt >= 100000 && (uint64_t)((double)n * 1e9 / (double)dt) > t->rate_max)
 			t->rate_max = (uint64_t)((double)n * 1e9 / (double)dt);
+		/* bursts: auto decides here, not at the next unit's push, so that a detach for an
+		 * unrecorded next unit falls after this pop's mark (marked again below), as a burst's
+		 * does: at the push it would pause the program after that unit's mark, inside the unit's
+		 * latency but before the program's own start event where stage ranges come from the
+		 * shim (run 27: the first sampled step of examples/hf_generate_plain.py read +56%) */
+		if (S.burst && t->unit_index >= S.first &&
+		    atomic_load_explicit(&S.mode, memory_order_relaxed) == MODE_PENDING &&
+		    decide(t, lp_inj_now_ns()) == MODE_SAMPLED && !will_record(t, t->unit_index) &&
+		    lp_inj_cupti_attached())
+			decided = 1;
 	}
+	if (decided && !slot)
+		burst_switch(0, NULL);
 	if (slot) {
 		void *ev = NULL;
 		int gpu = lp_inj_gpu_mark(&ev), busy;
-		if (mark & (MARK_UNIT_REC | MARK_BURST_SKIP))
-			burst_pop(t, mark, ev);
+		/* a switch here (a burst's detach: its flush and cuptiFinalize, 3-4 ms) pauses the
+		 * program between the pop and whatever it times next: the unit's end is marked again
+		 * after it, so the unit's latency holds the pause as the program's own CUDA events do
+		 * (run 27: without it the steps that held a detach read 18-45% below the program's
+		 * events, the parent's and the sums agreeing) */
+		if (decided)
+			burst_switch(0, ev);
+		if (decided || ((mark & (MARK_UNIT_REC | MARK_BURST_SKIP)) && burst_pop(t, mark, ev)))
+			lp_inj_gpu_remark(ev);
 		pthread_mutex_lock(&S.lock);
 		if (S.p[slot - 1].state == 1 && S.p[slot - 1].range_id == id) {
 			S.p[slot - 1].ev[1] = ev;

@@ -176,6 +176,17 @@ void lp_inj_gpu_wait(void *p)
 		log_once("cuEventSynchronize", r);
 }
 
+void lp_inj_gpu_remark(void *p)
+{
+	struct mark *m = p;
+	CUresult r;
+	if (!m || !G.ok)
+		return;
+	r = G.ev_record(m->ev, CU_STREAM_LEGACY);
+	if (r != CUDA_SUCCESS)
+		log_once("cuEventRecord", r);
+}
+
 /* The anchor of `ctx`, made or refreshed when older than ANCHOR_NS. Flush thread. */
 static struct anchor *anchor_of(CUcontext ctx)
 {

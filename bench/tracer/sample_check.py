@@ -346,10 +346,13 @@ def cmd_steps(trace_path, program_out, unit="decode_step"):
             prefill_prog.append(d.get("prefill_ms"))
     ours = [s for rid, s in sorted(t["stages"].items()) if name_of(t, s["name"]) == unit]
     ours = ours[len(ours) - len(prog):] if len(prog) <= len(ours) else ours
-    diffs = []
-    for s, p in zip(ours, prog):
+    diffs, outside = [], []
+    for j, (s, p) in enumerate(zip(ours, prog)):
         if s["gpu"] == 1 and p > 0:
             diffs.append((s["elapsed"] / 1e6 - p) / p * 100)
+            if abs(diffs[-1]) > 2.0:
+                outside.append(dict(step=j, index=s.get("index"), sample=s.get("sample"),
+                                    ours_ms=round(s["elapsed"] / 1e6, 4), program_ms=round(p, 4)))
     ad = sorted(abs(x) for x in diffs)
     pre = [s for rid, s in sorted(t["stages"].items()) if name_of(t, s["name"]) == "prefill"]
     pre = pre[len(pre) - len(prefill_prog):] if prefill_prog else []
@@ -360,7 +363,8 @@ def cmd_steps(trace_path, program_out, unit="decode_step"):
                max_abs_diff_pct=ad[-1] if ad else None,
                within_2pct=sum(1 for x in ad if x <= 2.0),
                sum_ours_ms=sum(s["elapsed"] for s in ours) / 1e6, sum_program_ms=sum(prog),
-               prefill_ours_ms=[s["elapsed"] / 1e6 for s in pre], prefill_program_ms=prefill_prog)
+               prefill_ours_ms=[s["elapsed"] / 1e6 for s in pre], prefill_program_ms=prefill_prog,
+               outside_2pct=outside)
     print(json.dumps(out, indent=1))
     return out
 

@@ -1,12 +1,16 @@
 /* cupti_fake.c: a stand-in for cupti.c and stage_gpu.c in test programs built from the tracer's
  * sources (fixture_writer.c): "CUPTI" is active, its switch only flips a flag the program asks
  * (lp_fake_recording: the program writes its synthetic kernel records only while it is on, as
- * CUPTI would), and GPU marks read a simulated GPU clock the program advances. */
+ * CUPTI would), and GPU marks read a simulated GPU clock the program advances. A detach pauses
+ * the launching thread (a real one: a flush and cuptiFinalize, 3-4 ms), which the GPU sees as idle
+ * time before the next work: it advances the clock by DETACH_PAUSE_NS. */
 #include "inject.h"
 
 #include <stdlib.h>
 
 static int recording = 1;
+#define DETACH_PAUSE_NS 3000000ull
+
 static uint64_t gpu_now = 1000000000ull, toggles;
 
 int lp_fake_recording(void);
@@ -116,10 +120,18 @@ void lp_inj_gpu_wait(void *ev)
 	(void)ev;
 }
 
+void lp_inj_gpu_remark(void *ev)
+{
+	if (ev)
+		*(uint64_t *)ev = gpu_now;
+}
+
 void lp_inj_cupti_detach(void)
 {
-	if (recording)
+	if (recording) {
 		detaches++;
+		gpu_now += DETACH_PAUSE_NS;
+	}
 	recording = 0;
 }
 

@@ -7,7 +7,11 @@
  * with different LLMPROF_TRACE_SAMPLE values differ only in what was recorded. Kernel and launch
  * records are written only while the (fake) CUPTI switch is on, as CUPTI would; the simulated GPU
  * clock advances by each kernel's duration plus a 2 us gap, so each step's STAGE record must say
- * exactly the sum printed on stdout ("step G S NS" lines, every step recorded or not).
+ * exactly the time printed on stdout ("step G S NS" lines, every step recorded or not), which the
+ * program takes as a program's own CUDA events would, from after the step's push (as in a program
+ * whose stage ranges come from llmprof's shim, outside its own timing) to after its pop (a burst's
+ * detach at the pop, 3 ms of host pause in cupti_fake.c, included): so no switch may pause the
+ * program between a push's mark and its return, and a pause after a pop's mark is marked again.
  *
  *   lp_trace_fixture DIR    (LLMPROF_TRACE_SAMPLE as the caller sets it)
  *
@@ -143,8 +147,8 @@ int main(int argc, char **argv)
 			}
 			if (n_slow >= 0)
 				host_wait(g == 0 && s < n_slow ? 50000000L : 200000L);
-			printf("step %d %d %llu\n", g, s, (unsigned long long)(lp_fake_gpu_now() - t0));
 			dpop(llm);
+			printf("step %d %d %llu\n", g, s, (unsigned long long)(lp_fake_gpu_now() - t0));
 			kernel("argmax_between_steps", 1500); /* in decode_all, outside every unit */
 		}
 		if (with_decode_all)

@@ -809,6 +809,68 @@ static void test_steps_only(void **state)
 	lp_profile_release(&sa);
 }
 
+/* Every decode step's GPU time in the trace (st) against the fixture program's own ("step G S NS"
+ * lines in `path`: from after the step's push to after its pop, fixture_writer.c), which holds the
+ * host pauses of the detaches at the pops (cupti_fake.c's 3 ms): equal for every step. Returns how
+ * many steps held such a pause. */
+static size_t steps_as_program(const char *path, const struct stage_list *st)
+{
+	struct lp_buf steps = LP_BUF_INIT;
+	struct lp_err err = LP_ERR_INIT;
+	const char *line;
+	size_t i, held = 0;
+	assert_int_equal(lp_fs_read_file(path, &steps, 1 << 20, &err), 0);
+	line = steps.data;
+	for (i = 0; i < st->n; i++) {
+		int g, s;
+		unsigned long long ns;
+		assert_int_equal(sscanf(line, "step %d %d %llu", &g, &s, &ns), 3);
+		assert_int_equal(st->r[i].index, (uint32_t)s);
+		assert_int_equal(st->r[i].gpu, LP_TRACE_STAGE_GPU_EVENTS);
+		if (st->r[i].gpu_elapsed_ns != ns)
+			fail_msg("generation %d step %d: %llu ns in the trace, %llu the program's", g, s,
+				(unsigned long long)st->r[i].gpu_elapsed_ns, ns);
+		held += ns >= 3000000;
+		line = strchr(line, '\n') + 1;
+	}
+	lp_buf_release(&steps);
+	return held;
+}
+
+/* auto with bursts on a program whose first steps are slow: the decision to sample comes at a
+ * pop, and the detach for the unrecorded step after it pauses the program there, in the step
+ * that holds the pop, as a burst's detach does; every step's time agrees with the program's. */
+static void test_auto_burst_steps(void **state)
+{
+	const char *dir = LP_TEST_TMP "/sampling_auto_burst";
+	struct stage_list *st = calloc(1, sizeof(*st));
+	size_t i, d, held;
+	(void)state;
+	setenv("LP_FIXTURE_SLOW", "4", 1);
+	/* seed 4: generation 0's first cluster is steps 14-17 (sample_check.py burst_schedule), so the
+	 * step at the decision (5-13) is not recorded and CUPTI detaches for it */
+	lp_test_trace_fixture(dir, "auto,rate=500,every=16,burst=4,first=2,seed=4", LP_TEST_TMP "/sampling_auto_burst.txt");
+	unsetenv("LP_FIXTURE_SLOW");
+	read_stages(dir, st);
+	assert_int_equal(st->sampling.mode, LP_TRACE_SAMPLE_SAMPLED);
+	assert_int_equal(st->sampling.burst, 4);
+	assert_int_equal(st->n, 144);
+	for (d = 2; d < 48 && st->r[d].sample == LP_TRACE_STAGE_MEASURED; d++) {
+	}
+	if (d < 5 || d > 16)
+		fail_msg("auto decided at step %zu", d);
+	held = steps_as_program(LP_TEST_TMP "/sampling_auto_burst.txt", st);
+	/* the step before the decision held the detach */
+	if (d > 13)
+		fail_msg("auto decided at step %zu", d);
+	assert_int_equal(st->r[d].sample, LP_TRACE_STAGE_SKIPPED);
+	assert_true(st->r[d - 1].gpu_elapsed_ns >= 3000000);
+	for (i = 0; i < d - 1; i++)
+		assert_true(st->r[i].gpu_elapsed_ns < 3000000);
+	assert_true(held >= 1 + 2 * 2); /* and in generations 1 and 2 a burst's in each full block */
+	free(st);
+}
+
 /* Bursts (every=8,burst=4,first=2: one cluster of 4 consecutive steps per block of 8, CUPTI
  * detached between bursts): the tracer's flags follow lp_tsample_recorded's clusters, the work
  * between two steps is recorded exactly when the step after it is, and the analysis scales both
@@ -825,7 +887,7 @@ static void test_burst_fixture(void **state)
 	struct lp_analysis_input in;
 	struct lp_analysis *a = calloc(1, sizeof(*a)), *b = calloc(1, sizeof(*b));
 	struct lp_err err = LP_ERR_INIT;
-	size_t i, run = 0, gaps = 0, gaps_want = 0;
+	size_t i, run = 0, gaps = 0, gaps_want = 0, held = 0, held_want = 0;
 	uint32_t rec = 0;
 	(void)state;
 	lp_test_trace_fixture(ex_dir, "off", LP_TEST_TMP "/sampling_burst_exact.txt");
@@ -853,6 +915,18 @@ static void test_burst_fixture(void **state)
 	}
 	assert_true(rec >= 3 * (5 * 4 + 2) && rec <= 3 * (5 * 4 + 4));
 	assert_int_equal(st->sampling.units_recorded, 6 + rec);
+	/* every step's GPU time is the program's own, also for the steps that held a detach at their
+	 * pop (a burst's last) */
+	held = steps_as_program(LP_TEST_TMP "/sampling_burst.txt", st);
+	for (i = 0; i < st->n; i++) {
+		uint32_t g = (uint32_t)(i / 48), idx = st->r[i].index;
+		/* a recorded step whose next is not (the last step of a generation holds none: CUPTI
+		 * stays attached for the next prefill) */
+		held_want += lp_tsample_recorded(&plan, g + 1, idx) && idx + 1 < 48 &&
+			!lp_tsample_recorded(&plan, g + 1, idx + 1);
+	}
+	assert_true(held_want > 0);
+	assert_int_equal(held, held_want);
 	assert_true(st->sampling.toggles > 0);
 	load(ex_dir, &ex);
 	load(sa_dir, &sa);
@@ -932,6 +1006,7 @@ int main(void)
 		cmocka_unit_test(test_auto_fixture),
 		cmocka_unit_test(test_steps_only),
 		cmocka_unit_test(test_burst_fixture),
+		cmocka_unit_test(test_auto_burst_steps),
 		cmocka_unit_test(test_real_sampled_trace),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
