@@ -17,7 +17,7 @@
  * faster than `rate` per second, exact otherwise), with
  * `unit=NAME`, `rate=R`, `seed=S` and `pick=random|first` as options (defaults every=8, first=2,
  * rate=20000, unit=decode_step, seed=0, pick=random).
- * `burst=B` (B dividing N; N defaults to 64 then; B = 0: no bursts) records one cluster of B
+ * `burst=B` (B dividing N; N defaults to 128 then; B = 0: no bursts) records one cluster of B
  * consecutive units per block instead of one unit, and detaches CUPTI (cuptiFinalize) between
  * bursts, the only state in which CUPTI leaves nothing on the launch path (bench/tracer/README.md
  * runs 22 and 23): it detaches at the pop of a burst's last unit, once the GPU reached that pop
@@ -28,7 +28,7 @@
  * units) and at its pop, so the next generation's prefill finds CUPTI attached; else at the push
  * of any other stage range (prefill: always recorded). The work between two units is therefore
  * recorded exactly when the unit after it is. Plain `auto` (the default) means bursts of 4 in
- * blocks of 64 above its rate (bench/tracer/README.md runs 23 and 24); every=N without burst=,
+ * blocks of 128 above its rate (bench/tracer/README.md runs 23, 24 and 27); every=N without burst=,
  * and burst=0, keep one unit per block with CUPTI attached and switched per unit. The default seed is fixed on purpose: every process of a
  * job (tensor-parallel ranks) records the same steps, so their collectives stay aligned
  * (docs/ranks.md), and two runs of a program are sampled alike.
@@ -225,13 +225,13 @@ static int parse_sample(const char *spec, char *unit, size_t unit_cap)
 		if (*p == ',')
 			p++;
 	}
-	/* auto without every= or burst= (the default): bursts of 4 in blocks of 64, lead 2 (runs 23
-	 * and 24, docs/tracer.md "Bursts"); burst=B > 0: bursts (blocks of 64 without every=);
+	/* auto without every= or burst= (the default): bursts of 4 in blocks of 128, lead 2 (runs 23,
+	 * 24 and 27, docs/tracer.md "Bursts"); burst=B > 0: bursts (blocks of 128 without every=);
 	 * every=N without burst=, or burst=0: one unit per block with CUPTI attached */
 	if (!have_every && !have_burst)
 		S.burst = 4;
 	if (!have_every && S.burst)
-		S.every = 64;
+		S.every = 128;
 	if (S.burst && S.every % S.burst)
 		return -1; /* the clusters cut the block */
 	if (S.burst && !have_lead)

@@ -170,7 +170,7 @@ static int check_choice(const struct schema_entry *e, const json_t *v, struct lp
 /* trace.sample, the tracer's LLMPROF_TRACE_SAMPLE (docs/tracer.md "Sampled tracing"): `off`, or
  * comma-separated `auto`, `every=N` (1..1000000), `first=K` (0..1000000), `rate=R` (launches/s,
  * 0..1000000000), `unit=NAME` (1..63 characters), `burst=B` (B consecutive units per block, B
- * dividing every (64 without every=); CUPTI detached between bursts; 0: one unit per block with
+ * dividing every (128 without every=); CUPTI detached between bursts; 0: one unit per block with
  * CUPTI attached, as every=N alone), `lead=L` (0..64); `off` stands alone. The tracer parses the same
  * grammar (inject/sample.c) and falls back to exact tracing on anything else. */
 static int trace_sample_ok(const char *s)
@@ -232,8 +232,8 @@ static int trace_sample_ok(const char *s)
 				return 0;
 		}
 	}
-	/* bursts cut the block into clusters (every defaults to 64 with a burst) */
-	if (burst && (every ? every : 64) % burst)
+	/* bursts cut the block into clusters (every defaults to 128 with a burst) */
+	if (burst && (every ? every : 128) % burst)
 		return 0;
 	return n_items > 0 && (!have_off || n_items == 1);
 }

@@ -258,7 +258,7 @@ static void test_off_auto_and_bad(void **state)
 	run(LP_TEST_TMP "/sample_auto", "auto", NULL, res);
 	assert_int_equal(res->sampling.mode, LP_TRACE_SAMPLE_EXACT);
 	assert_int_equal(res->sampling.why, LP_TRACE_SAMPLE_WHY_AUTO_LOW);
-	assert_int_equal(res->sampling.every, 64); /* auto alone: bursts of 4 in blocks of 64 (run 24) */
+	assert_int_equal(res->sampling.every, 128); /* auto alone: bursts of 4 in blocks of 128 (run 27) */
 	assert_int_equal(res->sampling.burst, 4);
 	assert_int_equal(res->sampling.first, 2);
 	assert_int_equal(res->sampling.auto_rate, 20000);
