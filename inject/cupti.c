@@ -849,12 +849,14 @@ int InitializeInjection(void)
 	return 1; /* never fail the host's cuInit */
 }
 
-/* Diagnostic (bench/tracer/README.md run 26, "Next"): LLMPROF_TRACE_CUPTI_DELAY=N (2..1000000)
+/* Diagnostic (bench/tracer/README.md runs 26 and 27): LLMPROF_TRACE_CUPTI_DELAY=N (1..1000000)
  * leaves CUPTI untouched at cuInit; sample.c starts it at the pop of the (N-1)-th parent range of
  * the sampling unit, so the generations before the N-th run as under the tracer without CUPTI
  * (NVTX ranges and stage marks) and one process can compare those steps with its detached steps
- * after CUPTI's first attach. Kernels before the start are not recorded, nor the device's
- * properties (the context exists by then). 0 when unset or not a number in range. */
+ * after CUPTI's first attach; N = 1: at the first stage range's push (the program's set-up, its
+ * context, libraries and allocations, made without CUPTI; the first generation's kernels loaded
+ * with it). Kernels before the start are not recorded, nor the device's properties (the context
+ * exists by then). 0 when unset or not a number in range. */
 uint32_t lp_inj_cupti_delay(void)
 {
 	const char *s = getenv("LLMPROF_TRACE_CUPTI_DELAY");
@@ -863,5 +865,5 @@ uint32_t lp_inj_cupti_delay(void)
 	if (!s || !*s)
 		return 0;
 	v = strtoul(s, &end, 10);
-	return *end || v < 2 || v > 1000000 ? 0 : (uint32_t)v;
+	return *end || v < 1 || v > 1000000 ? 0 : (uint32_t)v;
 }

@@ -444,6 +444,9 @@ uint32_t lp_inj_stage_push(struct lp_inj_thread *t, uint32_t name_sid, uint64_t 
 	}
 	if (i == S.n_stages)
 		return 0;
+	/* LLMPROF_TRACE_CUPTI_DELAY=1: the first stage range starts CUPTI (once), before its mark */
+	if (S.cupti_delay == 1)
+		lp_inj_cupti_start();
 	if (name_sid == S.unit_sid && !t->unit_skipping) {
 		int mode = atomic_load_explicit(&S.mode, memory_order_relaxed), record = 1;
 		uint64_t now = lp_inj_now_ns();

@@ -24,7 +24,7 @@
 # burst (LLMPROF_TRACE_SAMPLE=$LP_BURST, default every=64,burst=4: CUPTI detached between bursts, run 23),
 # burstlead (the same, the flush thread attaching LP_BURST_LEAD (2) units ahead), burst2
 # (LP_BURST2, default every=128,burst=8), delay (auto, CUPTI started late:
-# LLMPROF_TRACE_CUPTI_DELAY=$LP_COST_CUPTI_DELAY, default 4), burstparent ($LP_BURST with LLMPROF_TRACE_BURST_REATTACH=parent:
+# LLMPROF_TRACE_CUPTI_DELAY=$LP_COST_CUPTI_DELAY, default 4; delay2: the same with LP_BURST2; delay1: =1), burstparent ($LP_BURST with LLMPROF_TRACE_BURST_REATTACH=parent:
 # attached again at decode_all's pop, for the next prefill), burstskip (one
 # burst of one unit a generation: the detached steady state after a cycle).
 # LP_COST_MODES_HF / LP_COST_MODES_PLAIN pick the modes of the rounds, LP_COST_ONCE modes run in
@@ -124,7 +124,7 @@ mode_env() {
 	burst2) s=${LP_BURST2:-every=128,burst=8} ;;
 	burstparent) s=$BURST ;;
 	burstskip) s=every=1000000,burst=1,first=0,pick=first ;;
-	sampled | exact | auto | nvtx | skip | skipnoev | skipnocb | skipdet | sampleddet | delay) ;;
+	sampled | exact | auto | nvtx | skip | skipnoev | skipnocb | skipdet | sampleddet | delay | delay2 | delay1) ;;
 	*) return 1 ;;
 	esac
 	[ "$1" = burstparent ] && E=(LLMPROF_TRACE_BURST_REATTACH=parent)
@@ -142,8 +142,14 @@ mode_env() {
 	[ "$1" = nvtx ] && { s=off; cupti=0; }
 	# delay (run 26's next step): auto, CUPTI started only before the LP_COST_CUPTI_DELAY-th
 	# generation (4: hf_generate.py's warm-up and 2 measured ones without it), so one process has
-	# steps before CUPTI's first attach and detached steps after it (sample_check.py places)
-	[ "$1" = delay ] && { s=auto; E=(LLMPROF_TRACE_CUPTI_DELAY=${LP_COST_CUPTI_DELAY:-4}); }
+	# steps before CUPTI's first attach and detached steps after it (sample_check.py places);
+	# delay2: the same with LP_BURST2's schedule (run 27: every=128 beside the default); delay1:
+	# auto with CUPTI started at the first stage range's push (LLMPROF_TRACE_CUPTI_DELAY=1, run 27's
+	# next step: the program's set-up without CUPTI, its first generation with it)
+	case $1 in delay | delay2) E=(LLMPROF_TRACE_CUPTI_DELAY=${LP_COST_CUPTI_DELAY:-4}) ;; esac
+	[ "$1" = delay1 ] && E=(LLMPROF_TRACE_CUPTI_DELAY=1)
+	case $1 in delay | delay1) s=auto ;; esac
+	[ "$1" = delay2 ] && s=${LP_BURST2:-every=128,burst=8}
 	E+=(CUDA_INJECTION64_PATH=$LIB NVTX_INJECTION64_PATH=$LIB LLMPROF_TRACE_SAMPLE=$s LLMPROF_TRACE_CUPTI=$cupti "${tr[@]}")
 }
 

@@ -13,7 +13,7 @@
 //                (subscribe, callbacks, kind): the time of each half; after_switches
 //   cycles       --cycles times: attach (subscribe, callbacks, activity), 64 launches, detach
 //                (flush, unsubscribe, finalize): the time of each half; after_cycles
-// --residue: the test of run 26, below residue_main.
+// --residue: the test of run 26, below residue_main; --ctx: run 27's, below ctx_main.
 // Launch sections: --batches batches of 256 empty launches timed on the CPU clock (the GPU
 // waited for outside the timed part), the median ns per launch. Prints one JSON line.
 //   nvcc -O2 cupti_attach.cu -o cupti_attach -lcupti -lcuda
@@ -305,8 +305,90 @@ static int residue_main(int argc, char **argv)
 	return 0;
 }
 
+// --ctx [--batches N] (bench/tracer/README.md run 27): does a CUDA context created while CUPTI was
+// attached keep a cost on its launches after CUPTI detaches (cuptiFinalize)? An injected tracer
+// attaches at cuInit, before the program's (primary) context exists; run 27 found the detached
+// decode steps of processes traced so 2-4% slower than plain across processes, and no such
+// residue inside processes whose CUPTI started only after their context existed
+// (LLMPROF_TRACE_CUPTI_DELAY). Four contexts of the same device: pre (cuCtxCreate before CUPTI is
+// touched), att and primary (cuCtxCreate and the primary context, made while attached: subscribed,
+// launch callbacks, CONCURRENT_KERNEL on), post (cuCtxCreate after the detach); k_pre loaded and
+// launched once in each while attached (pre's too), then the detach, then batches of 256 launches
+// in each context in turn (cuCtxSetCurrent between batches, so the host's speed changes fall on
+// all alike), the median ns per launch; then --cycles attach/detach cycles and the same again.
+// Prints one JSON line.
+static int ctx_main(int argc, char **argv)
+{
+	int batches = 300, cycles = 10;
+	for (int i = 1; i < argc; i++) {
+		if (i + 1 < argc && !strcmp(argv[i], "--batches"))
+			batches = atoi(argv[++i]);
+		else if (i + 1 < argc && !strcmp(argv[i], "--cycles"))
+			cycles = atoi(argv[++i]);
+	}
+	CUdevice dev;
+	CUcontext c[4]; // pre, att, primary, post
+	static const char *const name[4] = { "pre", "att", "primary", "post" };
+	if (cuInit(0) != CUDA_SUCCESS || cuDeviceGet(&dev, 0) != CUDA_SUCCESS)
+		return 1;
+	CUctxCreateParams cp;
+	memset(&cp, 0, sizeof(cp));
+	if (cuCtxCreate(&c[0], &cp, 0, dev) != CUDA_SUCCESS)
+		return 1;
+	residue_attach();
+	if (cuCtxCreate(&c[1], &cp, 0, dev) != CUDA_SUCCESS || cuDevicePrimaryCtxRetain(&c[2], dev) != CUDA_SUCCESS)
+		return 1;
+	for (int k = 0; k < 3; k++) {
+		cuCtxSetCurrent(c[k]);
+		k_pre<<<1, 32>>>(nullptr);
+		cudaDeviceSynchronize();
+	}
+	cuCtxSetCurrent(c[0]);
+	residue_detach();
+	if (cuCtxCreate(&c[3], &cp, 0, dev) != CUDA_SUCCESS)
+		return 1;
+	double med[2][4];
+	for (int phase = 0; phase < 2; phase++) {
+		if (phase == 1) {
+			for (int i = 0; i < cycles; i++) {
+				residue_attach();
+				for (int k = 0; k < 4; k++) {
+					cuCtxSetCurrent(c[k]);
+					k_pre<<<1, 32>>>(nullptr);
+					cudaDeviceSynchronize();
+				}
+				residue_detach();
+			}
+		}
+		std::vector<double> v[4];
+		for (int b = 0; b < batches + 20; b++) {
+			for (int k = 0; k < 4; k++) {
+				cuCtxSetCurrent(c[k]);
+				double t0 = now_ns();
+				for (int i = 0; i < 256; i++)
+					k_pre<<<1, 32>>>(nullptr);
+				double t1 = now_ns();
+				cudaDeviceSynchronize();
+				if (b >= 20)
+					v[k].push_back((t1 - t0) / 256);
+			}
+		}
+		for (int k = 0; k < 4; k++)
+			med[phase][k] = median(v[k]);
+	}
+	printf("{\"batches\": %d, \"cycles\": %d", batches, cycles);
+	for (int phase = 0; phase < 2; phase++)
+		for (int k = 0; k < 4; k++)
+			printf(", \"%s_%s_ns\": %.1f", phase ? "cycled" : "detached", name[k], med[phase][k]);
+	printf("}\n");
+	return 0;
+}
+
 int main(int argc, char **argv)
 {
+	for (int i = 1; i < argc; i++)
+		if (!strcmp(argv[i], "--ctx"))
+			return ctx_main(argc, argv);
 	for (int i = 1; i < argc; i++)
 		if (!strcmp(argv[i], "--residue"))
 			return residue_main(argc, argv);

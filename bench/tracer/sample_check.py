@@ -15,12 +15,14 @@ to the traces, which are too large to bring back whole).
     sample_check.py steps TRACE PROGRAM_OUTPUT
                                            per-step GPU latencies (STAGE records) against the
                                            program's own CUDA-event step_ms lines
-    sample_check.py places DIR TAG [SPEC [OFFSET]]
+    sample_check.py places DIR TAG [SPEC [OFFSET [BEFORE]]]
                                            after step turns: a burst process's steps grouped by
                                            their place in its schedule (recorded, lead, end
-                                           window, after a detach, detached; SPEC every=64,
+                                           window, after a detach, detached; SPEC every=128,
                                            burst=4,first=2) against the plain processes' same
-                                           steps (run 26)
+                                           steps (run 26); BEFORE (LLMPROF_TRACE_CUPTI_DELAY's
+                                           processes): the generations before CUPTI's start
+                                           against those after it (run 27)
     sample_check.py gens TRACE             per generation (each prefill and decode_all range, in
                                            time order, "warmup" marked), the recorded kernels'
                                            calls and total ns per kernel name, and the recorded
@@ -771,7 +773,7 @@ def step_places(rec, lead=2, end=4):
     return out
 
 
-def cmd_places(d, tag, spec="every=64,burst=4,first=2", offset=2):
+def cmd_places(d, tag, spec="every=128,burst=4,first=2", offset=2, before=None):
     """Where a burst process's cost lies (run 26): its decode steps grouped by their place in the
     burst schedule (step_places), each against the mean of the plain processes' steps of the same
     generation and index (DIR/<prog>_plain_*.txt), ratio of sums and median of the step ratios in
@@ -783,8 +785,12 @@ def cmd_places(d, tag, spec="every=64,burst=4,first=2", offset=2):
     add above that level (their excess over the level, % of all plain time). by_generation: per
     generation, the ratio of sums of its detached steps and of all its steps (with
     LLMPROF_TRACE_CUPTI_DELAY, cost_call.sh's mode `delay`, the generations before CUPTI's start
-    against the detached steps after it: one process, no offset between processes)."""
-    every, first, _, burst = parse_sample(spec, every=64, burst=4)
+    against the detached steps after it: one process, no offset between processes). `before`
+    (the first measured generation with CUPTI started, the delay's N less 2 for hf_generate.py):
+    places and summary count only the generations from it on (those before had no bursts), and
+    "delay" gives the mean over generations of all steps' ratio before it and after it, of the
+    detached steps' after it, and after less before (the bursts' cost inside the process)."""
+    every, first, _, burst = parse_sample(spec, every=128, burst=4)
     prog = tag.split("_")[0]
     plains = [program_iters(os.path.join(d, f)) for f in sorted(os.listdir(d))
               if f.startswith(prog + "_plain_") and f.endswith(".txt")]
@@ -805,7 +811,8 @@ def cmd_places(d, tag, spec="every=64,burst=4,first=2", offset=2):
             r = ref.get((it["iter"], j))
             if r and len(r) == len(plains):
                 y = sum(r) / len(r)
-                groups.setdefault(place, []).append((x, y))
+                if before is None or it["iter"] >= before:
+                    groups.setdefault(place, []).append((x, y))
                 sums[2] += x
                 sums[3] += y
                 if place == "detached":
@@ -827,6 +834,13 @@ def cmd_places(d, tag, spec="every=64,burst=4,first=2", offset=2):
         above = sum(a - b * (1 + level) for place, (a, b) in sums.items() if place != "detached")
         out["summary"] = dict(total_pct=round((a_all / b_all - 1) * 100, 2), detached_pct=round(level * 100, 2),
                               above_detached_pct=round(above / b_all * 100, 2))
+    if before is not None:
+        def mean_of(key, after):
+            v = [g[key] for g in by_gen if g[key] is not None and (g["iter"] >= before) == after]
+            return round(sum(v) / len(v), 2) if v else None
+        b, a = mean_of("all_pct", False), mean_of("all_pct", True)
+        out["delay"] = dict(before=before, before_pct=b, after_pct=a, after_detached_pct=mean_of("detached_pct", True),
+                            after_less_before_pct=round(a - b, 2) if a is not None and b is not None else None)
     print(json.dumps(out, indent=1))
     return out
 
@@ -891,7 +905,7 @@ def main(argv):
     elif len(argv) >= 2 and argv[0] == "cost":
         cmd_cost(argv[1], *argv[2:3])
     elif len(argv) >= 3 and argv[0] == "places":
-        cmd_places(argv[1], argv[2], *argv[3:4], *(int(x) for x in argv[4:5]))
+        cmd_places(argv[1], argv[2], *argv[3:4], *(int(x) for x in argv[4:6]))
     elif len(argv) >= 3 and argv[0] == "steps":
         cmd_steps(argv[1], argv[2], *argv[3:4])
     else:

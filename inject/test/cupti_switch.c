@@ -32,6 +32,9 @@
  *                                            generation, whatever its schedule says; started at its
  *                                            decode_all's pop, then the second generation as
  *                                            parent's second.
+ *   cupti_switch FAKE_LIB TRACE_DIR delay1   (LLMPROF_TRACE_CUPTI_DELAY=1) nothing until the first
+ *                                            prefill's push, then the first generation as parent's
+ *                                            first.
  * (burst and lead run with LLMPROF_TRACE_BURST_REATTACH=push: attached again at the prefill's push.)
  * Exit 0 when every check holds, 1 otherwise (each failure on stderr). */
 #include "inject.h"
@@ -135,6 +138,16 @@ static int bursts(int lead, int parent)
 	static const int rec3[] = { 1, 1, 1, 0, 0, 1, 1, 0, 0, 1, 1, 0, 0, 1, 1, 0 };
 	static const int none[8];
 	int detaches = 0;
+	if (parent == 4) {
+		/* LLMPROF_TRACE_CUPTI_DELAY=1: started at the first stage range's push */
+		expect("start-up", 0, 0, 0, 0);
+		push("prefill");
+		expect("prefill", 1, all_cb, all_kinds, 0);
+		dpop(llm);
+		generation(1, rec, 8, "AAADDAAD", "AADDAADD", &detaches);
+		expect("after decode_all", 1, all_cb, all_kinds, detaches);
+		return failures ? 1 : 0;
+	}
 	if (parent == 2) {
 		/* LLMPROF_TRACE_CUPTI_DELAY=2: nothing of CUPTI's in the first generation (its schedule's
 		 * switches are no-ops), started at its decode_all's pop; the second generation then runs
@@ -185,15 +198,16 @@ int main(int argc, char **argv)
 	void *h;
 	int burst;
 	if (argc != 4 || (strcmp(argv[3], "keep") && strcmp(argv[3], "detach") && strcmp(argv[3], "burst") &&
-			  strcmp(argv[3], "lead") && strcmp(argv[3], "parent") && strcmp(argv[3], "delay"))) {
-		fprintf(stderr, "usage: cupti_switch FAKE_LIBCUPTI TRACE_DIR keep|detach|burst|lead|parent|delay\n");
+			  strcmp(argv[3], "lead") && strcmp(argv[3], "parent") && strcmp(argv[3], "delay") &&
+			  strcmp(argv[3], "delay1"))) {
+		fprintf(stderr, "usage: cupti_switch FAKE_LIBCUPTI TRACE_DIR keep|detach|burst|lead|parent|delay|delay1\n");
 		return 2;
 	}
 	detach = !strcmp(argv[3], "detach");
 	burst = !strcmp(argv[3], "burst") ? 1 : !strcmp(argv[3], "lead") ? 2 : !strcmp(argv[3], "parent") ? 3
-		: !strcmp(argv[3], "delay") ? 4 : 0;
-	if (burst == 4)
-		setenv("LLMPROF_TRACE_CUPTI_DELAY", "2", 1);
+		: !strcmp(argv[3], "delay") ? 4 : !strcmp(argv[3], "delay1") ? 5 : 0;
+	if (burst >= 4)
+		setenv("LLMPROF_TRACE_CUPTI_DELAY", burst == 4 ? "2" : "1", 1);
 	else
 		unsetenv("LLMPROF_TRACE_CUPTI_DELAY");
 	if (burst >= 3)
@@ -213,9 +227,9 @@ int main(int argc, char **argv)
 		return 1;
 	}
 	/* delay: the tracer has not loaded the stand-in yet (it will get this handle) */
-	h = dlopen(argv[1], RTLD_NOW | (burst == 4 ? 0 : RTLD_NOLOAD));
+	h = dlopen(argv[1], RTLD_NOW | (burst >= 4 ? 0 : RTLD_NOLOAD));
 	fake_state = h ? (state_fn)(uintptr_t)dlsym(h, "lp_fake_cupti_state") : NULL;
-	if (!fake_state || lp_inj_cupti_active() == (burst == 4)) { /* delay: not started yet */
+	if (!fake_state || lp_inj_cupti_active() == (burst >= 4)) { /* delay: not started yet */
 		fprintf(stderr, "cupti_switch: the stand-in libcupti was not used (%s)\n", dlerror());
 		return 1;
 	}
@@ -223,7 +237,7 @@ int main(int argc, char **argv)
 	dpush = (domain_push_fn)(uintptr_t)core2[NVTX_CBID_CORE2_DomainRangePushEx];
 	dpop = (domain_pop_fn)(uintptr_t)core2[NVTX_CBID_CORE2_DomainRangePop];
 	if (burst)
-		return bursts(burst == 2, burst == 4 ? 2 : burst == 3);
+		return bursts(burst == 2, burst == 5 ? 4 : burst == 4 ? 2 : burst == 3);
 	expect("start-up", 1, all_cb, all_kinds, 0);
 	push("decode_all");
 	for (i = 0; i < (int)(sizeof(recorded) / sizeof(recorded[0])); i++) {
