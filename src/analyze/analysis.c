@@ -398,6 +398,55 @@ static void self_check(struct lp_analysis *a)
 	}
 }
 
+static int cmp_abs(const void *x, const void *y)
+{
+	double a = fabs(*(const double *)x), b = fabs(*(const double *)y);
+	return a < b ? -1 : a > b;
+}
+
+/* Every measured decode step (the decode stage's step latencies, or a serving loop's free steps)
+ * beside the workload's step_ms, in order (analysis.h). */
+static void step_check(const struct lp_analysis_input *in, struct lp_analysis *a)
+{
+	struct lp_step_check *c = &a->step_check;
+	const struct lp_stage *dec = lp_stages_find(&a->stages, LP_STAGE_DECODE);
+	const struct lp_stage *st = dec && dec->n_step_lat ? dec : lp_stages_find(&a->stages, LP_STAGE_STEPS);
+	double *d;
+	size_t i;
+	memset(c, 0, sizeof(*c));
+	if (!in->own_steps || !in->n_own_steps)
+		return;
+	c->theirs = in->n_own_steps;
+	c->ours = st ? st->n_step_lat : 0;
+	if (a->check_rank_label[0]) {
+		c->why_not = "the workload's steps are one rank's";
+		return;
+	}
+	if (c->ours != c->theirs) {
+		c->why_not = c->ours ? "the two count different numbers of measured decode steps"
+				     : "no measured decode steps in the trace";
+		return;
+	}
+	if (!(d = malloc(c->ours * sizeof(*d)))) {
+		c->why_not = "out of memory";
+		return;
+	}
+	for (i = 0; i < c->ours; i++) {
+		double theirs = in->own_steps[i];
+		d[i] = theirs > 0 ? (st->step_lat_ms[i] - theirs) / theirs * 100 : (st->step_lat_ms[i] > 0 ? INFINITY : 0);
+		if (fabs(d[i]) <= LP_STEP_CHECK_PCT)
+			c->within++;
+		if (i == 0 || fabs(d[i]) > c->max_abs_pct) {
+			c->max_abs_pct = fabs(d[i]);
+			c->max_at = i;
+		}
+	}
+	qsort(d, c->ours, sizeof(*d), cmp_abs);
+	c->median_abs_pct = fabs(d[(c->ours - 1) / 2]);
+	free(d);
+	c->done = 1;
+}
+
 /* stages.hooks against the processes' accounts (analysis.h). */
 static void hook_rows(const struct lp_analysis_input *in, struct lp_analysis *a)
 {
@@ -716,6 +765,7 @@ int lp_analyze(const struct lp_analysis_input *in, struct lp_analysis *out, stru
 	out->n_processes = p->n_processes;
 	out->own = in->own;
 	self_check(out);
+	step_check(in, out);
 	hook_rows(in, out);
 	out->baseline_asked = in->baseline || in->baseline_why;
 	lp_baseline_compare(in->baseline, in->baseline_why, out, &out->baseline);

@@ -80,6 +80,9 @@ struct lp_analysis_input {
 	const char *mode;                      /* "light" / "deep"; NULL: "" */
 	double traced_s, untraced_s;           /* run.measure_overhead: workload seconds; <= 0 unknown */
 	struct lp_own_timings own;             /* valid 0: the workload printed none */
+	const double *own_steps;               /* the workload's per-step latencies (its iteration lines'
+	                                        * step_ms, workload_timings.h), ms; NULL none */
+	size_t n_own_steps;
 	double measured_bw_gbs;                /* probe.json (run.probe_bandwidth): copy GB/s; <= 0 unknown */
 	const struct lp_stage_rules *stage_rules; /* NULL: default names, nothing skipped (stages.h) */
 	const json_t *auto_info;               /* the Python shim's account of the program; NULL none */
@@ -141,6 +144,19 @@ struct lp_self_check {
 };
 #define LP_SELF_CHECK_TOL 0.05     /* a difference above this is warned about */
 
+/* Every decode step's latency beside the workload's own (its step_ms), in order, when both list
+ * the same number of measured steps (issue 24: within 2% each). Informative: it does not set
+ * check_failed (a single step's host hiccup between the two clocks is not a wrong number). */
+struct lp_step_check {
+	int done;                    /* 1: compared step by step */
+	const char *why_not;         /* done 0 though the workload listed steps: why not */
+	size_t ours, theirs;         /* measured decode steps: llmprof's, the workload's */
+	size_t within;               /* steps within LP_STEP_CHECK_PCT */
+	double median_abs_pct, max_abs_pct;
+	size_t max_at;               /* 0-based step (over the measured steps) of the largest */
+};
+#define LP_STEP_CHECK_PCT 2.0
+
 enum lp_advice_kind { LP_ADVICE_TAKEAWAY = 0, LP_ADVICE_RECOMMENDATION = 1 };
 
 struct lp_advice {
@@ -183,6 +199,7 @@ struct lp_analysis {
 	struct lp_self_check checks[6];        /* own vs ours, where both are known */
 	size_t n_checks;
 	int check_failed;                      /* some |diff| > LP_SELF_CHECK_TOL */
+	struct lp_step_check step_check;       /* every decode step against the workload's own */
 	char check_rank_label[32];             /* "rank 0": the own numbers were that rank's, checked
 	                                        * against its stages (several ranks); "" otherwise */
 	struct lp_perf perf[3];                /* prefill, decode, model */

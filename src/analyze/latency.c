@@ -97,6 +97,10 @@ static uint64_t latency(const struct lp_range *r, const struct span *s, const st
 	}
 	if (s->end_ns > end)
 		end = s->end_ns;
+	/* the tracer's pop mark, taken again after a switch of CUPTI at the pop (a burst's detach,
+	 * docs/tracer.md "Switches at a pop"): the pause is the program's too, in its own events */
+	if (r->gpu_status == 1 && r->gpu_end_ns > end)
+		end = r->gpu_end_ns;
 	return end > start ? end - start : 0;
 }
 

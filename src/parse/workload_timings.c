@@ -4,10 +4,12 @@
 
 #include <jansson.h>
 #include <math.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "core/buf.h"
 #include "core/fs.h"
+#include "core/vec.h"
 
 #define MAX_BYTES ((size_t)64 << 20)
 
@@ -24,18 +26,14 @@ static double value(const json_t *o, const char *key)
 	return isfinite(x) && x >= 0 ? x : -1;
 }
 
-void lp_workload_timings_parse(const char *text, size_t len, struct lp_own_timings *out)
+/* The lines of `text` one by one: the JSON objects among them (the caller decrefs). */
+static json_t *next_object(const char *text, size_t len, size_t *pos)
 {
-	double sum[N_KEYS] = { 0 }, summary[N_KEYS];
-	size_t n[N_KEYS] = { 0 }, pos = 0, k;
-	int have_summary = 0;
-	int64_t iters = 0, summary_iters = 0, rank = -1;
-	memset(out, 0, sizeof(*out));
-	while (pos < len) {
-		const char *line = text + pos, *nl = memchr(line, '\n', len - pos);
-		size_t n_line = nl ? (size_t)(nl - line) : len - pos;
+	while (*pos < len) {
+		const char *line = text + *pos, *nl = memchr(line, '\n', len - *pos);
+		size_t n_line = nl ? (size_t)(nl - line) : len - *pos;
 		json_t *o;
-		pos += n_line + 1;
+		*pos += n_line + 1;
 		while (n_line && (line[0] == ' ' || line[0] == '\t')) {
 			line++;
 			n_line--;
@@ -43,10 +41,22 @@ void lp_workload_timings_parse(const char *text, size_t len, struct lp_own_timin
 		if (!n_line || line[0] != '{')
 			continue;
 		o = json_loadb(line, n_line, JSON_DECODE_ANY, NULL);
-		if (!json_is_object(o)) {
-			json_decref(o);
-			continue;
-		}
+		if (json_is_object(o))
+			return o;
+		json_decref(o);
+	}
+	return NULL;
+}
+
+void lp_workload_timings_parse(const char *text, size_t len, struct lp_own_timings *out)
+{
+	double sum[N_KEYS] = { 0 }, summary[N_KEYS];
+	size_t n[N_KEYS] = { 0 }, pos = 0, k;
+	int have_summary = 0;
+	int64_t iters = 0, summary_iters = 0, rank = -1;
+	json_t *o;
+	memset(out, 0, sizeof(*out));
+	while ((o = next_object(text, len, &pos)) != NULL) {
 		if (json_is_true(json_object_get(o, "summary"))) {
 			have_summary = 1;
 			for (k = 0; k < N_KEYS; k++)
@@ -84,6 +94,59 @@ void lp_workload_timings_parse(const char *text, size_t len, struct lp_own_timin
 	}
 	out->iters = have_summary && summary_iters > 0 ? summary_iters : iters;
 	out->rank = rank >= 0 && rank <= INT32_MAX ? (int32_t)rank : -1;
+}
+
+int lp_workload_steps_parse(const char *text, size_t len, double **out, size_t *n)
+{
+	double *v = NULL;
+	size_t nv = 0, cap = 0, pos = 0, i;
+	int bad = 0;
+	json_t *o, *x;
+	*out = NULL;
+	*n = 0;
+	while ((o = next_object(text, len, &pos)) != NULL) {
+		const json_t *s = json_object_get(o, "step_ms");
+		if (!bad && json_is_integer(json_object_get(o, "iter")) && json_is_array(s)) {
+			json_array_foreach(s, i, x) {
+				double d = json_is_number(x) ? json_number_value(x) : -1;
+				if (!isfinite(d) || d < 0) {
+					bad = 1;
+					break;
+				}
+				if (LP_ARRAY_RESERVE(v, cap, nv + 1, NULL) < 0) {
+					json_decref(o);
+					free(v);
+					return -1;
+				}
+				v[nv++] = d;
+			}
+		}
+		json_decref(o);
+	}
+	if (bad || !nv) {
+		free(v);
+		return 0;
+	}
+	*out = v;
+	*n = nv;
+	return 0;
+}
+
+int lp_workload_steps_read(const char *path, double **out, size_t *n, struct lp_err *err)
+{
+	struct lp_buf b = LP_BUF_INIT;
+	int rc;
+	*out = NULL;
+	*n = 0;
+	if (!lp_fs_is_file(path))
+		return 0;
+	if (lp_fs_read_file(path, &b, MAX_BYTES, err) < 0) {
+		lp_buf_release(&b);
+		return -1;
+	}
+	rc = lp_workload_steps_parse(b.data, b.len, out, n);
+	lp_buf_release(&b);
+	return rc < 0 ? lp_oom(err) : 0;
 }
 
 int lp_workload_timings_read(const char *path, struct lp_own_timings *out, struct lp_err *err)

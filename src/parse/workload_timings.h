@@ -15,6 +15,11 @@
  * A key that is missing, not a number, not finite or negative leaves the value unknown (< 0).
  * Ownership: plain values, nothing to release. Not thread-safe (only for the struct filled).
  *
+ * Per step: an iteration line may carry `step_ms`, an array of its decode steps' latencies in
+ * order (examples/hf_generate.py --step-times); lp_workload_steps_* concatenate them over the
+ * iteration lines in the order printed, for the self-check of every step (analysis.h). An
+ * iteration line whose `step_ms` holds anything but finite numbers >= 0 makes the list unknown.
+ *
  *   struct lp_own_timings own;
  *   if (lp_workload_timings_read("run/trace/workload.stdout", &own, err) < 0) ...   // I/O error
  *   if (own.valid) printf("%.3f ms\n", own.prefill_ms);
@@ -39,5 +44,11 @@ struct lp_own_timings {
 void lp_workload_timings_parse(const char *text, size_t len, struct lp_own_timings *out);
 /* Reads a file (at most 64 MiB); a missing file gives valid 0 and returns 0; -1 on a read error. */
 int lp_workload_timings_read(const char *path, struct lp_own_timings *out, struct lp_err *err);
+
+/* The iteration lines' `step_ms`, concatenated: *out (malloc'ed, the caller frees; NULL when
+ * none) and *n. Returns 0, or -1 out of memory (nothing allocated). */
+int lp_workload_steps_parse(const char *text, size_t len, double **out, size_t *n);
+/* The same from a file; a missing file gives none and returns 0; -1 on a read error. */
+int lp_workload_steps_read(const char *path, double **out, size_t *n, struct lp_err *err);
 
 #endif

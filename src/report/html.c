@@ -232,9 +232,11 @@ static void self_check(const struct lp_analysis *a, struct lp_buf *b)
 	if (a->check_rank_label[0])
 		lp_buf_addf(b, ", %s's: compared with %s's stages, not the means over the ranks", a->check_rank_label,
 			a->check_rank_label);
-	lp_buf_addf(b, ". %s (tolerance %.0f%%).</p>\n",
+	lp_buf_addf(b, ". %s (tolerance %.0f%%).",
 		a->check_failed ? "At least one differs by more than the tolerance: read the stage numbers with care"
 				: "All agree", 100.0 * LP_SELF_CHECK_TOL);
+	lp_fmt_step_check(a, b);
+	lp_buf_adds(b, "</p>\n");
 }
 
 static void run_section(const struct lp_analysis *a, struct lp_buf *b)

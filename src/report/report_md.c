@@ -138,8 +138,10 @@ static void self_check(const struct lp_analysis *a, struct lp_buf *out)
 	if (a->check_rank_label[0])
 		lp_buf_addf(out, ", %s's: compared with %s's stages (Per-rank stages), not the means over the ranks",
 			a->check_rank_label, a->check_rank_label);
-	lp_buf_addf(out, ". %s (tolerance %.0f%%).\n", a->check_failed ? "At least one differs by more than the tolerance: read "
+	lp_buf_addf(out, ". %s (tolerance %.0f%%).", a->check_failed ? "At least one differs by more than the tolerance: read "
 			 "the stage numbers with care" : "All agree", 100.0 * LP_SELF_CHECK_TOL);
+	lp_fmt_step_check(a, out);
+	lp_buf_adds(out, "\n");
 }
 
 static void tracing_mode(const struct lp_analysis *a, struct lp_buf *out);

@@ -84,6 +84,21 @@ int lp_fmt_gaps(const struct lp_waterfall *w, lp_text_fn text, struct lp_buf *ou
 	return out->oom ? -1 : 0;
 }
 
+int lp_fmt_step_check(const struct lp_analysis *a, struct lp_buf *out)
+{
+	const struct lp_step_check *c = &a->step_check;
+	if (!c->theirs)
+		return 0;
+	if (!c->done)
+		lp_buf_addf(out, " Every decode step against the workload's own step times: not compared (%s; %zu in the "
+			"trace, %zu in its lines).", c->why_not ? c->why_not : "unknown", c->ours, c->theirs);
+	else
+		lp_buf_addf(out, " Every decode step against the workload's own step times: %zu of %zu within %.0f%% "
+			"(median %.2f%%, largest %.2f%% at step %zu).", c->within, c->ours, LP_STEP_CHECK_PCT,
+			c->median_abs_pct, c->max_abs_pct, c->max_at);
+	return out->oom ? -1 : 0;
+}
+
 /* A table's n/a reasons, each said once under it: cells read "n/a [k]". */
 struct na_notes {
 	const char *why[8];

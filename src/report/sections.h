@@ -38,6 +38,10 @@ int lp_fmt_peaks(const struct lp_analysis *a, lp_text_fn text, struct lp_buf *ou
 /* The largest idle gaps of a waterfall: "<label> 0.0123 ms per step (4.0 times); ..." (nothing
  * when it has none). */
 int lp_fmt_gaps(const struct lp_waterfall *w, lp_text_fn text, struct lp_buf *out);
+/* The check of every decode step against the workload's own (analysis.h lp_step_check): one
+ * sentence with a leading space, no markup and nothing to escape; nothing when the workload
+ * listed no steps. */
+int lp_fmt_step_check(const struct lp_analysis *a, struct lp_buf *out);
 /* The waterfall's floor source: "memory: ..." as is, "n/a (reason)" when the floor is unknown. */
 int lp_fmt_floor(const struct lp_waterfall *w, lp_text_fn text, struct lp_buf *out);
 

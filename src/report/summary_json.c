@@ -411,6 +411,23 @@ int lp_report_summary_json(const struct lp_analysis *a, struct lp_buf *out, stru
 		json_array_append_new(arr, c);
 	}
 	put(o, "checks", arr);
+	{
+		const struct lp_step_check *c = &a->step_check;
+		json_t *s = json_null();
+		if (c->theirs) {
+			s = json_object();
+			put(s, "compared", json_boolean(c->done));
+			put(s, "llmprof_steps", json_integer((json_int_t)c->ours));
+			put(s, "workload_steps", json_integer((json_int_t)c->theirs));
+			put(s, "why_not", c->done || !c->why_not ? json_null() : lp_json_string(c->why_not));
+			put(s, "within_pct", real(LP_STEP_CHECK_PCT));
+			put(s, "within", c->done ? json_integer((json_int_t)c->within) : json_null());
+			put(s, "median_abs_diff_pct", c->done ? real(c->median_abs_pct) : json_null());
+			put(s, "max_abs_diff_pct", c->done ? real(c->max_abs_pct) : json_null());
+			put(s, "max_at_step", c->done ? json_integer((json_int_t)c->max_at) : json_null());
+		}
+		put(o, "steps", s);
+	}
 	put(root, "self_check", o);
 	if (a->baseline_asked)
 		put(root, "baseline", lp_baseline_json(a));

@@ -365,6 +365,7 @@ int lp_report_rebuild_ex(const char *run_dir, struct lp_rebuild_outcome *oc, str
 	struct lp_device env_dev;
 	int rc = -1, have_prof = 0, have_ncu = 0;
 	json_t *sampling = NULL;
+	double *own_steps = NULL;
 
 	memset(&in, 0, sizeof(in));
 	memset(oc, 0, sizeof(*oc));
@@ -414,6 +415,10 @@ int lp_report_rebuild_ex(const char *run_dir, struct lp_rebuild_outcome *oc, str
 		struct lp_err terr = LP_ERR_INIT;
 		if (lp_workload_timings_read(path.data, &in.own, &terr) < 0)
 			in.own.valid = 0;
+		/* and its per-step latencies, for the check of every step (none when unreadable) */
+		lp_err_clear(&terr);
+		if (lp_workload_steps_read(path.data, &own_steps, &in.n_own_steps, &terr) == 0)
+			in.own_steps = own_steps;
 	}
 	/* the bandwidth probe (run.probe_bandwidth): a JSON line with copy_gb_per_s */
 	lp_fs_join(&path, run_dir, "probe.json");
@@ -476,6 +481,7 @@ int lp_report_rebuild_ex(const char *run_dir, struct lp_rebuild_outcome *oc, str
 	}
 done:
 	json_decref(sampling);
+	free(own_steps);
 	if (have_ncu)
 		lp_kernel_table_release(&ncu);
 	if (have_prof)

@@ -30,6 +30,12 @@ grep -q 'for the totals a separate exact run would record ("a rerun": 0.2% of a 
   "$R/report.md" || fail "report.md's Tracing mode does not name the rerun interval"
 grep -q '(12 of 44)</td>' "$R/report.html" || fail "report.html has no marked row"
 grep -q 'tracing mode: Sampled' "$R/report.html" || fail "report.html does not say the mode"
+# every step against the program's step_ms (3.3 ms steps: the 50-80 us between its events and
+# ours is 2-3% here, test_sampling_traces), in report.md and the HTML report
+grep -q "Every decode step against the workload's own step times: 37 of 48 within 2% (median 1.95%, largest 5.36% at step 46)." \
+  "$R/report.md" || fail "report.md's Self-check lacks the step check: $(grep -A12 '^## Self-check' "$R/report.md")"
+grep -q "Every decode step against the workload's own step times: 37 of 48 within 2%" "$R/report.html" ||
+  fail "report.html's Self-check lacks the step check"
 python3 - "$R" <<'PY' || fail "summary.json: sampled rows"
 import json, sys
 s = json.load(open(sys.argv[1] + "/summary.json"))
@@ -54,6 +60,10 @@ sc = s["self_check"]
 assert sc["workload_reported"], sc
 dec = [c for c in sc["checks"] if "decode" in c["what"]]
 assert dec and all(abs(c["diff"]) < 0.05 for c in dec), dec
+st = sc["steps"]
+assert st["compared"] and st["llmprof_steps"] == st["workload_steps"] == 48 and st["within"] == 37, st
+assert st["why_not"] is None and st["max_at_step"] == 46 and abs(st["max_abs_diff_pct"] - 5.36) < 0.01, st
+assert not sc["failed"], sc
 PY
 # derived figures: unrecorded steps marked on the timeline, gaps located in the recorded steps only
 grep -q 'Sampled trace: the kernels of 16 of the 24 decode steps here were not recorded' "$R/figures/timeline.svg" \

@@ -247,6 +247,28 @@ static void test_workload_timings(void **state)
 	assert_false(t.valid);
 	assert_int_equal(lp_workload_timings_read("/nonexistent/workload.stdout", &t, &err), 0);
 	assert_false(t.valid);
+	{
+		/* per step: the iteration lines' step_ms in order; the summary's and non-iteration
+		 * lines' ignored; one bad value makes the list unknown */
+		static const char steps[] =
+			"{\"iter\": 0, \"step_ms\": [1.5, 2]}\n"
+			"{\"summary\": true, \"step_ms\": [9]}\n"
+			"{\"step_ms\": [8]}\n"
+			"{\"iter\": 1, \"step_ms\": [2.5]}\n";
+		static const char bad[] = "{\"iter\": 0, \"step_ms\": [1.5, -2]}\n{\"iter\": 1, \"step_ms\": [2.5]}\n";
+		double *v;
+		size_t n;
+		assert_int_equal(lp_workload_steps_parse(steps, sizeof(steps) - 1, &v, &n), 0);
+		assert_int_equal(n, 3);
+		assert_true(v[0] == 1.5 && v[1] == 2.0 && v[2] == 2.5);
+		free(v);
+		assert_int_equal(lp_workload_steps_parse(bad, sizeof(bad) - 1, &v, &n), 0);
+		assert_true(!v && !n);
+		assert_int_equal(lp_workload_steps_parse(text, sizeof(text) - 1, &v, &n), 0);
+		assert_true(!v && !n);
+		assert_int_equal(lp_workload_steps_read("/nonexistent/workload.stdout", &v, &n, &err), 0);
+		assert_true(!v && !n);
+	}
 }
 
 /* The self-check: llmprof's TTFT / decode numbers beside the workload's own, flagged past 5%. */
@@ -291,6 +313,61 @@ static void test_self_check(void **state)
 	lp_profile_release(&p);
 }
 
+/* A decode step whose pop paused the program (a burst's detach, 3 ms after the pop): the tracer
+ * marked its end again after the pause (docs/tracer.md "Switches at a pop"), and the step's
+ * latency runs to that mark although its kernel ended before the pop, as the program's own events
+ * see it; every step then agrees with the workload's step_ms (the step check, analysis.h). Host
+ * times: s0 [1, 4], s1 [4, 7] (its GPU end mark at 10), s2 [10, 13]; kernels inside each. */
+static void test_step_check_and_paused_pop(void **state)
+{
+	struct lp_profile p;
+	struct lp_analysis a;
+	struct lp_analysis_input in;
+	struct lp_err err = LP_ERR_INIT;
+	const struct lp_stage *dec;
+	const double own[] = { 3.0, 6.0, 3.03 }, short_own[] = { 3.0, 6.0 };
+	int32_t pf, da, s[3];
+	int k;
+	(void)state;
+	lp_profile_init(&p, "paused");
+	pf = R(&p, -1, "prefill", 0, 1 * MS);
+	K(&p, pf, "gemm", 100 * US, 200 * US, 900 * US);
+	da = R(&p, -1, "decode_all", 1 * MS, 13 * MS);
+	for (k = 0; k < 3; k++) {
+		uint64_t t0 = (uint64_t)(k == 2 ? 10 : 1 + 3 * k) * MS;
+		s[k] = R(&p, da, "decode_step", t0, t0 + 3 * MS);
+		K(&p, s[k], "gemv", t0 + 500 * US, t0 + 1 * MS, t0 + 2500 * US);
+	}
+	p.ranges[s[1]].gpu_status = 1;
+	p.ranges[s[1]].gpu_start_ns = 4 * MS;
+	p.ranges[s[1]].gpu_end_ns = 10 * MS;
+	memset(&in, 0, sizeof(in));
+	in.profile = &p;
+	in.own_steps = own;
+	in.n_own_steps = 3;
+	assert_int_equal(lp_analyze(&in, &a, &err), 0);
+	dec = lp_stages_find(&a.stages, LP_STAGE_DECODE);
+	assert_non_null(dec);
+	assert_int_equal(dec->n_step_lat, 3);
+	assert_true(near(dec->step_lat_ms[0], 3.0) && near(dec->step_lat_ms[1], 6.0) && near(dec->step_lat_ms[2], 3.0));
+	assert_true(a.step_check.done);
+	assert_int_equal(a.step_check.within, 3);
+	assert_int_equal(a.step_check.max_at, 2);
+	assert_true(fabs(a.step_check.max_abs_pct - 0.03 / 3.03 * 100) < 1e-9);
+	assert_true(near(a.step_check.median_abs_pct, 0.0));
+	assert_false(a.check_failed);
+	lp_analysis_release(&a);
+	/* a different count: said, not compared */
+	in.own_steps = short_own;
+	in.n_own_steps = 2;
+	assert_int_equal(lp_analyze(&in, &a, &err), 0);
+	assert_false(a.step_check.done);
+	assert_true(a.step_check.ours == 3 && a.step_check.theirs == 2);
+	assert_non_null(strstr(a.step_check.why_not, "different numbers"));
+	lp_analysis_release(&a);
+	lp_profile_release(&p);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -301,6 +378,7 @@ int main(void)
 		cmocka_unit_test(test_overlap_and_busy_shares),
 		cmocka_unit_test(test_workload_timings),
 		cmocka_unit_test(test_self_check),
+		cmocka_unit_test(test_step_check_and_paused_pop),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
