@@ -127,6 +127,15 @@ static void generation(int gen, const int *rec, int n, const char *during, const
 	dpop(llm);
 }
 
+/* A prefill range, which finds CUPTI attached with everything on (bursts). */
+static void prefill(const char *where, int detaches)
+{
+	const int all_cb = 6, all_kinds = 4;
+	push("prefill");
+	expect(where, 1, all_cb, all_kinds, detaches);
+	dpop(llm);
+}
+
 /* bursts: every=4,burst=2,first=1,pick=first (lead=1 with `lead`) */
 static int bursts(int lead, int parent)
 {
@@ -141,9 +150,7 @@ static int bursts(int lead, int parent)
 	if (parent == 4) {
 		/* LLMPROF_TRACE_CUPTI_DELAY=1: started at the first stage range's push */
 		expect("start-up", 0, 0, 0, 0);
-		push("prefill");
-		expect("prefill", 1, all_cb, all_kinds, 0);
-		dpop(llm);
+		prefill("prefill", 0);
 		generation(1, rec, 8, "AAADDAAD", "AADDAADD", &detaches);
 		expect("after decode_all", 1, all_cb, all_kinds, detaches);
 		return failures ? 1 : 0;
@@ -155,9 +162,7 @@ static int bursts(int lead, int parent)
 		expect("start-up", 0, 0, 0, 0);
 		generation(1, none, 8, "DDDDDDDD", "DDDDDDDD", &detaches);
 		expect("after decode_all", 1, all_cb, all_kinds, 0);
-		push("prefill");
-		expect("prefill", 1, all_cb, all_kinds, 0);
-		dpop(llm);
+		prefill("prefill", 0);
 		generation(2, rec, 8, "AAADIAAI", "AADIAAII", &detaches);
 		expect("gen 2 after decode_all", 1, all_cb, all_kinds, detaches);
 		return failures ? 1 : 0;
@@ -168,9 +173,7 @@ static int bursts(int lead, int parent)
 		expect("after decode_all", 1, all_cb, all_kinds, detaches);
 	else
 		expect("after decode_all", lead, lead ? all_cb : 0, 0, detaches);
-	push("prefill");
-	expect("prefill", 1, all_cb, all_kinds, detaches);
-	dpop(llm);
+	prefill("prefill", detaches);
 	if (!parent)
 		return failures ? 1 : 0;
 	/* a second generation of as many units: the flush thread attaches 4 units before its foreseen
@@ -178,9 +181,7 @@ static int bursts(int lead, int parent)
 	 * next burst or the prefill */
 	generation(2, rec, 8, "AAADIAAI", "AADIAAII", &detaches);
 	expect("gen 2 after decode_all", 1, all_cb, all_kinds, detaches);
-	push("prefill");
-	expect("gen 2 prefill", 1, all_cb, all_kinds, detaches);
-	dpop(llm);
+	prefill("gen 2 prefill", detaches);
 	/* twice as long: the attach ahead only inside the window before the foreseen end (the pops of
 	 * units 3 and 6); past it (unit 10) a burst detaches as usual */
 	generation(3, rec3, 16, "AAADIAAIIAADDAAD", "AADIAAIIAADDAADD", &detaches);

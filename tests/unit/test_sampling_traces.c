@@ -329,6 +329,35 @@ static void derived_figures(const struct lp_analysis *a, const struct lp_analysi
 	lp_buf_release(&out);
 }
 
+/* Every decode step's GPU time in the trace (st) against the fixture program's own ("step G S NS"
+ * lines in `path`: from after the step's push to after its pop, fixture_writer.c), which holds the
+ * host pauses of the detaches at the pops (cupti_fake.c's 3 ms): equal for every step. Returns how
+ * many steps held such a pause. */
+static size_t steps_as_program(const char *path, const struct stage_list *st)
+{
+	struct lp_buf steps = LP_BUF_INIT;
+	struct lp_err err = LP_ERR_INIT;
+	const char *line;
+	size_t i, held = 0;
+	assert_int_equal(lp_fs_read_file(path, &steps, 1 << 20, &err), 0);
+	line = steps.data;
+	for (i = 0; i < st->n; i++) {
+		int g, s;
+		unsigned long long ns;
+		assert_int_equal(sscanf(line, "step %d %d %llu", &g, &s, &ns), 3);
+		assert_int_equal(st->r[i].index, (uint32_t)s);
+		assert_int_equal(st->r[i].gpu, LP_TRACE_STAGE_GPU_EVENTS);
+		if (st->r[i].gpu_elapsed_ns != ns)
+			fail_msg("generation %d step %d: %llu ns in the trace, %llu the program's", g, s,
+				(unsigned long long)st->r[i].gpu_elapsed_ns, ns);
+		assert_true(st->r[i].gpu_end_ns - st->r[i].gpu_start_ns == ns);
+		held += ns >= 3000000;
+		line = strchr(line, '\n') + 1;
+	}
+	lp_buf_release(&steps);
+	return held;
+}
+
 /* The Perfetto export of the sampled trace: the unrecorded steps' slices say so. */
 static void perfetto_marks(const struct lp_profile *p, size_t n_skipped)
 {
@@ -363,8 +392,6 @@ static void test_fixture_traces(void **state)
 	struct lp_tsample_units units;
 	struct stage_list *st = calloc(1, sizeof(*st));
 	struct lp_err err = LP_ERR_INIT;
-	struct lp_buf steps = LP_BUF_INIT;
-	const char *line;
 	size_t i, k, inside = 0, big = 0;
 	double total_exact = 0;
 	(void)state;
@@ -390,18 +417,8 @@ static void test_fixture_traces(void **state)
 	assert_int_equal(st->sampling.toggles, 2 * (144 - 6 - rec)); /* off and on around each skipped unit */
 	plan.pick = LP_TRACE_SAMPLE_PICK_RANDOM;
 	plan.seed = 7;
-	assert_int_equal(lp_fs_read_file(sa_out, &steps, 1 << 20, &err), 0);
-	line = steps.data;
-	for (i = 0; i < st->n; i++) {
-		int g, s;
-		unsigned long long ns;
-		assert_int_equal(sscanf(line, "step %d %d %llu", &g, &s, &ns), 3);
-		assert_int_equal(st->r[i].index, (uint32_t)s);
-		assert_int_equal(st->r[i].gpu, LP_TRACE_STAGE_GPU_EVENTS);
-		assert_true(st->r[i].gpu_elapsed_ns == ns); /* exact for every step, recorded or not */
-		assert_true(st->r[i].gpu_end_ns - st->r[i].gpu_start_ns == ns);
-		line = strchr(line, '\n') + 1;
-	}
+	/* exact for every step, recorded or not */
+	assert_int_equal(steps_as_program(sa_out, st), 0);
 
 	/* the strata replayed from the range tree are the tracer's */
 	assert_int_equal(lp_tsample_units_find(&sa, &plan, 0, &units, &err), 0);
@@ -560,7 +577,6 @@ static void test_fixture_traces(void **state)
 	lp_tsample_table_release(&ts);
 	lp_profile_release(&ex);
 	lp_profile_release(&sa);
-	lp_buf_release(&steps);
 	free(st);
 }
 
@@ -807,34 +823,6 @@ static void test_steps_only(void **state)
 	free(b);
 	lp_profile_release(&ex);
 	lp_profile_release(&sa);
-}
-
-/* Every decode step's GPU time in the trace (st) against the fixture program's own ("step G S NS"
- * lines in `path`: from after the step's push to after its pop, fixture_writer.c), which holds the
- * host pauses of the detaches at the pops (cupti_fake.c's 3 ms): equal for every step. Returns how
- * many steps held such a pause. */
-static size_t steps_as_program(const char *path, const struct stage_list *st)
-{
-	struct lp_buf steps = LP_BUF_INIT;
-	struct lp_err err = LP_ERR_INIT;
-	const char *line;
-	size_t i, held = 0;
-	assert_int_equal(lp_fs_read_file(path, &steps, 1 << 20, &err), 0);
-	line = steps.data;
-	for (i = 0; i < st->n; i++) {
-		int g, s;
-		unsigned long long ns;
-		assert_int_equal(sscanf(line, "step %d %d %llu", &g, &s, &ns), 3);
-		assert_int_equal(st->r[i].index, (uint32_t)s);
-		assert_int_equal(st->r[i].gpu, LP_TRACE_STAGE_GPU_EVENTS);
-		if (st->r[i].gpu_elapsed_ns != ns)
-			fail_msg("generation %d step %d: %llu ns in the trace, %llu the program's", g, s,
-				(unsigned long long)st->r[i].gpu_elapsed_ns, ns);
-		held += ns >= 3000000;
-		line = strchr(line, '\n') + 1;
-	}
-	lp_buf_release(&steps);
-	return held;
 }
 
 /* auto with bursts on a program whose first steps are slow: the decision to sample comes at a
