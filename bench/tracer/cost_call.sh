@@ -24,7 +24,8 @@
 # burst (LLMPROF_TRACE_SAMPLE=$LP_BURST, default every=64,burst=4: CUPTI detached between bursts, run 23),
 # burstlead (the same, the flush thread attaching LP_BURST_LEAD (2) units ahead), burst2
 # (LP_BURST2, default every=128,burst=8), delay (auto, CUPTI started late:
-# LLMPROF_TRACE_CUPTI_DELAY=$LP_COST_CUPTI_DELAY, default 4; delay2: the same with LP_BURST2; delay1: =1), burstparent ($LP_BURST with LLMPROF_TRACE_BURST_REATTACH=parent:
+# LLMPROF_TRACE_CUPTI_DELAY=$LP_COST_CUPTI_DELAY, default 4; delay2: the same with LP_BURST2; delay1: =1),
+# cuptild (no tracer, libcupti preloaded: LP_CUPTI_LIB or the loader's), burstparent ($LP_BURST with LLMPROF_TRACE_BURST_REATTACH=parent:
 # attached again at decode_all's pop, for the next prefill), burstskip (one
 # burst of one unit a generation: the detached steady state after a cycle).
 # LP_COST_MODES_HF / LP_COST_MODES_PLAIN pick the modes of the rounds, LP_COST_ONCE modes run in
@@ -70,6 +71,12 @@ BURST=${LP_BURST:-every=64,burst=4}  # bursts (run 23): CUPTI detached between t
 NSYS=${LP_NSYS:-/opt/nvidia/nsight-compute/2025.3.1/host/target-linux-x64/nsys}
 NSYS_LIBS=${LP_NSYS_LIBS:-$PWD/.carry-nsyslibs}
 SITE=$PWD/python/llmprof_auto/site:$PWD/python
+# libcupti for mode cuptild: LP_CUPTI_LIB, else the first the loader knows, else CUDA's own
+CUPTI_SO=${LP_CUPTI_LIB:-$(ldconfig -p 2>/dev/null | awk '/libcupti\.so/ {print $NF; exit}')}
+[ -n "$CUPTI_SO" ] || CUPTI_SO=$(ls /usr/local/cuda/extras/CUPTI/lib64/libcupti.so* /usr/local/cuda/lib64/libcupti.so* 2>/dev/null | head -n 1)
+case " ${LP_COST_TURNS:-} ${LP_COST_MODES_HF:-} ${LP_COST_MODES_PLAIN:-} " in
+*cuptild*) echo "cuptild: LD_PRELOAD=${CUPTI_SO:-(none found)}" >>"$W/progress.txt" ;;
+esac
 HF=${LP_COST_HF_CMD:-"python3 examples/hf_generate.py --model llama-3.2-1b --prompt-len 512 --new-tokens 128 --iters ${LP_COST_HF_ITERS:-2} --warmup 1 --step-times"}
 PLAIN=${LP_COST_PLAIN_CMD:-"python3 examples/hf_generate_plain.py --model llama-3.2-1b --prompt-len 512 --new-tokens 128 --iters ${LP_COST_PLAIN_ITERS:-3} --step-times"}
 {
@@ -116,6 +123,9 @@ mode_env() {
 	case $1 in
 	plain | shim | kineto | nsys) return 0 ;;
 	null) E=(CUDA_INJECTION64_PATH=$NULL_LIB); return 0 ;;
+	# cuptild (run 27's next step): no tracer, libcupti loaded at the start (LD_PRELOAD) and never
+	# initialized: whether its presence alone, before the program's set-up, costs the ~3 points
+	cuptild) E=(LD_PRELOAD=$CUPTI_SO); return 0 ;;
 	cudainj) E=(CUDA_INJECTION64_PATH=$LIB LLMPROF_TRACE_CUPTI=0 LLMPROF_TRACE_SAMPLE=off "${tr[@]}"); return 0 ;;
 	nvtxinj) E=(NVTX_INJECTION64_PATH=$LIB LLMPROF_TRACE_SAMPLE=off "${tr[@]}"); return 0 ;;
 	lazy) E=(NVTX_INJECTION64_PATH=$LIB LLMPROF_TRACE_CUPTI_FROM_NVTX=1 LLMPROF_TRACE_SAMPLE=every=1000000,first=0,pick=first "${tr[@]}"); return 0 ;;
@@ -158,7 +168,7 @@ spawn() {
 	local prog=$1 mode=$2 tag=$3 base out auto=()
 	base=$HF; [ "$prog" = plain ] && base=$PLAIN; [ "$prog" = hfo ] && base="$HF --nvtx-ops off"
 	[ "$prog" = opcost ] && base="python3 bench/tracer/torch_opcost.py --tag $tag"
-	[ "$prog" = plain ] && [ "$mode" != plain ] && auto=(PYTHONPATH=$SITE LLMPROF_AUTO_DIR=$W/auto_$tag)
+	[ "$prog" = plain ] && [ "$mode" != plain ] && [ "$mode" != cuptild ] && auto=(PYTHONPATH=$SITE LLMPROF_AUTO_DIR=$W/auto_$tag)
 	out=$W/$tag.txt
 	mode_env "$mode" "$tag" || { echo "unknown mode $mode" >"$W/$tag.err"; return 2; }
 	case $mode in
