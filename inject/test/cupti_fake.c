@@ -8,9 +8,9 @@
 
 #include <stdlib.h>
 
-static int recording = 1;
 #define DETACH_PAUSE_NS 3000000ull
 
+static int recording = 1;
 static uint64_t gpu_now = 1000000000ull, toggles;
 
 int lp_fake_recording(void);
