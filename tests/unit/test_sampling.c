@@ -503,7 +503,7 @@ static void test_real_coverage(void **state)
 	lp_tsample_coverage_release(&c);
 	/* bursts (bench/sampling/README.md): clusters of 4 in blocks of 32 and 64, and of 8 and of 4
 	 * in blocks of 128 (one per generation: the differences pooled across the two generations;
-	 * every=128,burst=4 measured in run 26 as a cheaper default, not adopted) */
+	 * every=128,burst=4 is auto's since run 27) */
 	{
 		static const uint32_t cfg[][3] = { { 32, 4, 89 }, { 64, 4, 89 }, { 128, 8, 80 }, { 128, 4, 89 } };
 		size_t j;
