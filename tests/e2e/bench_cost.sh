@@ -8,9 +8,7 @@
 # over skipped steps (+5%) are the ones built in. Skipped without python3 or taskset.
 set -u
 . "$(dirname "$0")/lib.bash"
-command -v python3 >/dev/null 2>&1 || skip "python3 is not installed"
-command -v taskset >/dev/null 2>&1 || skip "taskset is not installed"
-export PYTHONDONTWRITEBYTECODE=1
+need_cost_tools
 cat >"$LP_TMP/stand_in.py" <<EOF
 import json, os, sys, time
 sys.path.insert(0, "$LP_SRC/examples")

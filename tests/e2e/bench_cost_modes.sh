@@ -7,9 +7,7 @@
 # names the library preloaded. Skipped without python3 or taskset.
 set -u
 . "$(dirname "$0")/lib.bash"
-command -v python3 >/dev/null 2>&1 || skip "python3 is not installed"
-command -v taskset >/dev/null 2>&1 || skip "taskset is not installed"
-export PYTHONDONTWRITEBYTECODE=1
+need_cost_tools
 FAKE="python3 $LP_SRC/bench/tracer/turn_fake.py --nominal --new-tokens 8"
 cost_turns "hf_plain_t hf_cuptild_t hf_delay1_t plain_plain_t plain_cuptild_t plain_delay1_t" \
 	"$FAKE --kind hf --iters 2" "$FAKE --kind plain --iters 2" LP_COST_TURN_STEPS=2 LP_CUPTI_LIB=/nonexistent/libcupti.so

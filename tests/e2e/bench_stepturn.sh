@@ -11,9 +11,7 @@
 # plain_t). Skipped without python3 or taskset.
 set -u
 . "$(dirname "$0")/lib.bash"
-command -v python3 >/dev/null 2>&1 || skip "python3 is not installed"
-command -v taskset >/dev/null 2>&1 || skip "taskset is not installed"
-export PYTHONDONTWRITEBYTECODE=1
+need_cost_tools
 FAKE="python3 $LP_SRC/bench/tracer/turn_fake.py --nominal --new-tokens 8 --log $LP_TMP/steps.txt"
 cost_turns "hf_plain_t hf_plain_u hf_auto_t plain_plain_t plain_plain_u plain_auto_t" \
 	"$FAKE --kind hf --iters 3" "$FAKE --kind plain --iters 4" LP_COST_TURN_STEPS=2 LLMPROF_BENCH_COUNTERS=1

@@ -22,6 +22,14 @@ have_gpu() { command -v nvidia-smi >/dev/null 2>&1 && nvidia-smi -L >/dev/null 2
 # ("run: DIR (exit N)").
 run_dir_from_stdout() { sed -n '1s/^run: \(.*\) (exit [0-9]*)$/\1/p' "$LP_TMP/stdout"; }
 
+# need_cost_tools: skips a test of bench/tracer/cost_call.sh without python3 or taskset (its
+# processes are pinned), and keeps its stand-in programs' bytecode out of the tree.
+need_cost_tools() {
+	command -v python3 >/dev/null 2>&1 || skip "python3 is not installed"
+	command -v taskset >/dev/null 2>&1 || skip "taskset is not installed"
+	export PYTHONDONTWRITEBYTECODE=1
+}
+
 # cost_turns TAGS HF_CMD PLAIN_CMD [VAR=VALUE...]: bench/tracer/cost_call.sh's turns on stand-in
 # programs (one CPU, no nsys), its work folder in $LP_TMP/work; fails unless every process took its
 # turns to the end (none released at the deadline).
