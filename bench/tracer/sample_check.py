@@ -23,6 +23,11 @@ to the traces, which are too large to bring back whole).
                                            steps (run 26); BEFORE (LLMPROF_TRACE_CUPTI_DELAY's
                                            processes): the generations before CUPTI's start
                                            against those after it (run 27)
+    sample_check.py places_all DIR [BEFORE]
+                                           places for every traced process of the call, each
+                                           with the schedule its log names (BEFORE for delay
+                                           and delay2), then per program and mode the
+                                           processes' min, max and mean (run 27)
     sample_check.py gens TRACE             per generation (each prefill and decode_all range, in
                                            time order, "warmup" marked), the recorded kernels'
                                            calls and total ns per kernel name, and the recorded
@@ -58,6 +63,7 @@ replays the current one (a random position per block) over many seeds (bench/sam
 import json
 import math
 import os
+import re
 import statistics
 import struct
 import sys
@@ -773,7 +779,7 @@ def step_places(rec, lead=2, end=4):
     return out
 
 
-def cmd_places(d, tag, spec="every=128,burst=4,first=2", offset=2, before=None):
+def places(d, tag, spec="every=128,burst=4,first=2", offset=2, before=None):
     """Where a burst process's cost lies (run 26): its decode steps grouped by their place in the
     burst schedule (step_places), each against the mean of the plain processes' steps of the same
     generation and index (DIR/<prog>_plain_*.txt), ratio of sums and median of the step ratios in
@@ -841,8 +847,62 @@ def cmd_places(d, tag, spec="every=128,burst=4,first=2", offset=2, before=None):
         b, a = mean_of("all_pct", False), mean_of("all_pct", True)
         out["delay"] = dict(before=before, before_pct=b, after_pct=a, after_detached_pct=mean_of("detached_pct", True),
                             after_less_before_pct=round(a - b, 2) if a is not None and b is not None else None)
+    return out
+
+
+def cmd_places(d, tag, spec="every=128,burst=4,first=2", offset=2, before=None):
+    out = places(d, tag, spec, offset, before)
     print(json.dumps(out, indent=1))
     return out
+
+
+def logged_spec(log_path, default="every=128,burst=4,first=2"):
+    """The schedule a traced process ran, from its tracer log's "stages: sampling" line ("B in each
+    block of N after the first F"), as places' SPEC; `default` without a log or that line (the
+    processes of modes without the tracer, whose steps are grouped by it only to be counted)."""
+    try:
+        text = open(log_path, errors="replace").read()
+    except OSError:
+        return default
+    m = re.search(r"stages: sampling .*?(\d+) in each block of (\d+) after the first (\d+)", text)
+    if not m:
+        return default
+    burst = ",burst=%s" % m.group(1) if "CUPTI detached between bursts" in text else ""
+    return "every=%s%s,first=%s" % (m.group(2), burst, m.group(3))
+
+
+def cmd_places_all(d, before=None):
+    """places for every process of a step-turn call (DIR/<prog>_<mode>_<x>.txt, plain ones excepted),
+    each with the schedule its log names, BEFORE for the modes delay and delay2 (CUPTI started
+    before a later generation); then per (program, mode) the processes' min, max and mean of the
+    total, the detached level and what the other places add above it (% against plain). Prints a
+    table."""
+    rows = []
+    for f in sorted(os.listdir(d)):
+        parts = f[:-4].split("_") if f.endswith(".txt") else []
+        if len(parts) != 3 or parts[1] == "plain" or parts[0] not in ("hf", "plain", "hfo"):
+            continue
+        tag, mode = f[:-4], parts[1]
+        spec = logged_spec(os.path.join(d, "inject_%s.log" % tag))
+        out = places(d, tag, spec, 2, before if mode in ("delay", "delay2") and before is not None else None)
+        if "summary" in out:
+            rows.append((parts[0], mode, tag, spec, out))
+    print("%-16s %-24s %8s %9s %8s   %s" % ("process", "schedule", "total", "detached", "above",
+                                           "delay: before / after (detached) / after-before"))
+    for prog, mode, tag, spec, out in rows:
+        s, x = out["summary"], out.get("delay")
+        dl = "%+.2f / %+.2f (%+.2f) / %+.2f" % (x["before_pct"], x["after_pct"], x["after_detached_pct"],
+                                                x["after_less_before_pct"]) if x else ""
+        print("%-16s %-24s %+7.2f%% %+8.2f%% %+7.2f%%   %s" % (tag, spec, s["total_pct"], s["detached_pct"],
+                                                         s["above_detached_pct"], dl))
+    print("per program and mode (processes: min to max, mean):")
+    for key in sorted({(r[0], r[1]) for r in rows}):
+        g = [r[4]["summary"] for r in rows if (r[0], r[1]) == key]
+        cells = []
+        for k in ("total_pct", "detached_pct", "above_detached_pct"):
+            v = [x[k] for x in g]
+            cells.append("%s %+.2f to %+.2f, mean %+.2f" % (k[:-4], min(v), max(v), sum(v) / len(v)))
+        print("  %-6s %-9s n=%d  %s" % (key[0], key[1], len(g), "; ".join(cells)))
 
 
 def cmd_gens(trace_path):
@@ -906,6 +966,8 @@ def main(argv):
         cmd_cost(argv[1], *argv[2:3])
     elif len(argv) >= 3 and argv[0] == "places":
         cmd_places(argv[1], argv[2], *argv[3:4], *(int(x) for x in argv[4:6]))
+    elif len(argv) >= 2 and argv[0] == "places_all":
+        cmd_places_all(argv[1], *(int(x) for x in argv[2:3]))
     elif len(argv) >= 3 and argv[0] == "steps":
         cmd_steps(argv[1], argv[2], *argv[3:4])
     else:

@@ -86,4 +86,18 @@ assert "detached" not in p, p
 m = d["summary"]
 assert abs(m["total_pct"] - 3.0) < 1e-6 and m["detached_pct"] == 0 and abs(m["above_detached_pct"] - 3.0) < 1e-6, m
 EOF
+# places_all: every traced process (the stand-in writes no tracer log: the default schedule) and
+# the group of each program and mode
+python3 "$LP_SRC/bench/tracer/sample_check.py" places_all "$W" >"$LP_TMP/places_all.txt" || fail "places_all failed"
+grep -q '^hf_auto_t  *every=128,burst=4,first=2  *+3.00%  *+0.00%  *+3.00%' "$LP_TMP/places_all.txt" &&
+	grep -q '^plain_auto_t ' "$LP_TMP/places_all.txt" &&
+	grep -q '^  hf  *auto  *n=1  total +3.00 to +3.00, mean +3.00;' "$LP_TMP/places_all.txt" &&
+	! grep -q '_plain_' "$LP_TMP/places_all.txt" || fail "places_all: $(cat "$LP_TMP/places_all.txt")"
+# a tracer's log line names the schedule that process ran
+echo "llmprof-inject[1]: stages: sampling auto (unit decode_step, 2 in each block of 8 after the first 2, CUPTI detached between bursts, at a random position, seed 0, auto above 20000 launches/s), GPU times on" \
+	>"$W/inject_hf_auto_t.log"
+python3 "$LP_SRC/bench/tracer/sample_check.py" places_all "$W" >"$LP_TMP/places_all.txt" || fail "places_all failed"
+grep -q '^hf_auto_t  *every=8,burst=2,first=2  *+3.00%' "$LP_TMP/places_all.txt" &&
+	grep -q '^plain_auto_t  *every=128,burst=4,first=2 ' "$LP_TMP/places_all.txt" ||
+	fail "places_all: the logged schedule: $(cat "$LP_TMP/places_all.txt")"
 pass
