@@ -574,7 +574,6 @@ static int burst_pop(struct lp_inj_thread *t, uint32_t mark, void *ev)
 void lp_inj_stage_pop(struct lp_inj_thread *t, uint32_t mark, uint64_t id)
 {
 	uint32_t slot = mark >> MARK_SLOT_SHIFT;
-	int decided = 0;
 	if (S.log_cycles && S.burst && !(mark & (MARK_UNIT_REC | MARK_BURST_SKIP)))
 		lp_inj_log("stages: pop of range %llu%s at %.3f ms", (unsigned long long)id,
 			id == t->unit_parent ? " (the units' parent)" : "", (double)lp_inj_now_ns() / 1e6);
@@ -584,28 +583,26 @@ void lp_inj_stage_pop(struct lp_inj_thread *t, uint32_t mark, uint64_t id)
 	}
 	if (mark & MARK_BURST_SKIP)
 		t->unit_skipping = 0;
-	if ((mark & (MARK_UNIT_REC | MARK_BURST_SKIP)) && !slot) {
-		burst_pop(t, mark, NULL);
-		return;
-	}
 	if (mark & MARK_MEASURED) {
 		uint64_t dt = lp_inj_now_ns() - t->unit_t0, n = t->launches - t->unit_l0;
 		t->rate_ns += dt;
 		if (dt >= 100000 && (uint64_t)((double)n * 1e9 / (double)dt) > t->rate_max)
 			t->rate_max = (uint64_t)((double)n * 1e9 / (double)dt);
-		/* bursts: auto decides here, not at the next unit's push, so that a detach for an
-		 * unrecorded next unit falls after this pop's mark (marked again below), as a burst's
-		 * does: at the push it would pause the program after that unit's mark, inside the unit's
-		 * latency but before the program's own start event where stage ranges come from the
-		 * shim (run 27: the first sampled step of examples/hf_generate_plain.py read +56%) */
+		/* bursts: auto decides here, not at the next unit's push, and this recorded unit then
+		 * ends as a burst's does (burst_pop: a detach for an unrecorded next unit after this
+		 * pop's mark, marked again below); at the push the detach would pause the program after
+		 * that unit's mark, inside the unit's latency but before the program's own start event
+		 * where stage ranges come from the shim (run 27: the first sampled step of
+		 * examples/hf_generate_plain.py read +56%) */
 		if (S.burst && t->unit_index >= S.first &&
 		    atomic_load_explicit(&S.mode, memory_order_relaxed) == MODE_PENDING &&
-		    decide(t, lp_inj_now_ns()) == MODE_SAMPLED && !will_record(t, t->unit_index) &&
-		    lp_inj_cupti_attached())
-			decided = 1;
+		    decide(t, lp_inj_now_ns()) == MODE_SAMPLED)
+			mark |= MARK_UNIT_REC;
 	}
-	if (decided && !slot)
-		burst_switch(0, NULL);
+	if ((mark & (MARK_UNIT_REC | MARK_BURST_SKIP)) && !slot) {
+		burst_pop(t, mark, NULL);
+		return;
+	}
 	if (slot) {
 		void *ev = NULL;
 		int gpu = lp_inj_gpu_mark(&ev), busy;
@@ -614,9 +611,7 @@ void lp_inj_stage_pop(struct lp_inj_thread *t, uint32_t mark, uint64_t id)
 		 * after it, so the unit's latency holds the pause as the program's own CUDA events do
 		 * (run 27: without it the steps that held a detach read 18-45% below the program's
 		 * events, the parent's and the sums agreeing) */
-		if (decided)
-			burst_switch(0, ev);
-		if (decided || ((mark & (MARK_UNIT_REC | MARK_BURST_SKIP)) && burst_pop(t, mark, ev)))
+		if ((mark & (MARK_UNIT_REC | MARK_BURST_SKIP)) && burst_pop(t, mark, ev))
 			lp_inj_gpu_remark(ev);
 		pthread_mutex_lock(&S.lock);
 		if (S.p[slot - 1].state == 1 && S.p[slot - 1].range_id == id) {
