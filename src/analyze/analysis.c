@@ -398,12 +398,6 @@ static void self_check(struct lp_analysis *a)
 	}
 }
 
-static int cmp_abs(const void *x, const void *y)
-{
-	double a = fabs(*(const double *)x), b = fabs(*(const double *)y);
-	return a < b ? -1 : a > b;
-}
-
 /* Every measured decode step (the decode stage's step latencies, or a serving loop's free steps)
  * beside the workload's step_ms, in order (analysis.h). */
 static void step_check(const struct lp_analysis_input *in, struct lp_analysis *a)
@@ -431,18 +425,18 @@ static void step_check(const struct lp_analysis_input *in, struct lp_analysis *a
 		c->why_not = "out of memory";
 		return;
 	}
-	for (i = 0; i < c->ours; i++) {
+	for (i = 0; i < c->ours; i++) {   /* |difference| in % */
 		double theirs = in->own_steps[i];
-		d[i] = theirs > 0 ? (st->step_lat_ms[i] - theirs) / theirs * 100 : (st->step_lat_ms[i] > 0 ? INFINITY : 0);
-		if (fabs(d[i]) <= LP_STEP_CHECK_PCT)
+		d[i] = theirs > 0 ? fabs(st->step_lat_ms[i] - theirs) / theirs * 100 : (st->step_lat_ms[i] > 0 ? INFINITY : 0);
+		if (d[i] <= LP_STEP_CHECK_PCT)
 			c->within++;
-		if (i == 0 || fabs(d[i]) > c->max_abs_pct) {
-			c->max_abs_pct = fabs(d[i]);
+		if (i == 0 || d[i] > c->max_abs_pct) {
+			c->max_abs_pct = d[i];
 			c->max_at = i;
 		}
 	}
-	qsort(d, c->ours, sizeof(*d), cmp_abs);
-	c->median_abs_pct = fabs(d[(c->ours - 1) / 2]);
+	qsort(d, c->ours, sizeof(*d), lp_cmp_double);
+	c->median_abs_pct = lp_percentile_sorted(d, c->ours, 50);
 	free(d);
 	c->done = 1;
 }

@@ -104,7 +104,7 @@ static uint64_t latency(const struct lp_range *r, const struct span *s, const st
 	return end > start ? end - start : 0;
 }
 
-static int cmp_double(const void *a, const void *b)
+int lp_cmp_double(const void *a, const void *b)
 {
 	double x = *(const double *)a, y = *(const double *)b;
 	return (x > y) - (x < y);
@@ -322,7 +322,7 @@ int lp_stage_latency_compute(const struct lp_profile *p, struct lp_stage_set *s)
 			if (!sorted)
 				goto done;
 			memcpy(sorted, st->step_lat_ms, st->n_step_lat * sizeof(*sorted));
-			qsort(sorted, st->n_step_lat, sizeof(*sorted), cmp_double);
+			qsort(sorted, st->n_step_lat, sizeof(*sorted), lp_cmp_double);
 			st->step_p50 = lp_percentile_sorted(sorted, st->n_step_lat, 50);
 			st->step_p90 = lp_percentile_sorted(sorted, st->n_step_lat, 90);
 			st->step_p99 = lp_percentile_sorted(sorted, st->n_step_lat, 99);

@@ -363,15 +363,9 @@ static void inherit_excluded(const struct lp_profile *p, struct lp_stage_set *s)
 		state[i] &= (uint8_t)~0x10;
 }
 
-static int cmp_dbl(const void *a, const void *b)
-{
-	double x = *(const double *)a, y = *(const double *)b;
-	return (x > y) - (x < y);
-}
-
 static double median_of(double *x, size_t n)
 {
-	qsort(x, n, sizeof(*x), cmp_dbl);
+	qsort(x, n, sizeof(*x), lp_cmp_double);
 	return n % 2 ? x[n / 2] : (x[n / 2 - 1] + x[n / 2]) / 2;
 }
 

@@ -254,6 +254,8 @@ void lp_stage_kernel_stats(struct lp_stage *st, double *vals);
 void lp_stage_of_ranges(const struct lp_stage_set *stages, size_t n_ranges, int32_t *stage_of);
 /* Nearest-rank percentile p (0..100) of n ascending values; NAN when n is 0. */
 double lp_percentile_sorted(const double *x, size_t n, double p);
+/* qsort's comparison of doubles, ascending. */
+int lp_cmp_double(const void *a, const void *b);
 /* 1 for structural range names that are neither stages nor notes (decode_step, warmup, ...). */
 int lp_stage_is_structural(const char *name);
 
