@@ -1,7 +1,8 @@
 /* fixture_writer.c: writes a synthetic decode trace with the tracer's own writer (writer.c,
  * lifecycle.c, nvtx.c, sample.c compiled in; cupti_fake.c stands in for CUPTI and the GPU), for
- * tests/unit/test_sampling_traces.c. The program: GENS generations of an LLM-domain `prefill` (one kernel)
- * then `decode_all` holding STEPS `decode_step` ranges, each launching the KERNELS kernels below.
+ * tests/unit/test_sampling_traces.c and test_sampling_bursts.c. The program: GENS generations of an
+ * LLM-domain `prefill` (one kernel) then `decode_all` holding STEPS `decode_step` ranges, each
+ * launching the KERNELS kernels below.
  * Their durations are a deterministic function of (generation, step, kernel): a base, a growth
  * with the step (attention over a longer context) and a pseudo-random jitter, so that two runs
  * with different LLMPROF_TRACE_SAMPLE values differ only in what was recorded. Kernel and launch

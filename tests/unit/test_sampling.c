@@ -5,7 +5,8 @@
  *   - a rerun's interval by hand, and its coverage of a separate run's total when runs differ;
  *   - the stratified design by hand, its coverage on synthetic drift / jump / periodic series, and
  *     on the per-step kernel times of a real H100 decode (tests/fixtures/sampling).
- * Sampled traces end to end (tables, figures, reports): test_sampling_traces.c. */
+ * Sampled traces end to end (tables, figures, reports): test_sampling_traces.c and, in bursts,
+ * test_sampling_bursts.c. */
 #include "testutil.h"
 
 #include <math.h>

@@ -5,10 +5,10 @@
  * the range tree equal the tracer's STAGE flags, every STAGE GPU time equals the program's, the
  * exact table is the raw sums, the sampled table's estimates hold the exact totals within their
  * intervals, and the derived figures (timeline, waterfall, Perfetto, summary.json, stage notes)
- * mark or leave out the unrecorded steps. The statistics themselves: test_sampling.c. */
+ * mark or leave out the unrecorded steps. The statistics themselves: test_sampling.c; bursts (CUPTI
+ * detached between clusters): test_sampling_bursts.c; the shared fixture helpers: sampling_traces.h. */
 #include "testutil.h"
 
-#include <dirent.h>
 #include <math.h>
 #include <string.h>
 #include <zlib.h>
@@ -25,71 +25,7 @@
 #include "llmprof/trace_format.h"
 #include "parse/trace_read.h"
 
-/* a plan (pick: the block's first unit, as the first tracer did) */
-#define PLAN(s_, e_, f_) { .sampled = (s_), .every = (e_), .first = (f_), .unit = "decode_step" }
-
-static void load(const char *dir, struct lp_profile *p)
-{
-	struct lp_err err = LP_ERR_INIT;
-	lp_profile_init(p, dir);
-	if (lp_trace_load(dir, p, &err) < 0)
-		fail_msg("%s", err.msg);
-}
-
-/* The STAGE records of decode_step (the tracer's flags and GPU times), by range id. */
-struct stage_list {
-	struct lp_trace_stage r[256];
-	size_t n;
-	struct lp_trace_sampling sampling;
-};
-
-static void read_stages(const char *dir, struct stage_list *out)
-{
-	struct lp_buf path = LP_BUF_INIT, data = LP_BUF_INIT;
-	struct lp_err err = LP_ERR_INIT;
-	uint32_t unit_sid = 0;
-	struct dirent *de;
-	DIR *d = opendir(dir);
-	size_t off, i, j;
-	assert_non_null(d);
-	while ((de = readdir(d)) != NULL)
-		if (strstr(de->d_name, LP_TRACE_FILE_SUFFIX))
-			lp_buf_addf(&path, "%s/%s", dir, de->d_name);
-	closedir(d);
-	assert_int_equal(lp_fs_read_file(path.data, &data, 1 << 26, &err), 0);
-	memset(out, 0, sizeof(*out));
-	for (off = sizeof(struct lp_trace_preamble); off + sizeof(struct lp_trace_rec_header) <= data.len;) {
-		struct lp_trace_rec_header h;
-		const char *p;
-		memcpy(&h, data.data + off, sizeof(h));
-		p = data.data + off + sizeof(h);
-		if (h.type == LP_TREC_STRING) {
-			struct lp_trace_string s;
-			memcpy(&s, p, sizeof(s));
-			if (s.len == 11 && !memcmp(p + sizeof(s), "decode_step", 11))
-				unit_sid = s.sid;
-		} else if (h.type == LP_TREC_SAMPLING) {
-			memcpy(&out->sampling, p, sizeof(out->sampling));
-		} else if (h.type == LP_TREC_STAGE) {
-			assert_true(out->n < 256);
-			memcpy(&out->r[out->n++], p, sizeof(struct lp_trace_stage));
-		}
-		off += sizeof(h) + h.size;
-	}
-	/* decode_step only, by range id */
-	for (i = j = 0; i < out->n; i++)
-		if (out->r[i].name_sid == unit_sid)
-			out->r[j++] = out->r[i];
-	out->n = j;
-	for (i = 1; i < out->n; i++)
-		for (j = i; j > 0 && out->r[j - 1].range_id > out->r[j].range_id; j--) {
-			struct lp_trace_stage t = out->r[j];
-			out->r[j] = out->r[j - 1];
-			out->r[j - 1] = t;
-		}
-	lp_buf_release(&path);
-	lp_buf_release(&data);
-}
+#include "sampling_traces.h"
 
 static const struct lp_tsample_row *row(const struct lp_tsample_table *t, const char *key)
 {
@@ -101,16 +37,6 @@ static const struct lp_tsample_row *row(const struct lp_tsample_table *t, const 
 	return NULL;
 }
 
-static const struct lp_kernel_row *krow(const struct lp_kernel_set *s, const char *name)
-{
-	size_t i;
-	for (i = 0; i < s->n_rows; i++)
-		if (!strcmp(s->rows[i].name, name))
-			return &s->rows[i];
-	fail_msg("no kernel row '%s'", name);
-	return NULL;
-}
-
 static const struct lp_op_row *orow(const struct lp_op_table *t, const char *name)
 {
 	size_t i;
@@ -119,18 +45,6 @@ static const struct lp_op_row *orow(const struct lp_op_table *t, const char *nam
 			return &t->rows[i];
 	fail_msg("no operator row '%s'", name);
 	return NULL;
-}
-
-static json_t *summary_of(const struct lp_analysis *a)
-{
-	struct lp_buf text = LP_BUF_INIT;
-	struct lp_err err = LP_ERR_INIT;
-	json_t *j;
-	assert_int_equal(lp_report_summary_json(a, &text, &err), 0);
-	j = json_loads(text.data, 0, NULL);
-	assert_non_null(j);
-	lp_buf_release(&text);
-	return j;
 }
 
 /* The analysis's own tables (Top Kernels, Operators, summary.json) of the sampled trace `a`,
@@ -327,35 +241,6 @@ static void derived_figures(const struct lp_analysis *a, const struct lp_analysi
 	assert_null(json_object_get(json_array_get(json_object_get(sum, "waterfall"), 1), "sampled"));
 	json_decref(sum);
 	lp_buf_release(&out);
-}
-
-/* Every decode step's GPU time in the trace (st) against the fixture program's own ("step G S NS"
- * lines in `path`: from after the step's push to after its pop, fixture_writer.c), which holds the
- * host pauses of the detaches at the pops (cupti_fake.c's 3 ms): equal for every step. Returns how
- * many steps held such a pause. */
-static size_t steps_as_program(const char *path, const struct stage_list *st)
-{
-	struct lp_buf steps = LP_BUF_INIT;
-	struct lp_err err = LP_ERR_INIT;
-	const char *line;
-	size_t i, held = 0;
-	assert_int_equal(lp_fs_read_file(path, &steps, 1 << 20, &err), 0);
-	line = steps.data;
-	for (i = 0; i < st->n; i++) {
-		int g, s;
-		unsigned long long ns;
-		assert_int_equal(sscanf(line, "step %d %d %llu", &g, &s, &ns), 3);
-		assert_int_equal(st->r[i].index, (uint32_t)s);
-		assert_int_equal(st->r[i].gpu, LP_TRACE_STAGE_GPU_EVENTS);
-		if (st->r[i].gpu_elapsed_ns != ns)
-			fail_msg("generation %d step %d: %llu ns in the trace, %llu the program's", g, s,
-				(unsigned long long)st->r[i].gpu_elapsed_ns, ns);
-		assert_true(st->r[i].gpu_end_ns - st->r[i].gpu_start_ns == ns);
-		held += ns >= 3000000;
-		line = strchr(line, '\n') + 1;
-	}
-	lp_buf_release(&steps);
-	return held;
 }
 
 /* The Perfetto export of the sampled trace: the unrecorded steps' slices say so. */
@@ -825,176 +710,12 @@ static void test_steps_only(void **state)
 	lp_profile_release(&sa);
 }
 
-/* auto with bursts on a program whose first steps are slow: the decision to sample comes at a
- * pop, and the detach for the unrecorded step after it pauses the program there, in the step
- * that holds the pop, as a burst's detach does; every step's time agrees with the program's. */
-static void test_auto_burst_steps(void **state)
-{
-	const char *dir = LP_TEST_TMP "/sampling_auto_burst";
-	struct stage_list *st = calloc(1, sizeof(*st));
-	size_t i, d, held;
-	(void)state;
-	setenv("LP_FIXTURE_SLOW", "4", 1);
-	/* seed 4: generation 0's first cluster is steps 14-17 (sample_check.py burst_schedule), so the
-	 * step at the decision (5-13) is not recorded and CUPTI detaches for it */
-	lp_test_trace_fixture(dir, "auto,rate=500,every=16,burst=4,first=2,seed=4", LP_TEST_TMP "/sampling_auto_burst.txt");
-	unsetenv("LP_FIXTURE_SLOW");
-	read_stages(dir, st);
-	assert_int_equal(st->sampling.mode, LP_TRACE_SAMPLE_SAMPLED);
-	assert_int_equal(st->sampling.burst, 4);
-	assert_int_equal(st->n, 144);
-	for (d = 2; d < 48 && st->r[d].sample == LP_TRACE_STAGE_MEASURED; d++) {
-	}
-	if (d < 5 || d > 16)
-		fail_msg("auto decided at step %zu", d);
-	held = steps_as_program(LP_TEST_TMP "/sampling_auto_burst.txt", st);
-	/* the step before the decision held the detach */
-	if (d > 13)
-		fail_msg("auto decided at step %zu", d);
-	assert_int_equal(st->r[d].sample, LP_TRACE_STAGE_SKIPPED);
-	assert_true(st->r[d - 1].gpu_elapsed_ns >= 3000000);
-	for (i = 0; i < d - 1; i++)
-		assert_true(st->r[i].gpu_elapsed_ns < 3000000);
-	assert_true(held >= 1 + 2 * 2); /* and in generations 1 and 2 a burst's in each full block */
-	free(st);
-}
-
-/* Bursts (every=8,burst=4,first=2: one cluster of 4 consecutive steps per block of 8, CUPTI
- * detached between bursts): the tracer's flags follow lp_tsample_recorded's clusters, the work
- * between two steps is recorded exactly when the step after it is, and the analysis scales both
- * the steps' kernels and that work (argmax_between_steps) to every step, each estimate within its
- * interval of the exact run's total. */
-static void test_burst_fixture(void **state)
-{
-	const char *ex_dir = LP_TEST_TMP "/sampling_burst_exact", *sa_dir = LP_TEST_TMP "/sampling_burst";
-	static const char *const names[] = { "gemm_mlp", "attention_decode", "gemm_qkv", "rmsnorm", "rope",
-		"argmax_between_steps" };
-	struct lp_tsample_plan plan = PLAN(1, 8, 2), got;
-	struct stage_list *st = calloc(1, sizeof(*st));
-	struct lp_profile ex, sa;
-	struct lp_analysis_input in;
-	struct lp_analysis *a = calloc(1, sizeof(*a)), *b = calloc(1, sizeof(*b));
-	struct lp_err err = LP_ERR_INIT;
-	size_t i, run = 0, gaps = 0, gaps_want = 0, held = 0, held_want = 0;
-	uint32_t rec = 0;
-	(void)state;
-	lp_test_trace_fixture(ex_dir, "off", LP_TEST_TMP "/sampling_burst_exact.txt");
-	lp_test_trace_fixture(sa_dir, "every=8,burst=4,first=2,seed=7", LP_TEST_TMP "/sampling_burst.txt");
-	read_stages(sa_dir, st);
-	assert_int_equal(st->sampling.mode, LP_TRACE_SAMPLE_SAMPLED);
-	assert_int_equal(st->sampling.burst, 4);
-	assert_int_equal(st->n, 144);
-	plan.pick = LP_TRACE_SAMPLE_PICK_RANDOM;
-	plan.seed = 7;
-	plan.burst = 4;
-	/* per generation (parent ordinal g + 1): the schedule's clusters, 4 consecutive steps in each
-	 * full block of 8 (5 of them; the last block of 6 holds 2 or 4) */
-	for (i = 0; i < st->n; i++) {
-		uint32_t g = (uint32_t)(i / 48), idx = st->r[i].index;
-		int want = lp_tsample_recorded(&plan, g + 1, idx);
-		assert_int_equal(idx, i % 48);
-		assert_int_equal(st->r[i].sample == LP_TRACE_STAGE_SKIPPED, !want);
-		if (idx >= 2 && want)
-			rec++;
-		run = want ? run + 1 : 0;
-		assert_true(run <= 8); /* two clusters meet across a block boundary */
-		/* the argmax launched after this step: recorded when the next step is (48: past the end) */
-		gaps_want += lp_tsample_recorded(&plan, g + 1, idx + 1);
-	}
-	assert_true(rec >= 3 * (5 * 4 + 2) && rec <= 3 * (5 * 4 + 4));
-	assert_int_equal(st->sampling.units_recorded, 6 + rec);
-	/* every step's GPU time is the program's own, also for the steps that held a detach at their
-	 * pop (a burst's last) */
-	held = steps_as_program(LP_TEST_TMP "/sampling_burst.txt", st);
-	for (i = 0; i < st->n; i++) {
-		uint32_t g = (uint32_t)(i / 48), idx = st->r[i].index;
-		/* a recorded step whose next is not (the last step of a generation holds none: CUPTI
-		 * stays attached for the next prefill) */
-		held_want += lp_tsample_recorded(&plan, g + 1, idx) && idx + 1 < 48 &&
-			!lp_tsample_recorded(&plan, g + 1, idx + 1);
-	}
-	assert_true(held_want > 0);
-	assert_int_equal(held, held_want);
-	assert_true(st->sampling.toggles > 0);
-	load(ex_dir, &ex);
-	load(sa_dir, &sa);
-	assert_int_equal(lp_tsample_plan_of(&sa, &got), 1);
-	assert_true(got.burst == 4 && got.every == 8 && got.first == 2 && got.seed == 7);
-	for (i = 0; i < sa.n_kernels; i++)
-		gaps += !strcmp(sa.kernels[i].name, "argmax_between_steps");
-	assert_int_equal(gaps, gaps_want);
-	assert_true(gaps < 144);
-	memset(&in, 0, sizeof(in));
-	in.profile = &sa;
-	assert_int_equal(lp_analyze(&in, a, &err), 0);
-	in.profile = &ex;
-	assert_int_equal(lp_analyze(&in, b, &err), 0);
-	assert_true(a->kernels.sampled && !b->kernels.sampled);
-	assert_int_equal(a->kernels.sample_n, rec);
-	assert_int_equal(a->kernels.sample_N, 138);
-	for (i = 0; i < sizeof(names) / sizeof(names[0]); i++) {
-		const struct lp_kernel_row *s = krow(&a->kernels, names[i]), *e = krow(&b->kernels, names[i]);
-		assert_non_null(s);
-		assert_non_null(e);
-		/* (argmax_between_steps takes the same time every step: an interval of 0, exact) */
-		assert_true(s->sampled && (s->ci_ms > 0 || i == 5) && s->ci_ms < 0.1 * e->total_ms);
-		if (fabs(s->total_ms - e->total_ms) > s->ci_ms + 1e-9 * e->total_ms)
-			fail_msg("%s: %.4f +- %.4f ms against %.4f exact", s->name, s->total_ms, s->ci_ms, e->total_ms);
-		assert_int_equal(s->calls, 144);
-	}
-	{
-		const struct lp_kernel_row *s = krow(&a->kernels, "gemm_prefill"), *e = krow(&b->kernels, "gemm_prefill");
-		assert_false(s->sampled); /* prefill: always recorded (CUPTI attached again at its push) */
-		assert_true(s->total_ms == e->total_ms && s->calls == 3);
-	}
-	{
-		const struct lp_stage *sd = lp_stages_find(&a->stages, LP_STAGE_DECODE), *ed = lp_stages_find(&b->stages, LP_STAGE_DECODE);
-		assert_non_null(sd);
-		assert_non_null(ed);
-		assert_true(fabs(sd->kernels.mean - 288) < 1.5);   /* 48 x 5 + 48 argmax, scaled */
-		assert_true(fabs(sd->kernel_ms.mean - ed->kernel_ms.mean) < 0.02 * ed->kernel_ms.mean);
-	}
-	/* the reports say so */
-	{
-		json_t *sum = summary_of(a), *tr = json_object_get(sum, "tracing");
-		assert_int_equal(json_integer_value(json_object_get(tr, "burst")), 4);
-		assert_int_equal(json_integer_value(json_object_get(tr, "every")), 8);
-		json_decref(sum);
-		sum = summary_of(b);
-		assert_true(json_is_null(json_object_get(json_object_get(sum, "tracing"), "burst")));
-		json_decref(sum);
-	}
-	{
-		struct lp_buf md = LP_BUF_INIT;
-		assert_int_equal(lp_tracing_mode_text(a, &md), 0);
-		assert_non_null(strstr(md.data, "then a burst of 4 consecutive in each 8, CUPTI detached between bursts, "
-			"at a random place in each block: seed 7)"));
-		assert_non_null(strstr(md.data, "the work between two decode_step ranges was traced only before a traced one"));
-		lp_buf_release(&md);
-	}
-	lp_analysis_release(a);
-	lp_analysis_release(b);
-	free(a);
-	free(b);
-	free(st);
-	lp_profile_release(&ex);
-	lp_profile_release(&sa);
-}
-
-/* The coverage on a real decode (tests/fixtures/sampling/README.md: the per-step kernel times of an
- * exact H100 trace of examples/hf_generate.py, llama-3.2-1b shape): the schedule drawn 500 times,
- * each of the 23 kernels above 1% inside its interval in about 95% of the draws; the first tracer's
- * schedule and reading (the first step of each block, simple-random-sampling variance) over its 8
- * offsets far below (one kernel in five outside). */
-
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_fixture_traces),
 		cmocka_unit_test(test_auto_fixture),
 		cmocka_unit_test(test_steps_only),
-		cmocka_unit_test(test_burst_fixture),
-		cmocka_unit_test(test_auto_burst_steps),
 		cmocka_unit_test(test_real_sampled_trace),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);

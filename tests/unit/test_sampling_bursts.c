@@ -1,0 +1,181 @@
+/* test_sampling_bursts.c: sampled traces in bursts (issue 24, docs/tracer.md "Bursts": a cluster
+ * of consecutive units per block, CUPTI detached between clusters), on fixture traces written by the
+ * tracer's own writer (build/tests/lp_trace_fixture, CUPTI and the GPU faked, a detach pausing the
+ * program 3 ms): the tracer's flags follow the schedule, every step's GPU time is the program's own
+ * (the steps that held a detach included), and the analysis scales the clusters to every step
+ * within their intervals. The one-unit-per-block schedules: test_sampling_traces.c. */
+#include "testutil.h"
+
+#include <math.h>
+#include <string.h>
+
+#include "analyze/analysis.h"
+#include "analyze/sampling.h"
+#include "report/tracing_mode.h"
+
+#include "sampling_traces.h"
+
+/* auto with bursts on a program whose first steps are slow: the decision to sample comes at a
+ * pop, and the detach for the unrecorded step after it pauses the program there, in the step
+ * that holds the pop, as a burst's detach does; every step's time agrees with the program's. */
+static void test_auto_burst_steps(void **state)
+{
+	const char *dir = LP_TEST_TMP "/sampling_auto_burst";
+	struct stage_list *st = calloc(1, sizeof(*st));
+	size_t i, d, held;
+	(void)state;
+	setenv("LP_FIXTURE_SLOW", "4", 1);
+	/* seed 4: generation 0's first cluster is steps 14-17 (sample_check.py burst_schedule), so the
+	 * step at the decision (5-13) is not recorded and CUPTI detaches for it */
+	lp_test_trace_fixture(dir, "auto,rate=500,every=16,burst=4,first=2,seed=4", LP_TEST_TMP "/sampling_auto_burst.txt");
+	unsetenv("LP_FIXTURE_SLOW");
+	read_stages(dir, st);
+	assert_int_equal(st->sampling.mode, LP_TRACE_SAMPLE_SAMPLED);
+	assert_int_equal(st->sampling.burst, 4);
+	assert_int_equal(st->n, 144);
+	for (d = 2; d < 48 && st->r[d].sample == LP_TRACE_STAGE_MEASURED; d++) {
+	}
+	if (d < 5 || d > 16)
+		fail_msg("auto decided at step %zu", d);
+	held = steps_as_program(LP_TEST_TMP "/sampling_auto_burst.txt", st);
+	/* the step before the decision held the detach */
+	if (d > 13)
+		fail_msg("auto decided at step %zu", d);
+	assert_int_equal(st->r[d].sample, LP_TRACE_STAGE_SKIPPED);
+	assert_true(st->r[d - 1].gpu_elapsed_ns >= 3000000);
+	for (i = 0; i < d - 1; i++)
+		assert_true(st->r[i].gpu_elapsed_ns < 3000000);
+	assert_true(held >= 1 + 2 * 2); /* and in generations 1 and 2 a burst's in each full block */
+	free(st);
+}
+
+/* Bursts (every=8,burst=4,first=2: one cluster of 4 consecutive steps per block of 8, CUPTI
+ * detached between bursts): the tracer's flags follow lp_tsample_recorded's clusters, the work
+ * between two steps is recorded exactly when the step after it is, and the analysis scales both
+ * the steps' kernels and that work (argmax_between_steps) to every step, each estimate within its
+ * interval of the exact run's total. */
+static void test_burst_fixture(void **state)
+{
+	const char *ex_dir = LP_TEST_TMP "/sampling_burst_exact", *sa_dir = LP_TEST_TMP "/sampling_burst";
+	static const char *const names[] = { "gemm_mlp", "attention_decode", "gemm_qkv", "rmsnorm", "rope",
+		"argmax_between_steps" };
+	struct lp_tsample_plan plan = PLAN(1, 8, 2), got;
+	struct stage_list *st = calloc(1, sizeof(*st));
+	struct lp_profile ex, sa;
+	struct lp_analysis_input in;
+	struct lp_analysis *a = calloc(1, sizeof(*a)), *b = calloc(1, sizeof(*b));
+	struct lp_err err = LP_ERR_INIT;
+	size_t i, run = 0, gaps = 0, gaps_want = 0, held = 0, held_want = 0;
+	uint32_t rec = 0;
+	(void)state;
+	lp_test_trace_fixture(ex_dir, "off", LP_TEST_TMP "/sampling_burst_exact.txt");
+	lp_test_trace_fixture(sa_dir, "every=8,burst=4,first=2,seed=7", LP_TEST_TMP "/sampling_burst.txt");
+	read_stages(sa_dir, st);
+	assert_int_equal(st->sampling.mode, LP_TRACE_SAMPLE_SAMPLED);
+	assert_int_equal(st->sampling.burst, 4);
+	assert_int_equal(st->n, 144);
+	plan.pick = LP_TRACE_SAMPLE_PICK_RANDOM;
+	plan.seed = 7;
+	plan.burst = 4;
+	/* per generation (parent ordinal g + 1): the schedule's clusters, 4 consecutive steps in each
+	 * full block of 8 (5 of them; the last block of 6 holds 2 or 4) */
+	for (i = 0; i < st->n; i++) {
+		uint32_t g = (uint32_t)(i / 48), idx = st->r[i].index;
+		int want = lp_tsample_recorded(&plan, g + 1, idx);
+		assert_int_equal(idx, i % 48);
+		assert_int_equal(st->r[i].sample == LP_TRACE_STAGE_SKIPPED, !want);
+		if (idx >= 2 && want)
+			rec++;
+		run = want ? run + 1 : 0;
+		assert_true(run <= 8); /* two clusters meet across a block boundary */
+		/* the argmax launched after this step: recorded when the next step is (48: past the end) */
+		gaps_want += lp_tsample_recorded(&plan, g + 1, idx + 1);
+	}
+	assert_true(rec >= 3 * (5 * 4 + 2) && rec <= 3 * (5 * 4 + 4));
+	assert_int_equal(st->sampling.units_recorded, 6 + rec);
+	/* every step's GPU time is the program's own, also for the steps that held a detach at their
+	 * pop (a burst's last) */
+	held = steps_as_program(LP_TEST_TMP "/sampling_burst.txt", st);
+	for (i = 0; i < st->n; i++) {
+		uint32_t g = (uint32_t)(i / 48), idx = st->r[i].index;
+		/* a recorded step whose next is not (the last step of a generation holds none: CUPTI
+		 * stays attached for the next prefill) */
+		held_want += lp_tsample_recorded(&plan, g + 1, idx) && idx + 1 < 48 &&
+			!lp_tsample_recorded(&plan, g + 1, idx + 1);
+	}
+	assert_true(held_want > 0);
+	assert_int_equal(held, held_want);
+	assert_true(st->sampling.toggles > 0);
+	load(ex_dir, &ex);
+	load(sa_dir, &sa);
+	assert_int_equal(lp_tsample_plan_of(&sa, &got), 1);
+	assert_true(got.burst == 4 && got.every == 8 && got.first == 2 && got.seed == 7);
+	for (i = 0; i < sa.n_kernels; i++)
+		gaps += !strcmp(sa.kernels[i].name, "argmax_between_steps");
+	assert_int_equal(gaps, gaps_want);
+	assert_true(gaps < 144);
+	memset(&in, 0, sizeof(in));
+	in.profile = &sa;
+	assert_int_equal(lp_analyze(&in, a, &err), 0);
+	in.profile = &ex;
+	assert_int_equal(lp_analyze(&in, b, &err), 0);
+	assert_true(a->kernels.sampled && !b->kernels.sampled);
+	assert_int_equal(a->kernels.sample_n, rec);
+	assert_int_equal(a->kernels.sample_N, 138);
+	for (i = 0; i < sizeof(names) / sizeof(names[0]); i++) {
+		const struct lp_kernel_row *s = krow(&a->kernels, names[i]), *e = krow(&b->kernels, names[i]);
+		assert_non_null(s);
+		assert_non_null(e);
+		/* (argmax_between_steps takes the same time every step: an interval of 0, exact) */
+		assert_true(s->sampled && (s->ci_ms > 0 || i == 5) && s->ci_ms < 0.1 * e->total_ms);
+		if (fabs(s->total_ms - e->total_ms) > s->ci_ms + 1e-9 * e->total_ms)
+			fail_msg("%s: %.4f +- %.4f ms against %.4f exact", s->name, s->total_ms, s->ci_ms, e->total_ms);
+		assert_int_equal(s->calls, 144);
+	}
+	{
+		const struct lp_kernel_row *s = krow(&a->kernels, "gemm_prefill"), *e = krow(&b->kernels, "gemm_prefill");
+		assert_false(s->sampled); /* prefill: always recorded (CUPTI attached again at its push) */
+		assert_true(s->total_ms == e->total_ms && s->calls == 3);
+	}
+	{
+		const struct lp_stage *sd = lp_stages_find(&a->stages, LP_STAGE_DECODE), *ed = lp_stages_find(&b->stages, LP_STAGE_DECODE);
+		assert_non_null(sd);
+		assert_non_null(ed);
+		assert_true(fabs(sd->kernels.mean - 288) < 1.5);   /* 48 x 5 + 48 argmax, scaled */
+		assert_true(fabs(sd->kernel_ms.mean - ed->kernel_ms.mean) < 0.02 * ed->kernel_ms.mean);
+	}
+	/* the reports say so */
+	{
+		json_t *sum = summary_of(a), *tr = json_object_get(sum, "tracing");
+		assert_int_equal(json_integer_value(json_object_get(tr, "burst")), 4);
+		assert_int_equal(json_integer_value(json_object_get(tr, "every")), 8);
+		json_decref(sum);
+		sum = summary_of(b);
+		assert_true(json_is_null(json_object_get(json_object_get(sum, "tracing"), "burst")));
+		json_decref(sum);
+	}
+	{
+		struct lp_buf md = LP_BUF_INIT;
+		assert_int_equal(lp_tracing_mode_text(a, &md), 0);
+		assert_non_null(strstr(md.data, "then a burst of 4 consecutive in each 8, CUPTI detached between bursts, "
+			"at a random place in each block: seed 7)"));
+		assert_non_null(strstr(md.data, "the work between two decode_step ranges was traced only before a traced one"));
+		lp_buf_release(&md);
+	}
+	lp_analysis_release(a);
+	lp_analysis_release(b);
+	free(a);
+	free(b);
+	free(st);
+	lp_profile_release(&ex);
+	lp_profile_release(&sa);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_burst_fixture),
+		cmocka_unit_test(test_auto_burst_steps),
+	};
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}
