@@ -871,6 +871,26 @@ def logged_spec(log_path, default="every=128,burst=4,first=2"):
     return "every=%s%s,first=%s" % (m.group(2), burst, m.group(3))
 
 
+def places_header(width=16):
+    """The column heads of places_row's lines (the first column `width` wide)."""
+    return "%-*s %-24s %8s %9s %8s   %s" % (width, "process", "schedule", "total", "detached", "above",
+                                           "delay: before / after (detached) / after-before")
+
+
+def places_row(label, out, width=16):
+    """One process's line: places' summary (total, detached level, above it) and its delay columns."""
+    s, x = out["summary"], out.get("delay")
+    dl = "%+.2f / %+.2f (%+.2f) / %+.2f" % (x["before_pct"], x["after_pct"], x["after_detached_pct"],
+                                            x["after_less_before_pct"]) if x else ""
+    return "%-*s %-24s %+7.2f%% %+8.2f%% %+7.2f%%   %s" % (width, label, out["spec"], s["total_pct"], s["detached_pct"],
+                                                        s["above_detached_pct"], dl)
+
+
+def places_group(vals):
+    """A group of processes' values: min to max, mean."""
+    return "%+.2f to %+.2f, mean %+.2f" % (min(vals), max(vals), sum(vals) / len(vals))
+
+
 def cmd_places_all(d, before=None):
     """places for every process of a step-turn call (DIR/<prog>_<mode>_<x>.txt, plain ones excepted),
     each with the schedule its log names, BEFORE for the modes delay and delay2 (CUPTI started
@@ -886,23 +906,15 @@ def cmd_places_all(d, before=None):
         spec = logged_spec(os.path.join(d, "inject_%s.log" % tag))
         out = places(d, tag, spec, 2, before if mode in ("delay", "delay2") and before is not None else None)
         if "summary" in out:
-            rows.append((parts[0], mode, tag, spec, out))
-    print("%-16s %-24s %8s %9s %8s   %s" % ("process", "schedule", "total", "detached", "above",
-                                           "delay: before / after (detached) / after-before"))
-    for prog, mode, tag, spec, out in rows:
-        s, x = out["summary"], out.get("delay")
-        dl = "%+.2f / %+.2f (%+.2f) / %+.2f" % (x["before_pct"], x["after_pct"], x["after_detached_pct"],
-                                                x["after_less_before_pct"]) if x else ""
-        print("%-16s %-24s %+7.2f%% %+8.2f%% %+7.2f%%   %s" % (tag, spec, s["total_pct"], s["detached_pct"],
-                                                         s["above_detached_pct"], dl))
+            rows.append((parts[0], mode, tag, out))
+    print(places_header())
+    for prog, mode, tag, out in rows:
+        print(places_row(tag, out))
     print("per program and mode (processes: min to max, mean):")
     for key in sorted({(r[0], r[1]) for r in rows}):
-        g = [r[4]["summary"] for r in rows if (r[0], r[1]) == key]
-        cells = []
-        for k in ("total_pct", "detached_pct", "above_detached_pct"):
-            v = [x[k] for x in g]
-            cells.append("%s %+.2f to %+.2f, mean %+.2f" % (k[:-4], min(v), max(v), sum(v) / len(v)))
-        print("  %-6s %-9s n=%d  %s" % (key[0], key[1], len(g), "; ".join(cells)))
+        g = [r[3]["summary"] for r in rows if (r[0], r[1]) == key]
+        print("  %-6s %-9s n=%d  %s" % (key[0], key[1], len(g), "; ".join(
+            "%s %s" % (k[:-4], places_group([x[k] for x in g])) for k in ("total_pct", "detached_pct", "above_detached_pct"))))
 
 
 def cmd_gens(trace_path):
