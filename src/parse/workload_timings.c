@@ -48,11 +48,30 @@ static json_t *next_object(const char *text, size_t len, size_t *pos)
 	return NULL;
 }
 
-void lp_workload_timings_parse(const char *text, size_t len, struct lp_own_timings *out)
+/* An iteration line's step_ms onto *v (nv of cap); 0, 1 for a value that is no finite number >= 0
+ * (the list is then unknown), -1 out of memory. */
+static int add_steps(const json_t *s, double **v, size_t *nv, size_t *cap)
 {
-	double sum[N_KEYS] = { 0 }, summary[N_KEYS];
-	size_t n[N_KEYS] = { 0 }, pos = 0, k;
-	int have_summary = 0;
+	size_t i;
+	json_t *x;
+	json_array_foreach(s, i, x) {
+		double d = json_is_number(x) ? json_number_value(x) : -1;
+		if (!isfinite(d) || d < 0)
+			return 1;
+		if (LP_ARRAY_RESERVE(*v, *cap, *nv + 1, NULL) < 0)
+			return -1;
+		(*v)[(*nv)++] = d;
+	}
+	return 0;
+}
+
+/* One pass over the lines: the timings, and with `steps` the iteration lines' step_ms
+ * (workload_timings.h). 0, or -1 out of memory (no steps then). */
+static int parse(const char *text, size_t len, struct lp_own_timings *out, double **steps, size_t *n_steps)
+{
+	double sum[N_KEYS] = { 0 }, summary[N_KEYS], *v = NULL;
+	size_t n[N_KEYS] = { 0 }, pos = 0, k, nv = 0, cap = 0;
+	int have_summary = 0, bad = 0;
 	int64_t iters = 0, summary_iters = 0, rank = -1;
 	json_t *o;
 	memset(out, 0, sizeof(*out));
@@ -72,6 +91,8 @@ void lp_workload_timings_parse(const char *text, size_t len, struct lp_own_timin
 					n[k]++;
 				}
 			}
+			if (steps && !bad && json_is_array(json_object_get(o, "step_ms")))
+				bad = add_steps(json_object_get(o, "step_ms"), &v, &nv, &cap);
 		}
 		json_decref(o);
 	}
@@ -94,74 +115,47 @@ void lp_workload_timings_parse(const char *text, size_t len, struct lp_own_timin
 	}
 	out->iters = have_summary && summary_iters > 0 ? summary_iters : iters;
 	out->rank = rank >= 0 && rank <= INT32_MAX ? (int32_t)rank : -1;
+	if (!steps)
+		return 0;
+	if (bad || !nv) {
+		free(v);
+		v = NULL;
+		nv = 0;
+	}
+	*steps = v;
+	*n_steps = nv;
+	return bad < 0 ? -1 : 0;
+}
+
+void lp_workload_timings_parse(const char *text, size_t len, struct lp_own_timings *out)
+{
+	parse(text, len, out, NULL, NULL);
 }
 
 int lp_workload_steps_parse(const char *text, size_t len, double **out, size_t *n)
 {
-	double *v = NULL;
-	size_t nv = 0, cap = 0, pos = 0, i;
-	int bad = 0;
-	json_t *o, *x;
-	*out = NULL;
-	*n = 0;
-	while ((o = next_object(text, len, &pos)) != NULL) {
-		const json_t *s = json_object_get(o, "step_ms");
-		if (!bad && json_is_integer(json_object_get(o, "iter")) && json_is_array(s)) {
-			json_array_foreach(s, i, x) {
-				double d = json_is_number(x) ? json_number_value(x) : -1;
-				if (!isfinite(d) || d < 0) {
-					bad = 1;
-					break;
-				}
-				if (LP_ARRAY_RESERVE(v, cap, nv + 1, NULL) < 0) {
-					json_decref(o);
-					free(v);
-					return -1;
-				}
-				v[nv++] = d;
-			}
-		}
-		json_decref(o);
-	}
-	if (bad || !nv) {
-		free(v);
-		return 0;
-	}
-	*out = v;
-	*n = nv;
-	return 0;
+	struct lp_own_timings own;
+	return parse(text, len, &own, out, n);
 }
 
-int lp_workload_steps_read(const char *path, double **out, size_t *n, struct lp_err *err)
-{
-	struct lp_buf b = LP_BUF_INIT;
-	int rc;
-	*out = NULL;
-	*n = 0;
-	if (!lp_fs_is_file(path))
-		return 0;
-	if (lp_fs_read_file(path, &b, MAX_BYTES, err) < 0) {
-		lp_buf_release(&b);
-		return -1;
-	}
-	rc = lp_workload_steps_parse(b.data, b.len, out, n);
-	lp_buf_release(&b);
-	return rc < 0 ? lp_oom(err) : 0;
-}
-
-int lp_workload_timings_read(const char *path, struct lp_own_timings *out, struct lp_err *err)
+int lp_workload_timings_read(const char *path, struct lp_own_timings *out, double **steps, size_t *n_steps,
+	struct lp_err *err)
 {
 	struct lp_buf b = LP_BUF_INIT;
 	memset(out, 0, sizeof(*out));
 	out->prefill_ms = out->decode_ms = out->decode_ms_per_step = out->tokens_per_s = out->mixed_ms = -1;
 	out->rank = -1;
+	if (steps) {
+		*steps = NULL;
+		*n_steps = 0;
+	}
 	if (!lp_fs_is_file(path))
 		return 0;
 	if (lp_fs_read_file(path, &b, MAX_BYTES, err) < 0) {
 		lp_buf_release(&b);
 		return -1;
 	}
-	lp_workload_timings_parse(b.data, b.len, out);
+	parse(b.data, b.len, out, steps, n_steps);   /* out of memory for the steps: none, the timings kept */
 	lp_buf_release(&b);
 	return 0;
 }

@@ -21,7 +21,7 @@
  * iteration line whose `step_ms` holds anything but finite numbers >= 0 makes the list unknown.
  *
  *   struct lp_own_timings own;
- *   if (lp_workload_timings_read("run/trace/workload.stdout", &own, err) < 0) ...   // I/O error
+ *   if (lp_workload_timings_read("run/trace/workload.stdout", &own, NULL, NULL, err) < 0) ...   // I/O error
  *   if (own.valid) printf("%.3f ms\n", own.prefill_ms);
  */
 #ifndef LP_PARSE_WORKLOAD_TIMINGS_H
@@ -42,13 +42,14 @@ struct lp_own_timings {
 
 /* Reads the lines of `text` (len bytes, need not be NUL-terminated). Never fails. */
 void lp_workload_timings_parse(const char *text, size_t len, struct lp_own_timings *out);
-/* Reads a file (at most 64 MiB); a missing file gives valid 0 and returns 0; -1 on a read error. */
-int lp_workload_timings_read(const char *path, struct lp_own_timings *out, struct lp_err *err);
+/* Reads a file (at most 64 MiB) once, and with `steps` (NULL: not wanted) also its iteration lines'
+ * step_ms as lp_workload_steps_parse gives them (none when out of memory); a missing file gives
+ * valid 0 and no steps and returns 0; -1 on a read error. */
+int lp_workload_timings_read(const char *path, struct lp_own_timings *out, double **steps, size_t *n_steps,
+	struct lp_err *err);
 
 /* The iteration lines' `step_ms`, concatenated: *out (malloc'ed, the caller frees; NULL when
  * none) and *n. Returns 0, or -1 out of memory (nothing allocated). */
 int lp_workload_steps_parse(const char *text, size_t len, double **out, size_t *n);
-/* The same from a file; a missing file gives none and returns 0; -1 on a read error. */
-int lp_workload_steps_read(const char *path, double **out, size_t *n, struct lp_err *err);
 
 #endif

@@ -413,12 +413,10 @@ int lp_report_rebuild_ex(const char *run_dir, struct lp_rebuild_outcome *oc, str
 	lp_fs_join(&path, run_dir, "trace/workload.stdout");
 	{
 		struct lp_err terr = LP_ERR_INIT;
-		if (lp_workload_timings_read(path.data, &in.own, &terr) < 0)
-			in.own.valid = 0;
 		/* and its per-step latencies, for the check of every step (none when unreadable) */
-		lp_err_clear(&terr);
-		if (lp_workload_steps_read(path.data, &own_steps, &in.n_own_steps, &terr) == 0)
-			in.own_steps = own_steps;
+		if (lp_workload_timings_read(path.data, &in.own, &own_steps, &in.n_own_steps, &terr) < 0)
+			in.own.valid = 0;
+		in.own_steps = own_steps;
 	}
 	/* the bandwidth probe (run.probe_bandwidth): a JSON line with copy_gb_per_s */
 	lp_fs_join(&path, run_dir, "probe.json");

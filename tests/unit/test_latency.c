@@ -245,7 +245,7 @@ static void test_workload_timings(void **state)
 	assert_int_equal(t.iters, 3);
 	lp_workload_timings_parse("hello\n", 6, &t);
 	assert_false(t.valid);
-	assert_int_equal(lp_workload_timings_read("/nonexistent/workload.stdout", &t, &err), 0);
+	assert_int_equal(lp_workload_timings_read("/nonexistent/workload.stdout", &t, NULL, NULL, &err), 0);
 	assert_false(t.valid);
 	{
 		/* per step: the iteration lines' step_ms in order; the summary's and non-iteration
@@ -266,7 +266,7 @@ static void test_workload_timings(void **state)
 		assert_true(!v && !n);
 		assert_int_equal(lp_workload_steps_parse(text, sizeof(text) - 1, &v, &n), 0);
 		assert_true(!v && !n);
-		assert_int_equal(lp_workload_steps_read("/nonexistent/workload.stdout", &v, &n, &err), 0);
+		assert_int_equal(lp_workload_timings_read("/nonexistent/workload.stdout", &t, &v, &n, &err), 0);
 		assert_true(!v && !n);
 	}
 }
