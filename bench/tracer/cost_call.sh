@@ -156,10 +156,11 @@ mode_env() {
 	# delay2: the same with LP_BURST2's schedule (run 27: every=128 beside the default); delay1:
 	# auto with CUPTI started at the first stage range's push (LLMPROF_TRACE_CUPTI_DELAY=1, run 27's
 	# next step: the program's set-up without CUPTI, its first generation with it)
-	case $1 in delay | delay2) E=(LLMPROF_TRACE_CUPTI_DELAY=${LP_COST_CUPTI_DELAY:-4}) ;; esac
-	[ "$1" = delay1 ] && E=(LLMPROF_TRACE_CUPTI_DELAY=1)
-	case $1 in delay | delay1) s=auto ;; esac
-	[ "$1" = delay2 ] && s=${LP_BURST2:-every=128,burst=8}
+	case $1 in
+	delay) E=(LLMPROF_TRACE_CUPTI_DELAY=${LP_COST_CUPTI_DELAY:-4}); s=auto ;;
+	delay1) E=(LLMPROF_TRACE_CUPTI_DELAY=1); s=auto ;;
+	delay2) E=(LLMPROF_TRACE_CUPTI_DELAY=${LP_COST_CUPTI_DELAY:-4}); s=${LP_BURST2:-every=128,burst=8} ;;
+	esac
 	E+=(CUDA_INJECTION64_PATH=$LIB NVTX_INJECTION64_PATH=$LIB LLMPROF_TRACE_SAMPLE=$s LLMPROF_TRACE_CUPTI=$cupti "${tr[@]}")
 }
 
