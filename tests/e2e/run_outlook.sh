@@ -36,6 +36,9 @@ assert perf["model"]["gpu_s"] is None and "CPU run" in perf["model"]["gpu_s_why"
 assert "PATH" not in (s["environment"].get("environment") or {}), "summary.json stores PATH"
 PY
   grep -q "^- GPU: none used (a CPU run" tmp/stage2/c1/stakeholder_summary.md || fail "Environment section"
+  # the tracer's host clock, measured on this machine: its source and one read's cost
+  grep -q "^- host clock: .*, [0-9]* ns a read" tmp/stage2/c1/stakeholder_summary.md ||
+    fail "no host clock line: $(grep -A8 '## Environment' tmp/stage2/c1/stakeholder_summary.md)"
   grep -q "schema\\_version\|tools.gpu\\_source" tmp/stage2/c1/stakeholder_summary.md && fail "env.json dumped raw"
   expect_exit 0 "$LLMPROF" report c1
   grep -q "^tmp/stage2/c1/report.md$" "$LP_TMP/stdout" || fail "report c1 did not rewrite c1: $(cat "$LP_TMP/stdout")"

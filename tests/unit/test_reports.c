@@ -95,9 +95,10 @@ static void test_gpu_run_reports(void **state)
 		{ "dram__bytes_write.sum", 1e6, "byte", 1 },
 		{ "smsp__sass_thread_inst_executed_op_ffma_pred_on.sum", 1e6, "", 1 },
 	};
-	json_t *mdl = model(), *env = json_pack("{s:s, s:[{s:s}], s:{s:s, s:s}}", "host", "box", "gpus", "name",
-						  "NVIDIA H100 80GB HBM3", "environment", "CUDA_VISIBLE_DEVICES", "0",
-						  "PATH", "~/bin:/usr/bin");
+	json_t *mdl = model(), *env = json_pack("{s:s, s:[{s:s}], s:{s:s, s:s}, s:{s:s, s:f}}", "host", "box", "gpus",
+						  "name", "NVIDIA H100 80GB HBM3", "environment", "CUDA_VISIBLE_DEVICES", "0",
+						  "PATH", "~/bin:/usr/bin", "clock", "source", "kvm-clock",
+						  "realtime_read_ns", 812.4);
 	struct lp_buf b = LP_BUF_INIT, b2 = LP_BUF_INIT;
 	const char *dir = lp_test_tmpdir("reports_gpu"), *order[] = { "## Environment", "## Aggregates",
 		"## Per-Stage Timings", "## MFU", "## Stage Takeaways", "## Top Operators", "## Top Kernels",
@@ -171,6 +172,7 @@ static void test_gpu_run_reports(void **state)
 	/* the Environment section is a short curated list (issue 21); the rest stays in env.json */
 	assert_non_null(strstr(b.data, "- GPU: NVIDIA H100 80GB HBM3"));
 	assert_non_null(strstr(b.data, "- model: "));
+	assert_non_null(strstr(b.data, "- host clock: kvm-clock, 812 ns a read (slow: a system call each time;"));
 	assert_non_null(strstr(b.data, "- inputs: batch 1, prompt 64 tokens, 4 new tokens\n"));
 	assert_non_null(strstr(b.data, "(OS, tools and their paths, environment variables): env.json"));
 	assert_null(strstr(b.data, "box"));   /* env.json's host name */

@@ -26,6 +26,13 @@ static void test_env_has_host_os_cpu_gpus_and_variables(void **state)
 	assert_true(json_is_string(json_object_get(json_object_get(env, "os"), "kernel_release")));
 	assert_true(json_integer_value(json_object_get(json_object_get(env, "cpu"), "logical_cores")) >= 1);
 	assert_true(json_integer_value(json_object_get(json_object_get(env, "memory"), "total_bytes")) > 0);
+	/* the tracer's clock: its source where the kernel says (null where not) and one read's cost */
+	{
+		const json_t *c = json_object_get(env, "clock");
+		double ns = json_real_value(json_object_get(c, "realtime_read_ns"));
+		assert_true(json_is_string(json_object_get(c, "source")) || json_is_null(json_object_get(c, "source")));
+		assert_true(ns > 0 && ns < 1e6);
+	}
 	gpus = json_object_get(env, "gpus");
 	assert_true(json_is_array(gpus));
 	/* no GPU: an empty list and the reason; with GPUs: each has a name */
