@@ -2,7 +2,7 @@
 """cost_brief.py: a short table of sample_check.py cost results (cost.json, or a cost.tgz that
 holds one), for the end of a device call's output:
 
-    python3 bench/tracer/cost_brief.py NAME=PATH [NAME=PATH ...]
+    python3 bench/tracer/cost_brief.py [NAME=]PATH [[NAME=]PATH ...]
 
 One line per (result, program, metric, mode): the mean over generations of the per-generation
 difference against plain with its 95% interval, the median step pair, and the placebo (a second
@@ -11,6 +11,7 @@ with LLMPROF_BENCH_COUNTERS=1, cpu_ms / cycles / instr (paired_steps_<metric>)."
 
 import io
 import json
+import os
 import sys
 import tarfile
 
@@ -39,8 +40,13 @@ def main(argv):
         print(__doc__, file=sys.stderr)
         return 2
     for arg in argv:
-        name, _, path = arg.partition("=")
-        d = load(path)
+        name, eq, path = arg.partition("=")
+        if not eq:  # a bare path: named after itself
+            name, path = os.path.basename(arg), arg
+        try:
+            d = load(path)
+        except (OSError, ValueError, tarfile.TarError) as e:
+            raise SystemExit("cost_brief.py: %s: %s" % (path, e))
         for key in sorted(k for k in d if k.startswith("paired_steps") and not k.endswith("cycle_ms")):
             metric = key[len("paired_steps_"):] or "time"
             for prog, r in sorted((d[key] or {}).items()):

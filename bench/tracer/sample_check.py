@@ -28,6 +28,11 @@ to the traces, which are too large to bring back whole).
                                            with the schedule its log names (BEFORE for delay
                                            and delay2), then per program and mode the
                                            processes' min, max and mean (run 27)
+    sample_check.py pool CALL [CALL ...]    every process of several step-turn calls (their
+                                           directories or cost.tgz files), each against its
+                                           call's plain processes (a plain one against the
+                                           others), pooled per program and mode: n, mean, sd
+                                           and the 95% interval over processes (run 28)
     sample_check.py gens TRACE             per generation (each prefill and decode_all range, in
                                            time order, "warmup" marked), the recorded kernels'
                                            calls and total ns per kernel name, and the recorded
@@ -779,7 +784,7 @@ def step_places(rec, lead=2, end=4):
     return out
 
 
-def places(d, tag, spec="every=128,burst=4,first=2", offset=2, before=None):
+def places(d, tag, spec="every=128,burst=4,first=2", offset=2, before=None, exclude=None):
     """Where a burst process's cost lies (run 26): its decode steps grouped by their place in the
     burst schedule (step_places), each against the mean of the plain processes' steps of the same
     generation and index (DIR/<prog>_plain_*.txt), ratio of sums and median of the step ratios in
@@ -795,11 +800,13 @@ def places(d, tag, spec="every=128,burst=4,first=2", offset=2, before=None):
     (the first measured generation with CUPTI started, the delay's N less 2 for hf_generate.py):
     places and summary count only the generations from it on (those before had no bursts), and
     "delay" gives the mean over generations of all steps' ratio before it and after it, of the
-    detached steps' after it, and after less before (the bursts' cost inside the process)."""
+    detached steps' after it, and after less before (the bursts' cost inside the process).
+    `exclude`: a plain process left out of the reference (pool's plain processes, each against
+    the others)."""
     every, first, _, burst = parse_sample(spec, every=128, burst=4)
     prog = tag.split("_")[0]
     plains = [program_iters(os.path.join(d, f)) for f in sorted(os.listdir(d))
-              if f.startswith(prog + "_plain_") and f.endswith(".txt")]
+              if f.startswith(prog + "_plain_") and f.endswith(".txt") and f != "%s.txt" % exclude]
     if not plains:
         raise SystemExit("no %s_plain_*.txt in %s" % (prog, d))
     ref = {}
@@ -891,22 +898,34 @@ def places_group(vals):
     return "%+.2f to %+.2f, mean %+.2f" % (min(vals), max(vals), sum(vals) / len(vals))
 
 
+def call_places(d, before=None, plain=True):
+    """places for every process of one step-turn call (DIR/<prog>_<mode>_<x>.txt), each with the
+    schedule its log names, BEFORE for the modes delay and delay2; a plain process against the
+    call's other plain processes of its program (where it has at least one; none with `plain`
+    false). Returns (program, mode, tag, places' result) for those with a summary."""
+    rows, names = [], sorted(os.listdir(d))
+    for f in names:
+        parts = f[:-4].split("_") if f.endswith(".txt") else []
+        if len(parts) != 3 or parts[0] not in ("hf", "plain", "hfo"):
+            continue
+        tag, mode = f[:-4], parts[1]
+        if mode == "plain" and (not plain or sum(n.startswith(parts[0] + "_plain_") and n.endswith(".txt") for n in names) < 2):
+            continue
+        spec = logged_spec(os.path.join(d, "inject_%s.log" % tag))
+        out = places(d, tag, spec, 2, before if mode in ("delay", "delay2") and before is not None else None,
+                     tag if mode == "plain" else None)
+        if "summary" in out:
+            rows.append((parts[0], mode, tag, out))
+    return rows
+
+
 def cmd_places_all(d, before=None):
     """places for every process of a step-turn call (DIR/<prog>_<mode>_<x>.txt, plain ones excepted),
     each with the schedule its log names, BEFORE for the modes delay and delay2 (CUPTI started
     before a later generation); then per (program, mode) the processes' min, max and mean of the
     total, the detached level and what the other places add above it (% against plain). Prints a
     table."""
-    rows = []
-    for f in sorted(os.listdir(d)):
-        parts = f[:-4].split("_") if f.endswith(".txt") else []
-        if len(parts) != 3 or parts[1] == "plain" or parts[0] not in ("hf", "plain", "hfo"):
-            continue
-        tag, mode = f[:-4], parts[1]
-        spec = logged_spec(os.path.join(d, "inject_%s.log" % tag))
-        out = places(d, tag, spec, 2, before if mode in ("delay", "delay2") and before is not None else None)
-        if "summary" in out:
-            rows.append((parts[0], mode, tag, out))
+    rows = call_places(d, before, plain=False)
     print(places_header())
     for prog, mode, tag, out in rows:
         print(places_row(tag, out))
@@ -915,6 +934,48 @@ def cmd_places_all(d, before=None):
         g = [r[3]["summary"] for r in rows if (r[0], r[1]) == key]
         print("  %-6s %-9s n=%d  %s" % (key[0], key[1], len(g), "; ".join(
             "%s %s" % (k[:-4], places_group([x[k] for x in g])) for k in ("total_pct", "detached_pct", "above_detached_pct"))))
+
+
+def cmd_pool(paths):
+    """Every process of several step-turn calls (directories, or cost.tgz files as step_call.sh
+    brings them back), each process's total against its own call's plain processes (places'
+    summary; a plain process against the call's other plain ones: the offsets between processes),
+    pooled per program and mode and per mode over both programs: n processes, mean, standard
+    deviation and the mean's 95% interval (Student t over processes: the offsets between
+    processes, 1-3% on the GPU machine, are what a mode's few processes in one call cannot
+    average out; run 28). Prints a table."""
+    import tarfile
+    import tempfile
+    groups, calls = {}, 0
+    with tempfile.TemporaryDirectory() as tmp:
+        for i, path in enumerate(paths):
+            d = path
+            if not os.path.isdir(path):
+                try:
+                    with tarfile.open(path) as t:
+                        d = os.path.join(tmp, str(i))
+                        if hasattr(tarfile, "data_filter"):  # Python 3.12, and the security releases before it
+                            t.extractall(d, filter="data")
+                        else:
+                            t.extractall(d)
+                except (OSError, tarfile.TarError) as e:
+                    raise SystemExit("pool: %s: not a directory or a readable tar file (%s)" % (path, e))
+            rows = call_places(d)
+            if not rows:
+                raise SystemExit("pool: %s: no process with a plain reference (<prog>_<mode>_<x>.txt)" % path)
+            calls += 1
+            for prog, mode, _, out in rows:
+                v = out["summary"]["total_pct"]
+                groups.setdefault((prog, mode), []).append(v)
+                groups.setdefault(("all", mode), []).append(v)
+    print("%d calls; each process's decode steps against its call's plain processes (%%), pooled:" % calls)
+    print("%-6s %-9s %3s %8s %6s  %-18s %s" % ("prog", "mode", "n", "mean", "sd", "95% interval", "min to max"))
+    for prog, mode in sorted(groups, key=lambda k: (k[0] == "all", k[0], k[1] != "plain", k[1])):
+        v = groups[(prog, mode)]
+        m = mean_ci(v)
+        sd = "%6.2f" % m["sd"] if m["sd"] is not None else "     -"
+        ci = "[%+.2f, %+.2f]" % tuple(m["ci95"]) if m["ci95"][0] is not None else "-"
+        print("%-6s %-9s %3d %+7.2f%% %s  %-18s %+.2f to %+.2f" % (prog, mode, m["n"], m["mean"], sd, ci, min(v), max(v)))
 
 
 def cmd_gens(trace_path):
@@ -980,6 +1041,8 @@ def main(argv):
         cmd_places(argv[1], argv[2], *argv[3:4], *(int(x) for x in argv[4:6]))
     elif len(argv) >= 2 and argv[0] == "places_all":
         cmd_places_all(argv[1], *(int(x) for x in argv[2:3]))
+    elif len(argv) >= 2 and argv[0] == "pool":
+        cmd_pool(argv[1:])
     elif len(argv) >= 3 and argv[0] == "steps":
         cmd_steps(argv[1], argv[2], *argv[3:4])
     else:

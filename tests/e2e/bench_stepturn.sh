@@ -8,7 +8,8 @@
 # ran K steps a turn, the cycles' order alternates, each process had all its turns, the unmodified
 # program's step_full_ms covers its forwards and what lies between them (step_ms only the
 # forwards), and the paired statistics give +3% for auto and 0 for the placebo (plain_u against
-# plain_t). Skipped without python3 or taskset.
+# plain_t); then sample_check.py places, places_all and pool, and cost_brief.py. Skipped without
+# python3 or taskset.
 set -u
 . "$(dirname "$0")/lib.bash"
 need_cost_tools
@@ -100,4 +101,37 @@ python3 "$LP_SRC/bench/tracer/sample_check.py" places_all "$W" >"$LP_TMP/places_
 grep -q '^hf_auto_t  *every=8,burst=2,first=2  *+3.00%' "$LP_TMP/places_all.txt" &&
 	grep -q '^plain_auto_t  *every=128,burst=4,first=2 ' "$LP_TMP/places_all.txt" ||
 	fail "places_all: the logged schedule: $(cat "$LP_TMP/places_all.txt")"
+# pool: two calls (a directory, and a cost.tgz like step_call.sh brings back, whose auto process
+# and one plain process ran 2% slower still), each process against its own call's plain
+# processes, a plain one against the other plain ones (leave one out: -1.96% and +2.00% in the
+# second call, where against both it would read -0.99% and +0.99%); auto +3.00% and
+# 1.0506 / 1.01 = +4.02%: mean +3.51, sd 0.72 and the t interval with 1 degree of freedom
+mkdir -p "$LP_TMP/call2" && cp "$W"/*.txt "$LP_TMP/call2/"
+python3 - "$LP_TMP/call2/hf_auto_t.txt" "$LP_TMP/call2/hf_plain_u.txt" <<'EOF2' || fail "could not slow the second call"
+import json, sys
+for path in sys.argv[1:]:
+    lines = [json.loads(l) for l in open(path) if l.startswith("{")]
+    with open(path, "w") as f:
+        for d in lines:
+            for k in ("step_ms", "step_full_ms"):
+                if k in d:
+                    d[k] = [x * 1.02 for x in d[k]]
+            f.write(json.dumps(d) + "\n")
+EOF2
+tar -C "$LP_TMP/call2" -czf "$LP_TMP/call2.tgz" . || fail "tar"
+python3 "$LP_SRC/bench/tracer/sample_check.py" pool "$W" "$LP_TMP/call2.tgz" >"$LP_TMP/pool.txt" || fail "pool failed"
+grep -q '^2 calls;' "$LP_TMP/pool.txt" &&
+	grep -q '^hf  *auto  *2  *+3\.51%  *0\.72  *\[-2\.97, +9\.99\]  *+3\.00 to +4\.02$' "$LP_TMP/pool.txt" &&
+	grep -q '^hf  *plain  *4  *+0\.01%  .* -1\.96 to +2\.00$' "$LP_TMP/pool.txt" &&
+	grep -q '^plain  *plain  *4  *+0\.00%  *0\.00 ' "$LP_TMP/pool.txt" &&
+	grep -q '^plain  *auto  *2  *+3\.00%' "$LP_TMP/pool.txt" &&
+	grep -q '^all  *auto  *4  *+3\.25%' "$LP_TMP/pool.txt" || fail "pool: $(cat "$LP_TMP/pool.txt")"
+# cost_brief.py: the call's paired figures in one line per mode (a bare path named after itself)
+python3 "$LP_SRC/bench/tracer/cost_brief.py" "$W/cost.json" >"$LP_TMP/brief.txt" || fail "cost_brief failed"
+grep -q '^cost.json hf  *time  *auto  *+3.00% ' "$LP_TMP/brief.txt" &&
+	grep -q 'placebo +0.00% ' "$LP_TMP/brief.txt" || fail "cost_brief: $(cat "$LP_TMP/brief.txt")"
+expect_exit 1 python3 "$LP_SRC/bench/tracer/cost_brief.py" "x=$LP_TMP/no-such.json"
+grep -q "^cost_brief.py: .*no-such.json: " "$LP_TMP/stderr" || fail "cost_brief's error: $(cat "$LP_TMP/stderr")"
+expect_exit 1 python3 "$LP_SRC/bench/tracer/sample_check.py" pool "$LP_TMP/no-such-call"
+grep -q "pool: .*no-such-call: not a directory or a readable tar file" "$LP_TMP/stderr" || fail "pool's error: $(cat "$LP_TMP/stderr")"
 pass
