@@ -25,6 +25,8 @@
 # burstlead (the same, the flush thread attaching LP_BURST_LEAD (2) units ahead), burst2
 # (LP_BURST2, default every=128,burst=8), delay (auto, CUPTI started late:
 # LLMPROF_TRACE_CUPTI_DELAY=$LP_COST_CUPTI_DELAY, default 4; delay2: the same with LP_BURST2; delay1: =1),
+# late2..late9 (auto, LLMPROF_TRACE_CUPTI_DELAY=2..9), eager1 / eagerauto / eagerplain (delay1 / auto /
+# plain with CUDA_MODULE_LOADING=EAGER),
 # cuptild (no tracer, libcupti preloaded: LP_CUPTI_LIB or the loader's), burstparent ($LP_BURST with LLMPROF_TRACE_BURST_REATTACH=parent:
 # attached again at decode_all's pop, for the next prefill), burstskip (one
 # burst of one unit a generation: the detached steady state after a cycle).
@@ -122,6 +124,9 @@ mode_env() {
 	E=()
 	case $1 in
 	plain | shim | kineto | nsys) return 0 ;;
+	# eagerplain (run 28's next step): plain with every module loaded at the context's creation
+	# (CUDA_MODULE_LOADING=EAGER), the reference of eager1 and eagerauto
+	eagerplain) E=(CUDA_MODULE_LOADING=EAGER); return 0 ;;
 	null) E=(CUDA_INJECTION64_PATH=$NULL_LIB); return 0 ;;
 	# cuptild (run 27's next step): no tracer, libcupti loaded at the start (LD_PRELOAD) and never
 	# initialized: whether its presence alone, before the program's set-up, costs the ~3 points
@@ -134,7 +139,8 @@ mode_env() {
 	burst2) s=${LP_BURST2:-every=128,burst=8} ;;
 	burstparent) s=$BURST ;;
 	burstskip) s=every=1000000,burst=1,first=0,pick=first ;;
-	sampled | exact | auto | nvtx | skip | skipnoev | skipnocb | skipdet | sampleddet | delay | delay2 | delay1) ;;
+	sampled | exact | auto | nvtx | skip | skipnoev | skipnocb | skipdet | sampleddet | delay | delay2 | delay1 | late[2-9] | \
+		eager1 | eagerauto) ;;
 	*) return 1 ;;
 	esac
 	[ "$1" = burstparent ] && E=(LLMPROF_TRACE_BURST_REATTACH=parent)
@@ -159,6 +165,14 @@ mode_env() {
 	case $1 in
 	delay) E=(LLMPROF_TRACE_CUPTI_DELAY=${LP_COST_CUPTI_DELAY:-4}); s=auto ;;
 	delay1) E=(LLMPROF_TRACE_CUPTI_DELAY=1); s=auto ;;
+	# run 28's next step: lateN, auto with CUPTI started before the N-th generation (N = 2 to 9,
+	# one process each beside the others: which generation's start, under CUPTI, costs); eager1
+	# and eagerauto, delay1 and auto with every module loaded at the context's creation
+	# (CUDA_MODULE_LOADING=EAGER: before CUPTI's start in eager1, under it in eagerauto): whether
+	# kernels first loaded while CUPTI is attached keep a cost after its detach
+	late[2-9]) E=(LLMPROF_TRACE_CUPTI_DELAY=${1#late}); s=auto ;;
+	eager1) E=(CUDA_MODULE_LOADING=EAGER LLMPROF_TRACE_CUPTI_DELAY=1); s=auto ;;
+	eagerauto) E=(CUDA_MODULE_LOADING=EAGER); s=auto ;;
 	delay2) E=(LLMPROF_TRACE_CUPTI_DELAY=${LP_COST_CUPTI_DELAY:-4}); s=${LP_BURST2:-every=128,burst=8} ;;
 	esac
 	E+=(CUDA_INJECTION64_PATH=$LIB NVTX_INJECTION64_PATH=$LIB LLMPROF_TRACE_SAMPLE=$s LLMPROF_TRACE_CUPTI=$cupti "${tr[@]}")
@@ -169,7 +183,8 @@ spawn() {
 	local prog=$1 mode=$2 tag=$3 base out auto=()
 	base=$HF; [ "$prog" = plain ] && base=$PLAIN; [ "$prog" = hfo ] && base="$HF --nvtx-ops off"
 	[ "$prog" = opcost ] && base="python3 bench/tracer/torch_opcost.py --tag $tag"
-	[ "$prog" = plain ] && [ "$mode" != plain ] && [ "$mode" != cuptild ] && auto=(PYTHONPATH=$SITE LLMPROF_AUTO_DIR=$W/auto_$tag)
+	[ "$prog" = plain ] && [ "$mode" != plain ] && [ "$mode" != cuptild ] && [ "$mode" != eagerplain ] &&
+		auto=(PYTHONPATH=$SITE LLMPROF_AUTO_DIR=$W/auto_$tag)
 	out=$W/$tag.txt
 	mode_env "$mode" "$tag" || { echo "unknown mode $mode" >"$W/$tag.err"; return 2; }
 	case $mode in

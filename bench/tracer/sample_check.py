@@ -887,8 +887,9 @@ def places_header(width=16):
 def places_row(label, out, width=16):
     """One process's line: places' summary (total, detached level, above it) and its delay columns."""
     s, x = out["summary"], out.get("delay")
-    dl = "%+.2f / %+.2f (%+.2f) / %+.2f" % (x["before_pct"], x["after_pct"], x["after_detached_pct"],
-                                            x["after_less_before_pct"]) if x else ""
+    f = lambda v: "n/a" if v is None else "%+.2f" % v  # noqa: E731 (no generation before, none detached)
+    dl = "%s / %s (%s) / %s" % (f(x["before_pct"]), f(x["after_pct"]), f(x["after_detached_pct"]),
+                                f(x["after_less_before_pct"])) if x else ""
     return "%-*s %-24s %+7.2f%% %+8.2f%% %+7.2f%%   %s" % (width, label, out["spec"], s["total_pct"], s["detached_pct"],
                                                         s["above_detached_pct"], dl)
 
@@ -900,7 +901,8 @@ def places_group(vals):
 
 def call_places(d, before=None, plain=True):
     """places for every process of one step-turn call (DIR/<prog>_<mode>_<x>.txt), each with the
-    schedule its log names, BEFORE for the modes delay and delay2; a plain process against the
+    schedule its log names, BEFORE for the modes delay and delay2 and N - 2 for lateN (its summary
+    then counts the generations with CUPTI started, its "delay" the ones before); a plain process against the
     call's other plain processes of its program (where it has at least one; none with `plain`
     false). Returns (program, mode, tag, places' result) for those with a summary."""
     rows, names = [], sorted(os.listdir(d))
@@ -912,8 +914,9 @@ def call_places(d, before=None, plain=True):
         if mode == "plain" and (not plain or sum(n.startswith(parts[0] + "_plain_") and n.endswith(".txt") for n in names) < 2):
             continue
         spec = logged_spec(os.path.join(d, "inject_%s.log" % tag))
-        out = places(d, tag, spec, 2, before if mode in ("delay", "delay2") and before is not None else None,
-                     tag if mode == "plain" else None)
+        late = re.match(r"late([2-9])$", mode)  # cost_call.sh's lateN: CUPTI from parent N, measured gen N - 2
+        b = int(late.group(1)) - 2 if late else before if mode in ("delay", "delay2") else None
+        out = places(d, tag, spec, 2, b, tag if mode == "plain" else None)
         if "summary" in out:
             rows.append((parts[0], mode, tag, out))
     return rows

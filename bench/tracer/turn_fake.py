@@ -165,6 +165,10 @@ class Model(object):
             self.fake.note(it, j, t0)
 
 
+# what cost_call.sh's modes set, for --env-log (tests/e2e/bench_cost_modes.sh)
+ENV_SHOWN = ("CUDA_MODULE_LOADING", "LLMPROF_TRACE_CUPTI_DELAY", "LLMPROF_TRACE_SAMPLE", "LLMPROF_AUTO_DIR")
+
+
 def main(argv):
     p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     p.add_argument("--kind", choices=["hf", "plain"], default="hf")
@@ -181,8 +185,12 @@ def main(argv):
     p.add_argument("--host-max-s", type=float, default=1.0)
     p.add_argument("--nominal", action="store_true")
     p.add_argument("--log")
+    p.add_argument("--env-log", help="append the tag and the environment a mode sets (ENV_SHOWN) to this file")
     a, _ = p.parse_known_args(argv)  # cost_call.sh's --kineto and the programs' options: ignored
     tag = os.environ.get("LLMPROF_BENCH_TAG", "%s_%s_x" % (a.kind, a.mode or "plain"))
+    if a.env_log:
+        with open(a.env_log, "a") as f:
+            f.write(" ".join([tag] + ["%s=%s" % (k, os.environ[k]) for k in ENV_SHOWN if k in os.environ]) + "\n")
     mode = a.mode or tag.split("_")[1]
     costs = dict((k, float(v)) for k, v in (x.split("=") for x in a.cost.split(",")))
     cost = 1.0 + costs.get(mode, 0.0) / 100
