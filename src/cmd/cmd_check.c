@@ -8,6 +8,7 @@
 #include <string.h>
 
 #include "cmd/cmd.h"
+#include "collect/provenance.h"
 #include "collect/tools.h"
 #include "config/config.h"
 #include "core/buf.h"
@@ -51,6 +52,7 @@ static int cmd_check(const struct lp_args *args, struct lp_ctx *ctx)
 	struct lp_tools t;
 	struct lp_tools_opts o;
 	struct lp_buf b = LP_BUF_INIT, why = LP_BUF_INIT, d = LP_BUF_INIT;
+	json_t *clock = NULL;
 
 	/* the composed configuration with the same overrides `run` takes (tools.*, run.mode,
 	 * profiling.nsys.enable ...); --mode and --nsys win over it */
@@ -81,9 +83,11 @@ static int cmd_check(const struct lp_args *args, struct lp_ctx *ctx)
 	ok = lp_exit_status(ol.fail_kind) == 0;
 	lp_buf_adds(&why, ol.why);
 
+	clock = lp_prov_clock();
 	if (!strcmp(format, "json")) {
 		json_t *j = lp_tools_to_json(&t);
 		char *s;
+		json_object_set(j, "host_clock", clock);
 		json_object_set_new(j, "mode", json_string(mode));
 		json_object_set_new(j, "mode_ok", json_boolean(ok));
 		json_object_set_new(j, "why_not", ok ? json_null() : json_string(why.data));
@@ -135,6 +139,13 @@ static int cmd_check(const struct lp_args *args, struct lp_ctx *ctx)
 	row(&b, "perf counters", t.counters_problem[0] ? "denied" : t.counters_admin_only < 0 ? "unknown" : "ok", d.data);
 	row(&b, "CUPTI", t.cupti_path[0] ? "ok" : "missing", t.cupti_path[0] ? t.cupti_path : "libcupti.so not found in the CUDA folders");
 	row(&b, "tracer library", t.inject_path[0] ? "ok" : "missing", t.inject_path[0] ? t.inject_path : t.inject_expected);
+	lp_buf_reset(&d);
+	lp_buf_addf(&d, "%s, %.0f ns a read%s", json_string_value(json_object_get(clock, "source")) ?
+		json_string_value(json_object_get(clock, "source")) : "source unknown",
+		json_number_value(json_object_get(clock, "realtime_read_ns")),
+		json_is_true(json_object_get(clock, "slow")) ? " (a system call each time: the tracer stamps every NVTX range "
+		"and traced launch with it, so it costs more here)" : "");
+	row(&b, "host clock", json_is_true(json_object_get(clock, "slow")) ? "slow" : "ok", d.data);
 	row(&b, "run", ol.gpu_run ? "GPU" : "CPU", ol.what);
 	lp_buf_reset(&d);
 	lp_buf_addf(&d, "%s", ok ? "'llmprof run' can run it here (exit 0)" : why.data);
@@ -145,6 +156,7 @@ static int cmd_check(const struct lp_args *args, struct lp_ctx *ctx)
 	if (t.counters_problem[0] && !strcmp(mode, "deep") && ol.gpu_run)
 		lp_log_hint("%s", t.counters_problem);
 done:
+	json_decref(clock);
 	lp_buf_release(&b);
 	lp_buf_release(&why);
 	lp_buf_release(&d);

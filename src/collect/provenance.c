@@ -103,12 +103,9 @@ static double seconds_between(const struct timespec *a, const struct timespec *b
 	return (double)(b->tv_sec - a->tv_sec) + (double)(b->tv_nsec - a->tv_nsec) * 1e-9;
 }
 
-/* The host clock the tracer stamps every NVTX range and traced launch with (CLOCK_REALTIME,
- * inject/writer.c): the kernel's clock source and what one read costs here, measured over up to
- * 100,000 reads or 20 ms. Where the clock source cannot be read in user space (a virtual
- * machine's without a stable TSC, some sandboxes) each read is a system call, and the tracer's
- * cost per event grows with it. */
-static json_t *clock_info(void)
+/* (provenance.h) Where the clock source cannot be read in user space (a virtual machine's
+ * without a stable TSC, some sandboxes) each read is a system call. */
+json_t *lp_prov_clock(void)
 {
 	struct lp_buf text = LP_BUF_INIT;
 	struct timespec t0, t1, t;
@@ -130,7 +127,8 @@ static json_t *clock_info(void)
 		clock_gettime(CLOCK_MONOTONIC, &t1);
 		s = seconds_between(&t0, &t1);
 	} while (n < 100000 && s < 0.02);
-	json_object_set_new(c, "realtime_read_ns", json_real(floor(s / (double)n * 1e10 + 0.5) / 10.0));
+	json_object_set_new(c, "realtime_read_ns", json_integer((json_int_t)floor(s / (double)n * 1e9 + 0.5)));
+	json_object_set_new(c, "slow", json_boolean(s / (double)n * 1e9 > LP_SLOW_CLOCK_NS));
 	return c;
 }
 
@@ -178,7 +176,7 @@ int lp_prov_env(const json_t *tools, json_t **out, struct lp_err *err)
 	gmtime_r(&t, &tm);
 	strftime(now, sizeof(now), "%Y-%m-%dT%H:%M:%SZ", &tm);
 	env = json_pack("{s:i, s:s, s:s, s:o, s:o, s:o, s:o}", "schema_version", 1, "collected_at", now,
-		"host", host, "os", os_info(), "cpu", cpu_info(), "clock", clock_info(), "memory", memory_info());
+		"host", host, "os", os_info(), "cpu", cpu_info(), "clock", lp_prov_clock(), "memory", memory_info());
 	vars = json_object();
 	if (!env || !vars) {
 		json_decref(env);

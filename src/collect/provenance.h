@@ -33,6 +33,13 @@ const char *lp_version_commit(void);
 /* The env.json object. `tools` (borrowed, may be NULL: `"tools": {}`) is filled by the Nsight
  * adapters (nsys/ncu path and version, or why not). */
 int lp_prov_env(const json_t *tools, json_t **out, struct lp_err *err);
+/* The host clock the tracer stamps every NVTX range and traced launch with (CLOCK_REALTIME,
+ * inject/writer.c): {"source": the kernel's clock source or null, "realtime_read_ns": one read's
+ * cost here, measured over up to 100,000 reads or 20 ms, "slow": above LP_SLOW_CLOCK_NS, a system
+ * call a read, which the tracer's cost per event grows with}. env.json's "clock", and `llmprof
+ * check`. */
+#define LP_SLOW_CLOCK_NS 200.0 /* through the vDSO a read takes 20-60 ns, a system call several hundred */
+json_t *lp_prov_clock(void);
 /* Adds "gpus" (NVML: name, uuid, memory, SM count, clocks, compute capability), "gpus_reason"
  * when there are none, and "cuda" (driver and runtime versions) to env. Never fails for a
  * missing driver. Also for `llmprof check`. */

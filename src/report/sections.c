@@ -707,8 +707,6 @@ int lp_section_top_ops(const struct lp_analysis *a, size_t n, struct lp_buf *out
 
 /* The Environment section is for people: the facts that explain the numbers, one line each. The
  * rest (OS details, tool paths, environment variables) stays in env.json. */
-#define LP_SLOW_CLOCK_NS 200.0 /* a read through the vDSO takes 20-60 ns; a system call several hundred */
-
 static const json_t *env_gpu(const struct lp_analysis *a)
 {
 	const json_t *gpus = json_object_get(a->env, "gpus"), *g;
@@ -736,8 +734,9 @@ static const char *env_str(const json_t *o, const char *a, const char *b)
 	return json_is_string(v) && *json_string_value(v) ? json_string_value(v) : NULL;
 }
 
-/* The host clock (env.json "clock"): its source and the cost of one read, with a word where a
- * read is slow enough to weigh on the tracer, which stamps every NVTX range and traced launch. */
+/* The host clock (env.json "clock"): its source and the cost of one read, with a word where the
+ * collector found a read slow enough to weigh on the tracer, which stamps every NVTX range and
+ * traced launch. */
 static void env_clock(struct lp_buf *out, const json_t *clock)
 {
 	const json_t *ns = json_object_get(clock, "realtime_read_ns");
@@ -746,7 +745,7 @@ static void env_clock(struct lp_buf *out, const json_t *clock)
 	lp_buf_adds(out, "- host clock: ");
 	lp_md_text(out, env_str(clock, "source", NULL) ? env_str(clock, "source", NULL) : "source unknown");
 	lp_buf_addf(out, ", %.0f ns a read", json_number_value(ns));
-	if (json_number_value(ns) > LP_SLOW_CLOCK_NS)
+	if (json_is_true(json_object_get(clock, "slow")))
 		lp_buf_adds(out, " (slow: a system call each time; the tracer reads it at every NVTX range and traced "
 				 "launch, so its cost grows with it)");
 	lp_buf_addc(out, '\n');

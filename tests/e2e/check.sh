@@ -12,6 +12,8 @@ rc=$?
 [ "$rc" -eq 0 ] || [ "$rc" -eq 4 ] || fail "check exited $rc: $(cat err.txt)"
 grep -q "^ncu  *ok  *2099.1.0.0 at $LP_TMP/fake/ncu (config)" out.txt || fail "configured ncu not shown: $(cat out.txt)"
 grep -q "^mode deep" out.txt || fail "no mode line: $(cat out.txt)"
+# the tracer's clock, measured here: ok or slow, its source and one read's cost
+grep -q "^host clock  *\(ok\|slow\)  *.*, [0-9]* ns a read" out.txt || fail "no host clock row: $(cat out.txt)"
 if [ "$rc" -eq 4 ]; then grep -q "^mode deep  *no " out.txt || fail "exit 4 but mode ok"; fi
 if [ "$rc" -eq 0 ]; then grep -q "^mode deep  *ok " out.txt || fail "exit 0 but mode not ok"; fi
 
@@ -19,6 +21,8 @@ if [ "$rc" -eq 0 ]; then grep -q "^mode deep  *ok " out.txt || fail "exit 0 but 
 rc=$?
 [ "$rc" -eq 0 ] || [ "$rc" -eq 4 ] || fail "check --format json exited $rc"
 grep -q '"mode": "light"' out.json || fail "json lacks the mode: $(head -c 500 out.json)"
+python3 -c 'import json, sys; c = json.load(open(sys.argv[1]))["host_clock"]; assert c["realtime_read_ns"] >= 1 and c["slow"] in (True, False), c' out.json ||
+  fail "json's host_clock: $(grep -A4 host_clock out.json)"
 if ! have_gpu; then
   # no GPU: `run` runs the CPU path and exits 0, so check says that and exits 0 too (issue 21)
   expect_exit 0 "$LLMPROF" check --mode light

@@ -95,10 +95,10 @@ static void test_gpu_run_reports(void **state)
 		{ "dram__bytes_write.sum", 1e6, "byte", 1 },
 		{ "smsp__sass_thread_inst_executed_op_ffma_pred_on.sum", 1e6, "", 1 },
 	};
-	json_t *mdl = model(), *env = json_pack("{s:s, s:[{s:s}], s:{s:s, s:s}, s:{s:s, s:f}}", "host", "box", "gpus",
-						  "name", "NVIDIA H100 80GB HBM3", "environment", "CUDA_VISIBLE_DEVICES", "0",
-						  "PATH", "~/bin:/usr/bin", "clock", "source", "kvm-clock",
-						  "realtime_read_ns", 812.4);
+	json_t *mdl = model(), *env = json_pack("{s:s, s:[{s:s}], s:{s:s, s:s}, s:{s:s, s:f, s:b}}", "host", "box",
+						  "gpus", "name", "NVIDIA H100 80GB HBM3", "environment",
+						  "CUDA_VISIBLE_DEVICES", "0", "PATH", "~/bin:/usr/bin", "clock", "source",
+						  "kvm-clock", "realtime_read_ns", 812.4, "slow", 1);
 	struct lp_buf b = LP_BUF_INIT, b2 = LP_BUF_INIT;
 	const char *dir = lp_test_tmpdir("reports_gpu"), *order[] = { "## Environment", "## Aggregates",
 		"## Per-Stage Timings", "## MFU", "## Stage Takeaways", "## Top Operators", "## Top Kernels",

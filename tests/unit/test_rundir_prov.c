@@ -29,9 +29,10 @@ static void test_env_has_host_os_cpu_gpus_and_variables(void **state)
 	/* the tracer's clock: its source where the kernel says (null where not) and one read's cost */
 	{
 		const json_t *c = json_object_get(env, "clock");
-		double ns = json_real_value(json_object_get(c, "realtime_read_ns"));
+		double ns = (double)json_integer_value(json_object_get(c, "realtime_read_ns"));
 		assert_true(json_is_string(json_object_get(c, "source")) || json_is_null(json_object_get(c, "source")));
-		assert_true(ns > 0 && ns < 1e6);
+		assert_true(ns >= 1 && ns < 1e6);
+		assert_true(json_is_true(json_object_get(c, "slow")) == (ns > LP_SLOW_CLOCK_NS));
 	}
 	gpus = json_object_get(env, "gpus");
 	assert_true(json_is_array(gpus));
