@@ -1,5 +1,6 @@
 /* cmd_check.c: `llmprof check`: a table of what this machine can profile and why not (GPUs,
- * driver, nsys, ncu, the nsys importer, counter permission, CUPTI, our tracer library), then what
+ * driver, nsys, ncu, the nsys importer, counter permission, CUPTI, our tracer library, the host
+ * clock it stamps events with), then what
  * `llmprof run` will do here (lp_tools_outlook, the verdict run itself uses) and its exit status:
  * 0, or 4 when a requested phase cannot run. The probing is in collect/tools.c. */
 #include <jansson.h>
@@ -22,8 +23,9 @@ static const char usage_line[] =
 static const char description[] =
 	"Says what this machine can profile, and why not: GPUs and driver, nsys and ncu\n"
 	"(PATH, config tools.nsys/tools.ncu, /opt/nvidia/nsight-*, the CUDA bin folder) and\n"
-	"their versions, the nsys importer, performance-counter permission, CUPTI and the\n"
-	"tracer library. Then what 'llmprof run' with the same options and overrides will do\n"
+	"their versions, the nsys importer, performance-counter permission, CUPTI, the\n"
+	"tracer library and the host clock it stamps events with (slow where each read is a\n"
+	"system call). Then what 'llmprof run' with the same options and overrides will do\n"
 	"here (a GPU run, or a CPU run: stages and operators, no GPU kernels) and its exit\n"
 	"status: 0, or 4 when a phase it asks for cannot run here (the same as run's). A\n"
 	"workload after '--' is judged as run judges one (no CUDA build of llmprof-llm needed).";
