@@ -902,16 +902,17 @@ def places_group(vals):
 def call_places(d, before=None, plain=True):
     """places for every process of one step-turn call (DIR/<prog>_<mode>_<x>.txt), each with the
     schedule its log names, BEFORE for the modes delay and delay2 and N - 2 for lateN (its summary
-    then counts the generations with CUPTI started, its "delay" the ones before); a plain process against the
-    call's other plain processes of its program (where it has at least one; none with `plain`
-    false). Returns (program, mode, tag, places' result) for those with a summary."""
+    then counts the generations with CUPTI started, its "delay" the ones before); a plain process
+    against the call's other plain processes of its program (where it has at least one; none with
+    `plain` false). Returns (program, mode, tag, places' result) for those with a summary."""
     rows, names = [], sorted(os.listdir(d))
+    n_plain = lambda prog: sum(n.startswith(prog + "_plain_") and n.endswith(".txt") for n in names)  # noqa: E731
     for f in names:
         parts = f[:-4].split("_") if f.endswith(".txt") else []
         if len(parts) != 3 or parts[0] not in ("hf", "plain", "hfo"):
             continue
         tag, mode = f[:-4], parts[1]
-        if mode == "plain" and (not plain or sum(n.startswith(parts[0] + "_plain_") and n.endswith(".txt") for n in names) < 2):
+        if mode == "plain" and (not plain or n_plain(parts[0]) < 2):
             continue
         spec = logged_spec(os.path.join(d, "inject_%s.log" % tag))
         late = re.match(r"late([2-9])$", mode)  # cost_call.sh's lateN: CUPTI from parent N, measured gen N - 2
@@ -925,7 +926,7 @@ def call_places(d, before=None, plain=True):
 def cmd_places_all(d, before=None):
     """places for every process of a step-turn call (DIR/<prog>_<mode>_<x>.txt, plain ones excepted),
     each with the schedule its log names, BEFORE for the modes delay and delay2 (CUPTI started
-    before a later generation); then per (program, mode) the processes' min, max and mean of the
+    before a later generation) and N - 2 for lateN; then per (program, mode) the processes' min, max and mean of the
     total, the detached level and what the other places add above it (% against plain). Prints a
     table."""
     rows = call_places(d, before, plain=False)
@@ -946,7 +947,8 @@ def cmd_pool(paths):
     pooled per program and mode and per mode over both programs: n processes, mean, standard
     deviation and the mean's 95% interval (Student t over processes: the offsets between
     processes, 1-3% on the GPU machine, are what a mode's few processes in one call cannot
-    average out; run 28). Prints a table."""
+    average out; run 28). A delay or delay2 process counts all its generations, a lateN process
+    those from CUPTI's start on. Prints a table."""
     import tarfile
     import tempfile
     groups, calls = {}, 0
@@ -978,7 +980,8 @@ def cmd_pool(paths):
         m = mean_ci(v)
         sd = "%6.2f" % m["sd"] if m["sd"] is not None else "     -"
         ci = "[%+.2f, %+.2f]" % tuple(m["ci95"]) if m["ci95"][0] is not None else "-"
-        print("%-6s %-9s %3d %+7.2f%% %s  %-18s %+.2f to %+.2f" % (prog, mode, m["n"], m["mean"], sd, ci, min(v), max(v)))
+        print("%-6s %-9s %3d %+7.2f%% %s  %-18s %+.2f to %+.2f" % (prog, mode, m["n"], m["mean"], sd, ci,
+                                                                min(v), max(v)))
 
 
 def cmd_gens(trace_path):
