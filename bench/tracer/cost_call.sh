@@ -297,10 +297,13 @@ turns() {
 		# LP_COST_CPUS), one line per cycle in turns_cycles.txt, its summary into progress.txt
 		# (packed every 30 s on the driver's CPU meanwhile, so that a call stopped at its limit
 		# still brings back the turns so far)
-		local roots=() dcpu=${LP_COST_DRIVER_CPUS:-0} drv n=0 rc
+		# LP_COST_THREADS_AT=C,C...: every process's threads and their CPUs after those cycles, in
+		# threads.txt (turn_driver.py --threads-at)
+		local roots=() dcpu=${LP_COST_DRIVER_CPUS:-0} drv n=0 rc th=()
 		for tag in "${specs[@]}"; do roots+=("$tag=${ROOT[$tag]}"); done
+		[ -n "${LP_COST_THREADS_AT:-}" ] && th=(--threads-at "$LP_COST_THREADS_AT" --threads-log "$W/threads.txt")
 		taskset -c "$dcpu" python3 bench/tracer/turn_driver.py --dir "$TD" --deadline "$deadline" \
-			--steps "$LP_COST_TURN_STEPS" --log "$W/turns_cycles.txt" "${roots[@]}" >>"$W/progress.txt" 2>&1 &
+			--steps "$LP_COST_TURN_STEPS" --log "$W/turns_cycles.txt" "${th[@]}" "${roots[@]}" >>"$W/progress.txt" 2>&1 &
 		drv=$!
 		while kill -0 "$drv" 2>/dev/null; do
 			sleep 1

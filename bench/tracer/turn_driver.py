@@ -4,7 +4,7 @@ step-level turns (LP_COST_TURN_STEPS=K: every process stops after every K decode
 of turns a run). Standard library only.
 
     turn_driver.py --dir TD --deadline EPOCH_S [--steps K] [--log FILE] [--poll-ms MS]
-                   [--grace-s S] TAG=ROOT_PID ...
+                   [--grace-s S] [--threads-at C,C... --threads-log FILE] TAG=ROOT_PID ...
 
 The processes (examples/plain_common.py bench_turn / step_turn) write TD/<TAG>.stop ("PID TIME")
 and stop themselves (SIGSTOP). Round-robin over the TAGs in the order given, reversed in every
@@ -23,6 +23,11 @@ file (just before the process stops itself) to the stop seen, the handoff's dela
 process ended in its turn), after a `#` header line with K
 and the tags. sample_check.py cost maps each process's turns to cycles from it. stdout: a summary
 (cycles, turns per tag, turn and cycle ms quantiles, lag quantiles) as one JSON line.
+
+--threads-at: after each of these cycles, every stopped process's threads, one line each in
+--threads-log: `CYCLE TAG PID TID NAME CPUS` (/proc/PID/task/TID/status: the thread's name and
+Cpus_allowed_list), to see where a tracer's and CUPTI's threads may run beside the main thread
+the benchmark pinned (bench/tracer/README.md run 28, "Next").
 """
 
 import argparse
@@ -65,6 +70,27 @@ def stop_file(path):
     return int(v[0]), t
 
 
+def thread_lines(cycle, tag, pid):
+    """`CYCLE TAG PID TID NAME CPUS` for each thread of process PID (none when it is gone)."""
+    out = []
+    try:
+        tids = sorted(os.listdir("/proc/%d/task" % pid), key=int)
+    except OSError:
+        return out
+    for tid in tids:
+        f = {}
+        try:
+            with open("/proc/%d/task/%s/status" % (pid, tid)) as fh:
+                for line in fh:
+                    k, _, v = line.partition(":")
+                    f[k] = v.strip()
+        except OSError:
+            continue
+        out.append("%d %s %d %s %s %s" % (cycle, tag, pid, tid, (f.get("Name") or "?").replace(" ", "_"),
+                                          f.get("Cpus_allowed_list", "?")))
+    return out
+
+
 def quantiles(v):
     if not v:
         return None
@@ -82,8 +108,16 @@ def main(argv):
     p.add_argument("--poll-ms", type=float, default=0.2)
     p.add_argument("--grace-s", type=float, default=60.0,
                    help="how long past the deadline a running turn is waited for")
+    p.add_argument("--threads-at", default="", help="cycles after which every process's threads are listed")
+    p.add_argument("--threads-log", help="where --threads-at writes")
     p.add_argument("procs", nargs="+", metavar="TAG=ROOT_PID")
     a = p.parse_args(argv)
+    try:
+        threads_at = {int(x) for x in a.threads_at.split(",") if x}
+    except ValueError:
+        p.error("--threads-at: expected cycle numbers separated by commas, got %r" % a.threads_at)
+    if threads_at and not a.threads_log:
+        p.error("--threads-at needs --threads-log")
     tags, root = [], {}
     for s in a.procs:
         tag, _, pid = s.partition("=")
@@ -148,6 +182,12 @@ def main(argv):
             cycle_ms.append((time.time() - c0) * 1e3)
             if log:
                 log.write("%d %.4f %s\n" % (cycle, c0, " ".join(parts)))
+            if len(cycle_ms) in threads_at:
+                with open(a.threads_log, "a") as tl:
+                    for tag in tags:
+                        pid, _ = stop_file(os.path.join(a.dir, tag + ".stop"))
+                        if pid is not None:
+                            tl.writelines(x + "\n" for x in thread_lines(len(cycle_ms), tag, pid))
         elif alive and not late:
             time.sleep(poll)  # no process ready (still starting): do not spin
         if late:

@@ -8,15 +8,26 @@
 # ran K steps a turn, the cycles' order alternates, each process had all its turns, the unmodified
 # program's step_full_ms covers its forwards and what lies between them (step_ms only the
 # forwards), and the paired statistics give +3% for auto and 0 for the placebo (plain_u against
-# plain_t); then sample_check.py places, places_all and pool, and cost_brief.py. Skipped without
-# python3 or taskset.
+# plain_t); the threads listed after a cycle (LP_COST_THREADS_AT); then sample_check.py places,
+# places_all and pool, and cost_brief.py. Skipped without python3 or taskset.
 set -u
 . "$(dirname "$0")/lib.bash"
 need_cost_tools
 FAKE="python3 $LP_SRC/bench/tracer/turn_fake.py --nominal --new-tokens 8 --log $LP_TMP/steps.txt"
 cost_turns "hf_plain_t hf_plain_u hf_auto_t plain_plain_t plain_plain_u plain_auto_t" \
-	"$FAKE --kind hf --iters 3" "$FAKE --kind plain --iters 4" LP_COST_TURN_STEPS=2 LLMPROF_BENCH_COUNTERS=1
+	"$FAKE --kind hf --iters 3" "$FAKE --kind plain --iters 4" LP_COST_TURN_STEPS=2 LLMPROF_BENCH_COUNTERS=1 \
+	LP_COST_THREADS_AT=2
 W=$LP_TMP/work
+# LP_COST_THREADS_AT=2: after the second cycle every process's threads, each on the CPUs cost_call.sh
+# pinned the process to (LP_COST_CPUS=0)
+for t in hf_plain_t hf_plain_u hf_auto_t plain_plain_t plain_plain_u plain_auto_t; do
+	grep -q "^2 $t [0-9]* [0-9]* [^ ]* 0$" "$W/threads.txt" || fail "no thread of $t after cycle 2: $(cat "$W/threads.txt")"
+done
+grep -qv "^2 " "$W/threads.txt" && fail "threads listed after another cycle: $(cat "$W/threads.txt")"
+expect_exit 2 python3 "$LP_SRC/bench/tracer/turn_driver.py" --dir "$LP_TMP" --deadline 0 --threads-at 2,x \
+	--threads-log "$LP_TMP/t.txt" a=1
+grep -q "threads-at: expected cycle numbers separated by commas, got '2,x'" "$LP_TMP/stderr" ||
+	fail "--threads-at's error: $(cat "$LP_TMP/stderr")"
 grep -q '"turn_driver": "all ended"' "$W/progress.txt" || fail "no driver summary: $(cat "$W/progress.txt")"
 python3 - "$LP_TMP/steps.txt" "$W/turns_cycles.txt" "$W/cost.json" "$W/plain_auto_t.txt" <<'EOF' || fail "checks failed"
 import json, sys
