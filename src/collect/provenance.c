@@ -14,6 +14,7 @@
 
 #include "config/yaml.h"
 #include "core/fs.h"
+#include "core/proc.h"
 #include "core/sha256.h"
 
 /* Environment variables that change what a CUDA program or a profiler does. */
@@ -97,20 +98,14 @@ static json_t *cpu_info(void)
 	return cpu;
 }
 
-/* Seconds between two CLOCK_MONOTONIC readings. */
-static double seconds_between(const struct timespec *a, const struct timespec *b)
-{
-	return (double)(b->tv_sec - a->tv_sec) + (double)(b->tv_nsec - a->tv_nsec) * 1e-9;
-}
-
 /* (provenance.h) Where the clock source cannot be read in user space (a virtual machine's
  * without a stable TSC, some sandboxes) each read is a system call. */
 json_t *lp_prov_clock(void)
 {
 	struct lp_buf text = LP_BUF_INIT;
-	struct timespec t0, t1, t;
+	struct timespec t;
 	long n = 0, i;
-	double s = 0;
+	double t0, s = 0;
 	json_t *c = json_object();
 	if (lp_fs_read_file("/sys/devices/system/clocksource/clocksource0/current_clocksource", &text, 256, NULL) == 0) {
 		size_t len = strcspn(text.data, " \n");
@@ -119,13 +114,12 @@ json_t *lp_prov_clock(void)
 		json_object_set_new(c, "source", json_null());
 	}
 	lp_buf_release(&text);
-	clock_gettime(CLOCK_MONOTONIC, &t0);
+	t0 = lp_mono_s();
 	do {
 		for (i = 0; i < 1000; i++)
 			clock_gettime(CLOCK_REALTIME, &t);
 		n += 1000;
-		clock_gettime(CLOCK_MONOTONIC, &t1);
-		s = seconds_between(&t0, &t1);
+		s = lp_mono_s() - t0;
 	} while (n < 100000 && s < 0.02);
 	json_object_set_new(c, "realtime_read_ns", json_integer((json_int_t)floor(s / (double)n * 1e9 + 0.5)));
 	json_object_set_new(c, "slow", json_boolean(s / (double)n * 1e9 > LP_SLOW_CLOCK_NS));

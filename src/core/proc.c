@@ -50,7 +50,7 @@ void lp_proc_clear_interrupt(void)
 	interrupted = 0;
 }
 
-static double now_s(void)
+double lp_mono_s(void)
 {
 	struct timespec ts;
 	clock_gettime(CLOCK_MONOTONIC, &ts);
@@ -127,8 +127,8 @@ static void kill_group(pid_t pid, int *status, double grace_s)
 {
 	double until;
 	kill(-pid, SIGTERM);
-	until = now_s() + grace_s;
-	while (now_s() < until) {
+	until = lp_mono_s() + grace_s;
+	while (lp_mono_s() < until) {
 		if (waitpid(pid, status, WNOHANG) == pid) {
 			kill(-pid, SIGKILL);  /* the leader is gone; finish what it left in its group */
 			return;
@@ -223,7 +223,7 @@ int lp_proc_run(const struct lp_proc_spec *s, struct lp_proc_result *res, struct
 		lp_err_set(err, LP_EOTHER, "cannot start '%s': %s", s->argv[0], envp ? strerror(errno) : "out of memory");
 		goto fail;
 	}
-	t0 = now_s();
+	t0 = lp_mono_s();
 	last_tick = t0;
 	pid = fork();
 	if (pid < 0) {
@@ -274,8 +274,8 @@ int lp_proc_run(const struct lp_proc_spec *s, struct lp_proc_result *res, struct
 	guard = start_guard(pid, out_fd, err_fd, &guard_fd);
 	for (;;) {
 		pid_t w = waitpid(pid, &status, WNOHANG);
-		if ((s->tick || s->should_stop) && now_s() - last_tick >= 1.0) {
-			last_tick = now_s();
+		if ((s->tick || s->should_stop) && lp_mono_s() - last_tick >= 1.0) {
+			last_tick = lp_mono_s();
 			if (s->tick)
 				s->tick(s->tick_ctx, last_tick - t0);
 			if (w == 0 && s->should_stop && s->should_stop(s->tick_ctx)) {
@@ -296,14 +296,14 @@ int lp_proc_run(const struct lp_proc_spec *s, struct lp_proc_result *res, struct
 			kill_group(pid, &status, grace);
 			break;
 		}
-		if (s->timeout_s > 0 && now_s() - t0 > s->timeout_s) {
+		if (s->timeout_s > 0 && lp_mono_s() - t0 > s->timeout_s) {
 			res->timed_out = 1;
 			kill_group(pid, &status, grace);
 			break;
 		}
-		sleep_ms(now_s() - t0 < 0.5 ? 2 : 20);
+		sleep_ms(lp_mono_s() - t0 < 0.5 ? 2 : 20);
 	}
-	res->wall_s = now_s() - t0;
+	res->wall_s = lp_mono_s() - t0;
 	stop_guard(guard, guard_fd);
 	if (WIFEXITED(status)) {
 		res->exited = 1;

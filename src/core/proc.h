@@ -68,6 +68,9 @@ struct lp_proc_result {
 	long pid;                    /* the child's process id */
 };
 
+/* Seconds on CLOCK_MONOTONIC: the timeouts here, and whoever times its own work. */
+double lp_mono_s(void);
+
 /* Runs the child to its end. -1 only when it could not be started (no such program: LP_EENV;
  * log file not writable: LP_EOTHER); a non-zero exit, a signal or a timeout is a result. */
 int lp_proc_run(const struct lp_proc_spec *spec, struct lp_proc_result *res, struct lp_err *err);

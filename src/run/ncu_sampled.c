@@ -6,20 +6,14 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
 
 #include "core/fs.h"
+#include "core/proc.h"
 #include "core/str.h"
 #include "core/vec.h"
 #include "parse/csv.h"
 #include "parse/ncu_raw.h"
 
-static double mono_s(void)
-{
-	struct timespec ts;
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
-}
 
 void lp_ncu_sampled_costs(const json_t *preset, double workload_s, double *per_launch_s, double *per_process_s)
 {
@@ -285,7 +279,7 @@ static void tick(void *vctx, double elapsed_s)
 {
 	struct tick_ctx *t = vctx;
 	double cur = t->pr.plan->procs[t->pr.proc].est_s - elapsed_s;
-	t->pr.elapsed_s = mono_s() - t->t0;
+	t->pr.elapsed_s = lp_mono_s() - t->t0;
 	t->pr.eta_s = (cur > 0 ? cur : 0) + t->rest_est_s;
 	if (t->s->tick)
 		t->s->tick(t->s->ctx, &t->pr);
@@ -313,7 +307,7 @@ static int watch(void *vctx)
 {
 	struct tick_ctx *t = vctx;
 	struct lp_ncu_log_progress pg;
-	double now = mono_s();
+	double now = lp_mono_s();
 	if (!watch_read(t, now, &pg))
 		return 0;
 	if (pg.marks != t->marks) {
@@ -413,7 +407,7 @@ int lp_ncu_sampled_run(const struct lp_ncu_sampled *s, struct lp_ncu_sampled_out
 	size_t fallback = 0;
 	long off;
 	struct tick_ctx tc;
-	double t0 = mono_s(), wall_sum = 0, base_sum = 0;
+	double t0 = lp_mono_s(), wall_sum = 0, base_sum = 0;
 	uint64_t results_sum = 0;
 	size_t i, p;
 	int rc = -1, have_cache = 0, nothing = 1, any_run = 0;
@@ -487,7 +481,7 @@ int lp_ncu_sampled_run(const struct lp_ncu_sampled *s, struct lp_ncu_sampled_out
 		struct lp_ncu_outcome oc;
 		struct lp_err perr = LP_ERR_INIT;
 		json_t *pp = part_preset(s->preset, name, p, o->plan.procs[p].warmup_only ? in->warmup_nvtx : NULL);
-		double elapsed = mono_s() - t0, left = opts.budget_s > 0 ? opts.budget_s - elapsed : 0, t_start;
+		double elapsed = lp_mono_s() - t0, left = opts.budget_s > 0 ? opts.budget_s - elapsed : 0, t_start;
 		size_t q;
 		if (opts.budget_s > 0 && p > 0 && left < 0.5 * o->plan.procs[p].est_s) {
 			o->partial = 1;
@@ -535,7 +529,7 @@ int lp_ncu_sampled_run(const struct lp_ncu_sampled *s, struct lp_ncu_sampled_out
 		np.tick = tick;
 		np.tick_ctx = &tc;
 		np.should_stop = watch;
-		t_start = mono_s();
+		t_start = lp_mono_s();
 		tc.proc_t0 = tc.last_change = t_start;
 		tc.done = tc.marks = 0;
 		tc.stall[0] = '\0';
@@ -565,7 +559,7 @@ int lp_ncu_sampled_run(const struct lp_ncu_sampled *s, struct lp_ncu_sampled_out
 		{
 			/* the launches done in the process's last second */
 			struct lp_ncu_log_progress last;
-			watch_read(&tc, mono_s(), &last);
+			watch_read(&tc, lp_mono_s(), &last);
 		}
 		if (oc.stopped_by_limit && tc.stall[0])
 			snprintf(oc.limit_note, sizeof(oc.limit_note), "%s", tc.stall);
@@ -581,7 +575,7 @@ int lp_ncu_sampled_run(const struct lp_ncu_sampled *s, struct lp_ncu_sampled_out
 			json_decref(pp);
 			if (stalled)
 				json_array_append_new(runs, json_pack("{s:f, s:i, s:b, s:o, s:b, s:s, s:O}", "wall_s",
-					mono_s() - t_start, "results", 0, "profiled_nothing", 0, "launch_count", json_null(),
+					lp_mono_s() - t_start, "results", 0, "profiled_nothing", 0, "launch_count", json_null(),
 					"stopped_by_limit", 1, "stalled", tc.stall, "result_s", tc.result_s));
 			if (append_file(path.data, logs.data, err) < 0) {
 				lp_ncu_outcome_release(&oc);
@@ -604,12 +598,12 @@ int lp_ncu_sampled_run(const struct lp_ncu_sampled *s, struct lp_ncu_sampled_out
 			break;
 		}
 		o->procs_run++;
-		json_array_append_new(runs, json_pack("{s:f, s:i, s:b, s:o, s:b, s:o, s:O}", "wall_s", mono_s() - t_start,
+		json_array_append_new(runs, json_pack("{s:f, s:i, s:b, s:o, s:b, s:o, s:O}", "wall_s", lp_mono_s() - t_start,
 			"results", oc.results, "profiled_nothing", oc.profiled_nothing, "launch_count",
 			np.launch_count_total > 0 ? json_integer(np.launch_count_total) : json_null(), "stopped_by_limit",
 			oc.stopped_by_limit, "stalled", tc.stall[0] ? json_string(tc.stall) : json_null(), "result_s",
 			tc.result_s));
-		wall_sum += mono_s() - t_start;
+		wall_sum += lp_mono_s() - t_start;
 		base_sum += s->workload_s;
 		results_sum += (uint64_t)oc.results;
 		o->retried_app_range |= oc.retried_app_range;
@@ -719,7 +713,7 @@ int lp_ncu_sampled_run(const struct lp_ncu_sampled *s, struct lp_ncu_sampled_out
 				o->cache_stored++;
 		}
 	}
-	o->elapsed_s = mono_s() - t0;
+	o->elapsed_s = lp_mono_s() - t0;
 	pj = lp_sample_plan_json(&o->plan, 1);
 	set_costs(pj, &opts);
 	json_object_set_new(pj, "measured_per_launch_s", o->measured_per_launch_s > 0 ? json_real(o->measured_per_launch_s) : json_null());
@@ -750,6 +744,6 @@ out:
 	lp_buf_release(&logs);
 	lp_buf_release(&path);
 	lp_buf_release(&cmds);
-	o->elapsed_s = mono_s() - t0;
+	o->elapsed_s = lp_mono_s() - t0;
 	return rc;
 }

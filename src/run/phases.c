@@ -11,6 +11,7 @@
 #include "collect/nsys.h"
 #include "collect/rundir.h"
 #include "core/fs.h"
+#include "core/proc.h"
 #include "llmprof/trace_format.h"
 #include "parse/trace_read.h"
 #include "run/pipeline_int.h"
@@ -132,13 +133,13 @@ void lp_pl_phase_capture(struct lp_pl_state *st)
 	}
 	lp_rundir_path(&st->run->dir, "trace", &trace);
 	lp_pl_abs_path(trace.data, &trace);
-	t0 = lp_pl_now_s();
+	t0 = lp_mono_s();
 	if (run_workload(st, trace.data, "trace/workload.stdout", "logs/capture.stderr", &res, &err) < 0) {
 		lp_pl_set_phase(st, PH_CAPTURE, "failed", "%s", err.msg);
 		st->pl->fail_kind = err.kind == LP_EENV ? LP_EENV : LP_EPARTIAL;
 		goto out;
 	}
-	st->traced_s = lp_pl_now_s() - t0;
+	st->traced_s = lp_mono_s() - t0;
 	if (!res.exited || res.exit_code != 0)
 		empty_trace_if_none(st, trace.data, res.pid);
 	lp_pl_record_tree(st, "trace", PH_CAPTURE);
@@ -179,10 +180,10 @@ void lp_pl_phase_capture(struct lp_pl_state *st)
 		lp_pl_set_phase(st, PH_CAPTURE, "ok", NULL);
 	if (lp_pl_cfg_bool(st->run, "run.measure_overhead")) {
 		struct lp_proc_result r2;
-		t0 = lp_pl_now_s();
+		t0 = lp_mono_s();
 		if (run_workload(st, NULL, "logs/untraced.stdout", "logs/untraced.stderr", &r2, &err) == 0 &&
 		    r2.exited && r2.exit_code == 0)
-			st->untraced_s = lp_pl_now_s() - t0;
+			st->untraced_s = lp_mono_s() - t0;
 		lp_buf_reset(&trace);
 		lp_rundir_path(&st->run->dir, "logs/untraced.stdout", &trace);
 		if (lp_fs_is_file(trace.data)) {   /* the untraced run may not have started */

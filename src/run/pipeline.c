@@ -10,10 +10,10 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
 
 #include "collect/rundir.h"
 #include "core/fs.h"
+#include "core/proc.h"
 #include "run/pipeline_int.h"
 #include "run/rebuild.h"
 
@@ -44,13 +44,6 @@ double lp_pl_cfg_num(const struct lp_run *run, const char *key, double dflt)
 int lp_pl_cfg_bool(const struct lp_run *run, const char *key)
 {
 	return json_is_true(lp_config_get(&run->cfg, key));
-}
-
-double lp_pl_now_s(void)
-{
-	struct timespec ts;
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
 }
 
 static void emit_phase(struct lp_pl_state *st, int ph)

@@ -37,7 +37,6 @@ const char *lp_pl_cfg_str(const struct lp_run *run, const char *key);
 int64_t lp_pl_cfg_int(const struct lp_run *run, const char *key, int64_t dflt);
 double lp_pl_cfg_num(const struct lp_run *run, const char *key, double dflt);
 int lp_pl_cfg_bool(const struct lp_run *run, const char *key);
-double lp_pl_now_s(void);
 
 /* Sets a phase's status and reason (fmt NULL: none) and tells the sink. */
 void lp_pl_set_phase(struct lp_pl_state *st, int ph, const char *status, const char *fmt, ...) LP_PRINTF(4, 5);
