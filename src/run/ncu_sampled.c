@@ -14,7 +14,6 @@
 #include "parse/csv.h"
 #include "parse/ncu_raw.h"
 
-
 void lp_ncu_sampled_costs(const json_t *preset, double workload_s, double *per_launch_s, double *per_process_s)
 {
 	const char *set = json_string_value(json_object_get(preset, "set"));
