@@ -237,9 +237,10 @@ static void on_api(CUpti_CallbackDomain domain, CUpti_CallbackId cbid, const CUp
 	uint8_t kind;
 	int runtime = domain == CUPTI_CB_DOMAIN_RUNTIME_API;
 	if (cb->callbackSite != CUPTI_API_ENTER) {
-		if (runtime)
-			lp_inj_self()->rt_correlation = 0;
-		else if (cbid == CUPTI_DRIVER_TRACE_CBID_cuProfilerStop)
+		if (runtime) {
+			if ((t = lp_inj_self()) != NULL)
+				t->rt_correlation = 0;
+		} else if (cbid == CUPTI_DRIVER_TRACE_CBID_cuProfilerStop)
 			lp_inj_request_flush(0); /* never flush CUPTI from inside its callback */
 		return;
 	}
@@ -254,6 +255,8 @@ static void on_api(CUpti_CallbackDomain domain, CUpti_CallbackId cbid, const CUp
 	if (!atomic_load_explicit(&inj_c.recording, memory_order_relaxed))
 		return; /* a launch API first seen inside an unrecorded unit: switched off from the next */
 	t = lp_inj_self();
+	if (!t)
+		return; /* no thread state (out of memory) */
 	if (kind == LP_TRACE_LAUNCH_KERNEL || kind == LP_TRACE_LAUNCH_GRAPH)
 		t->launches++;
 	if (runtime)

@@ -37,30 +37,37 @@ struct lp_inj_strcache {            /* a string this thread interned recently */
 #define LP_INJ_STRCACHE 256         /* entries, a power of two */
 
 struct lp_inj_slot;
+struct inj_buf;
 
-/* Everything a thread needs on the hot paths, in one TLS block (one TLS lookup per callback).
- * Reset (except the string cache, whose ids stay valid) when the process has forked since. */
+/* Everything a thread needs on the hot paths, in one block: allocated at the thread's first
+ * lp_inj_self (64-byte aligned), reached through one thread-local pointer, freed at thread exit.
+ * Reset (except the string cache, whose ids stay valid) when the process has forked since. The
+ * first cache line holds what every record needs (the fork check, the write position, ids). */
 struct lp_inj_thread {
 	uint32_t gen;                   /* fork generation the fields below belong to */
 	uint32_t tid;
 	uint32_t busy;                  /* inside lp_inj_append: a nested call (signal handler) is dropped */
 	uint32_t depth, overflow;       /* nvtx.c: frames in `stack`; pushes beyond the limit */
+	uint32_t keyed;                 /* writer.c: registered with the thread-exit destructor */
+	struct inj_buf *buf;            /* writer.c: the slot's buffer as its owner sees it (NULL: none) ... */
+	size_t wlen, wcap;              /* ... bytes written in it and its capacity (0, 0: none) */
+	uint64_t next_id, end_id;       /* block of range ids handed out by lp_inj_next_id */
 	uint32_t rt_correlation;        /* cupti.c: runtime launch traced on this thread right now */
+	uint32_t unit_index;            /* sample.c: the index the next unit under unit_parent gets */
 	uint64_t launches;              /* cupti.c: kernel and graph launches traced on this thread */
-	uint64_t unit_parent;           /* sample.c: parent range of the last sampling unit pushed ... */
-	uint32_t unit_index;            /* ... and the index the next one under it gets */
+	uint64_t unit_parent;           /* sample.c: parent range of the last sampling unit pushed */
 	uint32_t unit_parents;          /* sample.c: times unit_parent changed (the parent ordinal) */
 	uint32_t unit_prev;             /* sample.c: units under the previous parent (0: none yet) */
 	uint32_t unit_skipping;         /* sample.c: inside an unrecorded unit (1) */
 	uint64_t unit_t0, unit_l0;      /* sample.c: clock and launches at the open unit's push */
 	uint64_t rate_ns, rate_max;     /* sample.c: time inside measured units, fastest launch rate (auto) */
-	uint64_t next_id, end_id;       /* block of range ids handed out by lp_inj_next_id */
-	struct lp_inj_slot *slot;       /* writer.c: this thread's record buffer */
+	struct lp_inj_slot *slot;       /* writer.c: this thread's record buffer, as the flush thread lists it */
 	struct lp_inj_frame stack[LP_TRACE_MAX_DEPTH];
 	struct lp_inj_strcache strings[LP_INJ_STRCACHE];
 };
 
-/* The calling thread's state (never NULL). */
+/* The calling thread's state; NULL only when it could not be allocated (out of memory): the
+ * caller then records nothing. */
 struct lp_inj_thread *lp_inj_self(void);
 
 /* ---- writer.c ---- */
@@ -114,10 +121,10 @@ void lp_inj_log(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 
 /* ---- nvtx.c ---- */
 
-/* Innermost push/pop range instance open on thread state `t` (0: none). */
+/* Innermost push/pop range instance open on thread state `t` (0: none, or `t` NULL). */
 static inline uint64_t lp_inj_current_range(const struct lp_inj_thread *t)
 {
-	return t->depth ? t->stack[t->depth - 1].id : 0;
+	return t && t->depth ? t->stack[t->depth - 1].id : 0;
 }
 
 /* ---- rank.c ---- */

@@ -520,7 +520,8 @@ static void init_once(void)
 	/* per-thread buffers: 1/8 of the size, 8 times as many (the same memory at most) */
 	inj_w.tbuf_bytes = inj_w.buf_bytes / 8;
 	inj_w.max_tbuffers = inj_w.max_buffers * 8;
-	inj_w.have_slot_key = pthread_key_create(&inj_w.slot_key, inj_slot_release) == 0;
+	if (pthread_key_create(&inj_w.thread_key, inj_thread_release) == 0)
+		atomic_store_explicit(&inj_w.have_thread_key, 1, memory_order_release);
 	inj_w.signal_wait_ms = (int)inj_env_long("LLMPROF_TRACE_SIGNAL_WAIT_MS", 2000, 0, 60000);
 	inj_w.fork_child_mode = !(forkm && (!strcmp(forkm, "off") || !strcmp(forkm, "0")));
 

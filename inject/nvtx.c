@@ -132,7 +132,7 @@ static void base_record(struct lp_trace_nvtx *r, uint8_t event, uint32_t domain)
 {
 	memset(r, 0, sizeof(*r));
 	r->event = event;
-	r->tid = lp_inj_self()->tid;
+	r->tid = lp_inj_tid();
 	r->domain_id = domain;
 }
 
@@ -141,8 +141,12 @@ static void base_record(struct lp_trace_nvtx *r, uint8_t event, uint32_t domain)
 static int push(uint32_t domain, struct lp_trace_nvtx *r)
 {
 	struct lp_inj_thread *t = lp_inj_self();
-	int level = (int)(t->depth + t->overflow);
-	uint64_t parent = lp_inj_current_range(t);
+	int level;
+	uint64_t parent;
+	if (!t)
+		return -1; /* no thread state (out of memory) */
+	level = (int)(t->depth + t->overflow);
+	parent = lp_inj_current_range(t);
 	if (t->depth >= LP_TRACE_MAX_DEPTH) {
 		t->overflow++;
 		return level;
@@ -163,6 +167,8 @@ static int pop(uint32_t domain)
 	struct lp_inj_thread *t = lp_inj_self();
 	struct lp_trace_nvtx r;
 	uint32_t i, stage;
+	if (!t)
+		return -1;
 	if (t->overflow) {
 		t->overflow--;
 		return (int)(t->depth + t->overflow);

@@ -5,7 +5,8 @@
  * two pools (shared ones of LLMPROF_TRACE_BUFFER_MB, per-thread ones of 1/8 of that); the flush
  * thread (lifecycle.c) writes full buffers, and every LLMPROF_TRACE_FLUSH_MS what every buffer
  * has published so far. Order holds within a thread; different threads interleave in batches.
- * Also here: the per-thread state (one TLS block), range ids, the string table and domains.
+ * Also here: the per-thread state (one block behind one thread-local pointer), range ids, the
+ * string table and domains.
  */
 
 #include "writer_impl.h"
@@ -38,7 +39,27 @@ struct inj_writer inj_w = {
 	.next_id = 1,
 };
 
-static _Thread_local struct lp_inj_thread tls_self;
+/* The calling thread's state, NULL until its first lp_inj_self. Only a pointer, so that the
+ * library's whole thread-local storage is 8 bytes: built with the TLS descriptor dialect
+ * (inject/CMakeLists.txt: -mtls-dialect=gnu2 on x86-64, the default elsewhere), a library that
+ * dlopen loads gets it in glibc's static TLS surplus when there is room (then reading it is one
+ * load at a fixed offset from the thread pointer, no __tls_get_addr and its dynamic thread vector)
+ * and dynamic TLS otherwise (dlopen never fails for it, as it can for initial-exec TLS). */
+static _Thread_local struct lp_inj_thread *tls_self;
+
+/* The only code that touches tls_self. A descriptor call is assumed to preserve every register
+ * but its result, which glibc's dynamic fallback did not do for vector registers before 2.40
+ * (BZ #31372): out of line and out of interprocedural register allocation, the call sits where
+ * the caller keeps nothing in a register it may clobber. */
+#if defined(__GNUC__) && !defined(__clang__)
+__attribute__((noipa))
+#else
+__attribute__((noinline))
+#endif
+static struct lp_inj_thread **self_ptr(void)
+{
+	return &tls_self;
+}
 
 
 /* ---- small helpers ---- */
@@ -55,11 +76,23 @@ uint32_t lp_inj_fork_gen(void)
 	return atomic_load_explicit(&inj_w.fork_gen, memory_order_relaxed);
 }
 
-struct lp_inj_thread *lp_inj_self(void)
+/* lp_inj_self's slow path: a thread's first call (its state allocated, zeroed, registered with
+ * the thread-exit destructor when the key exists already; refill registers it otherwise), or its
+ * first call in a fork child. NULL when out of memory. */
+__attribute__((noinline, cold)) static struct lp_inj_thread *self_slow(struct lp_inj_thread **self, uint32_t gen)
 {
-	struct lp_inj_thread *t = &tls_self;
-	uint32_t gen = lp_inj_fork_gen();
-	if (__builtin_expect(!t->tid || t->gen != gen, 0)) {
+	struct lp_inj_thread *t = *self;
+	if (!t) {
+		void *p;
+		if (posix_memalign(&p, 64, sizeof(*t)) != 0)
+			return NULL;
+		t = memset(p, 0, sizeof(*t));
+		if (atomic_load_explicit(&inj_w.have_thread_key, memory_order_acquire) &&
+		    pthread_setspecific(inj_w.thread_key, t) == 0)
+			t->keyed = 1;
+		*self = t;
+	}
+	if (!t->tid || t->gen != gen) {
 		/* a new thread, or the first call in a fork child: its file never saw the parent's
 		 * pushes, and its buffer (if any) was emptied by the fork handler */
 		t->gen = gen;
@@ -73,18 +106,33 @@ struct lp_inj_thread *lp_inj_self(void)
 		t->unit_parents = 0;
 		t->unit_prev = 0;
 		t->unit_skipping = 0;
+		t->buf = NULL; /* the fork handler took the slot's buffer away (a new thread has none) */
+		t->wlen = t->wcap = 0;
 	}
+	return t;
+}
+
+struct lp_inj_thread *lp_inj_self(void)
+{
+	struct lp_inj_thread **self = self_ptr();
+	struct lp_inj_thread *t = *self;
+	uint32_t gen = lp_inj_fork_gen();
+	if (__builtin_expect(!t || !t->tid || t->gen != gen, 0))
+		return self_slow(self, gen);
 	return t;
 }
 
 uint32_t lp_inj_tid(void)
 {
-	return lp_inj_self()->tid;
+	struct lp_inj_thread *t = lp_inj_self();
+	return t ? t->tid : (uint32_t)syscall(SYS_gettid);
 }
 
 uint64_t lp_inj_next_id(void)
 {
 	struct lp_inj_thread *t = lp_inj_self();
+	if (!t)
+		return atomic_fetch_add_explicit(&inj_w.next_id, 1, memory_order_relaxed);
 	if (t->next_id == t->end_id) {
 		enum { BLOCK = 1024 };
 		t->next_id = atomic_fetch_add_explicit(&inj_w.next_id, BLOCK, memory_order_relaxed);
@@ -289,41 +337,47 @@ int inj_append_raw_locked(uint16_t type, const void *payload, size_t size, const
 
 static int ready_locked(void);
 
-/* Thread exit: what the thread buffered is written by the next flush round. */
-void inj_slot_release(void *arg)
+/* Thread exit: what the thread buffered is written by the next flush round; its state is freed. */
+void inj_thread_release(void *arg)
 {
-	struct lp_inj_slot *s = arg, **pp;
-	if (tls_self.slot == s)
-		tls_self.slot = NULL; /* a later record of this thread (another destructor) starts over */
-	pthread_mutex_lock(&inj_w.lock);
-	for (pp = &inj_w.threads; *pp; pp = &(*pp)->next) {
-		if (*pp == s) {
-			*pp = s->next;
-			if (s->cur)
-				inj_queue_full_locked(s->cur);
-			free(s);
-			break;
+	struct lp_inj_thread *t = arg, **self = self_ptr();
+	struct lp_inj_slot *s = t->slot, **pp;
+	if (*self == t)
+		*self = NULL; /* a later call of this thread (another destructor) starts over */
+	if (s) {
+		pthread_mutex_lock(&inj_w.lock);
+		for (pp = &inj_w.threads; *pp; pp = &(*pp)->next) {
+			if (*pp == s) {
+				*pp = s->next;
+				if (s->cur)
+					inj_queue_full_locked(s->cur);
+				free(s);
+				break;
+			}
 		}
+		pthread_mutex_unlock(&inj_w.lock);
 	}
-	pthread_mutex_unlock(&inj_w.lock);
+	free(t);
 }
 
 /* The slow path of lp_inj_append: the thread has no buffer yet or its buffer is full. Hands the
- * full one to the flush thread and takes another from the pool. NULL: dropped (counted). */
+ * full one to the flush thread and takes another from the pool. NULL: dropped (counted). Sets the
+ * thread's mirror of its buffer (t->buf, wlen, wcap) either way. */
 static struct inj_buf *refill(struct lp_inj_thread *t, size_t need)
 {
 	struct inj_buf *b = NULL;
 	pthread_mutex_lock(&inj_w.lock);
 	if (ready_locked() < 0)
 		goto out;
+	if (!t->keyed && atomic_load_explicit(&inj_w.have_thread_key, memory_order_relaxed) &&
+	    pthread_setspecific(inj_w.thread_key, t) == 0)
+		t->keyed = 1; /* a state from before the key existed */
 	if (!t->slot) {
 		t->slot = calloc(1, sizeof(*t->slot));
 		if (!t->slot)
 			goto out;
 		t->slot->next = inj_w.threads;
 		inj_w.threads = t->slot;
-		if (inj_w.have_slot_key)
-			pthread_setspecific(inj_w.slot_key, t->slot);
 	}
 	if (t->slot->cur && t->slot->cur->cap - t->slot->cur->len >= need) {
 		b = t->slot->cur; /* a fork child's reopen left it usable */
@@ -341,6 +395,9 @@ static struct inj_buf *refill(struct lp_inj_thread *t, size_t need)
 	}
 	t->slot->cur = b;
 out:
+	t->buf = b;
+	t->wlen = b ? b->len : 0;
+	t->wcap = b ? b->cap : 0;
 	if (!b)
 		inj_w.own_dropped++;
 	pthread_mutex_unlock(&inj_w.lock);
@@ -489,6 +546,8 @@ uint32_t lp_inj_intern_cached(const char *s, size_t n)
 	if (n > LP_TRACE_MAX_STRING_BYTES)
 		n = LP_TRACE_MAX_STRING_BYTES;
 	t = lp_inj_self();
+	if (!t)
+		return intern_stable(s, n, &stable);
 	h = hash32(s, n);
 	e = &t->strings[h & (LP_INJ_STRCACHE - 1)];
 	if (e->sid && e->hash == h && e->len == n && !memcmp(e->s, s, n))
@@ -545,17 +604,21 @@ int lp_inj_append(uint16_t type, const void *payload, size_t size, const void *e
 	if (!lp_inj_active())
 		return -1;
 	t = lp_inj_self();
-	if (t->busy || size + extra_len > LP_TRACE_MAX_RECORD_BYTES) {
-		/* re-entered from a signal handler in the middle of an append on this thread */
+	if (!t || t->busy || size + extra_len > LP_TRACE_MAX_RECORD_BYTES) {
+		/* no state (out of memory), or re-entered from a signal handler in the middle of an
+		 * append on this thread */
 		atomic_fetch_add_explicit(&inj_w.own_dropped_fast, 1, memory_order_relaxed);
 		return -1;
 	}
 	t->busy = 1;
-	b = t->slot ? t->slot->cur : NULL;
-	if (__builtin_expect(!b || b->cap - b->len < need || inj_w.need_reopen, 0))
+	/* the write position and end come from the thread state's first line: the buffer's header is
+	 * only stored to (its line's miss does not hold up the record) */
+	b = t->buf;
+	if (__builtin_expect(t->wcap - t->wlen < need || inj_w.need_reopen, 0))
 		b = refill(t, need);
 	if (b) {
-		unsigned char *p = b->data + b->len;
+		size_t len = t->wlen;
+		unsigned char *p = b->data + len;
 		h.type = type;
 		h.flags = 0;
 		h.size = (uint32_t)(size + extra_len);
@@ -563,8 +626,10 @@ int lp_inj_append(uint16_t type, const void *payload, size_t size, const void *e
 		memcpy(p + sizeof(h), payload, size);
 		if (extra_len)
 			memcpy(p + sizeof(h) + size, extra, extra_len);
-		b->len += need;
-		atomic_store_explicit(&b->pub_len, b->len, memory_order_release);
+		len += need;
+		t->wlen = len;
+		b->len = len;
+		atomic_store_explicit(&b->pub_len, len, memory_order_release);
 	}
 	t->busy = 0;
 	return b ? 0 : -1;

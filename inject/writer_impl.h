@@ -29,8 +29,10 @@ struct inj_buf {
 	unsigned char data[];
 };
 
-/* A thread's record buffer: `cur` is written by its owner only; the slot is listed (under
- * inj_w.lock) so that the flush thread can write what it published. */
+/* A thread's record buffer: `cur` is written by its owner only (which mirrors it, its length and
+ * capacity in its thread state: lp_inj_thread.buf, wlen, wcap), and by the fork handler in the
+ * child (the child's thread sees the new fork generation and forgets its mirror); the slot is
+ * listed (under inj_w.lock) so that the flush thread can write what it published. */
 struct lp_inj_slot {
 	struct lp_inj_slot *next;
 	struct inj_buf *cur;
@@ -61,8 +63,8 @@ struct inj_writer {
 	unsigned max_tbuffers, n_tbuffers;
 	struct inj_buf *tfree_list;      /* per-thread buffers */
 	struct lp_inj_slot *threads;     /* threads with a buffer */
-	pthread_key_t slot_key;
-	int have_slot_key;
+	pthread_key_t thread_key;        /* its destructor frees a thread's state and slot at exit */
+	_Atomic int have_thread_key;     /* set (release) once thread_key exists */
 	struct inj_span *spans;          /* flush side scratch */
 	size_t cap_spans;
 	unsigned flush_ms;
@@ -114,8 +116,8 @@ uint32_t inj_intern_locked(const char *s, size_t n);
 /* Appends a RANK record when the launcher's variables (rank.c) differ from the last one written
  * (inj_w.lock held, the file open). */
 void inj_rank_record_locked(void);
-/* pthread key destructor of a thread's buffer slot. */
-void inj_slot_release(void *arg);
+/* pthread key destructor of a thread's state (lp_inj_thread, its buffer slot with it). */
+void inj_thread_release(void *arg);
 long inj_env_long(const char *name, long def, long lo, long hi);
 int inj_env_off(const char *name);
 int inj_write_all(int fd, const void *data, size_t len);

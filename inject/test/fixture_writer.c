@@ -76,8 +76,8 @@ static uint64_t duration(int gen, int step, int k)
 
 static void kernel(const char *name, uint64_t dur)
 {
-	if (lp_fake_recording()) {
-		struct lp_inj_thread *t = lp_inj_self();
+	struct lp_inj_thread *t;
+	if (lp_fake_recording() && (t = lp_inj_self()) != NULL) {
 		struct lp_trace_launch l;
 		struct lp_trace_kernel k;
 		t->launches++; /* as cupti.c's launch callback counts them (auto's rate) */
