@@ -858,8 +858,10 @@ int InitializeInjection(void)
  * (NVTX ranges and stage marks) and one process can compare those steps with its detached steps
  * after CUPTI's first attach; N = 1: at the first stage range's push (the program's set-up, its
  * context, libraries and allocations, made without CUPTI; the first generation's kernels loaded
- * with it). Kernels before the start are not recorded, nor the device's properties (the context
- * exists by then). 0 when unset or not a number in range. */
+ * with it). `warmup` (run 29): at the pop of the program's `warmup` range (the reports leave the
+ * warm-up out: its kernels cost and show nothing), or at the first stage range's push outside one
+ * (a program that marks no warm-up: as N = 1). Kernels before the start are not recorded, nor the
+ * device's properties (the context exists by then). 0 when unset or not a number in range. */
 uint32_t lp_inj_cupti_delay(void)
 {
 	const char *s = getenv("LLMPROF_TRACE_CUPTI_DELAY");
@@ -867,6 +869,8 @@ uint32_t lp_inj_cupti_delay(void)
 	unsigned long v;
 	if (!s || !*s)
 		return 0;
+	if (!strcmp(s, "warmup"))
+		return LP_INJ_CUPTI_DELAY_WARMUP;
 	v = strtoul(s, &end, 10);
 	return *end || v < 1 || v > 1000000 ? 0 : (uint32_t)v;
 }

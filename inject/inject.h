@@ -196,7 +196,10 @@ int lp_inj_cupti_forked(void);
 /* 1 when CUPTI records activity (started, not finalized). */
 int lp_inj_cupti_active(void);
 /* LLMPROF_TRACE_CUPTI_DELAY=N (a diagnostic): CUPTI starts before the N-th generation (sample.c),
- * not at cuInit (N = 1: at the first stage range's push); 0 when unset. */
+ * not at cuInit (N = 1: at the first stage range's push); LP_INJ_CUPTI_DELAY_WARMUP for `warmup`
+ * (at the pop of the program's `warmup` range, or at the first stage range outside one); 0 when
+ * unset. */
+#define LP_INJ_CUPTI_DELAY_WARMUP 0xffffffffu
 uint32_t lp_inj_cupti_delay(void);
 /* Sampling: kernel, copy and set activity and the launch callbacks on (1) or off (0), timed.
  * Callbacks of launch APIs not seen yet stay subscribed and return at once while off. */

@@ -58,7 +58,8 @@
 #define MARK_MEASURED 4u                 /* a recorded unit whose launch rate auto mode uses */
 #define MARK_UNIT_REC 8u                /* bursts: a recorded unit */
 #define MARK_BURST_SKIP 16u              /* bursts: an unrecorded unit (CUPTI detached) */
-#define MARK_SLOT_SHIFT 5                /* pending slot + 1 above these bits (0: none) */
+#define MARK_WARMUP 32u                  /* LLMPROF_TRACE_CUPTI_DELAY=warmup: the warmup range (no stage) */
+#define MARK_SLOT_SHIFT 6                /* pending slot + 1 above these bits (0: none) */
 
 enum { MODE_EXACT = LP_TRACE_SAMPLE_EXACT, MODE_SAMPLED = LP_TRACE_SAMPLE_SAMPLED, MODE_PENDING = 3 };
 
@@ -88,6 +89,9 @@ static struct {
 	int log_cycles;                      /* LLMPROF_TRACE_LOG_CYCLES=1: bursts' stages logged */
 	uint32_t cupti_delay;                /* LLMPROF_TRACE_CUPTI_DELAY: CUPTI started before this
 	                                      * parent ordinal (a diagnostic, cupti.c) */
+	uint32_t warmup_sid;                 /* LLMPROF_TRACE_CUPTI_DELAY=warmup: the name `warmup` ... */
+	_Atomic int warmup_open;             /* ... its ranges open now ... */
+	_Atomic int warmup_wait;             /* ... and CUPTI not started yet (1) */
 	uint32_t pick;                       /* LP_TRACE_SAMPLE_PICK_* */
 	uint64_t seed;
 	_Atomic uint64_t launch_rate;
@@ -332,6 +336,10 @@ static void init_once(void)
 		S.log_cycles = lp_inj_env_on("LLMPROF_TRACE_LOG_CYCLES"); /* as cupti.c reads it */
 	}
 	S.cupti_delay = lp_inj_cupti_delay();
+	if (S.cupti_delay == LP_INJ_CUPTI_DELAY_WARMUP) {
+		S.warmup_sid = lp_inj_intern("warmup", 6);
+		atomic_store(&S.warmup_wait, 1);
+	}
 	S.free_top = 0;
 	for (i = MAX_PENDING; i > 0; i--)
 		S.free_slots[S.free_top++] = i - 1;
@@ -440,13 +448,24 @@ uint32_t lp_inj_stage_push(struct lp_inj_thread *t, uint32_t name_sid, uint64_t 
 
 	if (!name_sid || !atomic_load_explicit(&S.ready, memory_order_acquire))
 		return 0;
+	/* LLMPROF_TRACE_CUPTI_DELAY=warmup: a warmup range is remembered until its pop (it is no stage) */
+	if (__builtin_expect(atomic_load_explicit(&S.warmup_wait, memory_order_relaxed), 0) && name_sid == S.warmup_sid) {
+		atomic_fetch_add(&S.warmup_open, 1);
+		return MARK_WARMUP;
+	}
 	for (i = 0; i < S.n_stages && S.sids[i] != name_sid; i++) {
 	}
 	if (i == S.n_stages)
 		return 0;
-	/* LLMPROF_TRACE_CUPTI_DELAY=1: the first stage range starts CUPTI (once), before its mark */
+	/* LLMPROF_TRACE_CUPTI_DELAY=1: the first stage range starts CUPTI (once), before its mark;
+	 * =warmup: the first one outside a warmup range (a program that marks no warm-up) */
 	if (S.cupti_delay == 1)
 		lp_inj_cupti_start();
+	if (__builtin_expect(atomic_load_explicit(&S.warmup_wait, memory_order_relaxed), 0) &&
+	    !atomic_load(&S.warmup_open)) {
+		atomic_store(&S.warmup_wait, 0);
+		lp_inj_cupti_start();
+	}
 	if (name_sid == S.unit_sid && !t->unit_skipping) {
 		int mode = atomic_load_explicit(&S.mode, memory_order_relaxed), record = 1;
 		uint64_t now = lp_inj_now_ns();
@@ -574,6 +593,12 @@ static int burst_pop(struct lp_inj_thread *t, uint32_t mark, void *ev)
 void lp_inj_stage_pop(struct lp_inj_thread *t, uint32_t mark, uint64_t id)
 {
 	uint32_t slot = mark >> MARK_SLOT_SHIFT;
+	if (mark & MARK_WARMUP) {
+		/* the last open warmup range's pop starts CUPTI (once) */
+		if (atomic_fetch_sub(&S.warmup_open, 1) == 1 && atomic_exchange(&S.warmup_wait, 0))
+			lp_inj_cupti_start();
+		return;
+	}
 	if (S.log_cycles && S.burst && !(mark & (MARK_UNIT_REC | MARK_BURST_SKIP)))
 		lp_inj_log("stages: pop of range %llu%s at %.3f ms", (unsigned long long)id,
 			id == t->unit_parent ? " (the units' parent)" : "", (double)lp_inj_now_ns() / 1e6);

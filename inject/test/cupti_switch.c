@@ -35,6 +35,11 @@
  *   cupti_switch FAKE_LIB TRACE_DIR delay1   (LLMPROF_TRACE_CUPTI_DELAY=1) nothing until the first
  *                                            prefill's push, then the first generation as parent's
  *                                            first.
+ *   cupti_switch FAKE_LIB TRACE_DIR delaywu  (LLMPROF_TRACE_CUPTI_DELAY=warmup) nothing through a
+ *                                            warmup range holding a whole generation (two nested
+ *                                            warmup ranges: the outer one's pop counts), started at
+ *                                            its pop, then the next generation as parent's second.
+ *   cupti_switch FAKE_LIB TRACE_DIR delaywu0 (=warmup, no warmup range) as delay1.
  * (burst and lead run with LLMPROF_TRACE_BURST_REATTACH=push: attached again at the prefill's push.)
  * Exit 0 when every check holds, 1 otherwise (each failure on stderr). */
 #include "inject.h"
@@ -147,8 +152,28 @@ static int bursts(int lead, int parent)
 	static const int rec3[] = { 1, 1, 1, 0, 0, 1, 1, 0, 0, 1, 1, 0, 0, 1, 1, 0 };
 	static const int none[8];
 	int detaches = 0;
+	if (parent == 6) {
+		/* LLMPROF_TRACE_CUPTI_DELAY=warmup: nothing of CUPTI's inside the warmup ranges, started
+		 * at the outer one's pop; the next generation then runs as the parent test's second */
+		expect("start-up", 0, 0, 0, 0);
+		push("warmup");
+		push("prefill");
+		expect("warm-up prefill", 0, 0, 0, 0);
+		dpop(llm);
+		push("warmup");
+		generation(1, none, 8, "DDDDDDDD", "DDDDDDDD", &detaches);
+		dpop(llm);
+		expect("inner warmup's pop", 0, 0, 0, 0);
+		dpop(llm);
+		expect("after warmup", 1, all_cb, all_kinds, 0);
+		prefill("prefill", 0);
+		generation(2, rec, 8, "AAADIAAI", "AADIAAII", &detaches);
+		expect("gen 2 after decode_all", 1, all_cb, all_kinds, detaches);
+		return failures ? 1 : 0;
+	}
 	if (parent == 4) {
-		/* LLMPROF_TRACE_CUPTI_DELAY=1: started at the first stage range's push */
+		/* LLMPROF_TRACE_CUPTI_DELAY=1 (and =warmup without a warmup range): started at the first
+		 * stage range's push */
 		expect("start-up", 0, 0, 0, 0);
 		prefill("prefill", 0);
 		generation(1, rec, 8, "AAADDAAD", "AADDAADD", &detaches);
@@ -200,15 +225,17 @@ int main(int argc, char **argv)
 	int burst;
 	if (argc != 4 || (strcmp(argv[3], "keep") && strcmp(argv[3], "detach") && strcmp(argv[3], "burst") &&
 			  strcmp(argv[3], "lead") && strcmp(argv[3], "parent") && strcmp(argv[3], "delay") &&
-			  strcmp(argv[3], "delay1"))) {
-		fprintf(stderr, "usage: cupti_switch FAKE_LIBCUPTI TRACE_DIR keep|detach|burst|lead|parent|delay|delay1\n");
+			  strcmp(argv[3], "delay1") && strcmp(argv[3], "delaywu") && strcmp(argv[3], "delaywu0"))) {
+		fprintf(stderr, "usage: cupti_switch FAKE_LIBCUPTI TRACE_DIR "
+			"keep|detach|burst|lead|parent|delay|delay1|delaywu|delaywu0\n");
 		return 2;
 	}
 	detach = !strcmp(argv[3], "detach");
 	burst = !strcmp(argv[3], "burst") ? 1 : !strcmp(argv[3], "lead") ? 2 : !strcmp(argv[3], "parent") ? 3
-		: !strcmp(argv[3], "delay") ? 4 : !strcmp(argv[3], "delay1") ? 5 : 0;
+		: !strcmp(argv[3], "delay") ? 4 : !strcmp(argv[3], "delay1") ? 5 : !strcmp(argv[3], "delaywu") ? 6
+		: !strcmp(argv[3], "delaywu0") ? 7 : 0;
 	if (burst >= 4)
-		setenv("LLMPROF_TRACE_CUPTI_DELAY", burst == 4 ? "2" : "1", 1);
+		setenv("LLMPROF_TRACE_CUPTI_DELAY", burst == 4 ? "2" : burst == 5 ? "1" : "warmup", 1);
 	else
 		unsetenv("LLMPROF_TRACE_CUPTI_DELAY");
 	if (burst >= 3)
@@ -238,7 +265,7 @@ int main(int argc, char **argv)
 	dpush = (domain_push_fn)(uintptr_t)core2[NVTX_CBID_CORE2_DomainRangePushEx];
 	dpop = (domain_pop_fn)(uintptr_t)core2[NVTX_CBID_CORE2_DomainRangePop];
 	if (burst)
-		return bursts(burst == 2, burst == 5 ? 4 : burst == 4 ? 2 : burst == 3);
+		return bursts(burst == 2, burst == 6 ? 6 : burst == 5 || burst == 7 ? 4 : burst == 4 ? 2 : burst == 3);
 	expect("start-up", 1, all_cb, all_kinds, 0);
 	push("decode_all");
 	for (i = 0; i < (int)(sizeof(recorded) / sizeof(recorded[0])); i++) {
