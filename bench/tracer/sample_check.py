@@ -33,6 +33,11 @@ to the traces, which are too large to bring back whole).
                                            call's plain processes (a plain one against the
                                            others), pooled per program and mode: n, mean, sd
                                            and the 95% interval over processes (run 28)
+    sample_check.py pair A B CALL [CALL ...]
+                                           mode A against mode B inside each call that ran
+                                           both (their shared plain reference cancels), then
+                                           weighted over calls: the difference in points and
+                                           its 95% interval (run 29)
     sample_check.py gens TRACE             per generation (each prefill and decode_all range, in
                                            time order, "warmup" marked), the recorded kernels'
                                            calls and total ns per kernel name, and the recorded
@@ -940,18 +945,13 @@ def cmd_places_all(d, before=None):
             "%s %s" % (k[:-4], places_group([x[k] for x in g])) for k in ("total_pct", "detached_pct", "above_detached_pct"))))
 
 
-def cmd_pool(paths):
-    """Every process of several step-turn calls (directories, or cost.tgz files as step_call.sh
-    brings them back), each process's total against its own call's plain processes (places'
-    summary; a plain process against the call's other plain ones: the offsets between processes),
-    pooled per program and mode and per mode over both programs: n processes, mean, standard
-    deviation and the mean's 95% interval (Student t over processes: the offsets between
-    processes, 1-3% on the GPU machine, are what a mode's few processes in one call cannot
-    average out; run 28). A delay or delay2 process counts all its generations, a lateN process
-    those from CUPTI's start on. Prints a table."""
+def pool_calls(paths, cmd):
+    """call_places of every call (directories, or cost.tgz files as step_call.sh brings them back),
+    one list of rows per call; a path that is neither, or a call without a plain reference, ends
+    with a one-line error naming it."""
     import tarfile
     import tempfile
-    groups, calls = {}, 0
+    calls = []
     with tempfile.TemporaryDirectory() as tmp:
         for i, path in enumerate(paths):
             d = path
@@ -964,16 +964,80 @@ def cmd_pool(paths):
                         else:
                             t.extractall(d)
                 except (OSError, tarfile.TarError) as e:
-                    raise SystemExit("pool: %s: not a directory or a readable tar file (%s)" % (path, e))
+                    raise SystemExit("%s: %s: not a directory or a readable tar file (%s)" % (cmd, path, e))
             rows = call_places(d)
             if not rows:
-                raise SystemExit("pool: %s: no process with a plain reference (<prog>_<mode>_<x>.txt)" % path)
-            calls += 1
-            for prog, mode, _, out in rows:
-                v = out["summary"]["total_pct"]
-                groups.setdefault((prog, mode), []).append(v)
-                groups.setdefault(("all", mode), []).append(v)
-    print("%d calls; each process's decode steps against its call's plain processes (%%), pooled:" % calls)
+                raise SystemExit("%s: %s: no process with a plain reference (<prog>_<mode>_<x>.txt)" % (cmd, path))
+            calls.append(rows)
+    return calls
+
+
+def pair_calls(calls, a, b, prog=None):
+    """Mode a against mode b inside the calls that ran both (run 29): every process of a call is
+    read against the same plain processes, so that reference's own error (its few processes'
+    offsets) is shared by the whole call and cancels only in a difference taken inside the call;
+    pool's intervals treat it as independent. Per call the difference of the two modes' process
+    means; over calls their mean weighted by nA*nB/(nA+nB), its standard error from the
+    processes' sd pooled inside each mode and call (Student t, N - 2 x calls degrees of freedom).
+    `prog`: one program (hf, plain), else both. None when no call ran both."""
+    per, ss, df = [], 0.0, 0
+    for i, rows in enumerate(calls):
+        va = [out["summary"]["total_pct"] for p, m, _, out in rows if m == a and prog in (None, p)]
+        vb = [out["summary"]["total_pct"] for p, m, _, out in rows if m == b and prog in (None, p)]
+        if not va or not vb:
+            continue
+        for v in (va, vb):
+            mu = statistics.mean(v)
+            ss += sum((x - mu) ** 2 for x in v)
+            df += len(v) - 1
+        per.append(dict(call=i + 1, n_a=len(va), n_b=len(vb),
+                        diff=statistics.mean(va) - statistics.mean(vb)))
+    if not per:
+        return None
+    w = [c["n_a"] * c["n_b"] / (c["n_a"] + c["n_b"]) for c in per]
+    d = sum(wi * c["diff"] for wi, c in zip(w, per)) / sum(w)
+    sd = math.sqrt(ss / df) if df else float("nan")
+    h = t975(df) * sd / math.sqrt(sum(w)) if df else float("inf")
+    r = lambda x: round(x, 3) if math.isfinite(x) else None  # noqa: E731
+    return dict(a=a, b=b, calls=per, diff=r(d), sd=r(sd), df=df, ci95=[r(d - h), r(d + h)])
+
+
+def cmd_pair(a, b, paths):
+    """pair_calls over the calls given, per program and both together; prints a table."""
+    calls = pool_calls(paths, "pair")
+    print("%s against %s inside each call that ran both (decode step, points of plain's time):" % (a, b))
+    found = 0
+    for prog in ("hf", "plain", None):
+        out = pair_calls(calls, a, b, prog)
+        if not out or (prog is None and found < 2):  # both programs together: only where both ran
+            continue
+        found += 1
+        for c in out["calls"]:
+            print("  %-5s call %-3d %s n=%d, %s n=%d: %+.2f" % (prog or "all", c["call"], a, c["n_a"], b, c["n_b"],
+                                                             c["diff"]))
+        ci = "[%+.2f, %+.2f]" % tuple(out["ci95"]) if out["ci95"][0] is not None else "-"
+        print("%-5s %d calls: %s - %s = %+.2f points, 95%% interval %s (process sd %s, %d df)" % (
+            prog or "all", len(out["calls"]), a, b, out["diff"], ci, out["sd"], out["df"]))
+    if not found:
+        raise SystemExit("pair: no call ran both %s and %s" % (a, b))
+
+
+def cmd_pool(paths):
+    """Every process of several step-turn calls (directories, or cost.tgz files as step_call.sh
+    brings them back), each process's total against its own call's plain processes (places'
+    summary; a plain process against the call's other plain ones: the offsets between processes),
+    pooled per program and mode and per mode over both programs: n processes, mean, standard
+    deviation and the mean's 95% interval (Student t over processes: the offsets between
+    processes, 1-3% on the GPU machine, are what a mode's few processes in one call cannot
+    average out; run 28). A delay or delay2 process counts all its generations, a lateN process
+    those from CUPTI's start on. Prints a table."""
+    groups, calls = {}, pool_calls(paths, "pool")
+    for rows in calls:
+        for prog, mode, _, out in rows:
+            v = out["summary"]["total_pct"]
+            groups.setdefault((prog, mode), []).append(v)
+            groups.setdefault(("all", mode), []).append(v)
+    print("%d calls; each process's decode steps against its call's plain processes (%%), pooled:" % len(calls))
     print("%-6s %-9s %3s %8s %6s  %-18s %s" % ("prog", "mode", "n", "mean", "sd", "95% interval", "min to max"))
     for prog, mode in sorted(groups, key=lambda k: (k[0] == "all", k[0], k[1] != "plain", k[1])):
         v = groups[(prog, mode)]
@@ -1047,6 +1111,8 @@ def main(argv):
         cmd_places(argv[1], argv[2], *argv[3:4], *(int(x) for x in argv[4:6]))
     elif len(argv) >= 2 and argv[0] == "places_all":
         cmd_places_all(argv[1], *(int(x) for x in argv[2:3]))
+    elif len(argv) >= 4 and argv[0] == "pair":
+        cmd_pair(argv[1], argv[2], argv[3:])
     elif len(argv) >= 2 and argv[0] == "pool":
         cmd_pool(argv[1:])
     elif len(argv) >= 3 and argv[0] == "steps":

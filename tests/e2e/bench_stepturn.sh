@@ -9,7 +9,7 @@
 # program's step_full_ms covers its forwards and what lies between them (step_ms only the
 # forwards), and the paired statistics give +3% for auto and 0 for the placebo (plain_u against
 # plain_t); the threads listed after a cycle (LP_COST_THREADS_AT); then sample_check.py places,
-# places_all and pool, and cost_brief.py. Skipped without python3 or taskset.
+# places_all, pool and pair, and cost_brief.py. Skipped without python3 or taskset.
 set -u
 . "$(dirname "$0")/lib.bash"
 need_cost_tools
@@ -137,6 +137,15 @@ grep -q '^2 calls;' "$LP_TMP/pool.txt" &&
 	grep -q '^plain  *plain  *4  *+0\.00%  *0\.00 ' "$LP_TMP/pool.txt" &&
 	grep -q '^plain  *auto  *2  *+3\.00%' "$LP_TMP/pool.txt" &&
 	grep -q '^all  *auto  *4  *+3\.25%' "$LP_TMP/pool.txt" || fail "pool: $(cat "$LP_TMP/pool.txt")"
+# pair: auto against plain inside each call (the second call's plain processes -1.96 and +2.00,
+# its auto +4.02: +4.00), weighted 2/3 each: +3.50; the sd pooled inside modes and calls from
+# the second call's two plain processes (sqrt(2 x 1.98^2 / 2) = 1.98, 2 df); both programs together
+python3 "$LP_SRC/bench/tracer/sample_check.py" pair auto plain "$W" "$LP_TMP/call2.tgz" >"$LP_TMP/pair.txt" || fail "pair failed"
+grep -q '^  hf    call 2   auto n=1, plain n=2: +4\.00$' "$LP_TMP/pair.txt" &&
+	grep -q '^hf    2 calls: auto - plain = +3\.50 points, 95% interval \[-3\.8[78], +10\.8[78]\] (process sd 1\.98, 2 df)$' "$LP_TMP/pair.txt" &&
+	grep -q '^all   2 calls: auto - plain = +3\.25 points' "$LP_TMP/pair.txt" || fail "pair: $(cat "$LP_TMP/pair.txt")"
+expect_exit 1 python3 "$LP_SRC/bench/tracer/sample_check.py" pair auto late3 "$W"
+grep -q "^pair: no call ran both auto and late3$" "$LP_TMP/stderr" || fail "pair's error: $(cat "$LP_TMP/stderr")"
 # cost_brief.py: the call's paired figures in one line per mode (a bare path named after itself)
 python3 "$LP_SRC/bench/tracer/cost_brief.py" "$W/cost.json" >"$LP_TMP/brief.txt" || fail "cost_brief failed"
 grep -q '^cost.json hf  *time  *auto  *+3.00% ' "$LP_TMP/brief.txt" &&
