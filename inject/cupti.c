@@ -57,6 +57,8 @@ static cu_device_get_attribute_fn p_cuDeviceGetAttribute;
 static cu_device_get_name_fn p_cuDeviceGetName;
 static cu_device_total_mem_fn p_cuDeviceTotalMem;
 static cu_device_get_uuid_fn p_cuDeviceGetUuid;
+typedef CUresult (*cu_ctx_get_current_fn)(CUcontext *);
+static cu_ctx_get_current_fn p_cuCtxGetCurrent;
 
 /* An environment switch set to "0" or "off". */
 static int env_off(const char *name)
@@ -134,6 +136,7 @@ static int load_libraries(char *why, size_t why_len)
 		p_cuDeviceGet = (cu_device_get_fn)(uintptr_t)dlsym(hd, "cuDeviceGet");
 		p_cuDeviceGetAttribute = (cu_device_get_attribute_fn)(uintptr_t)dlsym(hd, "cuDeviceGetAttribute");
 		p_cuDeviceGetName = (cu_device_get_name_fn)(uintptr_t)dlsym(hd, "cuDeviceGetName");
+		p_cuCtxGetCurrent = (cu_ctx_get_current_fn)(uintptr_t)dlsym(hd, "cuCtxGetCurrent");
 		p_cuDeviceTotalMem = (cu_device_total_mem_fn)(uintptr_t)dlsym(hd, "cuDeviceTotalMem_v2");
 		p_cuDeviceGetUuid = (cu_device_get_uuid_fn)(uintptr_t)dlsym(hd, "cuDeviceGetUuid_v2");
 		if (!p_cuDeviceGetUuid)
@@ -531,9 +534,15 @@ static void start_once(void)
 
 void lp_inj_cupti_start(void)
 {
+	CUcontext ctx = NULL;
 	if (!lp_inj_init() || atomic_load(&inj_c.forked))
 		return;
 	pthread_once(&inj_c.once, start_once);
+	/* started after the program made its context (LLMPROF_TRACE_CUPTI_DELAY, _FROM_NVTX): CUPTI
+	 * never reported its creation, so the device's properties come from the context current on
+	 * this (the program's) thread; once per device (write_device) */
+	if (lp_inj_cupti_active() && p_cuCtxGetCurrent && p_cuCtxGetCurrent(&ctx) == CUDA_SUCCESS && ctx)
+		write_device(ctx);
 }
 
 void lp_inj_cupti_flush(int forced)
@@ -860,8 +869,9 @@ int InitializeInjection(void)
  * context, libraries and allocations, made without CUPTI; the first generation's kernels loaded
  * with it). `warmup` (run 29): at the pop of the program's `warmup` range (the reports leave the
  * warm-up out: its kernels cost and show nothing), or at the first stage range's push outside one
- * (a program that marks no warm-up: as N = 1). Kernels before the start are not recorded, nor the
- * device's properties (the context exists by then). 0 when unset or not a number in range. */
+ * (a program that marks no warm-up: as N = 1). Kernels before the start are not recorded; the
+ * device's properties are read at the start from the program's current context
+ * (lp_inj_cupti_start). 0 when unset or not a number in range. */
 uint32_t lp_inj_cupti_delay(void)
 {
 	const char *s = getenv("LLMPROF_TRACE_CUPTI_DELAY");
