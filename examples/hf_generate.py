@@ -38,7 +38,7 @@ import time
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "python"))
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from llmprof_nvtx import llm_range, push, pop, available as nvtx_available  # noqa: E402
-from plain_common import StepCounters, bench_pin, bench_turn, step_turn, turn_steps  # noqa: E402  (bench/tracer/)
+from plain_common import StepCounters, bench_pin, bench_prewarm, bench_turn, step_turn, turn_steps  # noqa: E402  (bench/tracer/)
 
 PRESETS = {
     "tiny": dict(model_type="llama", vocab_size=512, hidden_size=128, intermediate_size=384,
@@ -212,6 +212,25 @@ def iteration(model, prompt, args, torch, timer, ops, turn_k=0, counters=None):
     return timer.ms(t0, t1), timer.ms(t1, t2), tokens[0].tolist()
 
 
+def prewarm(words, model, prompt, args, torch, timer, ops):
+    """Bench only: LLMPROF_BENCH_PREWARM's gen and cublas (plain_common.bench_prewarm), before the
+    first stage range. gen: one iteration with the stage ranges (prefill, decode_all,
+    decode_step) left out, the op ranges kept; cublas: one product of a weight matrix."""
+    global llm_range
+    if "cublas" in words:
+        w = next(p for p in model.parameters() if p.dim() == 2)
+        x = torch.ones((prompt.shape[1], w.shape[1]), dtype=w.dtype, device=w.device)
+        torch.nn.functional.linear(x, w).sum().item()
+    if "gen" in words:
+        stage = llm_range
+        llm_range = lambda name, payload=None: contextlib.nullcontext()  # noqa: E731
+        try:
+            iteration(model, prompt, args, torch, timer, ops)
+        finally:
+            llm_range = stage
+        timer.sync()
+
+
 def report_iteration(i, result, args, sums, first, turn_k=0):
     """Prints iteration i's JSON line; adds its times to sums, its first tokens to first."""
     pm, dm, toks = result
@@ -256,7 +275,9 @@ def main(argv=None):
     first = []
     turn_k = turn_steps()  # step-level turns in the measured iterations only (0: none)
     counters = StepCounters()  # LLMPROF_BENCH_COUNTERS=1 (measured iterations only)
+    pre = bench_prewarm()  # bench only: LLMPROF_BENCH_PREWARM
     with torch.inference_mode(), emit:
+        prewarm(pre, model, prompt, args, torch, timer, ops)
         if args.warmup:
             with llm_range("warmup", payload=args.warmup):
                 for _ in range(args.warmup):
@@ -266,6 +287,8 @@ def main(argv=None):
         if args.kineto is not None:
             acts = [torch.profiler.ProfilerActivity.CPU, torch.profiler.ProfilerActivity.CUDA]
             prof = torch.profiler.profile(activities=acts)
+        if "empty" in pre and args.device == "cuda":
+            torch.cuda.empty_cache()
         bench_pin()  # LLMPROF_BENCH_MAIN_CPU (bench/tracer/step_call.sh): the measured iterations
         with prof:
             for i in range(args.iters):

@@ -242,6 +242,27 @@ def bench_pin():
         os.sched_setaffinity(0, {int(v)})  # Linux: pid 0 is the calling thread
 
 
+PREWARM_WORDS = ("gen", "cublas", "empty")
+
+
+def bench_prewarm():
+    """Bench only (bench/tracer/cost_call.sh modes pwgen, pwcublas, autoempty; run 29's next step:
+    what the first generation does under CUPTI that costs the rest of the process). The set of
+    words in LLMPROF_BENCH_PREWARM (comma-separated): gen, one whole generation before the first
+    stage range, its NVTX stage ranges left out (under LLMPROF_TRACE_CUPTI_DELAY=1 it then runs
+    before CUPTI's start: every kernel's first launch, cuBLAS's handles, the allocator's growth);
+    cublas, one matrix product of the model's weights there (cuBLAS's handle and workspace only);
+    empty, torch.cuda.empty_cache() after the warm-up (the allocator's segments made then, under
+    CUPTI by default, given back and made again after it). Empty when unset; an unknown word ends
+    the program with an error naming it."""
+    v = os.environ.get("LLMPROF_BENCH_PREWARM", "")
+    words = set(w for w in v.split(",") if w)
+    bad = sorted(words - set(PREWARM_WORDS))
+    if bad:
+        raise SystemExit("error: LLMPROF_BENCH_PREWARM=%r: %s is not one of %s" % (v, bad[0], ", ".join(PREWARM_WORDS)))
+    return words
+
+
 def turn_steps():
     """Step-level turns for bench/tracer/cost_call.sh (LP_COST_TURN_STEPS): K when
     LLMPROF_BENCH_TURN_STEPS=K (K >= 1) is set beside LLMPROF_BENCH_TURN, else 0. The caller reads

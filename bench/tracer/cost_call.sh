@@ -26,7 +26,9 @@
 # (LP_BURST2, default every=128,burst=8), delay (auto, CUPTI started late:
 # LLMPROF_TRACE_CUPTI_DELAY=$LP_COST_CUPTI_DELAY, default 4; delay2: the same with LP_BURST2; delay1: =1),
 # late2..late9 (auto, LLMPROF_TRACE_CUPTI_DELAY=2..9), eager1 / eagerauto / eagerplain (delay1 / auto /
-# plain with CUDA_MODULE_LOADING=EAGER), afterwu (auto, LLMPROF_TRACE_CUPTI_DELAY=warmup),
+# plain with CUDA_MODULE_LOADING=EAGER), afterwu (auto, LLMPROF_TRACE_CUPTI_DELAY=warmup), pwgen / pwcublas
+# (delay1 after one generation without stage ranges / one matrix product: LLMPROF_BENCH_PREWARM, hf
+# only), autoempty (auto, the allocator's cache emptied after the warm-up),
 # cuptild (no tracer, libcupti preloaded: LP_CUPTI_LIB or the loader's), burstparent ($LP_BURST with LLMPROF_TRACE_BURST_REATTACH=parent:
 # attached again at decode_all's pop, for the next prefill), burstskip (one
 # burst of one unit a generation: the detached steady state after a cycle).
@@ -140,7 +142,7 @@ mode_env() {
 	burstparent) s=$BURST ;;
 	burstskip) s=every=1000000,burst=1,first=0,pick=first ;;
 	sampled | exact | auto | nvtx | skip | skipnoev | skipnocb | skipdet | sampleddet | delay | delay2 | delay1 | late[2-9] | \
-		eager1 | eagerauto | afterwu) ;;
+		eager1 | eagerauto | afterwu | pwgen | pwcublas | autoempty) ;;
 	*) return 1 ;;
 	esac
 	[ "$1" = burstparent ] && E=(LLMPROF_TRACE_BURST_REATTACH=parent)
@@ -176,6 +178,13 @@ mode_env() {
 	# run 29's next step: afterwu, auto with CUPTI started at the pop of the program's warmup range
 	# (LLMPROF_TRACE_CUPTI_DELAY=warmup; the unmodified program marks none: its first stage range)
 	afterwu) E=(LLMPROF_TRACE_CUPTI_DELAY=warmup); s=auto ;;
+	# and what the first generation does under CUPTI that costs (hf_generate.py's
+	# LLMPROF_BENCH_PREWARM, plain_common.bench_prewarm): pwgen, delay1 after one generation
+	# without stage ranges (CUPTI starts after it); pwcublas, delay1 after one matrix product
+	# (cuBLAS's handle); autoempty, auto with the allocator's cache emptied after the warm-up
+	pwgen) E=(LLMPROF_BENCH_PREWARM=gen LLMPROF_TRACE_CUPTI_DELAY=1); s=auto ;;
+	pwcublas) E=(LLMPROF_BENCH_PREWARM=cublas LLMPROF_TRACE_CUPTI_DELAY=1); s=auto ;;
+	autoempty) E=(LLMPROF_BENCH_PREWARM=empty); s=auto ;;
 	delay2) E=(LLMPROF_TRACE_CUPTI_DELAY=${LP_COST_CUPTI_DELAY:-4}); s=${LP_BURST2:-every=128,burst=8} ;;
 	esac
 	E+=(CUDA_INJECTION64_PATH=$LIB NVTX_INJECTION64_PATH=$LIB LLMPROF_TRACE_SAMPLE=$s LLMPROF_TRACE_CUPTI=$cupti "${tr[@]}")
