@@ -947,7 +947,7 @@ def cmd_places_all(d, before=None):
 
 def pool_calls(paths, cmd):
     """call_places of every call (directories, or cost.tgz files as step_call.sh brings them back),
-    one list of rows per call; a path that is neither, or a call without a plain reference, ends
+    (path, rows) per call; a path that is neither, or a call without a plain reference, ends
     with a one-line error naming it."""
     import tarfile
     import tempfile
@@ -968,7 +968,7 @@ def pool_calls(paths, cmd):
             rows = call_places(d)
             if not rows:
                 raise SystemExit("%s: %s: no process with a plain reference (<prog>_<mode>_<x>.txt)" % (cmd, path))
-            calls.append(rows)
+            calls.append((path, rows))
     return calls
 
 
@@ -981,7 +981,7 @@ def pair_calls(calls, a, b, prog=None):
     processes' sd pooled inside each mode and call (Student t, N - 2 x calls degrees of freedom).
     `prog`: one program (hf, plain), else both. None when no call ran both."""
     per, ss, df = [], 0.0, 0
-    for i, rows in enumerate(calls):
+    for path, rows in calls:
         va = [out["summary"]["total_pct"] for p, m, _, out in rows if m == a and prog in (None, p)]
         vb = [out["summary"]["total_pct"] for p, m, _, out in rows if m == b and prog in (None, p)]
         if not va or not vb:
@@ -990,7 +990,7 @@ def pair_calls(calls, a, b, prog=None):
             mu = statistics.mean(v)
             ss += sum((x - mu) ** 2 for x in v)
             df += len(v) - 1
-        per.append(dict(call=i + 1, n_a=len(va), n_b=len(vb),
+        per.append(dict(call=os.path.basename(path.rstrip("/")), n_a=len(va), n_b=len(vb),
                         diff=statistics.mean(va) - statistics.mean(vb)))
     if not per:
         return None
@@ -1013,8 +1013,8 @@ def cmd_pair(a, b, paths):
             continue
         found += 1
         for c in out["calls"]:
-            print("  %-5s call %-3d %s n=%d, %s n=%d: %+.2f" % (prog or "all", c["call"], a, c["n_a"], b, c["n_b"],
-                                                             c["diff"]))
+            print("  %-5s %s: %s n=%d, %s n=%d: %+.2f" % (prog or "all", c["call"], a, c["n_a"], b, c["n_b"],
+                                                       c["diff"]))
         ci = "[%+.2f, %+.2f]" % tuple(out["ci95"]) if out["ci95"][0] is not None else "-"
         print("%-5s %d calls: %s - %s = %+.2f points, 95%% interval %s (process sd %s, %d df)" % (
             prog or "all", len(out["calls"]), a, b, out["diff"], ci, out["sd"], out["df"]))
@@ -1032,7 +1032,7 @@ def cmd_pool(paths):
     average out; run 28). A delay or delay2 process counts all its generations, a lateN process
     those from CUPTI's start on. Prints a table."""
     groups, calls = {}, pool_calls(paths, "pool")
-    for rows in calls:
+    for _, rows in calls:
         for prog, mode, _, out in rows:
             v = out["summary"]["total_pct"]
             groups.setdefault((prog, mode), []).append(v)

@@ -4,11 +4,11 @@
 # LLMPROF_TRACE_CUPTI_DELAY=1) and cuptild (no tracer, libcupti preloaded, here a library that is
 # not there: ld.so says so and the program runs) take their turns to the end beside plain; the
 # unmodified program gets llmprof's shim under delay1 and not under cuptild, and the call's log
-# names the library preloaded; run 28's late3 (LLMPROF_TRACE_CUPTI_DELAY=3), run 29's afterwu (=warmup), pwgen, pwcublas and autoempty (LLMPROF_BENCH_PREWARM), eager1, eagerauto and
+# names the library preloaded; run 28's late3 (LLMPROF_TRACE_CUPTI_DELAY=3), run 29's afterwu
+# (=warmup), pwgen, pwcublas and autoempty (LLMPROF_BENCH_PREWARM), eager1, eagerauto and
 # eagerplain (CUDA_MODULE_LOADING=EAGER with delay1, auto and no tracer) reach their programs with
 # that environment (turn_fake.py --env-log), eagerplain without the shim; plain_common.bench_prewarm
-# reads LLMPROF_BENCH_PREWARM. Skipped without python3
-# or taskset.
+# reads LLMPROF_BENCH_PREWARM. Skipped without python3 or taskset.
 set -u
 . "$(dirname "$0")/lib.bash"
 need_cost_tools

@@ -141,7 +141,7 @@ grep -q '^2 calls;' "$LP_TMP/pool.txt" &&
 # its auto +4.02: +4.00), weighted 2/3 each: +3.50; the sd pooled inside modes and calls from
 # the second call's two plain processes (sqrt(2 x 1.98^2 / 2) = 1.98, 2 df); both programs together
 python3 "$LP_SRC/bench/tracer/sample_check.py" pair auto plain "$W" "$LP_TMP/call2.tgz" >"$LP_TMP/pair.txt" || fail "pair failed"
-grep -q '^  hf    call 2   auto n=1, plain n=2: +4\.00$' "$LP_TMP/pair.txt" &&
+grep -q '^  hf    call2\.tgz: auto n=1, plain n=2: +4\.00$' "$LP_TMP/pair.txt" &&
 	grep -q '^hf    2 calls: auto - plain = +3\.50 points, 95% interval \[-3\.8[78], +10\.8[78]\] (process sd 1\.98, 2 df)$' "$LP_TMP/pair.txt" &&
 	grep -q '^all   2 calls: auto - plain = +3\.25 points' "$LP_TMP/pair.txt" || fail "pair: $(cat "$LP_TMP/pair.txt")"
 expect_exit 1 python3 "$LP_SRC/bench/tracer/sample_check.py" pair auto late3 "$W"
