@@ -215,10 +215,10 @@ def iteration(model, prompt, args, torch, timer, ops, turn_k=0, counters=None):
 def prewarm(words, model, prompt, args, torch, timer, ops):
     """Bench only: LLMPROF_BENCH_PREWARM's gen and cublas (plain_common.bench_prewarm), before the
     first stage range. gen: one iteration with the stage ranges (prefill, decode_all,
-    decode_step) left out, the op ranges kept; cublas: one product of a weight matrix."""
+    decode_step) left out, the op ranges kept; cublas: one product with the smallest weight matrix."""
     global llm_range
     if "cublas" in words:
-        w = next(p for p in model.parameters() if p.dim() == 2)
+        w = min((p for p in model.parameters() if p.dim() == 2), key=lambda p: p.numel())
         x = torch.ones((prompt.shape[1], w.shape[1]), dtype=w.dtype, device=w.device)
         torch.nn.functional.linear(x, w).sum().item()
     if "gen" in words:
