@@ -141,6 +141,17 @@ static void prefill(const char *where, int detaches)
 	dpop(llm);
 }
 
+/* A second generation of as many units as the first, `rec` recorded: the flush thread attaches 4
+ * units before its foreseen end (the pops of units 3 and 6, whose next units are skipped), the
+ * kinds stay off until the next burst or the prefill; attached with everything on after its
+ * decode_all's pop. */
+static void second_generation(const int *rec, int *detaches)
+{
+	const int all_cb = 6, all_kinds = 4;
+	generation(2, rec, 8, "AAADIAAI", "AADIAAII", detaches);
+	expect("gen 2 after decode_all", 1, all_cb, all_kinds, *detaches);
+}
+
 /* bursts: every=4,burst=2,first=1,pick=first (lead=1 with `lead`) */
 static int bursts(int lead, int parent)
 {
@@ -167,8 +178,7 @@ static int bursts(int lead, int parent)
 		dpop(llm);
 		expect("after warmup", 1, all_cb, all_kinds, 0);
 		prefill("prefill", 0);
-		generation(2, rec, 8, "AAADIAAI", "AADIAAII", &detaches);
-		expect("gen 2 after decode_all", 1, all_cb, all_kinds, detaches);
+		second_generation(rec, &detaches);
 		return failures ? 1 : 0;
 	}
 	if (parent == 4) {
@@ -188,8 +198,7 @@ static int bursts(int lead, int parent)
 		generation(1, none, 8, "DDDDDDDD", "DDDDDDDD", &detaches);
 		expect("after decode_all", 1, all_cb, all_kinds, 0);
 		prefill("prefill", 0);
-		generation(2, rec, 8, "AAADIAAI", "AADIAAII", &detaches);
-		expect("gen 2 after decode_all", 1, all_cb, all_kinds, detaches);
+		second_generation(rec, &detaches);
 		return failures ? 1 : 0;
 	}
 	expect("start-up", 1, all_cb, all_kinds, 0);
@@ -201,11 +210,7 @@ static int bursts(int lead, int parent)
 	prefill("prefill", detaches);
 	if (!parent)
 		return failures ? 1 : 0;
-	/* a second generation of as many units: the flush thread attaches 4 units before its foreseen
-	 * end (the pops of units 3 and 6, whose next units are skipped), the kinds stay off until the
-	 * next burst or the prefill */
-	generation(2, rec, 8, "AAADIAAI", "AADIAAII", &detaches);
-	expect("gen 2 after decode_all", 1, all_cb, all_kinds, detaches);
+	second_generation(rec, &detaches);
 	prefill("gen 2 prefill", detaches);
 	/* twice as long: the attach ahead only inside the window before the foreseen end (the pops of
 	 * units 3 and 6); past it (unit 10) a burst detaches as usual */
