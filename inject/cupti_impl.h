@@ -83,6 +83,9 @@ struct lp_cupti_state {
 	/* bursts (sample.c): CUPTI detached between them; the attach may be asked of the flush thread
 	 * ahead of a burst (attach_ahead), which then leaves the kinds off until the burst begins */
 	_Atomic int attach_ahead;
+	/* the program's warm-up range (sample.c, trace.warmup=detach): detached inside it, every attach
+	 * a no-op until it pops (lp_inj_cupti_hold) */
+	_Atomic int hold;
 	/* correlation ids: CUPTI numbers them anew after a cuptiFinalize, so every attach starts an
 	 * epoch whose ids are moved past the last one written (lp_cupti_corr): raw id - corr_min +
 	 * corr_base, corr_min the epoch's first raw id (0: none seen yet); epoch 0 keeps CUPTI's ids.

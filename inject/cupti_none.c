@@ -106,6 +106,11 @@ void lp_inj_cupti_service(void)
 {
 }
 
+void lp_inj_cupti_hold(int on)
+{
+	(void)on;
+}
+
 int lp_inj_cupti_attached(void)
 {
 	return 0;

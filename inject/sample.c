@@ -92,6 +92,9 @@ static struct {
 	uint32_t warmup_sid;                 /* LLMPROF_TRACE_CUPTI_DELAY=warmup: the name `warmup` ... */
 	_Atomic int warmup_open;             /* ... its ranges open now ... */
 	_Atomic int warmup_wait;             /* ... and CUPTI not started yet (1) */
+	int warmup_detach;                   /* LLMPROF_TRACE_WARMUP=detach (the default): CUPTI detached
+	                                      * inside the outermost warmup range (bursts only) */
+	_Atomic uint32_t warmup_state;       /* enum lp_trace_warmup, for the SAMPLING record */
 	uint32_t pick;                       /* LP_TRACE_SAMPLE_PICK_* */
 	uint64_t seed;
 	_Atomic uint64_t launch_rate;
@@ -292,6 +295,7 @@ static void write_sampling(void)
 	r.pick = S.pick;
 	r.burst = S.burst;
 	r.seed = S.seed;
+	r.warmup = atomic_load(&S.warmup_state);
 	lp_inj_append(LP_TREC_SAMPLING, &r, sizeof(r), NULL, 0);
 }
 
@@ -336,10 +340,18 @@ static void init_once(void)
 		S.log_cycles = lp_inj_env_on("LLMPROF_TRACE_LOG_CYCLES"); /* as cupti.c reads it */
 	}
 	S.cupti_delay = lp_inj_cupti_delay();
-	if (S.cupti_delay == LP_INJ_CUPTI_DELAY_WARMUP) {
-		S.warmup_sid = lp_inj_intern("warmup", 6);
+	if (S.cupti_delay == LP_INJ_CUPTI_DELAY_WARMUP)
 		atomic_store(&S.warmup_wait, 1);
+	{
+		const char *w = getenv("LLMPROF_TRACE_WARMUP");
+		S.warmup_detach = !(w && !strcmp(w, "record"));
+		if (w && *w && strcmp(w, "record") && strcmp(w, "detach"))
+			lp_inj_log("LLMPROF_TRACE_WARMUP='%s' is not detach or record: detach", w);
 	}
+	/* the delay's diagnostics start CUPTI themselves: no detach for the warm-up beside them */
+	if (S.cupti_delay)
+		S.warmup_detach = 0;
+	S.warmup_sid = lp_inj_intern("warmup", 6);
 	S.free_top = 0;
 	for (i = MAX_PENDING; i > 0; i--)
 		S.free_slots[S.free_top++] = i - 1;
@@ -424,6 +436,39 @@ static void burst_switch(int on, void *ev)
 
 /* ---- push and pop ---- */
 
+/* The push of a range named `warmup` (no stage). The warm-up's kernels are left out of every
+ * report, and CUPTI present while a process launches its kernels for the first time costs its
+ * later steps 2.5-4% though detached for all but a few of them (bench/tracer/README.md runs 29
+ * and 30): with bursts (sampled or auto, the default) CUPTI detaches at the push of the outermost
+ * one, once the GPU reached it, and attaches again at its pop (LLMPROF_TRACE_WARMUP=record keeps
+ * it; exact mode always does). LLMPROF_TRACE_CUPTI_DELAY=warmup: remembered until its pop, which
+ * starts CUPTI. */
+static uint32_t warmup_push(void)
+{
+	uint32_t none = LP_TRACE_WARMUP_NONE;
+	if (atomic_load_explicit(&S.warmup_wait, memory_order_relaxed)) {
+		atomic_fetch_add(&S.warmup_open, 1);
+		atomic_store(&S.warmup_state, LP_TRACE_WARMUP_DETACHED); /* not started yet: not recorded */
+		return MARK_WARMUP;
+	}
+	if (!S.warmup_detach || !S.burst || atomic_load_explicit(&S.mode, memory_order_relaxed) == MODE_EXACT) {
+		atomic_compare_exchange_strong(&S.warmup_state, &none, LP_TRACE_WARMUP_RECORDED);
+		return 0;
+	}
+	if (atomic_fetch_add(&S.warmup_open, 1) == 0) {
+		void *ev = NULL;
+		lp_inj_gpu_mark(&ev); /* the work before the warm-up complete before CUPTI flushes */
+		pthread_mutex_lock(&S.switch_lock);
+		lp_inj_gpu_wait(ev);
+		lp_inj_cupti_hold(1);
+		pthread_mutex_unlock(&S.switch_lock);
+		lp_inj_gpu_release(ev);
+		if (atomic_exchange(&S.warmup_state, LP_TRACE_WARMUP_DETACHED) != LP_TRACE_WARMUP_DETACHED)
+			write_sampling();
+	}
+	return MARK_WARMUP;
+}
+
 static struct lp_trace_stage stage_record(uint64_t id, uint32_t tid, uint32_t index, uint32_t name_sid,
 	uint8_t sample, uint8_t gpu)
 {
@@ -448,11 +493,8 @@ uint32_t lp_inj_stage_push(struct lp_inj_thread *t, uint32_t name_sid, uint64_t 
 
 	if (!name_sid || !atomic_load_explicit(&S.ready, memory_order_acquire))
 		return 0;
-	/* LLMPROF_TRACE_CUPTI_DELAY=warmup: a warmup range is remembered until its pop (it is no stage) */
-	if (__builtin_expect(atomic_load_explicit(&S.warmup_wait, memory_order_relaxed), 0) && name_sid == S.warmup_sid) {
-		atomic_fetch_add(&S.warmup_open, 1);
-		return MARK_WARMUP;
-	}
+	if (name_sid == S.warmup_sid)
+		return warmup_push();
 	for (i = 0; i < S.n_stages && S.sids[i] != name_sid; i++) {
 	}
 	if (i == S.n_stages)
@@ -594,9 +636,16 @@ void lp_inj_stage_pop(struct lp_inj_thread *t, uint32_t mark, uint64_t id)
 {
 	uint32_t slot = mark >> MARK_SLOT_SHIFT;
 	if (mark & MARK_WARMUP) {
-		/* the last open warmup range's pop starts CUPTI (once) */
-		if (atomic_fetch_sub(&S.warmup_open, 1) == 1 && atomic_exchange(&S.warmup_wait, 0))
-			lp_inj_cupti_start();
+		/* the last open warmup range's pop: CUPTI attached again, or (the delay) started once */
+		if (atomic_fetch_sub(&S.warmup_open, 1) == 1) {
+			if (S.warmup_detach) {
+				pthread_mutex_lock(&S.switch_lock);
+				lp_inj_cupti_hold(0);
+				pthread_mutex_unlock(&S.switch_lock);
+			} else if (atomic_exchange(&S.warmup_wait, 0)) {
+				lp_inj_cupti_start();
+			}
+		}
 		return;
 	}
 	if (S.log_cycles && S.burst && !(mark & (MARK_UNIT_REC | MARK_BURST_SKIP)))

@@ -27,7 +27,8 @@
 
 #define LP_TRACE_MAGIC "LLMPTRC\n"          /* 8 bytes, no NUL */
 #define LP_TRACE_VERSION_MAJOR 1
-#define LP_TRACE_VERSION_MINOR 2         /* 1.1: RANK, SAMPLING and STAGE records; 1.2: SAMPLING pick, seed */
+#define LP_TRACE_VERSION_MINOR 3         /* 1.1: RANK, SAMPLING and STAGE records; 1.2: SAMPLING pick, seed;
+                                          * 1.3: SAMPLING warmup */
 #define LP_TRACE_FILE_SUFFIX ".lptrace"
 
 /* Limits a reader enforces (a writer never exceeds them). */
@@ -306,6 +307,9 @@ struct lp_trace_sampling {          /* the mode and why; the last one in a file 
 	uint32_t burst;                 /* > 0: `burst` consecutive units per block, CUPTI detached
 	                                 * between bursts (docs/tracer.md "Bursts"); 0: one unit */
 	uint64_t seed;                  /* LP_TRACE_SAMPLE_PICK_RANDOM: the seed of the positions */
+	uint32_t warmup;                /* (1.3) enum lp_trace_warmup: CUPTI inside the program's warm-up
+	                                 * range (0 in records of older tracers) */
+	uint32_t reserved;              /* 0 */
 };
 
 /* Which unit of each block is recorded. Blocks: under each parent range, the units past the first
@@ -323,6 +327,13 @@ struct lp_trace_sampling {          /* the mode and why; the last one in a file 
  * recorded, from position B x c: PICK_FIRST c = 0, PICK_RANDOM c = h % (every / B) with h as above
  * (B = 1 is the one-unit schedule). The STAGE records say which units were recorded;
  * the formula lets a reader replay the schedule (inject/sample.c and src/analyze/sampling.c). */
+/* What the tracer did inside the program's warm-up range (`warmup`, docs/tracer.md "The warm-up"). */
+enum lp_trace_warmup {
+	LP_TRACE_WARMUP_NONE = 0,       /* no warm-up range seen (or an older tracer) */
+	LP_TRACE_WARMUP_RECORDED = 1,   /* CUPTI stayed: its kernels are in the trace */
+	LP_TRACE_WARMUP_DETACHED = 2,   /* CUPTI detached inside it: its kernels are not recorded */
+};
+
 enum lp_trace_sample_pick {
 	LP_TRACE_SAMPLE_PICK_FIRST = 0,
 	LP_TRACE_SAMPLE_PICK_RANDOM = 1,
@@ -377,7 +388,7 @@ _Static_assert(sizeof(struct lp_trace_device) == 48, "device layout");
 _Static_assert(sizeof(struct lp_trace_clock_sync) == 16, "clock sync layout");
 _Static_assert(sizeof(struct lp_trace_end) == 16, "end layout");
 _Static_assert(sizeof(struct lp_trace_rank) == 24, "rank layout");
-_Static_assert(sizeof(struct lp_trace_sampling) == 88, "sampling layout");
+_Static_assert(sizeof(struct lp_trace_sampling) == 96, "sampling layout");
 _Static_assert(sizeof(struct lp_trace_stage) == 48, "stage layout");
 
 #endif

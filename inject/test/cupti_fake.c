@@ -135,11 +135,26 @@ void lp_inj_cupti_detach(void)
 	recording = 0;
 }
 
+static int held; /* the warm-up (lp_inj_cupti_hold): attaches are no-ops */
+
 void lp_inj_cupti_attach(void)
 {
+	if (held)
+		return;
 	if (!recording)
 		attaches++;
 	recording = 1;
+}
+
+void lp_inj_cupti_hold(int on)
+{
+	if (on) {
+		held = 1;
+		lp_inj_cupti_detach();
+	} else if (held) {
+		held = 0;
+		lp_inj_cupti_attach();
+	}
 }
 
 void lp_inj_cupti_attach_ahead(int record)

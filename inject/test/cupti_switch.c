@@ -40,6 +40,13 @@
  *                                            warmup ranges: the outer one's pop counts), started at
  *                                            its pop, then the next generation as parent's second.
  *   cupti_switch FAKE_LIB TRACE_DIR delaywu0 (=warmup, no warmup range) as delay1.
+ *   cupti_switch FAKE_LIB TRACE_DIR warmup   (parent's schedule, LLMPROF_TRACE_WARMUP unset: the
+ *                                            default, detach) attached at start-up, detached
+ *                                            (finalized once) at the push of the outer of two
+ *                                            nested warmup ranges holding a prefill and a whole
+ *                                            generation, nothing attached inside them whatever the
+ *                                            schedule says, attached again at the outer pop; then
+ *                                            the next generation as parent's second.
  * (burst and lead run with LLMPROF_TRACE_BURST_REATTACH=push: attached again at the prefill's push.)
  * Exit 0 when every check holds, 1 otherwise (each failure on stderr). */
 #include "inject.h"
@@ -152,6 +159,31 @@ static void second_generation(const int *rec, int *detaches)
 	expect("gen 2 after decode_all", 1, all_cb, all_kinds, *detaches);
 }
 
+/* Two nested warmup ranges holding a prefill and a whole generation: nothing of CUPTI's inside them
+ * whatever the schedule says (finalized `fin` times: 0, the delay, never started; 1, the default's
+ * detach at the outer push), attached at the outer pop; then the next generation as the parent
+ * test's second. */
+static int warmup_then_second(const int *rec, int fin)
+{
+	const int all_cb = 6, all_kinds = 4;
+	static const int none[8];
+	int detaches = fin;
+	push("warmup");
+	expect("warmup's push", 0, 0, 0, fin);
+	push("prefill");
+	expect("warm-up prefill", 0, 0, 0, fin);
+	dpop(llm);
+	push("warmup");
+	generation(1, none, 8, "DDDDDDDD", "DDDDDDDD", &detaches);
+	dpop(llm);
+	expect("inner warmup's pop", 0, 0, 0, fin);
+	dpop(llm);
+	expect("after warmup", 1, all_cb, all_kinds, fin);
+	prefill("prefill", fin);
+	second_generation(rec, &detaches);
+	return failures ? 1 : 0;
+}
+
 /* bursts: every=4,burst=2,first=1,pick=first (lead=1 with `lead`) */
 static int bursts(int lead, int parent)
 {
@@ -163,23 +195,15 @@ static int bursts(int lead, int parent)
 	static const int rec3[] = { 1, 1, 1, 0, 0, 1, 1, 0, 0, 1, 1, 0, 0, 1, 1, 0 };
 	static const int none[8];
 	int detaches = 0;
+	if (parent == 8) {
+		/* the default for a warmup range: detached inside it (held), attached at its pop */
+		expect("start-up", 1, all_cb, all_kinds, 0);
+		return warmup_then_second(rec, 1);
+	}
 	if (parent == 6) {
-		/* LLMPROF_TRACE_CUPTI_DELAY=warmup: nothing of CUPTI's inside the warmup ranges, started
-		 * at the outer one's pop; the next generation then runs as the parent test's second */
+		/* LLMPROF_TRACE_CUPTI_DELAY=warmup: not started until the outer warmup range's pop */
 		expect("start-up", 0, 0, 0, 0);
-		push("warmup");
-		push("prefill");
-		expect("warm-up prefill", 0, 0, 0, 0);
-		dpop(llm);
-		push("warmup");
-		generation(1, none, 8, "DDDDDDDD", "DDDDDDDD", &detaches);
-		dpop(llm);
-		expect("inner warmup's pop", 0, 0, 0, 0);
-		dpop(llm);
-		expect("after warmup", 1, all_cb, all_kinds, 0);
-		prefill("prefill", 0);
-		second_generation(rec, &detaches);
-		return failures ? 1 : 0;
+		return warmup_then_second(rec, 0);
 	}
 	if (parent == 4) {
 		/* LLMPROF_TRACE_CUPTI_DELAY=1 (and =warmup without a warmup range): started at the first
@@ -230,16 +254,18 @@ int main(int argc, char **argv)
 	int burst;
 	if (argc != 4 || (strcmp(argv[3], "keep") && strcmp(argv[3], "detach") && strcmp(argv[3], "burst") &&
 			  strcmp(argv[3], "lead") && strcmp(argv[3], "parent") && strcmp(argv[3], "delay") &&
-			  strcmp(argv[3], "delay1") && strcmp(argv[3], "delaywu") && strcmp(argv[3], "delaywu0"))) {
+			  strcmp(argv[3], "delay1") && strcmp(argv[3], "delaywu") && strcmp(argv[3], "delaywu0") &&
+			  strcmp(argv[3], "warmup"))) {
 		fprintf(stderr, "usage: cupti_switch FAKE_LIBCUPTI TRACE_DIR "
-			"keep|detach|burst|lead|parent|delay|delay1|delaywu|delaywu0\n");
+			"keep|detach|burst|lead|parent|delay|delay1|delaywu|delaywu0|warmup\n");
 		return 2;
 	}
 	detach = !strcmp(argv[3], "detach");
 	burst = !strcmp(argv[3], "burst") ? 1 : !strcmp(argv[3], "lead") ? 2 : !strcmp(argv[3], "parent") ? 3
 		: !strcmp(argv[3], "delay") ? 4 : !strcmp(argv[3], "delay1") ? 5 : !strcmp(argv[3], "delaywu") ? 6
-		: !strcmp(argv[3], "delaywu0") ? 7 : 0;
-	if (burst >= 4)
+		: !strcmp(argv[3], "delaywu0") ? 7 : !strcmp(argv[3], "warmup") ? 8 : 0;
+	unsetenv("LLMPROF_TRACE_WARMUP"); /* the default: detach */
+	if (burst >= 4 && burst <= 7)
 		setenv("LLMPROF_TRACE_CUPTI_DELAY", burst == 4 ? "2" : burst == 5 ? "1" : "warmup", 1);
 	else
 		unsetenv("LLMPROF_TRACE_CUPTI_DELAY");
@@ -260,9 +286,9 @@ int main(int argc, char **argv)
 		return 1;
 	}
 	/* delay: the tracer has not loaded the stand-in yet (it will get this handle) */
-	h = dlopen(argv[1], RTLD_NOW | (burst >= 4 ? 0 : RTLD_NOLOAD));
+	h = dlopen(argv[1], RTLD_NOW | (burst >= 4 && burst <= 7 ? 0 : RTLD_NOLOAD));
 	fake_state = h ? (state_fn)(uintptr_t)dlsym(h, "lp_fake_cupti_state") : NULL;
-	if (!fake_state || lp_inj_cupti_active() == (burst >= 4)) { /* delay: not started yet */
+	if (!fake_state || lp_inj_cupti_active() == (burst >= 4 && burst <= 7)) { /* delay: not started yet */
 		fprintf(stderr, "cupti_switch: the stand-in libcupti was not used (%s)\n", dlerror());
 		return 1;
 	}
@@ -270,7 +296,8 @@ int main(int argc, char **argv)
 	dpush = (domain_push_fn)(uintptr_t)core2[NVTX_CBID_CORE2_DomainRangePushEx];
 	dpop = (domain_pop_fn)(uintptr_t)core2[NVTX_CBID_CORE2_DomainRangePop];
 	if (burst)
-		return bursts(burst == 2, burst == 6 ? 6 : burst == 5 || burst == 7 ? 4 : burst == 4 ? 2 : burst == 3);
+		return bursts(burst == 2, burst == 8 ? 8 : burst == 6 ? 6 : burst == 5 || burst == 7 ? 4 : burst == 4 ? 2
+			: burst == 3);
 	expect("start-up", 1, all_cb, all_kinds, 0);
 	push("decode_all");
 	for (i = 0; i < (int)(sizeof(recorded) / sizeof(recorded[0])); i++) {

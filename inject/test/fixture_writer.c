@@ -19,6 +19,9 @@
  * LP_FIXTURE_STEPS_ONLY=1: no decode_all range around the steps (a serving loop's shape: the decode
  * steps are the stage's iterations themselves, stages.h LP_STAGE_STEPS).
  *
+ * LP_FIXTURE_WARMUP=1: generation 0 inside a `warmup` range (the tracer detaches CUPTI for it by
+ * default: docs/tracer.md "The warm-up"); =record: the same with LLMPROF_TRACE_WARMUP=record.
+ *
  * LP_FIXTURE_SLOW=K (for auto): every step takes host time, like a program that launches (the
  * first K steps of generation 0 50 ms each, as a process's first steps load modules; the others
  * 0.2 ms), so auto's launch rate is 100/s at first and tens of thousands/s after.
@@ -113,6 +116,7 @@ int main(int argc, char **argv)
 {
 	const char *slow = getenv("LP_FIXTURE_SLOW");
 	const char *steps_only = getenv("LP_FIXTURE_STEPS_ONLY");
+	const char *warmup = getenv("LP_FIXTURE_WARMUP");
 	int with_decode_all = !(steps_only && !strcmp(steps_only, "1"));
 	int n_slow = slow ? (int)strtol(slow, NULL, 10) : -1;
 	static const char *names[KERNELS] = { "gemm_mlp", "attention_decode", "gemm_qkv", "rmsnorm", "rope" };
@@ -122,6 +126,8 @@ int main(int argc, char **argv)
 		return 2;
 	}
 	setenv("LLMPROF_TRACE_DIR", argv[1], 1);
+	if (warmup && !strcmp(warmup, "record"))
+		setenv("LLMPROF_TRACE_WARMUP", "record", 1);
 	if (!nvtx_host_init())
 		return 3;
 	InitializeInjection();
@@ -129,6 +135,8 @@ int main(int argc, char **argv)
 	dpush = (domain_push_fn)(uintptr_t)core2[NVTX_CBID_CORE2_DomainRangePushEx];
 	dpop = (domain_pop_fn)(uintptr_t)core2[NVTX_CBID_CORE2_DomainRangePop];
 	for (g = 0; g < GENS; g++) {
+		if (g == 0 && warmup)
+			push("warmup");
 		push("prefill");
 		kernel("gemm_prefill", 300000);
 		dpop(llm);
@@ -153,6 +161,8 @@ int main(int argc, char **argv)
 			kernel("argmax_between_steps", 1500); /* in decode_all, outside every unit */
 		}
 		if (with_decode_all)
+			dpop(llm);
+		if (g == 0 && warmup)
 			dpop(llm);
 	}
 	return 0;

@@ -169,6 +169,17 @@ static int cmp_unit(const void *a, const void *b)
 	return x->idx < y->idx ? -1 : x->idx > y->idx;
 }
 
+/* 1 when process `pid`'s tracer detached CUPTI inside its warm-up range (its units there hold no
+ * kernels: they are no units of any stratum, docs/tracer.md "The warm-up"). */
+static int warmup_detached(const struct lp_profile *p, uint32_t pid)
+{
+	size_t i;
+	for (i = 0; i < p->n_processes; i++)
+		if (p->processes[i].pid == pid)
+			return p->processes[i].sampling.warmup == LP_TRACE_WARMUP_DETACHED;
+	return 0;
+}
+
 /* The plan of process `pid` for a replay: `plan` with that process's seed when it has one. */
 static struct lp_tsample_plan plan_of_pid(const struct lp_profile *p, const struct lp_tsample_plan *plan, uint32_t pid)
 {
@@ -244,6 +255,9 @@ int lp_tsample_units_find(const struct lp_profile *p, const struct lp_tsample_pl
 		} else {
 			s = lp_tsample_recorded(&pp, ordinal, next) ? LP_TSAMPLE_RECORDED : LP_TSAMPLE_SKIPPED;
 		}
+		/* counted for the schedule's positions as the tracer counted them, but not recorded */
+		if (warmup_detached(p, u[i].pid) && lp_profile_range_find_ancestor(p, u[i].idx, "warmup") >= 0)
+			s = LP_TSAMPLE_OUTSIDE;
 		out->chain[u[i].idx] = out->n_chains - 1;
 		out->ordinal[u[i].idx] = ordinal;
 		out->unit_index[u[i].idx] = next;

@@ -609,6 +609,7 @@ static int replay_file(struct lp_trace_file *f, struct lp_profile *p, struct lp_
 			o->pick = (uint8_t)sm.pick;
 			o->seed = sm.seed;
 			o->burst = sm.burst;
+			o->warmup = (uint8_t)(sm.warmup <= LP_TRACE_WARMUP_DETACHED ? sm.warmup : LP_TRACE_WARMUP_NONE);
 			break;
 		}
 		case LP_TREC_CLOCK_SYNC: {

@@ -92,6 +92,7 @@ struct lp_process {
 		uint8_t pick;            /* enum lp_trace_sample_pick: 0 the block's first unit, 1 random */
 		uint64_t seed;           /* pick 1: the seed of the positions */
 		uint32_t burst;          /* > 0: bursts of `burst` units, CUPTI detached between them */
+		uint8_t warmup;          /* enum lp_trace_warmup: CUPTI inside the warm-up range */
 	} sampling;
 };
 

@@ -277,8 +277,9 @@ static void tracing_mode(const struct lp_analysis *a, struct lp_buf *out)
 		lp_buf_adds(out, "\n");
 		return;
 	}
-	lp_buf_addf(out, " The units' kernels below (all units, warm-up included: %u exact, %u of %u sampled); what "
-		"lies outside the units is exact.\n\n", t->units_exact, t->units_recorded, t->units_sampled_stratum);
+	lp_buf_addf(out, " The units' kernels below (all units, %s: %u exact, %u of %u sampled); what lies outside the "
+		"units is exact.\n\n", s->warmup == LP_TRACE_WARMUP_DETACHED ? "but the warm-up's, not recorded" : "warm-up included",
+		t->units_exact, t->units_recorded, t->units_sampled_stratum);
 	lp_md_header(out, 5, cols, "lrrrr");
 	for (i = 0; i < t->n_rows && i < LP_REPORT_TOP_KERNELS; i++) {
 		const struct lp_tsample_row *r = &t->rows[i];

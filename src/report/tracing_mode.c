@@ -79,6 +79,10 @@ int lp_tracing_mode_text(const struct lp_analysis *a, struct lp_buf *out)
 		lp_buf_addf(out, " and for the totals a separate exact run would record (\"a rerun\": %.2g%% of a "
 			"total per run added, trace.rerun_sd)", a->rerun_sd_pct);
 	lp_buf_adds(out, ".");
+	if (s->warmup == LP_TRACE_WARMUP_DETACHED)
+		lp_buf_adds(out, " CUPTI was detached inside the program's warm-up range: its kernels were not "
+			"recorded (the reports leave the warm-up out; CUPTI present while a process first launches its "
+			"kernels costs its later steps a few percent; trace.warmup=record keeps them).");
 	return out->oom ? -1 : 0;
 }
 
@@ -110,5 +114,7 @@ json_t *lp_tracing_mode_json(const struct lp_analysis *a)
 	put(o, "units_recorded", s->mode ? json_integer((json_int_t)s->units_recorded) : json_null());
 	put(o, "toggles", s->mode ? json_integer((json_int_t)s->toggles) : json_null());
 	put(o, "toggle_ms", s->mode ? json_real((double)s->toggle_ns / 1e6) : json_null());
+	put(o, "warmup", s->warmup == LP_TRACE_WARMUP_DETACHED ? lp_json_string("detached")
+			 : s->warmup == LP_TRACE_WARMUP_RECORDED ? lp_json_string("recorded") : json_null());
 	return o;
 }

@@ -171,10 +171,111 @@ static void test_burst_fixture(void **state)
 	lp_profile_release(&sa);
 }
 
+static size_t count_kernels(const struct lp_profile *p, const char *name)
+{
+	size_t i, n = 0;
+	for (i = 0; i < p->n_kernels; i++)
+		n += !strcmp(p->kernels[i].name, name);
+	return n;
+}
+
+/* The warm-up (docs/tracer.md "The warm-up"): generation 0 inside a `warmup` range. With bursts
+ * CUPTI detaches for it (held: the bursts inside it attach nothing) and attaches again at its pop:
+ * none of its kernels are in the trace, yet every step still has the program's own GPU time, the
+ * SAMPLING record and the reports say so, and the analysis (which leaves the warm-up out anyway)
+ * scales generations 1 and 2 to what the exact run (warm-up recorded) has, each kernel within its
+ * interval. trace.warmup=record and exact mode keep the warm-up's kernels. */
+static void test_warmup_detach(void **state)
+{
+	const char *ex_dir = LP_TEST_TMP "/sampling_wu_exact", *sa_dir = LP_TEST_TMP "/sampling_wu",
+		   *rec_dir = LP_TEST_TMP "/sampling_wu_record";
+	static const char *const names[] = { "gemm_mlp", "attention_decode", "gemm_qkv", "rmsnorm", "rope",
+		"argmax_between_steps", "gemm_prefill" };
+	struct stage_list *st = calloc(1, sizeof(*st));
+	struct lp_profile ex, sa, rec;
+	struct lp_analysis_input in;
+	struct lp_analysis *a = calloc(1, sizeof(*a)), *b = calloc(1, sizeof(*b));
+	struct lp_err err = LP_ERR_INIT;
+	size_t i;
+	(void)state;
+	setenv("LP_FIXTURE_WARMUP", "1", 1);
+	lp_test_trace_fixture(ex_dir, "off", LP_TEST_TMP "/sampling_wu_exact.txt");
+	lp_test_trace_fixture(sa_dir, "every=8,burst=4,first=2,seed=7", LP_TEST_TMP "/sampling_wu.txt");
+	setenv("LP_FIXTURE_WARMUP", "record", 1);
+	lp_test_trace_fixture(rec_dir, "every=8,burst=4,first=2,seed=7", NULL);
+	unsetenv("LP_FIXTURE_WARMUP");
+
+	read_stages(sa_dir, st);
+	assert_int_equal(st->sampling.warmup, LP_TRACE_WARMUP_DETACHED);
+	assert_int_equal(st->n, 144); /* the warm-up's steps too: their latencies are measured */
+	steps_as_program(LP_TEST_TMP "/sampling_wu.txt", st);
+	read_stages(rec_dir, st);
+	assert_int_equal(st->sampling.warmup, LP_TRACE_WARMUP_RECORDED);
+	read_stages(ex_dir, st);
+	assert_int_equal(st->sampling.warmup, LP_TRACE_WARMUP_RECORDED);
+
+	load(ex_dir, &ex);
+	load(sa_dir, &sa);
+	load(rec_dir, &rec);
+	assert_int_equal(sa.n_processes, 1);
+	assert_int_equal(sa.processes[0].sampling.warmup, LP_TRACE_WARMUP_DETACHED);
+	/* one prefill kernel a generation: the warm-up's is missing only where CUPTI detached */
+	assert_int_equal(count_kernels(&ex, "gemm_prefill"), 3);
+	assert_int_equal(count_kernels(&rec, "gemm_prefill"), 3);
+	assert_int_equal(count_kernels(&sa, "gemm_prefill"), 2);
+	/* and no decode kernel of generation 0 either: the warm-up's first two steps (always
+	 * recorded) and its bursts are in rec, not in sa */
+	assert_true(count_kernels(&rec, "gemm_mlp") >= count_kernels(&sa, "gemm_mlp") + 2 + 4 * 5);
+
+	memset(&in, 0, sizeof(in));
+	in.profile = &sa;
+	assert_int_equal(lp_analyze(&in, a, &err), 0);
+	in.profile = &ex;
+	assert_int_equal(lp_analyze(&in, b, &err), 0);
+	assert_true(a->kernels.sampled && !b->kernels.sampled);
+	assert_int_equal(a->kernels.sample_N, 92); /* generations 1 and 2, past their first 2 steps */
+	/* the Tracing mode section's table: the warm-up's units are none of its strata */
+	assert_int_equal(a->sampled.units_exact, 4);
+	assert_int_equal(a->sampled.units_sampled_stratum, 92);
+	for (i = 0; i < sizeof(names) / sizeof(names[0]); i++) {
+		const struct lp_kernel_row *s = krow(&a->kernels, names[i]), *e = krow(&b->kernels, names[i]);
+		if (fabs(s->total_ms - e->total_ms) > s->ci_ms + 1e-9 * e->total_ms)
+			fail_msg("%s: %.4f +- %.4f ms against %.4f exact", s->name, s->total_ms, s->ci_ms, e->total_ms);
+		assert_int_equal(s->calls, e->calls);
+		assert_int_equal(s->calls, i == 6 ? 2 : 96);
+	}
+	{
+		json_t *sum = summary_of(a);
+		assert_string_equal(json_string_value(json_object_get(json_object_get(sum, "tracing"), "warmup")), "detached");
+		json_decref(sum);
+		sum = summary_of(b);
+		assert_string_equal(json_string_value(json_object_get(json_object_get(sum, "tracing"), "warmup")), "recorded");
+		json_decref(sum);
+	}
+	{
+		struct lp_buf md = LP_BUF_INIT;
+		assert_int_equal(lp_tracing_mode_text(a, &md), 0);
+		assert_non_null(strstr(md.data, "CUPTI was detached inside the program's warm-up range"));
+		lp_buf_release(&md);
+		assert_int_equal(lp_tracing_mode_text(b, &md), 0);
+		assert_null(strstr(md.data, "warm-up range"));
+		lp_buf_release(&md);
+	}
+	lp_analysis_release(a);
+	lp_analysis_release(b);
+	free(a);
+	free(b);
+	free(st);
+	lp_profile_release(&ex);
+	lp_profile_release(&sa);
+	lp_profile_release(&rec);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_burst_fixture),
+		cmocka_unit_test(test_warmup_detach),
 		cmocka_unit_test(test_auto_burst_steps),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
