@@ -12,7 +12,8 @@
 #          short: hf_generate.py with 24 new tokens and 6 generations, shorter than one block, or
 #          serve: examples/serve_plain.py with stage hooks by name, decode_step units under no
 #          decode_all; run 25's edge cases, e.g. "serve|-|auto|serve short|-|auto|short");
-#          per run also gens.json (sample_check.py gens: each generation's kernel totals);
+#          per run also gens.json (sample_check.py gens: each generation's kernel totals),
+#          steps.txt (sample_check.py steps) and the capture's stderr (the tracer's log);
 #          LP_PARENT_HF_ITERS (3) / LP_PARENT_PLAIN_ITERS (4) generations; LP_PARENT_LIGHT_RM=1
 #          removes each run's trace after it (disk); LP_PARENT_UNITS=1 adds units.json
 #          (sample_check.py units: every decode step's kernels), LP_PARENT_CLOCKS=1 clocks.csv
@@ -79,6 +80,11 @@ case " $STEPS " in *" light "*)
 		cp "$d"/*.md "$d"/*.json "$W/keep/$id/" 2>/dev/null
 		cp "$d"/trace/workload.stdout "$W/keep/$id/" 2>/dev/null
 		find "$d" -name '*.log' -size -2M -exec cp {} "$W/keep/$id/" \; 2>/dev/null
+		# the tracer's log (attaches and detaches with LLMPROF_TRACE_LOG_CYCLES) and every step's
+		# GPU latency against the program's own CUDA events (issue 24: within 2%)
+		tail -c 300000 "$d/logs/capture.stderr" >"$W/keep/$id/capture.stderr" 2>/dev/null
+		python3 "$SRC/bench/tracer/sample_check.py" steps "$d/trace" "$d/trace/workload.stdout" \
+			>"$W/keep/$id/steps.txt" 2>&1
 		# per generation kernel totals (the generation-to-generation spread inside the process)
 		python3 "$SRC/bench/tracer/sample_check.py" gens "$d/trace" >"$W/keep/$id/gens.json" 2>"$W/keep/$id/gens.err"
 		[ -n "${LP_PARENT_UNITS:-}" ] && python3 "$SRC/bench/tracer/sample_check.py" units "$d/trace" \
