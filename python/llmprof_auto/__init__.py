@@ -9,6 +9,8 @@ imports nothing heavy itself: an import hook waits until the program imports tra
   ``decode_step`` range inside ``decode_all`` (tracker.py has the rules), pushed in the NVTX
   domain ``LLM`` through python/llmprof_nvtx.py, where llmprof's tracer and ncu's
   ``LLM@decode_all/`` filter see them;
+- with LLMPROF_AUTO_WARMUP=N (run.auto_warmup) puts each of the first N generate() calls inside
+  a ``warmup`` range (left out of the reports; llmprof's tracer detaches CUPTI there);
 - with LLMPROF_AUTO_OPS=1 (run.auto_ops) pushes ``layer`` (payload: index), ``attention``,
   ``mlp`` / ``moe`` ranges from module hooks, named like the reference workload's;
 - writes the program's account to $LLMPROF_AUTO_DIR/program.<pid>.json: the model's class, HF
@@ -70,6 +72,19 @@ class _Ranges(object):
             _state["pop"]()
         except Exception as e:  # pragma: no cover
             _say("pop failed", e)
+
+
+def _warmup_generations():
+    """LLMPROF_AUTO_WARMUP (run.auto_warmup): how many first generate() calls are warm-up."""
+    v = os.environ.get("LLMPROF_AUTO_WARMUP", "0") or "0"
+    try:
+        n = int(v)
+    except ValueError:
+        n = -1
+    if n < 0:
+        _say("LLMPROF_AUTO_WARMUP is not a count (0 or more): none", v)
+        return 0
+    return n
 
 
 def _load_nvtx():
@@ -541,7 +556,7 @@ def install():
         if _state["installed"]:
             return _state["tracker"]
         _state["installed"] = True
-        _state["tracker"] = StageTracker(_Ranges(), on_change=write_account)
+        _state["tracker"] = StageTracker(_Ranges(), on_change=write_account, warmup_generations=_warmup_generations())
     patches = dict(_PATCHES)
     _state["hooks"], _state["hook_errors"] = _load_hooks()
     if _state["hooks"]:

@@ -14,6 +14,9 @@ The rules (docs/nvtx.md, "Programs you did not write for llmprof"):
   step after a prefill and closes at the next prefill, the next ``generate()`` or at exit: the
   host work after the last step counts as decode (push your own ranges for exact boundaries).
 - Only top-level forwards count (a causal LM called inside another one's forward is part of it).
+- With ``warmup_generations`` N > 0 (run.auto_warmup, LLMPROF_AUTO_WARMUP): the first N
+  ``generate()`` calls of the process are each inside a ``warmup`` range (the reports leave them
+  out; llmprof's tracer detaches CUPTI inside, docs/tracer.md "The warm-up").
 - Once the program pushes stage ranges of its own (``prefill``, ``decode``, ``decode_all``,
   ``decode_step``, ``step``, seen through torch.cuda.nvtx or llmprof_nvtx), the tracker pushes
   nothing more: the program's ranges are the truth. It still counts what it sees.
@@ -43,6 +46,7 @@ class Counts(object):
         self.prefills = 0
         self.generate_calls = 0
         self.decode_steps_total = 0
+        self.warmup_generations = 0  # generate() calls marked as warm-up
 
     def as_dict(self):
         return {
@@ -51,6 +55,7 @@ class Counts(object):
             "new_tokens": None if self.decode_steps is None else self.decode_steps + 1,
             "consistent": self.consistent, "prefills": self.prefills,
             "generate_calls": self.generate_calls, "decode_steps_total": self.decode_steps_total,
+            "warmup_generations": self.warmup_generations,
         }
 
 
@@ -62,11 +67,13 @@ class _ThreadState(threading.local):
         self.decode_open = False    # this tracker's decode_all is open
         self.steps = 0              # decode steps since the last prefill
         self.prefilled = False      # a prefill ran on this thread (for direct calls)
+        self.warmup_open = False    # this tracker's warmup range around a generate() is open
 
 
 class StageTracker(object):
-    def __init__(self, ranges, on_change=None):
+    def __init__(self, ranges, on_change=None, warmup_generations=0):
         self.ranges = ranges
+        self.warmup_generations = warmup_generations  # the first N generate() calls: warm-up
         self.counts = Counts()
         self.user_ranges = False    # the program pushes stage ranges itself
         self.on_change = on_change  # called after a prefill and after generate() returns
@@ -88,6 +95,10 @@ class StageTracker(object):
             self._close_decode(t)
             t.gen_prefilled = False
             t.steps = 0
+            if self.counts.generate_calls < self.warmup_generations and not self.user_ranges:
+                self.ranges.push("warmup", None)
+                t.warmup_open = True
+                self.counts.warmup_generations += 1
             self.counts.generate_calls += 1
 
     def generate_exit(self):
@@ -99,6 +110,9 @@ class StageTracker(object):
             if t.gen_prefilled:
                 self.counts.decode_steps = t.steps
             self._close_decode(t)
+            if t.warmup_open:
+                self.ranges.pop()
+                t.warmup_open = False
             if self.on_change:
                 self.on_change()
 

@@ -44,6 +44,7 @@ static const struct schema_entry schema[] = {
 	{ "run.skip_first", T_INT, F_NULLABLE | F_MIN, 0, NULL },
 	{ "run.auto_stages", T_BOOL, 0, 0, NULL },
 	{ "run.auto_ops", T_BOOL, 0, 0, NULL },
+	{ "run.auto_warmup", T_INT, F_MIN, 0, NULL },
 	{ "trace.sample", T_TRACE_SAMPLE, 0, 0, NULL },
 	{ "trace.rerun_sd", T_FLOAT, F_MIN, 0, NULL },
 	{ "trace.warmup", T_STRING, 0, 0, "detach|record" },

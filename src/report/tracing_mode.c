@@ -25,6 +25,19 @@ static const char *why_name(unsigned why)
 	}
 }
 
+/* No warm-up range was seen and the first iteration of a stage was left out as warm-up
+ * (run.skip_first's default): the program repeats its generation without marking the first. */
+static int first_left_out(const struct lp_analysis *a)
+{
+	size_t i;
+	if (!a->stages.skip_auto)
+		return 0;
+	for (i = 0; i < a->stages.n_stages; i++)
+		if (a->stages.stages[i].skipped_first)
+			return 1;
+	return 0;
+}
+
 int lp_tracing_mode_text(const struct lp_analysis *a, struct lp_buf *out)
 {
 	const struct lp_sampling *s = &a->sampling;
@@ -83,6 +96,11 @@ int lp_tracing_mode_text(const struct lp_analysis *a, struct lp_buf *out)
 		lp_buf_adds(out, " CUPTI was detached inside the program's warm-up range: its kernels were not "
 			"recorded (the reports leave the warm-up out; CUPTI present while a process first launches its "
 			"kernels costs its later steps a few percent; trace.warmup=record keeps them).");
+	else if (s->burst && first_left_out(a))
+		lp_buf_adds(out, " The program marks no warm-up range, so CUPTI stayed through its first generation, "
+			"which costs every later step about 2.5% (docs/tracer.md \"The warm-up\"); it repeats the "
+			"generation and the first was left out as warm-up anyway: run.auto_warmup=1 (Python programs "
+			"under llmprof's shim) or an NVTX range named warmup around it lets the tracer detach there.");
 	return out->oom ? -1 : 0;
 }
 

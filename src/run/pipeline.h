@@ -64,6 +64,7 @@ struct lp_pipeline {
 	char auto_pythonpath[4096]; /* run.auto_stages: PYTHONPATH with python/llmprof_auto/site first ("" off) */
 	char auto_dir[1024];       /* where the shim writes its account: <run>/auto (LLMPROF_AUTO_DIR) */
 	int auto_ops;              /* run.auto_ops */
+	char auto_warmup[24];      /* run.auto_warmup (LLMPROF_AUTO_WARMUP): first generate() calls as warm-up */
 	char auto_hooks[LP_PIPELINE_HOOKS_CAP]; /* stages.hooks, one a line (LLMPROF_AUTO_HOOKS); "" none */
 	char trace_sample[128];    /* trace.sample for the capture (LLMPROF_TRACE_SAMPLE); default auto */
 	char trace_warmup[16];     /* trace.warmup (LLMPROF_TRACE_WARMUP): detach (default) or record */

@@ -249,6 +249,7 @@ static void auto_stages_init(struct lp_pipeline *pl, struct lp_run *run)
 			old ? old : "");
 		snprintf(pl->auto_dir, sizeof(pl->auto_dir), "%s", dir.data);
 		pl->auto_ops = lp_pl_cfg_bool(run, "run.auto_ops");
+		snprintf(pl->auto_warmup, sizeof(pl->auto_warmup), "%lld", (long long)lp_pl_cfg_int(run, "run.auto_warmup", 0));
 		auto_hooks_init(pl, run);
 	}
 	lp_buf_release(&site);
@@ -378,6 +379,7 @@ size_t lp_pl_capture_env(const struct lp_pipeline *pl, const char *trace_dir, st
 		env[n++] = (struct lp_proc_env){ "PYTHONPATH", pl->auto_pythonpath };
 		env[n++] = (struct lp_proc_env){ "LLMPROF_AUTO_DIR", pl->auto_dir };
 		env[n++] = (struct lp_proc_env){ "LLMPROF_AUTO_OPS", pl->auto_ops ? "1" : "0" };
+		env[n++] = (struct lp_proc_env){ "LLMPROF_AUTO_WARMUP", pl->auto_warmup };
 		env[n++] = (struct lp_proc_env){ "LLMPROF_AUTO_HOOKS", pl->auto_hooks[0] ? pl->auto_hooks : NULL };
 	}
 	return multicast_off(env, n);
@@ -393,6 +395,7 @@ size_t lp_pl_tool_env(const struct lp_pipeline *pl, struct lp_proc_env *env)
 	if (pl->auto_pythonpath[0]) {
 		env[n++] = (struct lp_proc_env){ "PYTHONPATH", pl->auto_pythonpath };
 		env[n++] = (struct lp_proc_env){ "LLMPROF_AUTO_OPS", pl->auto_ops ? "1" : "0" };
+		env[n++] = (struct lp_proc_env){ "LLMPROF_AUTO_WARMUP", pl->auto_warmup };
 		env[n++] = (struct lp_proc_env){ "LLMPROF_AUTO_HOOKS", pl->auto_hooks[0] ? pl->auto_hooks : NULL };
 	}
 	return multicast_off(env, n);

@@ -26,6 +26,10 @@ grep -q "capture: .*LLMPROF_TRACE_SAMPLE=every=4 " "$LP_TMP/stdout" || fail "an 
 grep -q "capture: .*LLMPROF_TRACE_WARMUP=detach " "$LP_TMP/stdout" || fail "the capture's warm-up is not detach: $(grep capture: "$LP_TMP/stdout")"
 "$LLMPROF" run --dry-run --mode light trace.warmup=record -- python3 -c 1 >"$LP_TMP/stdout" 2>"$LP_TMP/stderr" || fail "dry run failed"
 grep -q "capture: .*LLMPROF_TRACE_WARMUP=record " "$LP_TMP/stdout" || fail "trace.warmup=record was not passed: $(grep capture: "$LP_TMP/stdout")"
+# run.auto_warmup: the shim's first generate() calls as warm-up (0 by default)
+grep -q "capture: .*LLMPROF_AUTO_WARMUP=0 " "$LP_TMP/stdout" || fail "the shim's warm-up count is not 0: $(grep capture: "$LP_TMP/stdout")"
+"$LLMPROF" run --dry-run --mode light run.auto_warmup=2 -- python3 -c 1 >"$LP_TMP/stdout" 2>"$LP_TMP/stderr" || fail "dry run failed"
+grep -q "capture: .*LLMPROF_AUTO_WARMUP=2 " "$LP_TMP/stdout" || fail "run.auto_warmup=2 was not passed: $(grep capture: "$LP_TMP/stdout")"
 # inside the workload itself
 "$LLMPROF" run --mode light run.id=env -- python3 -c '
 import os

@@ -65,6 +65,29 @@ class TrackerRules(unittest.TestCase):
         self.assertEqual((c["generate_calls"], c["prefills"], c["decode_steps_total"]), (2, 2, 6))
         self.assertTrue(c["consistent"])
 
+    def test_first_generations_as_warmup(self):
+        # run.auto_warmup=2: the first two generate() calls each inside a warmup range, nested
+        # around their decode_all; the third not; a hand-written loop never
+        t = StageTracker(self.r, warmup_generations=2)
+        for _ in range(3):
+            t.generate_enter()
+            for c in range(3):
+                k = t.forward_enter(2, 7 if c == 0 else 1, 0 if c == 0 else 6 + c)
+                t.forward_exit(k)
+            t.generate_exit()
+        wu = [("push", "warmup", None)] + gen_ops(2, 7, 2) + [("pop",)]
+        self.assertEqual(self.r.ops, wu * 2 + gen_ops(2, 7, 2))
+        c = t.counts.as_dict()
+        self.assertEqual((c["generate_calls"], c["warmup_generations"]), (3, 2))
+
+    def test_no_warmup_range_when_the_program_pushes_its_own(self):
+        t = StageTracker(self.r, warmup_generations=1)
+        t.saw_range("prefill")
+        t.generate_enter()
+        t.generate_exit()
+        self.assertEqual(self.r.ops, [])
+        self.assertEqual(t.counts.warmup_generations, 0)
+
     def test_generate_without_cache_uses_call_order(self):
         # use_cache=False: every forward sees the whole sequence and no cache
         self.t.generate_enter()
@@ -216,6 +239,14 @@ class WholeShim(unittest.TestCase):
         t = doc["tokens"]
         self.assertEqual((t["batch"], t["prompt_len"], t["decode_steps"], t["new_tokens"]), (2, 16, 4, 5))
         self.assertEqual(doc["stage_ranges"], "pushed by llmprof_auto")
+
+    def test_first_generate_as_warmup(self):
+        ops = self.ranges_of("generate", {"LLMPROF_AUTO_WARMUP": "1"})
+        wu = [("push", "warmup", None)] + gen_ops(2, 16, 4) + [("pop",)]
+        self.assertEqual([tuple(o) for o in ops], wu + gen_ops(2, 16, 4) * 2)
+        # not a count: none, and the program runs
+        ops = self.ranges_of("generate", {"LLMPROF_AUTO_WARMUP": "one"})
+        self.assertEqual([tuple(o) for o in ops], gen_ops(2, 16, 4) * 3)
 
     def test_hand_written_loop(self):
         ops = self.ranges_of("loop")

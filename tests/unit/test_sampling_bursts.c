@@ -160,7 +160,31 @@ static void test_burst_fixture(void **state)
 		assert_non_null(strstr(md.data, "then a burst of 4 consecutive in each 8, CUPTI detached between bursts, "
 			"at a random place in each block: seed 7)"));
 		assert_non_null(strstr(md.data, "the work between two decode_step ranges was traced only before a traced one"));
+		assert_null(strstr(md.data, "run.auto_warmup")); /* nothing left out as warm-up */
 		lp_buf_release(&md);
+	}
+	{
+		/* no warm-up range and run.skip_first's default: the first of the three generations is
+		 * left out, and the Tracing mode section says how to let the tracer detach for it */
+		struct lp_stage_rules rules = { .skip_first = LP_SKIP_FIRST_AUTO };
+		struct lp_analysis *c = calloc(1, sizeof(*c));
+		struct lp_buf md = LP_BUF_INIT;
+		in.profile = &sa;
+		in.stage_rules = &rules;
+		assert_int_equal(lp_analyze(&in, c, &err), 0);
+		assert_int_equal(lp_tracing_mode_text(c, &md), 0);
+		assert_non_null(strstr(md.data, "The program marks no warm-up range, so CUPTI stayed through its first "
+			"generation"));
+		assert_non_null(strstr(md.data, "run.auto_warmup=1"));
+		lp_buf_release(&md);
+		lp_analysis_release(c);
+		in.profile = &ex;
+		assert_int_equal(lp_analyze(&in, c, &err), 0);
+		assert_int_equal(lp_tracing_mode_text(c, &md), 0);
+		assert_null(strstr(md.data, "run.auto_warmup")); /* exact: CUPTI stays anyway */
+		lp_buf_release(&md);
+		lp_analysis_release(c);
+		free(c);
 	}
 	lp_analysis_release(a);
 	lp_analysis_release(b);
@@ -256,6 +280,7 @@ static void test_warmup_detach(void **state)
 		struct lp_buf md = LP_BUF_INIT;
 		assert_int_equal(lp_tracing_mode_text(a, &md), 0);
 		assert_non_null(strstr(md.data, "CUPTI was detached inside the program's warm-up range"));
+		assert_null(strstr(md.data, "run.auto_warmup"));
 		lp_buf_release(&md);
 		assert_int_equal(lp_tracing_mode_text(b, &md), 0);
 		assert_null(strstr(md.data, "warm-up range"));
