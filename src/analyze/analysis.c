@@ -755,6 +755,7 @@ int lp_analyze(const struct lp_analysis_input *in, struct lp_analysis *out, stru
 	for (i = 0; i < p->n_processes; i++) {
 		out->tracer_overhead_ns += p->processes[i].overhead_ns;
 		out->dropped_records += p->processes[i].dropped_records;
+		out->graph_uncaptured += p->processes[i].graph_uncaptured;
 	}
 	out->n_processes = p->n_processes;
 	out->own = in->own;

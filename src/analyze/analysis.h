@@ -206,6 +206,7 @@ struct lp_analysis {
 	struct lp_waterfall waterfall[2];      /* prefill (per iteration), decode (per step) */
 	double measured_bw_gbs;                /* the probe's copy bandwidth; 0 unknown */
 	uint64_t tracer_overhead_ns, dropped_records;
+	uint64_t graph_uncaptured;             /* graph kernels without a capture record (lp_process) */
 	size_t n_processes;
 	double traced_s, untraced_s;
 	struct lp_phase_status *phases;

@@ -423,6 +423,8 @@ static int attribute(struct replay *r, uint64_t node_id, uint32_t correlation, u
 		*tid = r->launch_list[v].tid;
 		*launch_ns = r->launch_list[v].ts_ns;
 	}
+	if (node_id && !map_get(&r->graph_nodes, node_id, &v))
+		r->p->processes[r->process].graph_uncaptured++;
 	for (hops = 0; node_id && hops < 16 && map_get(&r->graph_nodes, node_id, &v); hops++) {
 		if (r->graph_list[v].range_id) {
 			cap_id = r->graph_list[v].range_id;

@@ -75,6 +75,9 @@ struct lp_process {
 	const char *cupti_status;    /* "ok", "unavailable: held by <who>", "no cuda" ... */
 	uint64_t dropped_records;    /* records the source says it lost */
 	uint64_t overhead_ns;        /* the collector's own overhead (CUPTI OVERHEAD records) */
+	uint64_t graph_uncaptured;   /* kernels of CUDA graph nodes with no capture record: attributed
+	                              * to their launch's range (captured outside any range, or while
+	                              * CUPTI was detached: the warm-up) */
 	uint32_t ppid;               /* parent process; 0 unknown */
 	uint8_t forked;              /* 1: a fork child (no exec) of a traced process */
 	int32_t rank, local_rank, world_size;  /* the launcher's (RANK, OMPI_COMM_WORLD_RANK, ...); -1 unknown */

@@ -96,6 +96,11 @@ int lp_tracing_mode_text(const struct lp_analysis *a, struct lp_buf *out)
 		lp_buf_adds(out, " CUPTI was detached inside the program's warm-up range: its kernels were not "
 			"recorded (the reports leave the warm-up out; CUPTI present while a process first launches its "
 			"kernels costs its later steps a few percent; trace.warmup=record keeps them).");
+	if (s->warmup == LP_TRACE_WARMUP_DETACHED && a->graph_uncaptured)
+		lp_buf_addf(out, " %llu kernels of CUDA graphs have no capture record (graphs captured inside the "
+			"warm-up, while CUPTI was detached, or outside every range): each is attributed to the range "
+			"that launched its graph, not to the ranges it was captured in; trace.warmup=record keeps those.",
+			(unsigned long long)a->graph_uncaptured);
 	else if (s->burst && first_left_out(a))
 		lp_buf_adds(out, " The program marks no warm-up range, so CUPTI stayed through its first generation, "
 			"which costs every later step about 2.5% (docs/tracer.md \"The warm-up\"); it repeats the "
@@ -134,5 +139,6 @@ json_t *lp_tracing_mode_json(const struct lp_analysis *a)
 	put(o, "toggle_ms", s->mode ? json_real((double)s->toggle_ns / 1e6) : json_null());
 	put(o, "warmup", s->warmup == LP_TRACE_WARMUP_DETACHED ? lp_json_string("detached")
 			 : s->warmup == LP_TRACE_WARMUP_RECORDED ? lp_json_string("recorded") : json_null());
+	put(o, "graph_uncaptured", s->mode ? json_integer((json_int_t)a->graph_uncaptured) : json_null());
 	return o;
 }

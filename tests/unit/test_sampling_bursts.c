@@ -281,6 +281,14 @@ static void test_warmup_detach(void **state)
 		assert_int_equal(lp_tracing_mode_text(a, &md), 0);
 		assert_non_null(strstr(md.data, "CUPTI was detached inside the program's warm-up range"));
 		assert_null(strstr(md.data, "run.auto_warmup"));
+		assert_null(strstr(md.data, "CUDA graphs"));
+		lp_buf_release(&md);
+		/* graphs captured inside the warm-up would lose their capture-time ranges: said so */
+		a->graph_uncaptured = 3;
+		assert_int_equal(lp_tracing_mode_text(a, &md), 0);
+		assert_non_null(strstr(md.data, " 3 kernels of CUDA graphs have no capture record (graphs captured "
+			"inside the warm-up"));
+		a->graph_uncaptured = 0;
 		lp_buf_release(&md);
 		assert_int_equal(lp_tracing_mode_text(b, &md), 0);
 		assert_null(strstr(md.data, "warm-up range"));

@@ -222,6 +222,8 @@ static void test_round_trip(void **state)
 	assert_int_equal(p.kernels[1].range, layer);
 	assert_int_equal(p.kernels[2].range, step);   /* graph: capture-time range through the clone */
 	assert_int_equal(p.kernels[3].range, all);    /* graph without capture info: launch range */
+	assert_int_equal(p.n_processes, 1);
+	assert_int_equal(p.processes[0].graph_uncaptured, 1); /* counted (the warm-up's detach says so) */
 	assert_int_equal(p.kernels[4].range, -1);
 	assert_int_equal(p.kernels[0].shared_bytes, 3072);
 	assert_int_equal(p.kernels[0].stream, 13);
