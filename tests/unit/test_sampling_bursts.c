@@ -49,6 +49,34 @@ static void test_auto_burst_steps(void **state)
 	free(st);
 }
 
+/* the sampled trace's analysis into a, the exact one's into b (default stage rules: nothing
+ * skipped) */
+static void analyze_both(const struct lp_profile *sa, const struct lp_profile *ex, struct lp_analysis *a,
+	struct lp_analysis *b)
+{
+	struct lp_analysis_input in;
+	struct lp_err err = LP_ERR_INIT;
+	memset(&in, 0, sizeof(in));
+	in.profile = sa;
+	assert_int_equal(lp_analyze(&in, a, &err), 0);
+	in.profile = ex;
+	assert_int_equal(lp_analyze(&in, b, &err), 0);
+	assert_true(a->kernels.sampled && !b->kernels.sampled);
+}
+
+/* the two analyses, the stage list and the two profiles of a test */
+static void release_all(struct lp_analysis *a, struct lp_analysis *b, struct stage_list *st, struct lp_profile *ex,
+	struct lp_profile *sa)
+{
+	lp_analysis_release(a);
+	lp_analysis_release(b);
+	free(a);
+	free(b);
+	free(st);
+	lp_profile_release(ex);
+	lp_profile_release(sa);
+}
+
 /* Bursts (every=8,burst=4,first=2: one cluster of 4 consecutive steps per block of 8, CUPTI
  * detached between bursts): the tracer's flags follow lp_tsample_recorded's clusters, the work
  * between two steps is recorded exactly when the step after it is, and the analysis scales both
@@ -114,12 +142,7 @@ static void test_burst_fixture(void **state)
 		gaps += !strcmp(sa.kernels[i].name, "argmax_between_steps");
 	assert_int_equal(gaps, gaps_want);
 	assert_true(gaps < 144);
-	memset(&in, 0, sizeof(in));
-	in.profile = &sa;
-	assert_int_equal(lp_analyze(&in, a, &err), 0);
-	in.profile = &ex;
-	assert_int_equal(lp_analyze(&in, b, &err), 0);
-	assert_true(a->kernels.sampled && !b->kernels.sampled);
+	analyze_both(&sa, &ex, a, b);
 	assert_int_equal(a->kernels.sample_n, rec);
 	assert_int_equal(a->kernels.sample_N, 138);
 	for (i = 0; i < sizeof(names) / sizeof(names[0]); i++) {
@@ -169,6 +192,7 @@ static void test_burst_fixture(void **state)
 		struct lp_stage_rules rules = { .skip_first = LP_SKIP_FIRST_AUTO };
 		struct lp_analysis *c = calloc(1, sizeof(*c));
 		struct lp_buf md = LP_BUF_INIT;
+		memset(&in, 0, sizeof(in));
 		in.profile = &sa;
 		in.stage_rules = &rules;
 		assert_int_equal(lp_analyze(&in, c, &err), 0);
@@ -186,13 +210,7 @@ static void test_burst_fixture(void **state)
 		lp_analysis_release(c);
 		free(c);
 	}
-	lp_analysis_release(a);
-	lp_analysis_release(b);
-	free(a);
-	free(b);
-	free(st);
-	lp_profile_release(&ex);
-	lp_profile_release(&sa);
+	release_all(a, b, st, &ex, &sa);
 }
 
 static size_t count_kernels(const struct lp_profile *p, const char *name)
@@ -217,9 +235,7 @@ static void test_warmup_detach(void **state)
 		"argmax_between_steps", "gemm_prefill" };
 	struct stage_list *st = calloc(1, sizeof(*st));
 	struct lp_profile ex, sa, rec;
-	struct lp_analysis_input in;
 	struct lp_analysis *a = calloc(1, sizeof(*a)), *b = calloc(1, sizeof(*b));
-	struct lp_err err = LP_ERR_INIT;
 	size_t i;
 	(void)state;
 	setenv("LP_FIXTURE_WARMUP", "1", 1);
@@ -251,12 +267,7 @@ static void test_warmup_detach(void **state)
 	 * recorded) and its bursts are in rec, not in sa */
 	assert_true(count_kernels(&rec, "gemm_mlp") >= count_kernels(&sa, "gemm_mlp") + 2 + 4 * 5);
 
-	memset(&in, 0, sizeof(in));
-	in.profile = &sa;
-	assert_int_equal(lp_analyze(&in, a, &err), 0);
-	in.profile = &ex;
-	assert_int_equal(lp_analyze(&in, b, &err), 0);
-	assert_true(a->kernels.sampled && !b->kernels.sampled);
+	analyze_both(&sa, &ex, a, b);
 	assert_int_equal(a->kernels.sample_N, 92); /* generations 1 and 2, past their first 2 steps */
 	/* the Tracing mode section's table: the warm-up's units are none of its strata */
 	assert_int_equal(a->sampled.units_exact, 4);
@@ -294,13 +305,7 @@ static void test_warmup_detach(void **state)
 		assert_null(strstr(md.data, "warm-up range"));
 		lp_buf_release(&md);
 	}
-	lp_analysis_release(a);
-	lp_analysis_release(b);
-	free(a);
-	free(b);
-	free(st);
-	lp_profile_release(&ex);
-	lp_profile_release(&sa);
+	release_all(a, b, st, &ex, &sa);
 	lp_profile_release(&rec);
 }
 
