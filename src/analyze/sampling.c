@@ -200,6 +200,7 @@ int lp_tsample_units_find(const struct lp_profile *p, const struct lp_tsample_pl
 	struct lp_tsample_plan pp = *plan;
 	size_t i, n = 0;
 	uint32_t next = 0, ordinal = 0;
+	int wu_detached = 0;           /* this process's tracer detached CUPTI for its warm-up */
 	memset(out, 0, sizeof(*out));
 	out->stratum = calloc(p->n_ranges ? p->n_ranges : 1, sizeof(*out->stratum));
 	out->unit_index = calloc(p->n_ranges ? p->n_ranges : 1, sizeof(*out->unit_index));
@@ -228,8 +229,10 @@ int lp_tsample_units_find(const struct lp_profile *p, const struct lp_tsample_pl
 		const struct lp_range *r = &p->ranges[u[i].idx];
 		uint8_t s;
 		int new_thread = i == 0 || u[i].pid != u[i - 1].pid || u[i].tid != u[i - 1].tid;
-		if (i == 0 || u[i].pid != u[i - 1].pid)
+		if (i == 0 || u[i].pid != u[i - 1].pid) {
 			pp = replay ? *plan : plan_of_pid(p, plan, u[i].pid);
+			wu_detached = warmup_detached(p, u[i].pid);
+		}
 		if (new_thread || r->parent != p->ranges[u[i - 1].idx].parent) {
 			/* a new chain; the parent ordinal counts the parent's changes on the thread as the
 			 * tracer does (no parent, -1 here, is its 0: the count starts from it) */
@@ -256,7 +259,7 @@ int lp_tsample_units_find(const struct lp_profile *p, const struct lp_tsample_pl
 			s = lp_tsample_recorded(&pp, ordinal, next) ? LP_TSAMPLE_RECORDED : LP_TSAMPLE_SKIPPED;
 		}
 		/* counted for the schedule's positions as the tracer counted them, but not recorded */
-		if (warmup_detached(p, u[i].pid) && lp_profile_range_find_ancestor(p, u[i].idx, "warmup") >= 0)
+		if (wu_detached && lp_profile_range_find_ancestor(p, u[i].idx, "warmup") >= 0)
 			s = LP_TSAMPLE_OUTSIDE;
 		out->chain[u[i].idx] = out->n_chains - 1;
 		out->ordinal[u[i].idx] = ordinal;
