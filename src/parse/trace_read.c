@@ -409,23 +409,24 @@ static int32_t graph_copy(struct replay *r, uint32_t correlation, int32_t launch
  *     at launch + layer/attention at capture = decode_all/decode_step/layer/attention), through
  *     synthetic copies made once per graph launch; when the capture-time stack already starts
  *     with the launch stack (captured inside the same ranges), the capture-time range itself.
- * Sets *range (-1 none); returns -1 out of memory. */
+ * Sets *range (-1 none) and *uncaptured (1: a graph node without any capture record); returns -1
+ * out of memory. */
 static int attribute(struct replay *r, uint64_t node_id, uint32_t correlation, uint32_t *tid,
-	uint64_t *launch_ns, int32_t *range)
+	uint64_t *launch_ns, int32_t *range, int *uncaptured)
 {
 	uint64_t v, launch_id = 0, cap_id = 0;
 	int32_t launch, cap;
 	int hops;
 	*tid = 0;
 	*launch_ns = 0;
+	*uncaptured = node_id != 0; /* a graph node until its capture record is found */
 	if (map_get(&r->launches, correlation, &v)) {
 		launch_id = r->launch_list[v].range_id;
 		*tid = r->launch_list[v].tid;
 		*launch_ns = r->launch_list[v].ts_ns;
 	}
-	if (node_id && !map_get(&r->graph_nodes, node_id, &v))
-		r->p->processes[r->process].graph_uncaptured++;
 	for (hops = 0; node_id && hops < 16 && map_get(&r->graph_nodes, node_id, &v); hops++) {
+		*uncaptured = 0;
 		if (r->graph_list[v].range_id) {
 			cap_id = r->graph_list[v].range_id;
 			break;
@@ -656,23 +657,27 @@ static int replay_file(struct lp_trace_file *f, struct lp_profile *p, struct lp_
 
 	for (i = r.first_kernel; rc == 0 && i < p->n_kernels; i++) {
 		struct lp_kernel *k = &p->kernels[i];
+		int uncaptured;
 		if (r.have_clock_sync) {
 			/* unsigned (modulo 2^64): the same sum, without signed overflow on a damaged offset */
 			k->start_ns += (uint64_t)r.clock_offset_ns;
 			k->end_ns += (uint64_t)r.clock_offset_ns;
 		}
-		rc = attribute(&r, k->graph_node_id, k->correlation_id, &k->launch_tid, &k->launch_ns, &k->range);
+		rc = attribute(&r, k->graph_node_id, k->correlation_id, &k->launch_tid, &k->launch_ns, &k->range,
+			&uncaptured);
+		p->processes[r.process].graph_uncaptured += (uint64_t)uncaptured;
 		if (rc == 0)
 			widen_synthetic(p, k->range, k->start_ns, k->end_ns);
 	}
 	for (i = r.first_copy; rc == 0 && i < p->n_copies; i++) {
 		struct lp_copy *c = &p->copies[i];
 		uint64_t node = i - r.first_copy < r.n_copy_nodes ? r.copy_nodes[i - r.first_copy] : 0;
+		int uncaptured; /* counted for kernels only */
 		if (r.have_clock_sync) {
 			c->start_ns += (uint64_t)r.clock_offset_ns;
 			c->end_ns += (uint64_t)r.clock_offset_ns;
 		}
-		rc = attribute(&r, node, c->correlation_id, &c->launch_tid, &c->launch_ns, &c->range);
+		rc = attribute(&r, node, c->correlation_id, &c->launch_tid, &c->launch_ns, &c->range, &uncaptured);
 		if (rc == 0)
 			widen_synthetic(p, c->range, c->start_ns, c->end_ns);
 	}
