@@ -366,10 +366,31 @@ static int stack_starts_with(const struct lp_profile *p, int32_t cap, int32_t la
 	return cap < 0 && launch < 0;
 }
 
-/* The synthetic copy of capture-time range `cap` (and of its ancestors) under `launch` for the
- * graph launch `correlation`: made once per (launch, captured range). Returns its index, or -2
- * out of memory. */
-static int32_t graph_copy(struct replay *r, uint32_t correlation, int32_t launch, int32_t cap, int level)
+/* The deepest range of the capture-time stack ending at `cap` (cap itself included) that is no
+ * operator of the graph but where it was captured: a range named `warmup` (a graph captured in
+ * the program's warm-up, as torch.compile's CUDA graphs are) or one with the name of a level of
+ * the launch stack (captured inside a decode step of the warm-up: warmup/decode_all/decode_step/
+ * layer, launched from decode_all/decode_step). Only the ranges below it are copied under the
+ * launch. -1: none (the whole stack is copied). */
+static int32_t capture_top(const struct lp_profile *p, int32_t cap, int32_t launch)
+{
+	int guard = 0;
+	for (; cap >= 0 && guard++ < 65536; cap = p->ranges[cap].parent) {
+		int32_t l;
+		int n = 0;
+		if (!strcmp(p->ranges[cap].name, "warmup"))
+			return cap;
+		for (l = launch; l >= 0 && n++ < 65536; l = p->ranges[l].parent)
+			if (same_level(&p->ranges[cap], &p->ranges[l]))
+				return cap;
+	}
+	return -1;
+}
+
+/* The synthetic copy of capture-time range `cap` (and of its ancestors below `top`, capture_top)
+ * under `launch` for the graph launch `correlation`: made once per (launch, captured range).
+ * Returns its index, or -2 out of memory. */
+static int32_t graph_copy(struct replay *r, uint32_t correlation, int32_t launch, int32_t cap, int32_t top, int level)
 {
 	uint64_t key = (uint64_t)correlation << 32 | (uint32_t)cap, v;
 	int32_t parent, idx;
@@ -378,8 +399,8 @@ static int32_t graph_copy(struct replay *r, uint32_t correlation, int32_t launch
 	if (map_get(&r->copies, key, &v))
 		return (int32_t)v;
 	parent = r->p->ranges[cap].parent;
-	if (parent >= 0 && level < (int)LP_TRACE_MAX_DEPTH)
-		parent = graph_copy(r, correlation, launch, parent, level + 1);
+	if (parent >= 0 && parent != top && level < (int)LP_TRACE_MAX_DEPTH)
+		parent = graph_copy(r, correlation, launch, parent, top, level + 1);
 	else
 		parent = launch;
 	if (parent == -2 || r->p->n_ranges >= INT32_MAX || !(g = lp_profile_add_range(r->p)))
@@ -408,7 +429,9 @@ static int32_t graph_copy(struct replay *r, uint32_t correlation, int32_t launch
  *   - both: the capture-time stack re-rooted under the launch range (LLM@decode_all/decode_step
  *     at launch + layer/attention at capture = decode_all/decode_step/layer/attention), through
  *     synthetic copies made once per graph launch; when the capture-time stack already starts
- *     with the launch stack (captured inside the same ranges), the capture-time range itself.
+ *     with the launch stack (captured inside the same ranges), the capture-time range itself;
+ *     captured inside a `warmup` range or a range named as a launch stack level, only the part
+ *     below it (capture_top), and the launch range itself when nothing is below it.
  * Sets *range (-1 none) and *uncaptured (1: a graph node without any capture record); returns -1
  * out of memory. */
 static int attribute(struct replay *r, uint64_t node_id, uint32_t correlation, uint32_t *tid,
@@ -439,7 +462,16 @@ static int attribute(struct replay *r, uint64_t node_id, uint32_t correlation, u
 		*range = cap >= 0 ? cap : launch;
 		return 0;
 	}
-	*range = graph_copy(r, correlation, launch, cap, 0);
+	if (!map_get(&r->copies, (uint64_t)correlation << 32 | (uint32_t)cap, &v)) {
+		int32_t top = capture_top(r->p, cap, launch);
+		if (top == cap) {
+			*range = launch;
+			return 0;
+		}
+		*range = graph_copy(r, correlation, launch, cap, top, 0);
+	} else {
+		*range = (int32_t)v;
+	}
 	return *range == -2 ? oom(r) : 0;
 }
 

@@ -611,6 +611,67 @@ static void test_graph_captured_inside_stages(void **state)
 	lp_buf_release(&b);
 }
 
+/* Captured inside the program's warm-up (torch.compile's CUDA graphs, trace.warmup=record or
+ * graphs): warmup/layer/attention (node 1), warmup/decode_all/decode_step/layer (node 2, captured
+ * in a decode step of the warm-up), warmup alone (node 3). Launched from a later decode step: the
+ * ranges below the warm-up, or below the capture stack's decode_step, re-rooted under the launch
+ * (no `warmup` level, no second decode_all/decode_step); node 3 the launch range itself. */
+static void test_graph_captured_in_warmup(void **state)
+{
+	struct lp_buf b = LP_BUF_INIT, path = LP_BUF_INIT;
+	struct lp_profile p;
+	struct lp_err err = LP_ERR_INIT;
+	size_t i, n_synth = 0;
+	int32_t step;
+	(void)state;
+	w_preamble(&b);
+	w_str(&b, 14, "warmup");
+	w_nvtx(&b, LP_TRACE_NVTX_PUSH, 0, 14, 60, 100);
+	w_graph_node(&b, 3, 60, 0);
+	w_nvtx(&b, LP_TRACE_NVTX_PUSH, 0, 7, 61, 110);
+	w_nvtx(&b, LP_TRACE_NVTX_PUSH, 0, 8, 62, 120);
+	w_graph_node(&b, 1, 62, 0);
+	w_nvtx(&b, LP_TRACE_NVTX_POP, 0, 0, 62, 130);
+	w_nvtx(&b, LP_TRACE_NVTX_POP, 0, 0, 61, 140);
+	w_nvtx(&b, LP_TRACE_NVTX_PUSH, 1, 5, 63, 150);
+	w_nvtx(&b, LP_TRACE_NVTX_PUSH, 1, 6, 64, 160);
+	w_nvtx(&b, LP_TRACE_NVTX_PUSH, 0, 7, 65, 170);
+	w_graph_node(&b, 2, 65, 0);
+	w_nvtx(&b, LP_TRACE_NVTX_POP, 0, 0, 65, 180);
+	w_nvtx(&b, LP_TRACE_NVTX_POP, 1, 0, 64, 190);
+	w_nvtx(&b, LP_TRACE_NVTX_POP, 1, 0, 63, 200);
+	w_nvtx(&b, LP_TRACE_NVTX_POP, 0, 0, 60, 210);
+	w_graph_node(&b, 101, 0, 1);
+	w_graph_node(&b, 102, 0, 2);
+	w_graph_node(&b, 103, 0, 3);
+	w_nvtx(&b, LP_TRACE_NVTX_PUSH, 1, 5, 80, 1000);
+	w_nvtx(&b, LP_TRACE_NVTX_PUSH, 1, 6, 81, 1010);
+	w_launch(&b, 90, 81, 1020);
+	w_nvtx(&b, LP_TRACE_NVTX_POP, 1, 0, 81, 1030);
+	w_nvtx(&b, LP_TRACE_NVTX_POP, 1, 0, 80, 1040);
+	w_kernel(&b, 9, 90, 101, 1100, 1110);
+	w_kernel(&b, 10, 90, 102, 1120, 1130);
+	w_kernel(&b, 11, 90, 103, 1140, 1150);
+
+	lp_profile_init(&p, "graph");
+	assert_int_equal(lp_trace_load_mem("graph.lptrace", b.data, b.len, &p, &err), 0);
+	step = 7; /* the launch's decode_step: ranges 60-65 (0-5), 80 (6), 81 (7) */
+	assert_string_equal(path_of(&p, step, &path), "decode_all/decode_step");
+	assert_false(p.ranges[step].synthetic);
+	assert_string_equal(path_of(&p, p.kernels[0].range, &path), "decode_all/decode_step/layer/attention");
+	assert_string_equal(path_of(&p, p.kernels[1].range, &path), "decode_all/decode_step/layer");
+	assert_int_equal(p.kernels[2].range, step);
+	assert_int_equal(p.ranges[p.ranges[p.kernels[0].range].parent].parent, step);
+	assert_int_equal(p.ranges[p.kernels[1].range].parent, step);
+	assert_int_equal(p.processes[0].graph_uncaptured, 0);
+	for (i = 0; i < p.n_ranges; i++)
+		n_synth += p.ranges[i].synthetic;
+	assert_int_equal(n_synth, 3); /* layer, attention (node 1); layer (node 2) */
+	lp_profile_release(&p);
+	lp_buf_release(&path);
+	lp_buf_release(&b);
+}
+
 /* A start/end range ended on another thread: its END may reach the file before its START. */
 static void test_end_before_start(void **state)
 {
@@ -640,6 +701,7 @@ int main(void)
 		cmocka_unit_test(test_files_and_folders),
 		cmocka_unit_test(test_graph_captured_outside_stages),
 		cmocka_unit_test(test_graph_captured_inside_stages),
+		cmocka_unit_test(test_graph_captured_in_warmup),
 		cmocka_unit_test(test_end_before_start),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
