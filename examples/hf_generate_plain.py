@@ -6,6 +6,7 @@ calls model.generate() --iters times; it times itself with CUDA events from forw
 
     llmprof run --mode light -- python3 examples/hf_generate_plain.py --model llama-3.2-1b
     llmprof run --mode light -- python3 examples/hf_generate_plain.py --model qwen1.5-moe-a2.7b
+    llmprof run --mode light run.auto_warmup=1 -- python3 examples/hf_generate_plain.py --cache static
 
 Under `llmprof run` (run.auto_stages, the default) python/llmprof_auto turns each generate() into
 prefill / decode_all / decode_step ranges and reports the model's shape and token counts, so the
@@ -39,6 +40,7 @@ def main():
     gen = torch.Generator(device="cpu").manual_seed(args.seed)
     prompt = torch.randint(0, cfg.vocab_size, (args.batch, args.prompt_len), generator=gen).to("cuda")
     mask = torch.ones_like(prompt)
+    cache = {"cache_implementation": "static"} if args.cache == "static" else {}
     results = []
     step_ms = []
     step_full_ms = []
@@ -48,7 +50,7 @@ def main():
             clock.start()
             model.generate(input_ids=prompt, attention_mask=mask, do_sample=False,
                            max_new_tokens=args.new_tokens, min_new_tokens=args.new_tokens,
-                           pad_token_id=0)
+                           pad_token_id=0, **cache)
             r = clock.finish()
             if r is None:
                 sys.stderr.write("error: generate() ran fewer than two forwards\n")
@@ -59,7 +61,7 @@ def main():
             step_counts.append(clock.step_counts)
     plain_common.report(results, args.batch, {
         "model": args.model_config or args.model, "batch": args.batch,
-        "prompt_len": args.prompt_len, "new_tokens": args.new_tokens,
+        "prompt_len": args.prompt_len, "new_tokens": args.new_tokens, "cache": args.cache,
         "params": sum(x.numel() for x in model.parameters()),
         "torch": torch.__version__, "transformers": transformers.__version__},
         step_ms if args.step_times else None, step_full_ms if args.step_times else None,

@@ -19,8 +19,12 @@ sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import plain_common  # noqa: E402
 
 
-def iteration(model, prompt, new_tokens, torch):
-    nvtx = torch.cuda.nvtx
+class _NoRanges(object):
+    range_push = range_pop = staticmethod(lambda *a: None)
+
+
+def iteration(model, prompt, new_tokens, torch, ranges=True):
+    nvtx = torch.cuda.nvtx if ranges else _NoRanges
     ev = [torch.cuda.Event(enable_timing=True) for _ in range(3)]
     ev[0].record()
     nvtx.range_push("prefill")
@@ -45,19 +49,25 @@ def iteration(model, prompt, new_tokens, torch):
 def main():
     p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     plain_common.add_args(p)
+    p.add_argument("--compile", default="off", choices=["off", "fullgraph"],
+                   help="fullgraph: torch.compile(model, fullgraph=True), the model's hooks inside")
+    p.add_argument("--ranges", default="on", choices=["on", "off"],
+                   help="off: no NVTX range (llmprof_auto then pushes the stages from the model's hooks)")
     args = p.parse_args()
     plain_common.check_args(p, args)
     import torch
     import transformers
     plain_common.need_cuda(torch)
     model, cfg = plain_common.build_model(args, torch, transformers)
+    if args.compile == "fullgraph":
+        model = torch.compile(model, fullgraph=True)
     gen = torch.Generator(device="cpu").manual_seed(args.seed)
     prompt = torch.randint(0, cfg.vocab_size, (args.batch, args.prompt_len), generator=gen).to("cuda")
     with torch.inference_mode():
-        results = [iteration(model, prompt, args.new_tokens, torch) for _ in range(args.iters)]
+        results = [iteration(model, prompt, args.new_tokens, torch, args.ranges == "on") for _ in range(args.iters)]
     plain_common.report(results, args.batch, {
         "model": args.model_config or args.model, "batch": args.batch,
-        "prompt_len": args.prompt_len, "new_tokens": args.new_tokens,
+        "prompt_len": args.prompt_len, "new_tokens": args.new_tokens, "compile": args.compile,
         "torch": torch.__version__, "transformers": transformers.__version__})
     return 0
 

@@ -61,6 +61,9 @@ def add_args(p):
     p.add_argument("--seed", type=int, default=1234)
     p.add_argument("--step-times", action="store_true",
                    help="also print each decode forward's CUDA-event time (step_ms)")
+    p.add_argument("--cache", default="dynamic", choices=["dynamic", "static"],
+                   help="generate()'s KV cache; static: transformers compiles the decode forward "
+                        "(torch.compile, CUDA graphs) in the first generation")
 
 
 def check_args(p, a):
@@ -154,8 +157,11 @@ class ForwardClock(object):
         # LLMPROF_BENCH_COUNTERS=1: the thread's counters at the same places as the events
         self.counters = StepCounters()
         self.counts, self.cut_counts, self.step_counts = [], {}, None
-        model.register_forward_pre_hook(self._pre)
-        model.register_forward_hook(self._post)
+        # eager under torch.compile: transformers compiles the model's __call__ (hooks included)
+        # for a static cache, and a compiled hook records its events once, at capture
+        eager = getattr(getattr(torch, "compiler", None), "disable", None) or (lambda f: f)
+        model.register_forward_pre_hook(eager(self._pre))
+        model.register_forward_hook(eager(self._post))
 
     def _event(self):
         e = self.torch.cuda.Event(enable_timing=True)

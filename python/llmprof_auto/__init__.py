@@ -250,9 +250,40 @@ def _is_generator(model):
     return name.endswith(("ForCausalLM", "ForConditionalGeneration", "LMHeadModel"))
 
 
+def _eager(fn):
+    """`fn` kept out of torch.compile (torch.compiler.disable): transformers compiles a model's
+    __call__, its forward hooks included, for a static KV cache, and a compiled hook would push
+    its ranges once while tracing instead of at every call (bench/tracer/README.md run 31)."""
+    torch = sys.modules.get("torch")
+    disable = getattr(getattr(torch, "compiler", None), "disable", None)
+    try:
+        return disable(fn) if disable is not None else fn
+    except Exception:
+        return fn
+
+
+def _untraced(fn):
+    """`fn` as a no-op while torch.compile traces it (torch.compiler.is_compiling): the op ranges'
+    hooks inside a compiled model, which must neither break its graph (fullgraph=True fails on a
+    break; a break per layer would change the program measured) nor push ranges once at tracing
+    time. Such layers get no op ranges; their kernels stay in the stage (docs/nvtx.md)."""
+    torch = sys.modules.get("torch")
+    compiling = getattr(getattr(torch, "compiler", None), "is_compiling", None)
+    if compiling is None:
+        return fn
+
+    @functools.wraps(fn)
+    def hook(*a, **k):
+        if compiling():
+            return None
+        return fn(*a, **k)
+    return hook
+
+
 def _register(module, pre, post):
-    """Forward pre/post hooks with kwargs (torch >= 2.0), always_call when available; their
-    handles, or None when this torch has no kwargs hooks."""
+    """Forward pre/post hooks with kwargs (torch >= 2.0), always_call when available, kept out of
+    torch.compile (_eager); their handles, or None when this torch has no kwargs hooks."""
+    pre, post = _eager(pre), _eager(post)
     try:
         h1 = module.register_forward_pre_hook(pre, with_kwargs=True)
     except TypeError:
@@ -264,8 +295,10 @@ def _register(module, pre, post):
     return [h1, h2]
 
 
-def attach(model):
-    """Hooks a causal LM's forward (and, with LLMPROF_AUTO_OPS=1, its layers). Idempotent."""
+def attach(model, host=None):
+    """Hooks a causal LM's forward (and, with LLMPROF_AUTO_OPS=1, its layers). Idempotent. `host`:
+    the module whose call runs the model's (torch.compile's wrapper, _patch_dynamo), hooked in
+    its place."""
     if getattr(model, "_llmprof_auto", False) or not _is_generator(model):
         return False
     tr = _state["tracker"]
@@ -273,8 +306,8 @@ def attach(model):
 
     def pre(module, args, kwargs):
         try:
-            if id(module) not in _state["models"]:
-                _note_model(module)
+            if id(model) not in _state["models"]:
+                _note_model(model)
             b, n, c = forward_inputs(args, kwargs)
             stack = getattr(kinds, "stack", None)
             if stack is None:
@@ -295,11 +328,12 @@ def attach(model):
         model._llmprof_auto = True
     except Exception:
         return False
-    handles = _register(model, pre, post)
+    handles = _register(host if host is not None else model, pre, post)
     if handles is None:
         return False
     model._llmprof_auto_handles = handles
-    if os.environ.get("LLMPROF_AUTO_OPS") == "1":
+    if os.environ.get("LLMPROF_AUTO_OPS") == "1" and not getattr(model, "_llmprof_auto_ops", False):
+        model._llmprof_auto_ops = True
         add_op_ranges(model)
     return True
 
@@ -337,6 +371,7 @@ def add_op_ranges(model, ranges=None):
 
         def post(*_a, **_k):
             r.pop()
+        pre, post = _untraced(pre), _untraced(post)
         module.register_forward_pre_hook(pre)
         try:
             module.register_forward_hook(post, always_call=True)
@@ -402,7 +437,32 @@ def _patch_generation_utils(mod):
     cls.generate = generate
 
 
+def _patch_dynamo(mod):
+    """torch.compile(model) wraps a hooked model in an OptimizedModule whose compiled call runs the
+    model's hooks inside the compiled region: kept out of it (_eager), they break the graph,
+    which fullgraph=True refuses. The stage hooks move to the wrapper, whose own hooks run
+    before and after the compiled call (bench/tracer/README.md run 31)."""
+    cls = getattr(mod, "OptimizedModule", None)
+    orig = getattr(cls, "__init__", None) if cls is not None else None
+    if orig is None or getattr(orig, "_llmprof_auto_orig", None) is not None:
+        return
+
+    @functools.wraps(orig)
+    def __init__(self, *a, **k):
+        orig(self, *a, **k)
+        try:
+            inner = getattr(self, "_orig_mod", None)
+            if inner is not None and getattr(inner, "_llmprof_auto_handles", None):
+                detach(inner)
+                attach(inner, host=self)
+        except Exception as e:
+            _say("cannot move the hooks out of torch.compile", e)
+    __init__._llmprof_auto_orig = orig
+    cls.__init__ = __init__
+
+
 _PATCHES = {
+    "torch._dynamo.eval_frame": _patch_dynamo,
     "transformers.modeling_utils": _patch_modeling_utils,
     "transformers.generation.utils": _patch_generation_utils,
     "torch.cuda.nvtx": _watch_torch_nvtx,

@@ -273,6 +273,37 @@ print(json.dumps([rec, llmprof_auto.tracker().user_ranges, llmprof_auto.tracker(
         self.assertEqual(p.returncode, 0, p.stderr)
         self.assertEqual(json.loads(p.stdout.strip().splitlines()[-1]), [[], True, 1])
 
+    def test_compiled_model_keeps_its_stage_hooks_outside(self):
+        # torch.compile(model) (the fake OptimizedModule): the model's stage hooks move to the
+        # wrapper, whose hooks run outside the compiled call; the same ranges as the model alone
+        code = r'''
+import json, sys, llmprof_auto
+rec = []
+llmprof_auto._state["push"] = lambda n, p=None: rec.append(n)
+llmprof_auto._state["pop"] = lambda: rec.append("pop")
+sys.argv = ["x", "generate"]
+import fake_hf_program as f
+m = f.FakeLlamaForCausalLM()
+if sys.argv[-1] == "compiled":
+    from torch._dynamo.eval_frame import OptimizedModule
+    c = OptimizedModule(m)
+else:
+    c = m
+c(input_ids=f.torch.Tensor(2, 16))
+llmprof_auto.tracker().generate_exit()
+print(json.dumps([len(m._pre), len(m._post), len(c._pre), len(c._post), rec]))
+'''
+        out = {}
+        for how in ("plain", "compiled"):
+            p = run_child(["-c", code.replace('sys.argv = ["x", "generate"]',
+                                              'sys.argv = ["x", "generate", "%s"]' % how)], extra_path=[HERE])
+            self.assertEqual(p.returncode, 0, p.stderr)
+            out[how] = json.loads(p.stdout.strip().splitlines()[-1])
+        self.assertEqual(out["plain"][:2], [1, 1])
+        self.assertEqual(out["compiled"][:4], [0, 0, 1, 1])
+        self.assertTrue(out["plain"][4])
+        self.assertEqual(out["compiled"][4], out["plain"][4])
+
     def test_off_switch(self):
         p = run_child(["-c", "import sys; print('llmprof_auto' in sys.modules)"],
                       env={"LLMPROF_AUTO_STAGES": "0"})
@@ -323,12 +354,19 @@ class Layer(nn.Module):
 class Base(nn.Module):
     def __init__(self):
         nn.Module.__init__(self); self.layers = [Layer(False), Layer(True)]
-class M(PreTrainedModel):
+class MForCausalLM(PreTrainedModel):
     def __init__(self): PreTrainedModel.__init__(self); self.model = Base()
-m = M()
+m = MForCausalLM()
 print(llmprof_auto.add_op_ranges(m, R()))
+llmprof_auto.attach(m)
 m.model.layers[1](0)
 print(json.dumps(rec))
+import torch.compiler
+torch.compiler.compiling = True   # traced by torch.compile: no range pushed, no graph break
+m.model.layers[1](0)
+torch.compiler.compiling = False
+print(len(rec))
+print(json.dumps([getattr(h[0], "_fake_compiler_disabled", False) for h in m._pre + m._post]))
 '''
         p = run_child(["-c", code])
         self.assertEqual(p.returncode, 0, p.stderr)
@@ -336,6 +374,11 @@ print(json.dumps(rec))
         self.assertEqual(lines[0], "2")
         self.assertEqual(json.loads(lines[1]), [["layer", 1], ["attention", None], ["pop"], ["moe", None], ["pop"],
                                                 ["pop"]])
+        # the op ranges' hooks are no-ops while torch.compile traces them; the model's own stage
+        # hooks are kept out of it (transformers compiles __call__, hooks included, for a static
+        # cache), so that they run at every call
+        self.assertEqual(lines[2], "6")
+        self.assertEqual(json.loads(lines[3]), [True, True])
 
 
 if __name__ == "__main__":

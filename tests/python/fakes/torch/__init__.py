@@ -1,4 +1,5 @@
 """A fake torch for llmprof_auto's tests (tests/python/fakes/README.md)."""
+from . import compiler  # noqa: F401
 from . import cuda  # noqa: F401
 from . import nn  # noqa: F401
 
