@@ -4,7 +4,10 @@ once as a CUDA graph and replayed per token, the way people write fast decode lo
 knows nothing of llmprof: its ranges are plain `torch.cuda.nvtx.range_push("prefill")`,
 `"decode_all"`, `"decode_step"` (default domain), and nothing synchronizes inside them, so the host
 ranges end long before the GPU work does. It times itself with CUDA events and prints the
-JSON-lines convention of docs/metrics.md ("Self-check"), so llmprof can compare:
+JSON-lines convention of docs/metrics.md ("Self-check"), so llmprof can compare. --capture-at warmup
+captures the graph inside the program's `warmup` range, as torch.compile's CUDA graphs and static
+caches do; --op-ranges pushes layer > attention / mlp ranges in the forward, also while capturing
+(docs/tracer.md "The warm-up": trace.warmup=graphs keeps them for the replays):
 
     llmprof run --mode light model=llama-3.2-1b inputs.batch=1 inputs.prompt_len=512 \
         inputs.new_tokens=128 -- python examples/graph_decode.py --prompt-len 512 --new-tokens 128
@@ -34,6 +37,11 @@ def parse_args(argv):
     p.add_argument("--warmup", type=int, default=1)
     p.add_argument("--iters", type=int, default=3)
     p.add_argument("--graph", default="on", choices=["on", "off"])
+    p.add_argument("--capture-at", default="setup", choices=["setup", "warmup"],
+                   help="capture the decode graph before the warm-up (setup) or inside its range, as "
+                        "torch.compile's CUDA graphs and static caches do (warmup)")
+    p.add_argument("--op-ranges", action="store_true",
+                   help="push layer > attention / mlp ranges in the forward (also while capturing)")
     return p.parse_args(argv)
 
 
@@ -63,11 +71,16 @@ def main(argv=None):
     def rms(x, g):
         return F.rms_norm(x, (x.shape[-1],), g, 1e-5)
 
+    push = torch.cuda.nvtx.range_push if a.op_ranges else (lambda name: None)
+    pop = torch.cuda.nvtx.range_pop if a.op_ranges else (lambda: None)
+
     def forward(ids, start, n, mask):
         """ids: (B, n) tokens at positions start..start+n-1 (start: a device tensor)."""
         x = emb[ids]
         idx = start + torch.arange(n, device=dev)
         for i, ly in enumerate(layers):
+            push("layer")
+            push("attention")
             h = rms(x, ly["n1"]) @ ly["qkv"].t()
             q, k, v = h.split([a.heads * hd, a.kv_heads * hd, a.kv_heads * hd], dim=-1)
             q = q.view(a.batch, n, a.heads, hd).transpose(1, 2)
@@ -75,8 +88,12 @@ def main(argv=None):
             vc[i].index_copy_(2, idx, v.view(a.batch, n, a.kv_heads, hd).transpose(1, 2))
             att = F.scaled_dot_product_attention(q, kc[i], vc[i], attn_mask=mask, enable_gqa=True)
             x = x + att.transpose(1, 2).reshape(a.batch, n, a.heads * hd) @ ly["o"].t()
+            pop()
+            push("mlp")
             g, u = (rms(x, ly["n2"]) @ ly["gu"].t()).chunk(2, dim=-1)
             x = x + (F.silu(g) * u) @ ly["d"].t()
+            pop()
+            pop()
         return (rms(x[:, -1:], nf) @ emb.t()).argmax(-1)
 
     prompt = torch.randint(0, a.vocab, (a.batch, a.prompt_len), device=dev)
@@ -88,8 +105,7 @@ def main(argv=None):
         tok.copy_(forward(tok, pos, 1, mask))
         pos.add_(1)
 
-    graph = None
-    if a.graph == "on":
+    def capture():
         s = torch.cuda.Stream()
         s.wait_stream(torch.cuda.current_stream())
         with torch.cuda.stream(s):
@@ -97,11 +113,14 @@ def main(argv=None):
                 pos.fill_(a.prompt_len)
                 decode_step()
         torch.cuda.current_stream().wait_stream(s)
-        graph = torch.cuda.CUDAGraph()
+        g = torch.cuda.CUDAGraph()
         pos.fill_(a.prompt_len)
-        with torch.cuda.graph(graph):
+        with torch.cuda.graph(g):
             decode_step()
-    step = graph.replay if graph is not None else decode_step
+        return g
+
+    graph = capture() if a.graph == "on" and a.capture_at == "setup" else None
+    step = [graph.replay if graph is not None else decode_step]
 
     def iteration():
         ev = [torch.cuda.Event(enable_timing=True) for _ in range(3)]
@@ -114,7 +133,7 @@ def main(argv=None):
         torch.cuda.nvtx.range_push("decode_all")
         for i in range(a.new_tokens):
             torch.cuda.nvtx.range_push("decode_step")
-            step()
+            step[0]()
             torch.cuda.nvtx.range_pop()
         torch.cuda.nvtx.range_pop()
         ev[2].record()
@@ -123,6 +142,9 @@ def main(argv=None):
 
     with torch.inference_mode():
         torch.cuda.nvtx.range_push("warmup")
+        if a.graph == "on" and a.capture_at == "warmup":
+            graph = capture()
+            step[0] = graph.replay
         for _ in range(a.warmup):
             iteration()
         torch.cuda.nvtx.range_pop()
@@ -135,7 +157,8 @@ def main(argv=None):
                               "tokens_per_s": a.batch * a.new_tokens / dm * 1e3}), flush=True)
     pm = sum(r[0] for r in res) / len(res)
     dm = sum(r[1] for r in res) / len(res)
-    print(json.dumps({"summary": True, "program": "graph_decode.py", "graph": a.graph, "iters": a.iters,
+    print(json.dumps({"summary": True, "program": "graph_decode.py", "graph": a.graph, "capture_at": a.capture_at,
+                      "op_ranges": a.op_ranges, "iters": a.iters,
                       "batch": a.batch, "prompt_len": a.prompt_len, "new_tokens": a.new_tokens,
                       "prefill_ms": pm, "decode_ms": dm, "decode_ms_per_step": dm / a.new_tokens,
                       "tokens_per_s": a.batch * a.new_tokens / dm * 1e3}), flush=True)

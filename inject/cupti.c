@@ -376,12 +376,17 @@ static int enable_api_callbacks(CUpti_CallbackDomain domain, uint32_t size, uint
 
 /* The callbacks every subscription has besides the launch ones: cuProfilerStop (a flush) and the
  * resource callbacks (contexts, graph nodes). */
-static void enable_fixed_callbacks(void)
+static void enable_resource_callbacks(void)
 {
-	CUPTI_CALL(p_cuptiEnableCallback(1, inj_c.sub, CUPTI_CB_DOMAIN_DRIVER_API, CUPTI_DRIVER_TRACE_CBID_cuProfilerStop));
 	CUPTI_CALL(p_cuptiEnableCallback(1, inj_c.sub, CUPTI_CB_DOMAIN_RESOURCE, CUPTI_CBID_RESOURCE_CONTEXT_CREATED));
 	CUPTI_CALL(p_cuptiEnableCallback(1, inj_c.sub, CUPTI_CB_DOMAIN_RESOURCE, CUPTI_CBID_RESOURCE_GRAPHNODE_CREATED));
 	CUPTI_CALL(p_cuptiEnableCallback(1, inj_c.sub, CUPTI_CB_DOMAIN_RESOURCE, CUPTI_CBID_RESOURCE_GRAPHNODE_CLONED));
+}
+
+static void enable_fixed_callbacks(void)
+{
+	CUPTI_CALL(p_cuptiEnableCallback(1, inj_c.sub, CUPTI_CB_DOMAIN_DRIVER_API, CUPTI_DRIVER_TRACE_CBID_cuProfilerStop));
+	enable_resource_callbacks();
 }
 
 /* cuptiSubscribe(_v2) as "llmprof"; `holder` receives the name of another subscriber when CUPTI
@@ -669,7 +674,8 @@ static void attach(void)
 			CUPTI_CALL(p_cuptiActivityRegisterTimestampCallback(trace_clock));
 		CUPTI_CALL(p_cuptiActivityFlushPeriod(lp_inj_flush_ms()));
 		t1 = lp_inj_now_ns();
-		r = subscribe(holder, sizeof(holder));
+		/* subscribed already: the warm-up's resource callbacks (lp_inj_cupti_hold's graphs) */
+		r = inj_c.subscribed ? CUPTI_SUCCESS : subscribe(holder, sizeof(holder));
 		t2 = lp_inj_now_ns();
 		if (r == CUPTI_SUCCESS) {
 			inj_c.subscribed = 1;
@@ -834,18 +840,40 @@ void lp_inj_cupti_service(void)
 	}
 }
 
+/* trace.warmup=graphs: after the warm-up's detach, subscribed again for the resource callbacks
+ * alone (contexts, graph nodes): no launch callback, no activity kind, so that a graph captured
+ * inside the warm-up keeps the ranges it was captured in. CUPTI stays `detached` (no flush). */
+static void subscribe_resources(void)
+{
+	char holder[CUPTI_OLD_SUBSCRIBER_NAME_MIN_LEN + 64];
+	pthread_mutex_lock(&inj_c.api_lock);
+	if (inj_c.detached && !inj_c.subscribed) {
+		if (subscribe(holder, sizeof(holder)) == CUPTI_SUCCESS) {
+			inj_c.subscribed = 1;
+			enable_resource_callbacks();
+		} else {
+			lp_inj_log("cupti: subscribing for the warm-up's graphs failed: they carry no capture range");
+		}
+	}
+	pthread_mutex_unlock(&inj_c.api_lock);
+}
+
 /* The program's warm-up (sample.c; docs/tracer.md "The warm-up"): CUPTI present while a process
  * launches its kernels for the first time costs its later steps 2.5-4% though detached for all
  * but a few of them (bench/tracer/README.md runs 29 and 30); the reports leave the warm-up out,
- * so the tracer detaches for it. On: detached (a no-op when detached already) and held so; off:
- * attached again with the kinds on. The caller serializes it with the bursts' switch. */
+ * so the tracer detaches for it. On (1, or 2: keeping the graph node callbacks,
+ * subscribe_resources): detached (a no-op when detached already) and held so; off: attached again
+ * with the kinds on. The caller serializes it with the bursts' switch. */
 void lp_inj_cupti_hold(int on)
 {
 	if (on) {
 		atomic_store(&inj_c.hold, 1);
 		lp_inj_cupti_detach();
+		if (on == 2)
+			subscribe_resources();
 		if (inj_c.log_cycles)
-			lp_inj_log("cupti: detached for the warm-up at %.3f ms", (double)lp_inj_now_ns() / 1e6);
+			lp_inj_log("cupti: detached for the warm-up%s at %.3f ms", on == 2 ? " (graph callbacks kept)" : "",
+				(double)lp_inj_now_ns() / 1e6);
 	} else if (atomic_exchange(&inj_c.hold, 0)) {
 		lp_inj_cupti_attach();
 		if (inj_c.log_cycles)

@@ -214,8 +214,9 @@ void lp_inj_cupti_attach(void);
 /* Asks the flush thread to attach (subscription and callbacks; the kinds still off, or with
  * `record` on too) ahead of a burst or a stage; returns at once. */
 void lp_inj_cupti_attach_ahead(int record);
-/* The program's warm-up range (sample.c): on, CUPTI detached and every attach a no-op until off,
- * which attaches again with the kinds on. Serialized by the caller with the bursts' switch. */
+/* The program's warm-up range (sample.c): on, CUPTI detached (2: subscribed again for the graph
+ * node callbacks alone, trace.warmup=graphs) and every attach a no-op until off, which attaches
+ * again with the kinds on. Serialized by the caller with the bursts' switch. */
 void lp_inj_cupti_hold(int on);
 /* Flush thread: an attach asked for ahead. */
 void lp_inj_cupti_service(void);

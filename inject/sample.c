@@ -92,8 +92,9 @@ static struct {
 	uint32_t warmup_sid;                 /* LLMPROF_TRACE_CUPTI_DELAY=warmup: the name `warmup` ... */
 	_Atomic int warmup_open;             /* ... its ranges open now ... */
 	_Atomic int warmup_wait;             /* ... and CUPTI not started yet (1) */
-	int warmup_detach;                   /* LLMPROF_TRACE_WARMUP=detach (the default): CUPTI detached
-	                                      * inside the outermost warmup range (bursts only) */
+	int warmup_detach;                   /* LLMPROF_TRACE_WARMUP: CUPTI detached inside the outermost
+	                                      * warmup range (bursts only), its graph node callbacks kept
+	                                      * (graphs, the default: 2) or not (detach: 1); record: 0 */
 	_Atomic uint32_t warmup_state;       /* enum lp_trace_warmup, for the SAMPLING record */
 	uint32_t pick;                       /* LP_TRACE_SAMPLE_PICK_* */
 	uint64_t seed;
@@ -344,9 +345,9 @@ static void init_once(void)
 		atomic_store(&S.warmup_wait, 1);
 	{
 		const char *w = getenv("LLMPROF_TRACE_WARMUP");
-		S.warmup_detach = !(w && !strcmp(w, "record"));
-		if (w && *w && strcmp(w, "record") && strcmp(w, "detach"))
-			lp_inj_log("LLMPROF_TRACE_WARMUP='%s' is not detach or record: detach", w);
+		S.warmup_detach = w && !strcmp(w, "record") ? 0 : w && !strcmp(w, "detach") ? 1 : 2;
+		if (w && *w && strcmp(w, "record") && strcmp(w, "detach") && strcmp(w, "graphs"))
+			lp_inj_log("LLMPROF_TRACE_WARMUP='%s' is not graphs, detach or record: graphs", w);
 	}
 	/* the delay's diagnostics start CUPTI themselves: no detach for the warm-up beside them */
 	if (S.cupti_delay)
@@ -440,8 +441,9 @@ static void burst_switch(int on, void *ev)
  * report, and CUPTI present while a process launches its kernels for the first time costs its
  * later steps 2.5-4% though detached for all but a few of them (bench/tracer/README.md runs 29
  * and 30): with bursts (sampled or auto, the default) CUPTI detaches at the push of the outermost
- * one, once the GPU reached it, and attaches again at its pop (LLMPROF_TRACE_WARMUP=record keeps
- * it; exact mode always does). LLMPROF_TRACE_CUPTI_DELAY=warmup: remembered until its pop, which
+ * one, once the GPU reached it, and attaches again at its pop (LLMPROF_TRACE_WARMUP=graphs, the
+ * default, keeps the graph node callbacks meanwhile, detach not even those; record keeps CUPTI;
+ * exact mode always does). LLMPROF_TRACE_CUPTI_DELAY=warmup: remembered until its pop, which
  * starts CUPTI. */
 static uint32_t warmup_push(void)
 {
@@ -460,7 +462,7 @@ static uint32_t warmup_push(void)
 		lp_inj_gpu_mark(&ev); /* the work before the warm-up complete before CUPTI flushes */
 		pthread_mutex_lock(&S.switch_lock);
 		lp_inj_gpu_wait(ev);
-		lp_inj_cupti_hold(1);
+		lp_inj_cupti_hold(S.warmup_detach);
 		pthread_mutex_unlock(&S.switch_lock);
 		lp_inj_gpu_release(ev);
 		if (atomic_exchange(&S.warmup_state, LP_TRACE_WARMUP_DETACHED) != LP_TRACE_WARMUP_DETACHED)

@@ -31,6 +31,8 @@
 # only), autoempty (auto, the allocator's cache emptied after the warm-up), wurec (auto with
 # LLMPROF_TRACE_WARMUP=record: CUPTI kept inside the warmup range, the default until run 30), autowu
 # (auto, the shim's first generate() call inside a warmup range: LLMPROF_AUTO_WARMUP=1, run.auto_warmup),
+# wugraphs (auto with LLMPROF_TRACE_WARMUP=graphs: the graph node callbacks kept inside the warm-up,
+# the default since run 31), wudetach (=detach: the default of run 30),
 # cuptild (no tracer, libcupti preloaded: LP_CUPTI_LIB or the loader's), burstparent ($LP_BURST with LLMPROF_TRACE_BURST_REATTACH=parent:
 # attached again at decode_all's pop, for the next prefill), burstskip (one
 # burst of one unit a generation: the detached steady state after a cycle).
@@ -144,7 +146,7 @@ mode_env() {
 	burstparent) s=$BURST ;;
 	burstskip) s=every=1000000,burst=1,first=0,pick=first ;;
 	sampled | exact | auto | nvtx | skip | skipnoev | skipnocb | skipdet | sampleddet | delay | delay2 | delay1 | late[2-9] | \
-		eager1 | eagerauto | afterwu | pwgen | pwcublas | autoempty | wurec | autowu) ;;
+		eager1 | eagerauto | afterwu | pwgen | pwcublas | autoempty | wurec | autowu | wugraphs | wudetach) ;;
 	*) return 1 ;;
 	esac
 	[ "$1" = burstparent ] && E=(LLMPROF_TRACE_BURST_REATTACH=parent)
@@ -190,6 +192,8 @@ mode_env() {
 	# run 30: auto as it was before CUPTI detached for the warm-up by default
 	wurec) E=(LLMPROF_TRACE_WARMUP=record); s=auto ;;
 	autowu) E=(LLMPROF_AUTO_WARMUP=1); s=auto ;;
+	wugraphs) E=(LLMPROF_TRACE_WARMUP=graphs); s=auto ;;
+	wudetach) E=(LLMPROF_TRACE_WARMUP=detach); s=auto ;;
 	delay2) E=(LLMPROF_TRACE_CUPTI_DELAY=${LP_COST_CUPTI_DELAY:-4}); s=${LP_BURST2:-every=128,burst=8} ;;
 	esac
 	E+=(CUDA_INJECTION64_PATH=$LIB NVTX_INJECTION64_PATH=$LIB LLMPROF_TRACE_SAMPLE=$s LLMPROF_TRACE_CUPTI=$cupti "${tr[@]}")

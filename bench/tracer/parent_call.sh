@@ -8,10 +8,16 @@
 #   light  `llmprof run --mode light` on hf_generate.py and the unmodified program (summary.json
 #          self_check against the program's CUDA events), the tracer's log with every attach and
 #          detach (LLMPROF_TRACE_LOG_CYCLES=1); the variants of LP_PARENT_LIGHT, entries
-#          "ID|ENV|SPEC|PROG" (ENV one VAR=VAL or -; SPEC trace.sample's value; PROG hf, plain,
-#          short: hf_generate.py with 24 new tokens and 6 generations, shorter than one block, or
+#          "ID|ENV|SPEC|PROG" (ENV - or entries joined by +, each VAR=VAL or a config key=value
+#          (a dot in the key: an override, e.g. run.auto_warmup=1+trace.warmup=graphs); SPEC trace.sample's value; PROG hf, plain,
+#          short: hf_generate.py with 24 new tokens and 6 generations, shorter than one block,
 #          serve: examples/serve_plain.py with stage hooks by name, decode_step units under no
-#          decode_all; run 25's edge cases, e.g. "serve|-|auto|serve short|-|auto|short");
+#          decode_all; run 25's edge cases, e.g. "serve|-|auto|serve short|-|auto|short"; or
+#          graph: examples/graph_decode.py capturing its decode graph inside its warmup range
+#          under op ranges, run 31; static: the unmodified program, tiny shape, with a static KV
+#          cache, whose decode forward transformers compiles with CUDA graphs in the first
+#          generation; kvfg / kvfgn: examples/kv_loop_plain.py, tiny shape, under
+#          torch.compile(model, fullgraph=True), with / without its own stage ranges);
 #          per run also gens.json (sample_check.py gens: each generation's kernel totals),
 #          steps.txt (sample_check.py steps) and the capture's stderr (the tracer's log);
 #          LP_PARENT_HF_ITERS (3) / LP_PARENT_PLAIN_ITERS (4) generations; LP_PARENT_LIGHT_RM=1
@@ -35,8 +41,11 @@ HF="python3 $SRC/examples/hf_generate.py --model llama-3.2-1b --prompt-len 512 -
 PLAIN="python3 $SRC/examples/hf_generate_plain.py --model llama-3.2-1b --prompt-len 512 --new-tokens 128 --step-times --iters ${LP_PARENT_PLAIN_ITERS:-4}"
 SHORT="python3 $SRC/examples/hf_generate.py --model llama-3.2-1b --prompt-len 512 --new-tokens 24 --step-times --iters 6 --warmup 1"
 SERVE="python3 $SRC/examples/serve_plain.py --model llama-3.2-1b"
+STATIC="python3 $SRC/examples/hf_generate_plain.py --model tiny --prompt-len 128 --new-tokens 64 --step-times --iters 4 --cache static"
+KVFG="python3 $SRC/examples/kv_loop_plain.py --model tiny --prompt-len 128 --new-tokens 32 --iters 4 --compile fullgraph"
+GRAPH="python3 $SRC/examples/graph_decode.py --prompt-len 512 --new-tokens 128 --iters 3 --capture-at warmup --op-ranges"
 HOOKS='stages.hooks=[__main__:Engine.warmup=warmup, __main__:Engine.forward_prefill=prefill@arg1.num_tokens, __main__:Engine.forward_decode=decode_step@arg1.num_tokens, __main__:Engine.forward_mixed=mixed@arg1.num_tokens]'
-cmd_of() { case $1 in plain) cmd=$PLAIN ;; short) cmd=$SHORT ;; serve) cmd=$SERVE ;; *) cmd=$HF ;; esac; }
+cmd_of() { case $1 in plain) cmd=$PLAIN ;; short) cmd=$SHORT ;; serve) cmd=$SERVE ;; graph) cmd=$GRAPH ;; static) cmd=$STATIC ;; kvfg) cmd=$KVFG ;; kvfgn) cmd="$KVFG --ranges off" ;; *) cmd=$HF ;; esac; }
 LIGHT=${LP_PARENT_LIGHT:-"hfpar|LLMPROF_TRACE_BURST_REATTACH=parent|$SPEC|hf plainpar|LLMPROF_TRACE_BURST_REATTACH=parent|$SPEC|plain hfexact|-|off|hf"}
 export PYTHONUNBUFFERED=1
 case " $STEPS " in *" alone "*)
@@ -64,7 +73,9 @@ case " $STEPS " in *" light "*)
 		IFS='|' read -r id envv spec prog <<<"$v"
 		cmd_of "$prog"
 		over=("trace.sample=$spec"); [ "$prog" = serve ] && over+=("$HOOKS")
-		e=(LLMPROF_TRACE_LOG_CYCLES=1); [ "$envv" != - ] && e+=("$envv")
+		e=(LLMPROF_TRACE_LOG_CYCLES=1)
+		IFS=+ read -r -a parts <<<"$envv"
+		for x in "${parts[@]}"; do case $x in -) ;; *.*=*) over+=("$x") ;; *) e+=("$x") ;; esac; done
 		t0=$(date +%s)
 		mkdir -p "$W/keep/$id"; CLK=
 		if [ -n "${LP_PARENT_CLOCKS:-}" ]; then # the GPU's clocks and power every 100 ms (read only)
@@ -74,7 +85,7 @@ case " $STEPS " in *" light "*)
 		fi
 		(cd "$W" && env "${e[@]}" timeout -k 5 "${LP_PARENT_LIGHT_S:-120}" "$L" run --mode light run.id="$id" \
 			"${over[@]}" -- $cmd >"$W/$id.term" 2>&1)
-		echo "$id rc=$? $(( $(date +%s) - t0 ))s ${e[*]} $spec" >>"$W/keep/progress.txt"
+		echo "$id rc=$? $(( $(date +%s) - t0 ))s ${e[*]} ${over[*]}" >>"$W/keep/progress.txt"
 		[ -n "$CLK" ] && kill "$CLK" 2>/dev/null
 		d=$W/tmp/stage2/$id; cp "$W/$id.term" "$W/keep/$id/terminal.txt"
 		cp "$d"/*.md "$d"/*.json "$W/keep/$id/" 2>/dev/null

@@ -40,13 +40,17 @@
  *                                            warmup ranges: the outer one's pop counts), started at
  *                                            its pop, then the next generation as parent's second.
  *   cupti_switch FAKE_LIB TRACE_DIR delaywu0 (=warmup, no warmup range) as delay1.
- *   cupti_switch FAKE_LIB TRACE_DIR warmup   (parent's schedule, LLMPROF_TRACE_WARMUP unset: the
- *                                            default, detach) attached at start-up, detached
+ *   cupti_switch FAKE_LIB TRACE_DIR warmup   (parent's schedule, LLMPROF_TRACE_WARMUP=detach)
+ *                                            attached at start-up, detached
  *                                            (finalized once) at the push of the outer of two
  *                                            nested warmup ranges holding a prefill and a whole
  *                                            generation, nothing attached inside them whatever the
  *                                            schedule says, attached again at the outer pop; then
  *                                            the next generation as parent's second.
+ *   cupti_switch FAKE_LIB TRACE_DIR warmupg  (LLMPROF_TRACE_WARMUP unset: the default, graphs) as warmup,
+ *                                            but subscribed inside the warm-up with its three
+ *                                            resource callbacks alone (no launch callback, no
+ *                                            kind), the same subscription kept at the outer pop.
  * (burst and lead run with LLMPROF_TRACE_BURST_REATTACH=push: attached again at the prefill's push.)
  * Exit 0 when every check holds, 1 otherwise (each failure on stderr). */
 #include "inject.h"
@@ -116,7 +120,8 @@ static void wait_subscribed(void)
 /* one generation (a decode_all of `n` decode_step units, `rec` the recorded ones) against what
  * "CUPTI" should hold inside each unit (`during`) and after its pop (`after`): A attached and
  * recording, I attached with the kinds off (the flush thread's attach ahead: waited for), D
- * detached. A burst's last recorded unit detaches at its pop. */
+ * detached, G detached but subscribed with the three resource callbacks (trace.warmup=graphs).
+ * A burst's last recorded unit detaches at its pop. */
 static void generation(int gen, const int *rec, int n, const char *during, const char *after, int *detaches)
 {
 	const int all_cb = 6, all_kinds = 4;
@@ -127,14 +132,14 @@ static void generation(int gen, const int *rec, int n, const char *during, const
 		char d = during[i], a = after[i];
 		push("decode_step");
 		snprintf(where, sizeof(where), "gen %d unit %d", gen, i);
-		expect(where, d != 'D', d != 'D' ? all_cb : 0, d == 'A' ? all_kinds : 0, *detaches);
+		expect(where, d != 'D', d == 'G' ? 3 : d != 'D' ? all_cb : 0, d == 'A' ? all_kinds : 0, *detaches);
 		dpop(llm);
 		if (rec[i] && !(i + 1 < n && rec[i + 1]))
 			(*detaches)++;
 		snprintf(where, sizeof(where), "gen %d after unit %d", gen, i);
 		if (a == 'I')
 			wait_subscribed();
-		expect(where, a != 'D', a != 'D' ? all_cb : 0, a == 'A' ? all_kinds : 0, *detaches);
+		expect(where, a != 'D', a == 'G' ? 3 : a != 'D' ? all_cb : 0, a == 'A' ? all_kinds : 0, *detaches);
 	}
 	dpop(llm);
 }
@@ -161,22 +166,22 @@ static void second_generation(const int *rec, int *detaches)
 
 /* Two nested warmup ranges holding a prefill and a whole generation: nothing of CUPTI's inside them
  * whatever the schedule says (finalized `fin` times: 0, the delay, never started; 1, the default's
- * detach at the outer push), attached at the outer pop; then the next generation as the parent
- * test's second. */
-static int warmup_then_second(const int *rec, int fin)
+ * detach at the outer push) but, with `graphs`, a subscription with the three resource callbacks;
+ * attached at the outer pop; then the next generation as the parent test's second. */
+static int warmup_then_second(const int *rec, int fin, int graphs)
 {
 	const int all_cb = 6, all_kinds = 4;
 	static const int none[8];
-	int detaches = fin;
+	int detaches = fin, s = graphs ? 1 : 0, c = graphs ? 3 : 0;
 	push("warmup");
-	expect("warmup's push", 0, 0, 0, fin);
+	expect("warmup's push", s, c, 0, fin);
 	push("prefill");
-	expect("warm-up prefill", 0, 0, 0, fin);
+	expect("warm-up prefill", s, c, 0, fin);
 	dpop(llm);
 	push("warmup");
-	generation(1, none, 8, "DDDDDDDD", "DDDDDDDD", &detaches);
+	generation(1, none, 8, graphs ? "GGGGGGGG" : "DDDDDDDD", graphs ? "GGGGGGGG" : "DDDDDDDD", &detaches);
 	dpop(llm);
-	expect("inner warmup's pop", 0, 0, 0, fin);
+	expect("inner warmup's pop", s, c, 0, fin);
 	dpop(llm);
 	expect("after warmup", 1, all_cb, all_kinds, fin);
 	prefill("prefill", fin);
@@ -195,15 +200,16 @@ static int bursts(int lead, int parent)
 	static const int rec3[] = { 1, 1, 1, 0, 0, 1, 1, 0, 0, 1, 1, 0, 0, 1, 1, 0 };
 	static const int none[8];
 	int detaches = 0;
-	if (parent == 8) {
-		/* the default for a warmup range: detached inside it (held), attached at its pop */
+	if (parent >= 8) {
+		/* trace.warmup=detach: detached inside a warmup range (held), attached at its pop; 9:
+		 * the default, graphs: the graph node callbacks kept inside it */
 		expect("start-up", 1, all_cb, all_kinds, 0);
-		return warmup_then_second(rec, 1);
+		return warmup_then_second(rec, 1, parent == 9);
 	}
 	if (parent == 6) {
 		/* LLMPROF_TRACE_CUPTI_DELAY=warmup: not started until the outer warmup range's pop */
 		expect("start-up", 0, 0, 0, 0);
-		return warmup_then_second(rec, 0);
+		return warmup_then_second(rec, 0, 0);
 	}
 	if (parent == 4) {
 		/* LLMPROF_TRACE_CUPTI_DELAY=1 (and =warmup without a warmup range): started at the first
@@ -255,16 +261,19 @@ int main(int argc, char **argv)
 	if (argc != 4 || (strcmp(argv[3], "keep") && strcmp(argv[3], "detach") && strcmp(argv[3], "burst") &&
 			  strcmp(argv[3], "lead") && strcmp(argv[3], "parent") && strcmp(argv[3], "delay") &&
 			  strcmp(argv[3], "delay1") && strcmp(argv[3], "delaywu") && strcmp(argv[3], "delaywu0") &&
-			  strcmp(argv[3], "warmup"))) {
+			  strcmp(argv[3], "warmup") && strcmp(argv[3], "warmupg"))) {
 		fprintf(stderr, "usage: cupti_switch FAKE_LIBCUPTI TRACE_DIR "
-			"keep|detach|burst|lead|parent|delay|delay1|delaywu|delaywu0|warmup\n");
+			"keep|detach|burst|lead|parent|delay|delay1|delaywu|delaywu0|warmup|warmupg\n");
 		return 2;
 	}
 	detach = !strcmp(argv[3], "detach");
 	burst = !strcmp(argv[3], "burst") ? 1 : !strcmp(argv[3], "lead") ? 2 : !strcmp(argv[3], "parent") ? 3
 		: !strcmp(argv[3], "delay") ? 4 : !strcmp(argv[3], "delay1") ? 5 : !strcmp(argv[3], "delaywu") ? 6
-		: !strcmp(argv[3], "delaywu0") ? 7 : !strcmp(argv[3], "warmup") ? 8 : 0;
-	unsetenv("LLMPROF_TRACE_WARMUP"); /* the default: detach */
+		: !strcmp(argv[3], "delaywu0") ? 7 : !strcmp(argv[3], "warmup") ? 8 : !strcmp(argv[3], "warmupg") ? 9 : 0;
+	if (burst == 8)
+		setenv("LLMPROF_TRACE_WARMUP", "detach", 1);
+	else
+		unsetenv("LLMPROF_TRACE_WARMUP"); /* the default: graphs */
 	if (burst >= 4 && burst <= 7)
 		setenv("LLMPROF_TRACE_CUPTI_DELAY", burst == 4 ? "2" : burst == 5 ? "1" : "warmup", 1);
 	else
@@ -296,7 +305,7 @@ int main(int argc, char **argv)
 	dpush = (domain_push_fn)(uintptr_t)core2[NVTX_CBID_CORE2_DomainRangePushEx];
 	dpop = (domain_pop_fn)(uintptr_t)core2[NVTX_CBID_CORE2_DomainRangePop];
 	if (burst)
-		return bursts(burst == 2, burst == 8 ? 8 : burst == 6 ? 6 : burst == 5 || burst == 7 ? 4 : burst == 4 ? 2
+		return bursts(burst == 2, burst >= 8 ? burst : burst == 6 ? 6 : burst == 5 || burst == 7 ? 4 : burst == 4 ? 2
 			: burst == 3);
 	expect("start-up", 1, all_cb, all_kinds, 0);
 	push("decode_all");

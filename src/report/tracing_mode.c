@@ -98,12 +98,13 @@ int lp_tracing_mode_text(const struct lp_analysis *a, struct lp_buf *out)
 			"kernels costs its later steps a few percent; trace.warmup=record keeps them).");
 	if (s->warmup == LP_TRACE_WARMUP_DETACHED && a->graph_uncaptured)
 		lp_buf_addf(out, " %llu kernels of CUDA graphs have no capture record (graphs captured inside the "
-			"warm-up, while CUPTI was detached, or outside every range): each is attributed to the range "
-			"that launched its graph, not to the ranges it was captured in; trace.warmup=record keeps those.",
+			"warm-up with trace.warmup=detach, or outside every range): each is attributed to the range "
+			"that launched its graph, not to the ranges it was captured in; trace.warmup=graphs (the default) "
+			"or record keeps the ranges of graphs captured inside the warm-up.",
 			(unsigned long long)a->graph_uncaptured);
 	else if (s->burst && first_left_out(a))
 		lp_buf_adds(out, " The program marks no warm-up range, so CUPTI stayed through its first generation, "
-			"which costs every later step about 2.5% (docs/tracer.md \"The warm-up\"); it repeats the "
+			"which costs every later step about 3% (docs/tracer.md \"The warm-up\"); it repeats the "
 			"generation and the first was left out as warm-up anyway: run.auto_warmup=1 (Python programs "
 			"under llmprof's shim) or an NVTX range named warmup around it lets the tracer detach there.");
 	return out->oom ? -1 : 0;

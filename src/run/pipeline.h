@@ -67,7 +67,7 @@ struct lp_pipeline {
 	char auto_warmup[24];      /* run.auto_warmup (LLMPROF_AUTO_WARMUP): first generate() calls as warm-up */
 	char auto_hooks[LP_PIPELINE_HOOKS_CAP]; /* stages.hooks, one a line (LLMPROF_AUTO_HOOKS); "" none */
 	char trace_sample[128];    /* trace.sample for the capture (LLMPROF_TRACE_SAMPLE); default auto */
-	char trace_warmup[16];     /* trace.warmup (LLMPROF_TRACE_WARMUP): detach (default) or record */
+	char trace_warmup[16];     /* trace.warmup (LLMPROF_TRACE_WARMUP): graphs (default), detach or record */
 	struct lp_tools *tools;
 	struct lp_run_outlook outlook; /* what this run will do here (CPU or GPU run, the expected exit) */
 	int fail_kind;             /* enum lp_err_kind the run ends with: LP_OK, LP_EPARTIAL (a phase

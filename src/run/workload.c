@@ -274,7 +274,7 @@ static void resolve_trace_sample(struct lp_pipeline *pl, struct lp_run *run)
 	}
 	snprintf(pl->trace_sample, sizeof(pl->trace_sample), "%s", ts);
 	ts = lp_pl_cfg_str(run, "trace.warmup");
-	snprintf(pl->trace_warmup, sizeof(pl->trace_warmup), "%s", ts && *ts ? ts : "detach");
+	snprintf(pl->trace_warmup, sizeof(pl->trace_warmup), "%s", ts && *ts ? ts : "graphs");
 }
 
 static int check_workload(const char *prog, struct lp_err *err)
@@ -374,7 +374,7 @@ size_t lp_pl_capture_env(const struct lp_pipeline *pl, const char *trace_dir, st
 	env[n++] = (struct lp_proc_env){ "NVTX_INJECTION64_PATH", pl->inject };
 	env[n++] = (struct lp_proc_env){ "LLMPROF_TRACE_DIR", trace_dir };
 	env[n++] = (struct lp_proc_env){ "LLMPROF_TRACE_SAMPLE", pl->trace_sample[0] ? pl->trace_sample : "auto" };
-	env[n++] = (struct lp_proc_env){ "LLMPROF_TRACE_WARMUP", pl->trace_warmup[0] ? pl->trace_warmup : "detach" };
+	env[n++] = (struct lp_proc_env){ "LLMPROF_TRACE_WARMUP", pl->trace_warmup[0] ? pl->trace_warmup : "graphs" };
 	if (pl->auto_pythonpath[0]) {
 		env[n++] = (struct lp_proc_env){ "PYTHONPATH", pl->auto_pythonpath };
 		env[n++] = (struct lp_proc_env){ "LLMPROF_AUTO_DIR", pl->auto_dir };

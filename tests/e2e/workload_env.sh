@@ -21,9 +21,9 @@ grep -q "capture: .*LLMPROF_TRACE_SAMPLE=auto " "$LP_TMP/stdout" || fail "light 
 grep -q "capture: .*LLMPROF_TRACE_SAMPLE=off " "$LP_TMP/stdout" || fail "deep run's capture is not exact: $(grep capture: "$LP_TMP/stdout")"
 "$LLMPROF" run --dry-run --mode deep trace.sample=every=4 -- python3 -c 1 >"$LP_TMP/stdout" 2>"$LP_TMP/stderr" || fail "dry run failed"
 grep -q "capture: .*LLMPROF_TRACE_SAMPLE=every=4 " "$LP_TMP/stdout" || fail "an explicit schedule was not kept: $(grep capture: "$LP_TMP/stdout")"
-# trace.warmup: CUPTI detached inside the warm-up by default, kept with record
+# trace.warmup: CUPTI detached inside the warm-up but for its graph node callbacks by default (graphs), kept with record
 "$LLMPROF" run --dry-run --mode light -- python3 -c 1 >"$LP_TMP/stdout" 2>"$LP_TMP/stderr" || fail "dry run failed"
-grep -q "capture: .*LLMPROF_TRACE_WARMUP=detach " "$LP_TMP/stdout" || fail "the capture's warm-up is not detach: $(grep capture: "$LP_TMP/stdout")"
+grep -q "capture: .*LLMPROF_TRACE_WARMUP=graphs " "$LP_TMP/stdout" || fail "the capture's warm-up is not graphs: $(grep capture: "$LP_TMP/stdout")"
 "$LLMPROF" run --dry-run --mode light trace.warmup=record -- python3 -c 1 >"$LP_TMP/stdout" 2>"$LP_TMP/stderr" || fail "dry run failed"
 grep -q "capture: .*LLMPROF_TRACE_WARMUP=record " "$LP_TMP/stdout" || fail "trace.warmup=record was not passed: $(grep capture: "$LP_TMP/stdout")"
 # run.auto_warmup: the shim's first generate() calls as warm-up (0 by default)
