@@ -215,6 +215,15 @@ def run_child(args, extra_path=(), env=None):
     return p
 
 
+# a child's preamble: the ranges llmprof_auto pushes go to `rec` (names, "pop")
+RECORDING = r'''
+import json, sys, llmprof_auto
+rec = []
+llmprof_auto._state["push"] = lambda n, p=None: rec.append(n)
+llmprof_auto._state["pop"] = lambda: rec.append("pop")
+'''
+
+
 class WholeShim(unittest.TestCase):
     prog = os.path.join(HERE, "fake_hf_program.py")
 
@@ -256,11 +265,7 @@ class WholeShim(unittest.TestCase):
         self.assertEqual(self.ranges_of("ranges"), [])
 
     def test_program_with_llmprof_nvtx_ranges_gets_none(self):
-        code = r'''
-import json, sys, llmprof_auto
-rec = []
-llmprof_auto._state["push"] = lambda n, p=None: rec.append(n)
-llmprof_auto._state["pop"] = lambda: rec.append("pop")
+        code = RECORDING + r'''
 sys.argv = ["x", "generate"]
 from llmprof_nvtx import llm_range   # the program's own LLM-domain ranges (examples/hf_generate.py)
 import fake_hf_program as f
@@ -276,12 +281,7 @@ print(json.dumps([rec, llmprof_auto.tracker().user_ranges, llmprof_auto.tracker(
     def test_compiled_model_keeps_its_stage_hooks_outside(self):
         # torch.compile(model) (the fake OptimizedModule): the model's stage hooks move to the
         # wrapper, whose hooks run outside the compiled call; the same ranges as the model alone
-        code = r'''
-import json, sys, llmprof_auto
-rec = []
-llmprof_auto._state["push"] = lambda n, p=None: rec.append(n)
-llmprof_auto._state["pop"] = lambda: rec.append("pop")
-sys.argv = ["x", "generate"]
+        code = RECORDING + r'''
 import fake_hf_program as f
 m = f.FakeLlamaForCausalLM()
 if sys.argv[-1] == "compiled":
@@ -295,8 +295,7 @@ print(json.dumps([len(m._pre), len(m._post), len(c._pre), len(c._post), rec]))
 '''
         out = {}
         for how in ("plain", "compiled"):
-            p = run_child(["-c", code.replace('sys.argv = ["x", "generate"]',
-                                              'sys.argv = ["x", "generate", "%s"]' % how)], extra_path=[HERE])
+            p = run_child(["-c", 'import sys; sys.argv = ["x", "generate", "%s"]\n' % how + code], extra_path=[HERE])
             self.assertEqual(p.returncode, 0, p.stderr)
             out[how] = json.loads(p.stdout.strip().splitlines()[-1])
         self.assertEqual(out["plain"][:2], [1, 1])
