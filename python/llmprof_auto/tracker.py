@@ -11,8 +11,8 @@ The rules (docs/nvtx.md, "Programs you did not write for llmprof"):
   ``decode_step``; anything else (a second prefill chunk, several draft tokens) gets no range.
   When the cache length cannot be read without a GPU sync, more than one input token is
   ``prefill`` and one token a ``decode_step`` after a prefill. ``decode_all`` opens at the first
-  step after a prefill and closes at the next prefill, the next ``generate()`` or at exit: the
-  host work after the last step counts as decode (push your own ranges for exact boundaries).
+  step after a prefill and closes at the next prefill, the next ``generate()`` or at exit; the
+  account counts such ranges (``loop_decodes``) and llmprof then ends each at its last step.
 - Only top-level forwards count (a causal LM called inside another one's forward is part of it).
 - With ``warmup_generations`` N > 0 (run.auto_warmup, LLMPROF_AUTO_WARMUP): the first N
   ``generate()`` calls of the process are each inside a ``warmup`` range (the reports leave them
@@ -47,6 +47,7 @@ class Counts(object):
         self.generate_calls = 0
         self.decode_steps_total = 0
         self.warmup_generations = 0  # generate() calls marked as warm-up
+        self.loop_decodes = 0      # decode_all ranges pushed outside generate(): their end is late
 
     def as_dict(self):
         return {
@@ -55,7 +56,7 @@ class Counts(object):
             "new_tokens": None if self.decode_steps is None else self.decode_steps + 1,
             "consistent": self.consistent, "prefills": self.prefills,
             "generate_calls": self.generate_calls, "decode_steps_total": self.decode_steps_total,
-            "warmup_generations": self.warmup_generations,
+            "warmup_generations": self.warmup_generations, "loop_decodes": self.loop_decodes,
         }
 
 
@@ -145,6 +146,8 @@ class StageTracker(object):
                 if not t.decode_open:
                     self.ranges.push("decode_all", None)
                     t.decode_open = True
+                    if not t.gen_depth:
+                        self.counts.loop_decodes += 1
                 self.ranges.push("decode_step", t.steps)
             t.steps += 1
             self.counts.decode_steps_total += 1

@@ -697,7 +697,7 @@ static int sampling(const struct lp_profile *p, struct lp_analysis *out, struct 
 
 int lp_analyze(const struct lp_analysis_input *in, struct lp_analysis *out, struct lp_err *err)
 {
-	static const struct lp_stage_rules no_rules = { { NULL }, 0, NULL };   /* lp_stages_compute's */
+	static const struct lp_stage_rules no_rules = { { NULL }, 0, NULL, 0 };   /* lp_stages_compute's */
 	const struct lp_profile *p = in->profile;
 	const struct lp_device *dev = in->device;
 	size_t i;

@@ -202,7 +202,7 @@ int lp_stage_latency_compute(const struct lp_profile *p, struct lp_stage_set *s)
 {
 	struct work *w = NULL;
 	struct span *occ_span = NULL, *step_span = NULL;
-	int32_t *occ_of = NULL, *step_occ = NULL;
+	int32_t *occ_of = NULL, *step_occ = NULL, *last_step = NULL;
 	size_t n_w = 0, n_occ = 0, i, j, k;
 	double *vals = NULL;
 	int rc = -1;
@@ -214,7 +214,8 @@ int lp_stage_latency_compute(const struct lp_profile *p, struct lp_stage_set *s)
 		n_occ += s->stages[i].n_iters;
 	occ_span = malloc((n_occ + 1) * sizeof(*occ_span));
 	step_occ = malloc((n_occ + 1) * 2 * sizeof(*step_occ));
-	if (!occ_of || !step_span || !w || !occ_span || !step_occ)
+	last_step = malloc((n_occ + 1) * sizeof(*last_step));
+	if (!occ_of || !step_span || !w || !occ_span || !step_occ || !last_step)
 		goto done;
 	for (i = 0; i < p->n_ranges; i++) {
 		occ_of[i] = -1;
@@ -229,6 +230,7 @@ int lp_stage_latency_compute(const struct lp_profile *p, struct lp_stage_set *s)
 			step_occ[2 * n_occ + 1] = (int32_t)j;
 			occ_span[n_occ].end_ns = 0;
 			occ_span[n_occ].first_launch_ns = UINT64_MAX;
+			last_step[n_occ] = -1;
 			n_occ++;
 		}
 
@@ -265,10 +267,43 @@ int lp_stage_latency_compute(const struct lp_profile *p, struct lp_stage_set *s)
 		if (w[i].pid == w[i - 1].pid && w[i].stream == w[i - 1].stream && w[i - 1].end_ns > w[i].end_ns)
 			w[i].end_ns = w[i - 1].end_ns;
 
+	/* decode steps: latencies pooled per stage, in start order */
+	for (i = 0; i < p->n_ranges; i++) {
+		const struct lp_range *r = &p->ranges[i];
+		struct lp_stage *st;
+		int32_t o;
+		uint64_t wait;
+		if (r->synthetic || r->kind == LP_RANGE_MARK || lp_stage_range_role(s, (int32_t)i) != LP_ROLE_STEP ||
+		    r->end_ns < r->start_ns ||
+		    !r->end_ns || r->parent < 0)
+			continue;
+		if ((o = occ_of_range(p, r->parent, occ_of)) < 0 || step_of(p, s, (int32_t)i, occ_of) != (int32_t)i)
+			continue;
+		st = &s->stages[step_occ[2 * o]];
+		if (st->kind == LP_STAGE_STEPS)
+			continue;   /* a step nested in a free step is part of it */
+		if (last_step[o] < 0 || r->end_ns > p->ranges[last_step[o]].end_ns)
+			last_step[o] = (int32_t)i;
+		if (LP_ARRAY_RESERVE(st->step_lat_ms, st->cap_step_lat, st->n_step_lat + 1, NULL) < 0)
+			goto done;
+		st->step_lat_ms[st->n_step_lat++] = (double)latency(r, &step_span[i], w, n_w, &wait) / 1e6;
+	}
+
+	/* the occurrences; with decode_to_last_step a decode occurrence as if it ended at its last
+	 * step's pop (host time, and the pop mark's GPU time when the tracer took one) */
 	for (i = 0; i < n_occ; i++) {
-		struct lp_stage_iter *it = &s->stages[step_occ[2 * i]].iters[step_occ[2 * i + 1]];
-		const struct lp_range *r = &p->ranges[it->range];
-		it->latency_ns = latency(r, &occ_span[i], w, n_w, &it->wait_ns);
+		struct lp_stage *st = &s->stages[step_occ[2 * i]];
+		struct lp_stage_iter *it = &st->iters[step_occ[2 * i + 1]];
+		struct lp_range r = p->ranges[it->range];
+		if (s->decode_to_last_step && st->kind == LP_STAGE_DECODE && last_step[i] >= 0 &&
+		    p->ranges[last_step[i]].end_ns < r.end_ns) {
+			const struct lp_range *l = &p->ranges[last_step[i]];
+			r.end_ns = l->end_ns;
+			r.gpu_end_ns = r.gpu_status == 1 && l->gpu_status == 1 ? l->gpu_end_ns : 0;
+			it->host_ns = r.end_ns - r.start_ns;
+			s->decode_ends_moved++;
+		}
+		it->latency_ns = latency(&r, &occ_span[i], w, n_w, &it->wait_ns);
 		it->gpu_end_ns = occ_span[i].end_ns;
 	}
 
@@ -285,32 +320,17 @@ int lp_stage_latency_compute(const struct lp_profile *p, struct lp_stage_set *s)
 		st->n_step_lat = st->cap_step_lat = st->n_iters;
 	}
 
-	/* decode steps: latencies pooled per stage, in start order */
-	for (i = 0; i < p->n_ranges; i++) {
-		const struct lp_range *r = &p->ranges[i];
-		struct lp_stage *st;
-		int32_t o;
-		uint64_t wait;
-		if (r->synthetic || r->kind == LP_RANGE_MARK || lp_stage_range_role(s, (int32_t)i) != LP_ROLE_STEP ||
-		    r->end_ns < r->start_ns ||
-		    !r->end_ns || r->parent < 0)
-			continue;
-		if ((o = occ_of_range(p, r->parent, occ_of)) < 0 || step_of(p, s, (int32_t)i, occ_of) != (int32_t)i)
-			continue;
-		st = &s->stages[step_occ[2 * o]];
-		if (st->kind == LP_STAGE_STEPS)
-			continue;   /* a step nested in a free step is part of it */
-		if (LP_ARRAY_RESERVE(st->step_lat_ms, st->cap_step_lat, st->n_step_lat + 1, NULL) < 0)
-			goto done;
-		st->step_lat_ms[st->n_step_lat++] = (double)latency(r, &step_span[i], w, n_w, &wait) / 1e6;
-	}
-
 	/* statistics */
 	vals = malloc((n_occ + 1) * sizeof(*vals));
 	if (!vals)
 		goto done;
 	for (i = 0; i < s->n_stages; i++) {
 		struct lp_stage *st = &s->stages[i];
+		if (s->decode_ends_moved && st->kind == LP_STAGE_DECODE) {   /* host times ended at the last step */
+			for (j = 0; j < st->n_iters; j++)
+				vals[j] = (double)st->iters[j].host_ns / 1e6;
+			lp_stat_compute(vals, st->n_iters, &st->host_ms);
+		}
 		for (j = 0; j < st->n_iters; j++)
 			vals[j] = (double)st->iters[j].latency_ns / 1e6;
 		lp_stat_compute(vals, st->n_iters, &st->lat_ms);
@@ -338,5 +358,6 @@ done:
 	free(step_span);
 	free(occ_of);
 	free(step_occ);
+	free(last_step);
 	return rc;
 }

@@ -487,7 +487,7 @@ static int is_note_range(const struct lp_profile *p, const struct lp_stage_set *
 
 int lp_stages_compute(const struct lp_profile *p, struct lp_stage_set *out, struct lp_err *err)
 {
-	static const struct lp_stage_rules none = { { NULL }, 0, NULL };
+	static const struct lp_stage_rules none = { { NULL }, 0, NULL, 0 };
 	return lp_stages_compute_ex(p, &none, out, err);
 }
 
@@ -530,6 +530,7 @@ int lp_stages_compute_ex(const struct lp_profile *p, const struct lp_stage_rules
 	if (find_occurrences(p, out, &out->top_level_fallback) < 0)
 		goto oom;
 	skip_first(out, rules ? rules->skip_first : LP_SKIP_FIRST_AUTO);
+	out->decode_to_last_step = rules ? rules->decode_to_last_step : 0;
 	inherit_excluded(p, out);
 	if (whole_run(p, out) < 0)
 		goto oom;

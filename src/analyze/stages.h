@@ -116,6 +116,10 @@ struct lp_stage_rules {
 	const char *const *names[LP_ROLE_COUNT];
 	int64_t skip_first;          /* >= 0, or LP_SKIP_FIRST_AUTO */
 	const char *source;          /* where the names came from, for the reports; NULL: "built-in defaults" */
+	int decode_to_last_step;     /* 1: a decode occurrence ends at the pop of its last decode step
+	                                (host time and latency), not at its own pop: the Python shim's
+	                                decode ranges around a hand-written loop close only at the next
+	                                prefill or at exit (its account's tokens.loop_decodes) */
 };
 
 /* Mean, sample standard deviation (n - 1; 0 when n < 2), min and max of n values. */
@@ -210,6 +214,8 @@ struct lp_stage_set {
 	int have_warmup_range;       /* a non-synthetic warm-up range exists */
 	int64_t skip_first;          /* the rule applied (resolved) */
 	int skip_auto;               /* ... chosen by LP_SKIP_FIRST_AUTO */
+	int decode_to_last_step;     /* rules->decode_to_last_step */
+	size_t decode_ends_moved;    /* decode occurrences that it ended at their last step */
 	uint64_t run_span_ns;        /* first start to last end over ranges and kernels (whole run) */
 	uint64_t run_busy_ns;        /* union of every kernel's interval (whole run, warm-up included) */
 	size_t n_ranges;             /* profile ranges (size of range_flags) */

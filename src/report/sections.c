@@ -392,6 +392,10 @@ int lp_section_stages(const struct lp_analysis *a, struct lp_buf *out)
 			lp_buf_adds(out, " No warm-up range was seen, and no stage ran more than once: the single iteration "
 					 "measured includes first-run costs (run the generation twice for warm numbers).");
 	}
+	if (s->decode_ends_moved)
+		lp_buf_addf(out, " The decode ranges llmprof's shim pushed around a hand-written loop close only at the "
+				 "next prefill or at exit: each of the %zu measured here ends at the pop of its last decode step "
+				 "(push a decode range of your own for other boundaries).", s->decode_ends_moved);
 	if (s->top_level_fallback)
 		lp_buf_adds(out, " No `prefill` / `decode_all` ranges were found: the stages are the workload's top-level "
 				 "NVTX ranges, each repetition one iteration.");

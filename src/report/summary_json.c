@@ -179,6 +179,7 @@ static json_t *stage_mapping(const struct lp_analysis *a)
 								       : "auto: no warm-up range, first iteration skipped")
 						 : "run.skip_first"));
 	put(o, "skip_first", sk);
+	put(o, "decode_ends_at_last_step", json_integer((json_int_t)s->decode_ends_moved));
 	return o;
 }
 

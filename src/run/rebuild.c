@@ -450,6 +450,13 @@ int lp_report_rebuild_ex(const char *run_dir, struct lp_rebuild_outcome *oc, str
 	in.stage_rules = &rules.rules;
 	in.auto_info = auto_info = lp_rebuild_load_auto_info(run_dir, &auto_rel);
 	in.auto_info_path = auto_rel.data;
+	/* the shim's decode ranges around a hand-written loop end late: at their last step instead */
+	{
+		const json_t *loops = json_object_get(json_object_get(auto_info, "tokens"), "loop_decodes");
+		const char *who = json_string_value(json_object_get(auto_info, "stage_ranges"));
+		rules.rules.decode_to_last_step = json_is_integer(loops) && json_integer_value(loops) > 0 && who &&
+			!strcmp(who, "pushed by llmprof_auto");
+	}
 	in.hooks_config = json_object_get(json_object_get(cfg, "stages"), "hooks");
 	in.hook_accounts = hook_accounts = load_hook_accounts(run_dir);
 	baseline = load_baseline(run_dir, cfg, phases, in.n_phases, &in.baseline_why);

@@ -30,6 +30,10 @@ assert st["decode_all"]["steps"]["mean"] == 4, st["decode_all"]["steps"]
 assert st["prefill"]["per_iteration"][0]["payload"] == (None if mode == "ranges" else 32), st["prefill"]
 m = s["stage_mapping"]
 assert m["skip_first"]["iterations"] == 1 and m["skip_first"]["rule"].startswith("auto"), m
+# a hand-written loop: the shim's decode_all closes at the next prefill or at exit (0.2 s after
+# the last step); each measured one ends at its last step instead (4 steps of 2 ms)
+assert m["decode_ends_at_last_step"] == (2 if mode == "loop" else 0), m
+assert st["decode_all"]["latency_ms"]["max"] < 100, st["decode_all"]["latency_ms"]
 if mode == "ranges":
     # the program's own default-domain ranges, through the default mapping; no shim ranges
     assert [(e["domain"], e["name"]) for e in m["ranges"]["decode_all"]] == [("", "decode")], m

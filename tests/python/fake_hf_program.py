@@ -94,6 +94,8 @@ def main():
         summary["decode_ms"] = sum(dec[1:]) / 2
         summary["decode_ms_per_step"] = summary["decode_ms"] / (new - 1)
     print(json.dumps(summary), flush=True)
+    if mode == "loop":
+        time.sleep(0.2)  # the program's work after its last step (saving, reporting) before exit
     if RECORD:
         import llmprof_auto
         llmprof_auto.tracker().close()

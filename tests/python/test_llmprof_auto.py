@@ -63,6 +63,7 @@ class TrackerRules(unittest.TestCase):
         c = self.t.counts.as_dict()
         self.assertEqual((c["batch"], c["prompt_len"], c["decode_steps"], c["new_tokens"]), (2, 7, 3, 4))
         self.assertEqual((c["generate_calls"], c["prefills"], c["decode_steps_total"]), (2, 2, 6))
+        self.assertEqual(c["loop_decodes"], 0)  # generate() closes its own
         self.assertTrue(c["consistent"])
 
     def test_first_generations_as_warmup(self):
@@ -111,6 +112,7 @@ class TrackerRules(unittest.TestCase):
         self.t.close()
         self.assertEqual(self.r.ops, gen_ops(3, 10, 2) * 2)
         self.assertEqual(self.t.counts.decode_steps, 2)
+        self.assertEqual(self.t.counts.as_dict()["loop_decodes"], 2)  # llmprof ends them at their last step
 
     def test_ambiguous_forwards_get_no_range(self):
         self.fwd(1, 8, 0)

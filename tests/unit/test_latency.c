@@ -368,6 +368,50 @@ static void test_step_check_and_paused_pop(void **state)
 	lp_profile_release(&p);
 }
 
+/* A hand-written loop under the Python shim (tokens.loop_decodes): its decode_all closes at the
+ * next prefill or at exit, here 2 s after its last step. Iteration at t: prefill [t, t+1 ms]
+ * (kernel [t+0.5, t+1]), two synchronous steps [t+2, t+3] and [t+3, t+4] (kernels ending at
+ * t+2.9 and t+3.9), decode_all [t+1.5, t+2000]. Without the rule: 1998.5 ms; with it: ended at the
+ * last step's pop, 2.5 ms (host and latency); prefill and the steps unchanged. */
+static void test_loop_decode_ends_at_its_last_step(void **state)
+{
+	struct lp_profile p;
+	struct lp_stage_set st;
+	struct lp_stage_rules rules;
+	struct lp_err err = LP_ERR_INIT;
+	const struct lp_stage *dec, *pf;
+	int i, on;
+	(void)state;
+	lp_profile_init(&p, "loop");
+	for (i = 0; i < 2; i++) {
+		uint64_t t = (uint64_t)(3000 * i) * MS;
+		int32_t pr = R(&p, -1, "prefill", t, t + 1 * MS), dec_r, s0, s1;
+		K(&p, pr, "gemm", t + 100 * US, t + 500 * US, t + 1 * MS);
+		dec_r = R(&p, -1, "decode_all", t + 1500 * US, t + 2000 * MS);
+		s0 = R(&p, dec_r, "decode_step", t + 2 * MS, t + 3 * MS);
+		s1 = R(&p, dec_r, "decode_step", t + 3 * MS, t + 4 * MS);
+		K(&p, s0, "gemv", t + 2100 * US, t + 2200 * US, t + 2900 * US);
+		K(&p, s1, "gemv", t + 3100 * US, t + 3200 * US, t + 3900 * US);
+	}
+	for (on = 0; on <= 1; on++) {
+		memset(&rules, 0, sizeof(rules));
+		rules.skip_first = 0;
+		rules.decode_to_last_step = on;
+		assert_int_equal(lp_stages_compute_ex(&p, &rules, &st, &err), 0);
+		dec = lp_stages_find(&st, LP_STAGE_DECODE);
+		pf = lp_stages_find(&st, LP_STAGE_PREFILL);
+		assert_non_null(dec);
+		assert_int_equal(dec->n_iters, 2);
+		assert_true(near(dec->lat_ms.mean, on ? 2.5 : 1998.5));
+		assert_true(near(dec->host_ms.mean, on ? 2.5 : 1998.5));
+		assert_int_equal(st.decode_ends_moved, on ? 2 : 0);
+		assert_true(near(pf->lat_ms.mean, 1.0));
+		assert_true(near(dec->step_ms.mean, 1.0));
+		lp_stage_set_release(&st);
+	}
+	lp_profile_release(&p);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -379,6 +423,7 @@ int main(void)
 		cmocka_unit_test(test_workload_timings),
 		cmocka_unit_test(test_self_check),
 		cmocka_unit_test(test_step_check_and_paused_pop),
+		cmocka_unit_test(test_loop_decode_ends_at_its_last_step),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -84,7 +84,7 @@ static void build_two(struct lp_profile *p, int iters, int extra_iter_rank1, int
 	}
 }
 
-static const struct lp_stage_rules no_skip = { { NULL }, 0, NULL };
+static const struct lp_stage_rules no_skip = { { NULL }, 0, NULL, 0 };
 
 static void test_names(void **state)
 {
