@@ -280,10 +280,11 @@ def _untraced(fn):
     return hook
 
 
-def _register(module, pre, post):
-    """Forward pre/post hooks with kwargs (torch >= 2.0), always_call when available, kept out of
-    torch.compile (_eager); their handles, or None when this torch has no kwargs hooks."""
-    pre, post = _eager(pre), _eager(post)
+def _register(module, pre, post, wrap=_eager):
+    """Forward pre/post hooks with kwargs (torch >= 2.0), always_call when available, through
+    `wrap` (_eager: kept out of torch.compile); their handles, or None when this torch has no
+    kwargs hooks."""
+    pre, post = wrap(pre), wrap(post)
     try:
         h1 = module.register_forward_pre_hook(pre, with_kwargs=True)
     except TypeError:
@@ -297,8 +298,10 @@ def _register(module, pre, post):
 
 def attach(model, host=None):
     """Hooks a causal LM's forward (and, with LLMPROF_AUTO_OPS=1, its layers). Idempotent. `host`:
-    the module whose call runs the model's (torch.compile's wrapper, _patch_dynamo), hooked in
-    its place."""
+    the module whose call runs the model's (torch.compile's wrapper, _patch_dynamo): hooked too,
+    and the model's own hooks then do nothing while compile traces them (_untraced), so that the
+    wrapper's compiled call has no break, and a direct call of the model (generate() on the
+    wrapper runs the model's) still gets its ranges."""
     if getattr(model, "_llmprof_auto", False) or not _is_generator(model):
         return False
     tr = _state["tracker"]
@@ -328,7 +331,10 @@ def attach(model, host=None):
         model._llmprof_auto = True
     except Exception:
         return False
-    handles = _register(host if host is not None else model, pre, post)
+    handles = _register(model, pre, post, _eager if host is None else _untraced)
+    if handles is not None and host is not None:
+        outer = _register(host, pre, post)
+        handles = handles + outer if outer is not None else None
     if handles is None:
         return False
     model._llmprof_auto_handles = handles
@@ -440,8 +446,9 @@ def _patch_generation_utils(mod):
 def _patch_dynamo(mod):
     """torch.compile(model) wraps a hooked model in an OptimizedModule whose compiled call runs the
     model's hooks inside the compiled region: kept out of it (_eager), they break the graph,
-    which fullgraph=True refuses. The stage hooks move to the wrapper, whose own hooks run
-    before and after the compiled call (bench/tracer/README.md run 31)."""
+    which fullgraph=True refuses. So the wrapper gets the stage hooks, whose own hooks run before
+    and after the compiled call, and the model's become no-ops while traced (attach's `host`;
+    bench/tracer/README.md run 31)."""
     cls = getattr(mod, "OptimizedModule", None)
     orig = getattr(cls, "__init__", None) if cls is not None else None
     if orig is None or getattr(orig, "_llmprof_auto_orig", None) is not None:

@@ -281,8 +281,10 @@ print(json.dumps([rec, llmprof_auto.tracker().user_ranges, llmprof_auto.tracker(
         self.assertEqual(json.loads(p.stdout.strip().splitlines()[-1]), [[], True, 1])
 
     def test_compiled_model_keeps_its_stage_hooks_outside(self):
-        # torch.compile(model) (the fake OptimizedModule): the model's stage hooks move to the
-        # wrapper, whose hooks run outside the compiled call; the same ranges as the model alone
+        # torch.compile(model) (the fake OptimizedModule): the wrapper gets the stage hooks, whose
+        # hooks run outside the compiled call, and the model's own do nothing while traced: the
+        # same ranges as the model alone, once; a direct call of the model (generate() on the
+        # wrapper) still gets them
         code = RECORDING + r'''
 import fake_hf_program as f
 m = f.FakeLlamaForCausalLM()
@@ -291,9 +293,16 @@ if sys.argv[-1] == "compiled":
     c = OptimizedModule(m)
 else:
     c = m
+import torch.compiler
+torch.compiler.compiling = c is not m   # the wrapper's call traces the model's hooks
 c(input_ids=f.torch.Tensor(2, 16))
+torch.compiler.compiling = False
 llmprof_auto.tracker().generate_exit()
-print(json.dumps([len(m._pre), len(m._post), len(c._pre), len(c._post), rec]))
+n = len(rec)
+m(input_ids=f.torch.Tensor(2, 16))     # the model called directly, eagerly
+llmprof_auto.tracker().generate_exit()
+kept_out = [getattr(h[0], "_fake_compiler_disabled", False) for h in m._pre + c._pre]
+print(json.dumps([len(m._pre), len(m._post), len(c._pre), len(c._post), rec[:n], rec[n:] == rec[:n], kept_out]))
 '''
         out = {}
         for how in ("plain", "compiled"):
@@ -301,9 +310,14 @@ print(json.dumps([len(m._pre), len(m._post), len(c._pre), len(c._post), rec]))
             self.assertEqual(p.returncode, 0, p.stderr)
             out[how] = json.loads(p.stdout.strip().splitlines()[-1])
         self.assertEqual(out["plain"][:2], [1, 1])
-        self.assertEqual(out["compiled"][:4], [0, 0, 1, 1])
+        self.assertEqual(out["compiled"][:4], [1, 1, 1, 1])
         self.assertTrue(out["plain"][4])
         self.assertEqual(out["compiled"][4], out["plain"][4])
+        self.assertTrue(out["compiled"][5])
+        # fullgraph=True refuses a torch.compiler.disable'd hook inside the compiled call: the
+        # model's hooks are not, the wrapper's (outside it) are
+        self.assertEqual(out["plain"][6], [True, True])  # (c is m)
+        self.assertEqual(out["compiled"][6], [False, True])
 
     def test_off_switch(self):
         p = run_child(["-c", "import sys; print('llmprof_auto' in sys.modules)"],
