@@ -17,6 +17,7 @@
 #include "core/fs.h"
 #include "core/log.h"
 #include "core/opt.h"
+#include "report/sections.h"
 
 static const char usage_line[] =
 	"llmprof check [--mode light|deep] [--nsys] [--format text|json] [overrides...] [-- workload argv...]";
@@ -141,16 +142,10 @@ static int cmd_check(const struct lp_args *args, struct lp_ctx *ctx)
 	row(&b, "perf counters", t.counters_problem[0] ? "denied" : t.counters_admin_only < 0 ? "unknown" : "ok", d.data);
 	row(&b, "CUPTI", t.cupti_path[0] ? "ok" : "missing", t.cupti_path[0] ? t.cupti_path : "libcupti.so not found in the CUDA folders");
 	row(&b, "tracer library", t.inject_path[0] ? "ok" : "missing", t.inject_path[0] ? t.inject_path : t.inject_expected);
-	{
-		const char *src = json_string_value(json_object_get(clock, "source"));
-		int slow = json_is_true(json_object_get(clock, "slow"));
-		lp_buf_reset(&d);
-		lp_buf_addf(&d, "%s, %.0f ns a read%s", src ? src : "source unknown",
-			json_number_value(json_object_get(clock, "realtime_read_ns")),
-			slow ? " (a system call each time: the tracer stamps every NVTX range and traced launch with it, "
-			       "so it costs more here)" : "");
-		row(&b, "host clock", slow ? "slow" : "ok", d.data);
-	}
+	lp_buf_reset(&d);
+	if (!lp_fmt_host_clock(clock, &d))
+		lp_buf_adds(&d, "not measured");
+	row(&b, "host clock", json_is_true(json_object_get(clock, "slow")) ? "slow" : "ok", d.data);
 	row(&b, "run", ol.gpu_run ? "GPU" : "CPU", ol.what);
 	lp_buf_reset(&d);
 	lp_buf_addf(&d, "%s", ok ? "'llmprof run' can run it here (exit 0)" : why.data);

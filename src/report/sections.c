@@ -738,21 +738,30 @@ static const char *env_str(const json_t *o, const char *a, const char *b)
 	return json_is_string(v) && *json_string_value(v) ? json_string_value(v) : NULL;
 }
 
-/* The host clock (env.json "clock"): its source and the cost of one read, with a word where the
- * collector found a read slow enough to weigh on the tracer, which stamps every NVTX range and
- * traced launch. */
-static void env_clock(struct lp_buf *out, const json_t *clock)
+/* The host clock: its source and the cost of one read, with a word where the collector found a
+ * read slow enough to weigh on the tracer, which stamps every NVTX range and traced launch. */
+int lp_fmt_host_clock(const json_t *clock, struct lp_buf *out)
 {
 	const json_t *ns = json_object_get(clock, "realtime_read_ns");
 	if (!json_is_number(ns))
-		return;
-	lp_buf_adds(out, "- host clock: ");
-	lp_md_text(out, env_str(clock, "source", NULL) ? env_str(clock, "source", NULL) : "source unknown");
-	lp_buf_addf(out, ", %.0f ns a read", json_number_value(ns));
+		return 0;
+	lp_buf_addf(out, "%s, %.0f ns a read", env_str(clock, "source", NULL) ? env_str(clock, "source", NULL)
+					       : "source unknown", json_number_value(ns));
 	if (json_is_true(json_object_get(clock, "slow")))
 		lp_buf_adds(out, " (slow: a system call each time; the tracer reads it at every NVTX range and traced "
 				 "launch, so its cost grows with it)");
-	lp_buf_addc(out, '\n');
+	return 1;
+}
+
+static void env_clock(struct lp_buf *out, const json_t *clock)
+{
+	struct lp_buf t = LP_BUF_INIT;
+	if (lp_fmt_host_clock(clock, &t)) {
+		lp_buf_adds(out, "- host clock: ");
+		lp_md_text(out, t.data);
+		lp_buf_addc(out, '\n');
+	}
+	lp_buf_release(&t);
 }
 
 int lp_section_environment(const struct lp_analysis *a, struct lp_buf *out)

@@ -21,6 +21,9 @@ void lp_section_rerun_note(const struct lp_analysis *a, struct lp_buf *out);
 int lp_section_top_kernels(const struct lp_analysis *a, size_t n, struct lp_buf *out);
 int lp_section_top_ops(const struct lp_analysis *a, size_t n, struct lp_buf *out);
 int lp_section_environment(const struct lp_analysis *a, struct lp_buf *out);
+/* The host clock (env.json "clock", `llmprof check`): "kvm-clock, 812 ns a read" and, where the
+ * collector found the read slow, why that matters (plain text). 0 when `clock` has no read time. */
+int lp_fmt_host_clock(const json_t *clock, struct lp_buf *out);
 int lp_section_advice(const struct lp_analysis *a, enum lp_advice_kind kind, struct lp_buf *out);
 /* "1.234" or "n/a" for NAN; into a small static-free buffer the caller owns */
 const char *lp_fmt_num(char *buf, size_t cap, double v, int decimals);
