@@ -20,11 +20,8 @@
 
 static size_t proc_index(const struct lp_profile *p, uint32_t pid)
 {
-	size_t i;
-	for (i = 0; i < p->n_processes; i++)
-		if (p->processes[i].pid == pid)
-			return i;
-	return p->n_processes;
+	const struct lp_process *pr = lp_profile_process(p, pid);
+	return pr ? (size_t)(pr - p->processes) : p->n_processes;
 }
 
 struct porder {

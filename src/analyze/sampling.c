@@ -169,18 +169,8 @@ static int cmp_unit(const void *a, const void *b)
 	return x->idx < y->idx ? -1 : x->idx > y->idx;
 }
 
-/* 1 when process `pid`'s tracer detached CUPTI inside its warm-up range (its units there hold no
- * kernels: they are no units of any stratum, docs/tracer.md "The warm-up"). */
-static int warmup_detached(const struct lp_profile *p, uint32_t pid)
-{
-	size_t i;
-	for (i = 0; i < p->n_processes; i++)
-		if (p->processes[i].pid == pid)
-			return p->processes[i].sampling.warmup == LP_TRACE_WARMUP_DETACHED;
-	return 0;
-}
-
-/* The plan of process `pid` for a replay: `plan` with that process's seed when it has one. */
+/* The plan of process `pid` for a replay: `plan` with that process's seed when it has one (of
+ * several processes with that pid, the last sampled one's). */
 static struct lp_tsample_plan plan_of_pid(const struct lp_profile *p, const struct lp_tsample_plan *plan, uint32_t pid)
 {
 	struct lp_tsample_plan q = *plan;
@@ -230,8 +220,10 @@ int lp_tsample_units_find(const struct lp_profile *p, const struct lp_tsample_pl
 		uint8_t s;
 		int new_thread = i == 0 || u[i].pid != u[i - 1].pid || u[i].tid != u[i - 1].tid;
 		if (i == 0 || u[i].pid != u[i - 1].pid) {
+			const struct lp_process *pr = lp_profile_process(p, u[i].pid);
 			pp = replay ? *plan : plan_of_pid(p, plan, u[i].pid);
-			wu_detached = warmup_detached(p, u[i].pid);
+			/* its units inside the warm-up hold no kernels: no units of any stratum */
+			wu_detached = pr && pr->sampling.warmup == LP_TRACE_WARMUP_DETACHED;
 		}
 		if (new_thread || r->parent != p->ranges[u[i - 1].idx].parent) {
 			/* a new chain; the parent ordinal counts the parent's changes on the thread as the

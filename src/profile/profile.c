@@ -105,6 +105,15 @@ const struct lp_device *lp_profile_device(const struct lp_profile *p, int32_t id
 	return NULL;
 }
 
+const struct lp_process *lp_profile_process(const struct lp_profile *p, uint32_t pid)
+{
+	size_t i;
+	for (i = 0; i < p->n_processes; i++)
+		if (p->processes[i].pid == pid)
+			return &p->processes[i];
+	return NULL;
+}
+
 static int range_matches(const struct lp_range *r, const char *expr)
 {
 	const char *at = strchr(expr, '@');

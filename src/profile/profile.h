@@ -184,6 +184,8 @@ struct lp_copy *lp_profile_add_copy(struct lp_profile *p);
 
 /* Finds the device row with this ordinal (NULL when absent). */
 const struct lp_device *lp_profile_device(const struct lp_profile *p, int32_t id);
+/* Finds the process row with this pid (NULL when absent). */
+const struct lp_process *lp_profile_process(const struct lp_profile *p, uint32_t pid);
 
 /* Does range `idx` or any of its ancestors match `expr`? `expr` is "name" (any domain) or
  * "domain@name" (ncu's order); "@name" means the default domain. Returns the matching ancestor's
