@@ -437,7 +437,7 @@ static int32_t graph_copy(struct replay *r, uint32_t correlation, int32_t launch
 static int attribute(struct replay *r, uint64_t node_id, uint32_t correlation, uint32_t *tid,
 	uint64_t *launch_ns, int32_t *range, int *uncaptured)
 {
-	uint64_t v, launch_id = 0, cap_id = 0;
+	uint64_t v, key, launch_id = 0, cap_id = 0;
 	int32_t launch, cap;
 	int hops;
 	*tid = 0;
@@ -462,13 +462,15 @@ static int attribute(struct replay *r, uint64_t node_id, uint32_t correlation, u
 		*range = cap >= 0 ? cap : launch;
 		return 0;
 	}
-	if (!map_get(&r->copies, (uint64_t)correlation << 32 | (uint32_t)cap, &v)) {
+	key = (uint64_t)correlation << 32 | (uint32_t)cap; /* graph_copy's */
+	if (!map_get(&r->copies, key, &v)) {
 		int32_t top = capture_top(r->p, cap, launch);
-		if (top == cap) {
-			*range = launch;
-			return 0;
-		}
-		*range = graph_copy(r, correlation, launch, cap, top, 0);
+		if (top != cap)
+			*range = graph_copy(r, correlation, launch, cap, top, 0);
+		else if (map_put(&r->copies, key, (uint64_t)launch) < 0)
+			*range = -2;
+		else
+			*range = launch; /* nothing below the top; remembered like a copy, not walked again */
 	} else {
 		*range = (int32_t)v;
 	}
