@@ -652,6 +652,7 @@ static void test_graph_captured_in_warmup(void **state)
 	w_kernel(&b, 9, 90, 101, 1100, 1110);
 	w_kernel(&b, 10, 90, 102, 1120, 1130);
 	w_kernel(&b, 11, 90, 103, 1140, 1150);
+	w_kernel(&b, 11, 90, 103, 1160, 1170); /* the same launch again: the remembered answer */
 
 	lp_profile_init(&p, "graph");
 	assert_int_equal(lp_trace_load_mem("graph.lptrace", b.data, b.len, &p, &err), 0);
@@ -661,6 +662,7 @@ static void test_graph_captured_in_warmup(void **state)
 	assert_string_equal(path_of(&p, p.kernels[0].range, &path), "decode_all/decode_step/layer/attention");
 	assert_string_equal(path_of(&p, p.kernels[1].range, &path), "decode_all/decode_step/layer");
 	assert_int_equal(p.kernels[2].range, step);
+	assert_int_equal(p.kernels[3].range, step);
 	assert_int_equal(p.ranges[p.ranges[p.kernels[0].range].parent].parent, step);
 	assert_int_equal(p.ranges[p.kernels[1].range].parent, step);
 	assert_int_equal(p.processes[0].graph_uncaptured, 0);
