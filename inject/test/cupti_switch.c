@@ -117,14 +117,20 @@ static void wait_subscribed(void)
 	}
 }
 
-/* one generation (a decode_all of `n` decode_step units, `rec` the recorded ones) against what
- * "CUPTI" should hold inside each unit (`during`) and after its pop (`after`): A attached and
- * recording, I attached with the kinds off (the flush thread's attach ahead: waited for), D
- * detached, G detached but subscribed with the three resource callbacks (trace.warmup=graphs).
- * A burst's last recorded unit detaches at its pop. */
-static void generation(int gen, const int *rec, int n, const char *during, const char *after, int *detaches)
+/* expect() for a state letter: A attached and recording, I attached with the kinds off, D
+ * detached, G detached but subscribed with the three resource callbacks (trace.warmup=graphs) */
+static void expect_as(const char *where, char c, int detaches)
 {
 	const int all_cb = 6, all_kinds = 4;
+	expect(where, c != 'D', c == 'G' ? 3 : c != 'D' ? all_cb : 0, c == 'A' ? all_kinds : 0, detaches);
+}
+
+/* one generation (a decode_all of `n` decode_step units, `rec` the recorded ones) against what
+ * "CUPTI" should hold inside each unit (`during`) and after its pop (`after`), letters as
+ * expect_as's (I: the flush thread's attach ahead, waited for). A burst's last recorded unit
+ * detaches at its pop. */
+static void generation(int gen, const int *rec, int n, const char *during, const char *after, int *detaches)
+{
 	int i;
 	push("decode_all");
 	for (i = 0; i < n; i++) {
@@ -132,14 +138,14 @@ static void generation(int gen, const int *rec, int n, const char *during, const
 		char d = during[i], a = after[i];
 		push("decode_step");
 		snprintf(where, sizeof(where), "gen %d unit %d", gen, i);
-		expect(where, d != 'D', d == 'G' ? 3 : d != 'D' ? all_cb : 0, d == 'A' ? all_kinds : 0, *detaches);
+		expect_as(where, d, *detaches);
 		dpop(llm);
 		if (rec[i] && !(i + 1 < n && rec[i + 1]))
 			(*detaches)++;
 		snprintf(where, sizeof(where), "gen %d after unit %d", gen, i);
 		if (a == 'I')
 			wait_subscribed();
-		expect(where, a != 'D', a == 'G' ? 3 : a != 'D' ? all_cb : 0, a == 'A' ? all_kinds : 0, *detaches);
+		expect_as(where, a, *detaches);
 	}
 	dpop(llm);
 }
@@ -172,16 +178,17 @@ static int warmup_then_second(const int *rec, int fin, int graphs)
 {
 	const int all_cb = 6, all_kinds = 4;
 	static const int none[8];
-	int detaches = fin, s = graphs ? 1 : 0, c = graphs ? 3 : 0;
+	const char *held = graphs ? "GGGGGGGG" : "DDDDDDDD";   /* one letter a unit */
+	int detaches = fin;
 	push("warmup");
-	expect("warmup's push", s, c, 0, fin);
+	expect_as("warmup's push", held[0], fin);
 	push("prefill");
-	expect("warm-up prefill", s, c, 0, fin);
+	expect_as("warm-up prefill", held[0], fin);
 	dpop(llm);
 	push("warmup");
-	generation(1, none, 8, graphs ? "GGGGGGGG" : "DDDDDDDD", graphs ? "GGGGGGGG" : "DDDDDDDD", &detaches);
+	generation(1, none, 8, held, held, &detaches);
 	dpop(llm);
-	expect("inner warmup's pop", s, c, 0, fin);
+	expect_as("inner warmup's pop", held[0], fin);
 	dpop(llm);
 	expect("after warmup", 1, all_cb, all_kinds, fin);
 	prefill("prefill", fin);
