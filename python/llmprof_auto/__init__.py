@@ -250,12 +250,16 @@ def _is_generator(model):
     return name.endswith(("ForCausalLM", "ForConditionalGeneration", "LMHeadModel"))
 
 
+def _compiler(name):
+    """torch.compiler.<name> of the torch the program imported, or None."""
+    return getattr(getattr(sys.modules.get("torch"), "compiler", None), name, None)
+
+
 def _eager(fn):
     """`fn` kept out of torch.compile (torch.compiler.disable): transformers compiles a model's
     __call__, its forward hooks included, for a static KV cache, and a compiled hook would push
     its ranges once while tracing instead of at every call (bench/tracer/README.md run 31)."""
-    torch = sys.modules.get("torch")
-    disable = getattr(getattr(torch, "compiler", None), "disable", None)
+    disable = _compiler("disable")
     try:
         return disable(fn) if disable is not None else fn
     except Exception:
@@ -267,8 +271,7 @@ def _untraced(fn):
     hooks inside a compiled model, which must neither break its graph (fullgraph=True fails on a
     break; a break per layer would change the program measured) nor push ranges once at tracing
     time. Such layers get no op ranges; their kernels stay in the stage (docs/nvtx.md)."""
-    torch = sys.modules.get("torch")
-    compiling = getattr(getattr(torch, "compiler", None), "is_compiling", None)
+    compiling = _compiler("is_compiling")
     if compiling is None:
         return fn
 
@@ -403,44 +406,47 @@ def add_op_ranges(model, ranges=None):
 
 # ---- patches, applied when the modules are imported ----
 
-def _patch_modeling_utils(mod):
-    cls = getattr(mod, "PreTrainedModel", None)
-    orig = getattr(cls, "post_init", None) if cls is not None else None
+def _patch_method(mod, cls_name, name, wrap):
+    """Replaces mod.<cls_name>.<name> by wrap(original), functools.wraps'd and marked with the
+    original, once (a wrapper already there is kept)."""
+    cls = getattr(mod, cls_name, None)
+    orig = getattr(cls, name, None) if cls is not None else None
     if orig is None or getattr(orig, "_llmprof_auto_orig", None) is not None:
         return
+    new = functools.wraps(orig)(wrap(orig))
+    new._llmprof_auto_orig = orig
+    setattr(cls, name, new)
 
-    @functools.wraps(orig)
-    def post_init(self, *a, **k):
-        r = orig(self, *a, **k)
-        try:
-            attach(self)
-        except Exception as e:
-            _say("cannot hook the model", e)
-        return r
-    post_init._llmprof_auto_orig = orig
-    cls.post_init = post_init
+
+def _patch_modeling_utils(mod):
+    def wrap(orig):
+        def post_init(self, *a, **k):
+            r = orig(self, *a, **k)
+            try:
+                attach(self)
+            except Exception as e:
+                _say("cannot hook the model", e)
+            return r
+        return post_init
+    _patch_method(mod, "PreTrainedModel", "post_init", wrap)
 
 
 def _patch_generation_utils(mod):
-    cls = getattr(mod, "GenerationMixin", None)
-    orig = getattr(cls, "generate", None) if cls is not None else None
-    if orig is None or getattr(orig, "_llmprof_auto_orig", None) is not None:
-        return
     tr = _state["tracker"]
 
-    @functools.wraps(orig)
-    def generate(self, *a, **k):
-        try:
-            attach(self)  # a model built before the hooks (unpickled, from another library)
-        except Exception:
-            pass
-        tr.generate_enter()
-        try:
-            return orig(self, *a, **k)
-        finally:
-            tr.generate_exit()
-    generate._llmprof_auto_orig = orig
-    cls.generate = generate
+    def wrap(orig):
+        def generate(self, *a, **k):
+            try:
+                attach(self)  # a model built before the hooks (unpickled, from another library)
+            except Exception:
+                pass
+            tr.generate_enter()
+            try:
+                return orig(self, *a, **k)
+            finally:
+                tr.generate_exit()
+        return generate
+    _patch_method(mod, "GenerationMixin", "generate", wrap)
 
 
 def _patch_dynamo(mod):
@@ -449,23 +455,18 @@ def _patch_dynamo(mod):
     which fullgraph=True refuses. So the wrapper gets the stage hooks, whose own hooks run before
     and after the compiled call, and the model's become no-ops while traced (attach's `host`;
     bench/tracer/README.md run 31)."""
-    cls = getattr(mod, "OptimizedModule", None)
-    orig = getattr(cls, "__init__", None) if cls is not None else None
-    if orig is None or getattr(orig, "_llmprof_auto_orig", None) is not None:
-        return
-
-    @functools.wraps(orig)
-    def __init__(self, *a, **k):
-        orig(self, *a, **k)
-        try:
-            inner = getattr(self, "_orig_mod", None)
-            if inner is not None and getattr(inner, "_llmprof_auto_handles", None):
-                detach(inner)
-                attach(inner, host=self)
-        except Exception as e:
-            _say("cannot move the hooks out of torch.compile", e)
-    __init__._llmprof_auto_orig = orig
-    cls.__init__ = __init__
+    def wrap(orig):
+        def __init__(self, *a, **k):
+            orig(self, *a, **k)
+            try:
+                inner = getattr(self, "_orig_mod", None)
+                if inner is not None and getattr(inner, "_llmprof_auto_handles", None):
+                    detach(inner)
+                    attach(inner, host=self)
+            except Exception as e:
+                _say("cannot move the hooks out of torch.compile", e)
+        return __init__
+    _patch_method(mod, "OptimizedModule", "__init__", wrap)
 
 
 _PATCHES = {
