@@ -211,6 +211,26 @@ static void dump_record(const struct lp_trace_file *f, const struct lp_trace_rec
 		print_str(f, r.visible_devices_sid);
 		break;
 	}
+	case LP_TREC_SAMPLING: {
+		struct lp_trace_sampling r;
+		lp_trace_record_get(rec, &r, sizeof(r));
+		printf(" mode=%u why=%u every=%u first=%u burst=%u pick=%u seed=%" PRIu64 " auto_rate=%u launch_rate=%" PRIu64
+			" toggles=%" PRIu64 " toggle_ns=%" PRIu64 " toggle_max_ns=%" PRIu64 " units=%" PRIu64
+			" units_recorded=%" PRIu64 " warmup=%u unit=", r.mode, r.why, r.every, r.first, r.burst, r.pick,
+			r.seed, r.auto_rate, r.launch_rate, r.toggles, r.toggle_ns, r.toggle_max_ns, r.units,
+			r.units_recorded, r.warmup);
+		print_str(f, r.unit_sid);
+		break;
+	}
+	case LP_TREC_STAGE: {
+		struct lp_trace_stage r;
+		lp_trace_record_get(rec, &r, sizeof(r));
+		printf(" range=%" PRIu64 " tid=%u index=%u sample=%u gpu=%u gpu_start_ns=%" PRIu64 " gpu_end_ns=%" PRIu64
+			" gpu_elapsed_ns=%" PRIu64 " name=", r.range_id, r.tid, r.index, r.sample, r.gpu, r.gpu_start_ns,
+			r.gpu_end_ns, r.gpu_elapsed_ns);
+		print_str(f, r.name_sid);
+		break;
+	}
 	case LP_TREC_END: {
 		struct lp_trace_end r;
 		lp_trace_record_get(rec, &r, sizeof(r));

@@ -8,6 +8,7 @@
 
 #include <dirent.h>
 #include <errno.h>
+#include <stddef.h>
 #include <fcntl.h>
 #include <stdlib.h>
 #include <string.h>
@@ -50,6 +51,9 @@ static const struct {
 	{ LP_TREC_CLOCK_SYNC, "CLOCK_SYNC", sizeof(struct lp_trace_clock_sync) },
 	{ LP_TREC_END, "END", sizeof(struct lp_trace_end) },
 	{ LP_TREC_RANK, "RANK", sizeof(struct lp_trace_rank) },
+	/* 1.1's SAMPLING record ended at units_recorded; pick and later fields read as 0 */
+	{ LP_TREC_SAMPLING, "SAMPLING", offsetof(struct lp_trace_sampling, pick) },
+	{ LP_TREC_STAGE, "STAGE", sizeof(struct lp_trace_stage) },
 };
 
 const char *lp_trace_record_type_name(uint16_t type)

@@ -28,6 +28,10 @@ grep -q ' NVTX PUSH .* name="decode_step" payload=u64:3' "$LP_TMP/stdout" || fai
 grep -q ' DOMAIN domain=1 name="LLM"' "$LP_TMP/stdout" || fail "no LLM domain in dump"
 grep -q ' NVTX PUSH .* name="q\\"b\\\\c\\x01d\\x0a"' "$LP_TMP/stdout" || fail "awkward name not escaped in dump"
 grep -q ' END end_ns=' "$LP_TMP/stdout" || fail "no END record (clean exit) in dump"
+# the sampling and stage records are printed field by field, not skipped
+grep -q ' SAMPLING mode=1 why=[0-9]* every=[0-9]* .* unit="decode_step"$' "$LP_TMP/stdout" || fail "no SAMPLING record in dump"
+grep -q ' STAGE range=[0-9]* tid=[0-9]* index=0 sample=1 gpu=[0-9]* .* name="decode_step"$' "$LP_TMP/stdout" || fail "no decode_step STAGE record in dump"
+grep -q 'UNKNOWN' "$LP_TMP/stdout" && fail "a record type the dump does not know: $(grep -m1 UNKNOWN "$LP_TMP/stdout")"
 [ "$(grep -c ' NVTX PUSH ' "$LP_TMP/stdout")" -eq 17 ] || fail "expected 17 pushes in dump"
 
 expect_exit 0 "$LLMPROF" trace perfetto "$LP_TMP/trace" -o "$LP_TMP/t.json.gz"
