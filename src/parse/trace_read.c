@@ -348,22 +348,17 @@ static int same_level(const struct lp_range *a, const struct lp_range *b)
 		(a->domain == b->domain || !strcmp(a->domain, b->domain));
 }
 
-/* 1 when the stack ending at `cap` starts with the stack ending at `launch` (same domains and
- * names level by level): the graph was captured inside the ranges it is launched from. */
-static int stack_starts_with(const struct lp_profile *p, int32_t cap, int32_t launch)
+/* 1 when range `cap` is range `launch` or lies below it: the graph was captured inside the very
+ * range instance it is launched from. (A capture under ranges of the same names but another
+ * instance, e.g. in the first decode step of a generation and replayed by the later ones, as
+ * torch.compile's CUDA graph trees do, is re-rooted under the launch: capture_top.) */
+static int captured_inside(const struct lp_profile *p, int32_t cap, int32_t launch)
 {
 	int guard = 0;
-	if (p->ranges[cap].depth < p->ranges[launch].depth)
-		return 0;
-	while (cap >= 0 && p->ranges[cap].depth > p->ranges[launch].depth && guard++ < 65536)
-		cap = p->ranges[cap].parent;
-	while (cap >= 0 && launch >= 0 && guard++ < 65536) {
-		if (!same_level(&p->ranges[cap], &p->ranges[launch]))
-			return 0;
-		cap = p->ranges[cap].parent;
-		launch = p->ranges[launch].parent;
-	}
-	return cap < 0 && launch < 0;
+	for (; cap >= 0 && p->ranges[cap].depth >= p->ranges[launch].depth && guard++ < 65536; cap = p->ranges[cap].parent)
+		if (cap == launch)
+			return 1;
+	return 0;
 }
 
 /* The deepest range of the capture-time stack ending at `cap` (cap itself included) that is no
@@ -428,10 +423,10 @@ static int32_t graph_copy(struct replay *r, uint32_t correlation, int32_t launch
  *   - from a node captured under ranges, launched with no range open: the capture-time range;
  *   - both: the capture-time stack re-rooted under the launch range (LLM@decode_all/decode_step
  *     at launch + layer/attention at capture = decode_all/decode_step/layer/attention), through
- *     synthetic copies made once per graph launch; when the capture-time stack already starts
- *     with the launch stack (captured inside the same ranges), the capture-time range itself;
- *     captured inside a `warmup` range or a range named as a launch stack level, only the part
- *     below it (capture_top), and the launch range itself when nothing is below it.
+ *     synthetic copies made once per graph launch; when the graph was captured inside the launch
+ *     range instance itself, the capture-time range; captured inside a `warmup` range or a range
+ *     named as a launch stack level (e.g. another decode step), only the part below it
+ *     (capture_top), and the launch range itself when nothing is below it.
  * Sets *range (-1 none) and *uncaptured (1: a graph node without any capture record); returns -1
  * out of memory. */
 static int attribute(struct replay *r, uint64_t node_id, uint32_t correlation, uint32_t *tid,
@@ -458,7 +453,7 @@ static int attribute(struct replay *r, uint64_t node_id, uint32_t correlation, u
 	}
 	launch = range_of_id(r, launch_id);
 	cap = range_of_id(r, cap_id);
-	if (cap < 0 || launch < 0 || stack_starts_with(r->p, cap, launch)) {
+	if (cap < 0 || launch < 0 || captured_inside(r->p, cap, launch)) {
 		*range = cap >= 0 ? cap : launch;
 		return 0;
 	}

@@ -552,9 +552,12 @@ static void test_graph_captured_outside_stages(void **state)
 	lp_buf_release(&b);
 }
 
-/* Captured inside LLM@decode_all/decode_step/layer: launched from another decode_step (same
- * names: the capture-time range as is), from an unrelated range (re-rooted), from no range
- * (capture-time range). A memset node follows the same rules as kernels. */
+/* Captured inside LLM@decode_all/decode_step/layer: launched from that same decode_step (the
+ * capture-time range as is), from another decode_step (torch.compile's CUDA graph trees: record in
+ * a generation's first step, replay in the later ones; the part below the capture stack's
+ * decode_step re-rooted under the launch, so the kernel belongs to the step that launched it),
+ * from an unrelated range (re-rooted), from no range (capture-time range). A memset node follows
+ * the same rules as kernels. */
 static void test_graph_captured_inside_stages(void **state)
 {
 	struct lp_buf b = LP_BUF_INIT, path = LP_BUF_INIT;
@@ -570,6 +573,7 @@ static void test_graph_captured_inside_stages(void **state)
 	w_graph_node(&b, 1, 72, 0);
 	w_graph_node(&b, 2, 72, 0);
 	w_nvtx(&b, LP_TRACE_NVTX_POP, 0, 0, 72, 130);
+	w_launch(&b, 89, 71, 135);  /* replayed right away, inside the capture's own decode_step */
 	w_nvtx(&b, LP_TRACE_NVTX_POP, 1, 0, 71, 140);
 	w_nvtx(&b, LP_TRACE_NVTX_POP, 1, 0, 70, 150);
 	w_graph_node(&b, 101, 0, 1);
@@ -586,6 +590,7 @@ static void test_graph_captured_inside_stages(void **state)
 	w_kernel(&b, 9, 90, 101, 1100, 1110);
 	w_kernel(&b, 9, 91, 101, 2100, 2110);
 	w_kernel(&b, 9, 92, 101, 3100, 3110);
+	w_kernel(&b, 9, 89, 101, 136, 138);
 	memset(&cp, 0, sizeof(cp));
 	cp.kind = LP_TRACE_COPY_MEMSET;
 	cp.bytes = 64;
@@ -599,13 +604,19 @@ static void test_graph_captured_inside_stages(void **state)
 	assert_int_equal(lp_trace_load_mem("graph.lptrace", b.data, b.len, &p, &err), 0);
 	layer = 2;
 	assert_string_equal(path_of(&p, layer, &path), "decode_all/decode_step/layer");
-	assert_int_equal(p.kernels[0].range, layer);  /* no duplicate decode_all/decode_step */
+	assert_int_equal(p.kernels[3].range, layer);  /* inside its capture's step: as is */
+	/* another decode_step: a copy of layer under the launching step (range 4), no second
+	 * decode_all/decode_step, and not the capture's step */
+	assert_string_equal(path_of(&p, p.kernels[0].range, &path), "decode_all/decode_step/layer");
+	assert_true(p.ranges[p.kernels[0].range].synthetic);
+	assert_int_equal(p.ranges[p.kernels[0].range].parent, 4);
+	assert_int_equal(p.ranges[4].start_ns, 1010);
 	assert_string_equal(path_of(&p, p.kernels[1].range, &path), "replay/decode_all/decode_step/layer");
 	assert_true(p.ranges[p.kernels[1].range].synthetic);
 	assert_int_equal(p.kernels[2].range, layer);  /* launched outside every range */
 	assert_int_equal(p.copies[0].range, p.kernels[1].range);
 	assert_int_equal(p.ranges[p.kernels[1].range].end_ns, 2130);
-	assert_int_equal(p.n_ranges, 6 + 3);
+	assert_int_equal(p.n_ranges, 6 + 1 + 3);
 	lp_profile_release(&p);
 	lp_buf_release(&path);
 	lp_buf_release(&b);
