@@ -95,6 +95,13 @@ static uint64_t latency(const struct lp_range *r, const struct span *s, const st
 			start = q;
 		}
 	}
+	/* the tracer's push mark: when the GPU reached the push, as a CUDA event the program recorded
+	 * there would say (on an idle GPU some microseconds after the host's push, which counts on
+	 * short steps: a 2.4 ms compiled step, bench/tracer/README.md run 32) */
+	if (r->gpu_status == 1 && r->gpu_start_ns > start && (!r->gpu_end_ns || r->gpu_start_ns <= r->gpu_end_ns)) {
+		*wait_ns += r->gpu_start_ns - start;
+		start = r->gpu_start_ns;
+	}
 	if (s->end_ns > end)
 		end = s->end_ns;
 	/* the tracer's pop mark, taken again after a switch of CUPTI at the pop (a burst's detach,

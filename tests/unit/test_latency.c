@@ -368,6 +368,43 @@ static void test_step_check_and_paused_pop(void **state)
 	lp_profile_release(&p);
 }
 
+/* A recorded step with the tracer's marks (STAGE records): the GPU reached the push 50 us after
+ * the host pushed (an idle GPU, a compiled step's first launch), as a CUDA event the program
+ * recorded there says: the latency starts at the mark, not at the host's push, and ends at the
+ * later of the kernels' end and the pop mark. Host [1, 3] ms, kernel [1.2, 2.5], marks 1.05 and
+ * 3.02: 1.97 ms. A mark after the pop mark (a broken record) is not used. */
+static void test_push_mark_starts_a_recorded_step(void **state)
+{
+	struct lp_profile p;
+	struct lp_stage_set st;
+	struct lp_err err = LP_ERR_INIT;
+	const struct lp_stage *dec;
+	int32_t pf, da, s0, s1;
+	(void)state;
+	lp_profile_init(&p, "marks");
+	pf = R(&p, -1, "prefill", 0, 500 * US);
+	K(&p, pf, "gemm", 100 * US, 200 * US, 400 * US);
+	da = R(&p, -1, "decode_all", 900 * US, 9 * MS);
+	s0 = R(&p, da, "decode_step", 1 * MS, 3 * MS);
+	K(&p, s0, "gemv", 1100 * US, 1200 * US, 2500 * US);
+	p.ranges[s0].gpu_status = 1;
+	p.ranges[s0].gpu_start_ns = 1050 * US;
+	p.ranges[s0].gpu_end_ns = 3020 * US;
+	s1 = R(&p, da, "decode_step", 5 * MS, 7 * MS);
+	K(&p, s1, "gemv", 5100 * US, 5200 * US, 6500 * US);
+	p.ranges[s1].gpu_status = 1;
+	p.ranges[s1].gpu_start_ns = 7500 * US;
+	p.ranges[s1].gpu_end_ns = 7100 * US;
+	assert_int_equal(lp_stages_compute(&p, &st, &err), 0);
+	dec = lp_stages_find(&st, LP_STAGE_DECODE);
+	assert_non_null(dec);
+	assert_int_equal(dec->n_step_lat, 2);
+	assert_true(near(dec->step_lat_ms[0], 1.97));
+	assert_true(near(dec->step_lat_ms[1], 2.1));
+	lp_stage_set_release(&st);
+	lp_profile_release(&p);
+}
+
 /* A hand-written loop under the Python shim (tokens.loop_decodes): its decode_all closes at the
  * next prefill or at exit, here 2 s after its last step. Iteration at t: prefill [t, t+1 ms]
  * (kernel [t+0.5, t+1]), two synchronous steps [t+2, t+3] and [t+3, t+4] (kernels ending at
@@ -423,6 +460,7 @@ int main(void)
 		cmocka_unit_test(test_workload_timings),
 		cmocka_unit_test(test_self_check),
 		cmocka_unit_test(test_step_check_and_paused_pop),
+		cmocka_unit_test(test_push_mark_starts_a_recorded_step),
 		cmocka_unit_test(test_loop_decode_ends_at_its_last_step),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);

@@ -178,7 +178,9 @@ static void test_tp_decode(void **state)
 		/* the steps partition the decode: their communication adds up to the stage's */
 		assert_true(fabs(rk->rstages[2].comm_ms * (double)nfwd - rk->rstages[1].comm_ms) < 1e-3);
 		assert_true(fabs(rk->rstages[2].exposed_ms * (double)nfwd - rk->rstages[1].exposed_ms) < 1e-3);
-		assert_true(rk->rstages[2].host_ms > 0 && rk->rstages[2].host_ms <= rk->rstages[2].lat_ms + 1e-9);
+		/* host time within the latency, give or take the microseconds between the host's push
+		 * and the GPU reaching it (latency starts at the tracer's push mark when it has one) */
+		assert_true(rk->rstages[2].host_ms > 0 && rk->rstages[2].host_ms <= rk->rstages[2].lat_ms + 0.005);
 		assert_true(rk->rstages[2].gpu_ms > 0 && rk->rstages[2].gpu_ms < rk->rstages[2].lat_ms);
 		for (k = 0; k < rk->n_rstages; k++) {
 			const struct lp_rank_stage *rs = &rk->rstages[k];
