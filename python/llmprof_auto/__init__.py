@@ -286,16 +286,20 @@ def _untraced(fn):
 def _register(module, pre, post, wrap=_eager):
     """Forward pre/post hooks with kwargs (torch >= 2.0), always_call when available, through
     `wrap` (_eager: kept out of torch.compile); their handles, or None when this torch has no
-    kwargs hooks."""
+    kwargs hooks. Both run before the program's own hooks of the module, whenever those were
+    registered (prepend): the range is pushed before the program's pre-hooks and popped before
+    its post-hooks, where the tracer may attach or detach CUPTI, so that a program timing its
+    forwards from its hooks sees that switch in the same step as the range does (bench/tracer/
+    README.md run 32: hooks moved under torch.compile(model) came after the program's)."""
     pre, post = wrap(pre), wrap(post)
     try:
-        h1 = module.register_forward_pre_hook(pre, with_kwargs=True)
+        h1 = module.register_forward_pre_hook(pre, with_kwargs=True, prepend=True)
     except TypeError:
         return None
     try:
-        h2 = module.register_forward_hook(post, with_kwargs=True, always_call=True)
+        h2 = module.register_forward_hook(post, with_kwargs=True, always_call=True, prepend=True)
     except TypeError:
-        h2 = module.register_forward_hook(post, with_kwargs=True)
+        h2 = module.register_forward_hook(post, with_kwargs=True, prepend=True)
     return [h1, h2]
 
 

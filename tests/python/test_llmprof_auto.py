@@ -284,10 +284,14 @@ print(json.dumps([rec, llmprof_auto.tracker().user_ranges, llmprof_auto.tracker(
         # torch.compile(model) (the fake OptimizedModule): the wrapper gets the stage hooks, whose
         # hooks run outside the compiled call, and the model's own do nothing while traced: the
         # same ranges as the model alone, once; a direct call of the model (generate() on the
-        # wrapper) still gets them
+        # wrapper) still gets them. The program timed its forwards from hooks registered before
+        # the wrapper was made: the model's stage hooks, registered again then, still run before
+        # the program's at both ends (the range popped, and CUPTI switched, before its end event)
         code = RECORDING + r'''
 import fake_hf_program as f
 m = f.FakeLlamaForCausalLM()
+m.register_forward_pre_hook(lambda mod, a: rec.append("prog_pre"))
+m.register_forward_hook(lambda mod, a, o: rec.append("prog_post"))
 if sys.argv[-1] == "compiled":
     from torch._dynamo.eval_frame import OptimizedModule
     c = OptimizedModule(m)
@@ -302,22 +306,24 @@ n = len(rec)
 m(input_ids=f.torch.Tensor(2, 16))     # the model called directly, eagerly
 llmprof_auto.tracker().generate_exit()
 kept_out = [getattr(h[0], "_fake_compiler_disabled", False) for h in m._pre + c._pre]
-print(json.dumps([len(m._pre), len(m._post), len(c._pre), len(c._post), rec[:n], rec[n:] == rec[:n], kept_out]))
+print(json.dumps([len(m._pre), len(m._post), len(c._pre), len(c._post), rec[:n], rec[n:], kept_out]))
 '''
         out = {}
         for how in ("plain", "compiled"):
             p = run_child(["-c", 'import sys; sys.argv = ["x", "generate", "%s"]\n' % how + code], extra_path=[HERE])
             self.assertEqual(p.returncode, 0, p.stderr)
             out[how] = json.loads(p.stdout.strip().splitlines()[-1])
-        self.assertEqual(out["plain"][:2], [1, 1])
-        self.assertEqual(out["compiled"][:4], [1, 1, 1, 1])
-        self.assertTrue(out["plain"][4])
-        self.assertEqual(out["compiled"][4], out["plain"][4])
-        self.assertTrue(out["compiled"][5])
+        eager = ["prefill", "prog_pre", "pop", "prog_post"]
+        self.assertEqual(out["plain"][:2], [2, 2])
+        self.assertEqual(out["plain"][4:6], [eager, eager])
+        self.assertEqual(out["compiled"][:4], [2, 2, 1, 1])
+        # the wrapper's hooks around the compiled call: the program's run inside it
+        self.assertEqual(out["compiled"][4], ["prefill", "prog_pre", "prog_post", "pop"])
+        self.assertEqual(out["compiled"][5], eager)
         # fullgraph=True refuses a torch.compiler.disable'd hook inside the compiled call: the
-        # model's hooks are not, the wrapper's (outside it) are
-        self.assertEqual(out["plain"][6], [True, True])  # (c is m)
-        self.assertEqual(out["compiled"][6], [False, True])
+        # model's hooks are not, the wrapper's (outside it) are; the program's own come second
+        self.assertEqual(out["plain"][6], [True, False, True, False])  # (c is m)
+        self.assertEqual(out["compiled"][6], [False, False, True])
 
     def test_off_switch(self):
         p = run_child(["-c", "import sys; print('llmprof_auto' in sys.modules)"],

@@ -19,12 +19,16 @@ class Module(object):
         self._params = []
 
     def register_forward_pre_hook(self, hook, prepend=False, with_kwargs=False):
-        self._pre.append((hook, with_kwargs))
-        return _Handle(self._pre, self._pre[-1])
+        return self._add(self._pre, (hook, with_kwargs), prepend)
 
     def register_forward_hook(self, hook, prepend=False, with_kwargs=False, always_call=False):
-        self._post.append((hook, with_kwargs, always_call))
-        return _Handle(self._post, self._post[-1])
+        return self._add(self._post, (hook, with_kwargs, always_call), prepend)
+
+    @staticmethod
+    def _add(hooks, entry, prepend):
+        """prepend: the hook runs before those already registered (torch >= 2.0)."""
+        hooks.insert(0, entry) if prepend else hooks.append(entry)
+        return _Handle(hooks, entry)
 
     def parameters(self):
         return iter(self._params)
