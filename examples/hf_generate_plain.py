@@ -7,6 +7,13 @@ calls model.generate() --iters times; it times itself with CUDA events from forw
     llmprof run --mode light -- python3 examples/hf_generate_plain.py --model llama-3.2-1b
     llmprof run --mode light -- python3 examples/hf_generate_plain.py --model qwen1.5-moe-a2.7b
     llmprof run --mode light run.auto_warmup=1 -- python3 examples/hf_generate_plain.py --cache static
+    llmprof run --mode light -- python3 examples/hf_generate_plain.py --compile forward
+
+--compile: the two ways people compile a Hugging Face model for generate(). `module` calls
+generate() on torch.compile(model), the wrapper, whose generate() is the model's own and runs the
+model uncompiled (a common surprise); `forward` replaces model.forward by torch.compile(model.forward)
+(transformers' documentation), so each forward is compiled while the model's call and its hooks
+stay eager.
 
 Under `llmprof run` (run.auto_stages, the default) python/llmprof_auto turns each generate() into
 prefill / decode_all / decode_step ranges and reports the model's shape and token counts, so the
@@ -30,6 +37,9 @@ import plain_common  # noqa: E402
 def main():
     p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     plain_common.add_args(p)
+    p.add_argument("--compile", default="off", choices=["off", "module", "forward"],
+                   help="module: generate() on torch.compile(model); forward: model.forward = "
+                        "torch.compile(model.forward)")
     args = p.parse_args()
     plain_common.check_args(p, args)
     import torch
@@ -37,6 +47,11 @@ def main():
     plain_common.need_cuda(torch)
     model, cfg = plain_common.build_model(args, torch, transformers)
     clock = plain_common.ForwardClock(torch, model)
+    runner = model
+    if args.compile == "module":
+        runner = torch.compile(model)
+    elif args.compile == "forward":
+        model.forward = torch.compile(model.forward)
     gen = torch.Generator(device="cpu").manual_seed(args.seed)
     prompt = torch.randint(0, cfg.vocab_size, (args.batch, args.prompt_len), generator=gen).to("cuda")
     mask = torch.ones_like(prompt)
@@ -48,7 +63,7 @@ def main():
     with torch.inference_mode():
         for _ in range(args.iters):
             clock.start()
-            model.generate(input_ids=prompt, attention_mask=mask, do_sample=False,
+            runner.generate(input_ids=prompt, attention_mask=mask, do_sample=False,
                            max_new_tokens=args.new_tokens, min_new_tokens=args.new_tokens,
                            pad_token_id=0, **cache)
             r = clock.finish()
@@ -62,6 +77,7 @@ def main():
     plain_common.report(results, args.batch, {
         "model": args.model_config or args.model, "batch": args.batch,
         "prompt_len": args.prompt_len, "new_tokens": args.new_tokens, "cache": args.cache,
+        "compile": args.compile,
         "params": sum(x.numel() for x in model.parameters()),
         "torch": torch.__version__, "transformers": transformers.__version__},
         step_ms if args.step_times else None, step_full_ms if args.step_times else None,

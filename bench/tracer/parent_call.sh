@@ -18,7 +18,10 @@
 #          cache, whose decode forward transformers compiles with CUDA graphs in the first
 #          generation; kvfg / kvfgn: examples/kv_loop_plain.py, tiny shape, under
 #          torch.compile(model, fullgraph=True), with / without its own stage ranges; kvn: the
-#          same loop eager on the llama-3.2-1b shape without ranges);
+#          same loop eager on the llama-3.2-1b shape without ranges; static1b: static on the
+#          llama-3.2-1b shape; cwrap: the unmodified program calling generate() on
+#          torch.compile(model), llama-3.2-1b; cfwd: model.forward = torch.compile(model.forward),
+#          tiny shape, run 32);
 #          per run also gens.json (sample_check.py gens: each generation's kernel totals),
 #          steps.txt (sample_check.py steps) and the capture's stderr (the tracer's log);
 #          LP_PARENT_HF_ITERS (3) / LP_PARENT_PLAIN_ITERS (4) generations; LP_PARENT_LIGHT_RM=1
@@ -43,11 +46,14 @@ PLAIN="python3 $SRC/examples/hf_generate_plain.py --model llama-3.2-1b --prompt-
 SHORT="python3 $SRC/examples/hf_generate.py --model llama-3.2-1b --prompt-len 512 --new-tokens 24 --step-times --iters 6 --warmup 1"
 SERVE="python3 $SRC/examples/serve_plain.py --model llama-3.2-1b"
 STATIC="python3 $SRC/examples/hf_generate_plain.py --model tiny --prompt-len 128 --new-tokens 64 --step-times --iters 4 --cache static"
+STATIC1B="python3 $SRC/examples/hf_generate_plain.py --model llama-3.2-1b --prompt-len 512 --new-tokens 128 --step-times --iters 4 --cache static"
+CWRAP="$PLAIN --compile module"
+CFWD="python3 $SRC/examples/hf_generate_plain.py --model tiny --prompt-len 128 --new-tokens 64 --step-times --iters 4 --compile forward"
 KVFG="python3 $SRC/examples/kv_loop_plain.py --model tiny --prompt-len 128 --new-tokens 32 --iters 4 --compile fullgraph"
 KVN="python3 $SRC/examples/kv_loop_plain.py --model llama-3.2-1b --prompt-len 512 --new-tokens 128 --iters 4 --ranges off"
 GRAPH="python3 $SRC/examples/graph_decode.py --prompt-len 512 --new-tokens 128 --iters 3 --capture-at warmup --op-ranges"
 HOOKS='stages.hooks=[__main__:Engine.warmup=warmup, __main__:Engine.forward_prefill=prefill@arg1.num_tokens, __main__:Engine.forward_decode=decode_step@arg1.num_tokens, __main__:Engine.forward_mixed=mixed@arg1.num_tokens]'
-cmd_of() { case $1 in plain) cmd=$PLAIN ;; short) cmd=$SHORT ;; serve) cmd=$SERVE ;; graph) cmd=$GRAPH ;; static) cmd=$STATIC ;; kvfg) cmd=$KVFG ;; kvfgn) cmd="$KVFG --ranges off" ;; kvn) cmd=$KVN ;; *) cmd=$HF ;; esac; }
+cmd_of() { case $1 in plain) cmd=$PLAIN ;; short) cmd=$SHORT ;; serve) cmd=$SERVE ;; graph) cmd=$GRAPH ;; static) cmd=$STATIC ;; static1b) cmd=$STATIC1B ;; cwrap) cmd=$CWRAP ;; cfwd) cmd=$CFWD ;; kvfg) cmd=$KVFG ;; kvfgn) cmd="$KVFG --ranges off" ;; kvn) cmd=$KVN ;; *) cmd=$HF ;; esac; }
 LIGHT=${LP_PARENT_LIGHT:-"hfpar|LLMPROF_TRACE_BURST_REATTACH=parent|$SPEC|hf plainpar|LLMPROF_TRACE_BURST_REATTACH=parent|$SPEC|plain hfexact|-|off|hf"}
 export PYTHONUNBUFFERED=1
 case " $STEPS " in *" alone "*)
