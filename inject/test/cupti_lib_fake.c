@@ -11,10 +11,22 @@
 #define VISIBLE __attribute__((visibility("default")))
 
 static int subscribed, subscribes, finalizes;
+static CUpti_CallbackFunc callback;     /* the subscriber's, for lp_fake_cupti_fire */
 static unsigned char enabled[4][2048];  /* [domain][cbid] on the current subscription */
 static unsigned kinds_on;               /* bit per activity kind < 32 */
 
 VISIBLE void lp_fake_cupti_state(int *subscribers, int *callbacks, int *kinds, int *subscriptions, int *finalized);
+VISIBLE int lp_fake_cupti_fire(CUpti_CallbackDomain d, CUpti_CallbackId cbid, const void *data);
+
+/* Calls the subscriber's callback as CUPTI would for (d, cbid) with `data`, when that callback is
+ * enabled; 1 if it was called. */
+int lp_fake_cupti_fire(CUpti_CallbackDomain d, CUpti_CallbackId cbid, const void *data)
+{
+	if (!subscribed || !callback || (unsigned)d >= 4 || cbid >= 2048 || !enabled[d][cbid])
+		return 0;
+	callback(NULL, d, cbid, data);
+	return 1;
+}
 
 void lp_fake_cupti_state(int *subscribers, int *callbacks, int *kinds, int *subscriptions, int *finalized)
 {
@@ -43,10 +55,10 @@ VISIBLE CUptiResult cuptiGetVersion(uint32_t *v)
 
 VISIBLE CUptiResult cuptiSubscribe(CUpti_SubscriberHandle *h, CUpti_CallbackFunc f, void *u)
 {
-	(void)f;
 	(void)u;
 	if (subscribed)
 		return CUPTI_ERROR_MULTIPLE_SUBSCRIBERS_NOT_SUPPORTED;
+	callback = f;
 	subscribed = 1;
 	subscribes++;
 	*h = (CUpti_SubscriberHandle)(uintptr_t)subscribes;
@@ -71,7 +83,7 @@ VISIBLE CUptiResult cuptiEnableCallback(uint32_t on, CUpti_SubscriberHandle h, C
 	return CUPTI_SUCCESS;
 }
 
-/* three driver APIs exist: one launch, one copy, one that is neither */
+/* four driver APIs exist: a launch, a graph launch, a copy, one that is none of them */
 VISIBLE CUptiResult cuptiGetCallbackName(CUpti_CallbackDomain d, uint32_t cbid, const char **name)
 {
 	if (d != CUPTI_CB_DOMAIN_DRIVER_API)
@@ -80,6 +92,7 @@ VISIBLE CUptiResult cuptiGetCallbackName(CUpti_CallbackDomain d, uint32_t cbid, 
 	case 10: *name = "cuInit"; return CUPTI_SUCCESS;
 	case 11: *name = "cuLaunchKernel"; return CUPTI_SUCCESS;
 	case 12: *name = "cuMemcpyHtoD_v2"; return CUPTI_SUCCESS;
+	case 13: *name = "cuGraphLaunch"; return CUPTI_SUCCESS;
 	default: return CUPTI_ERROR_INVALID_PARAMETER;
 	}
 }
@@ -156,16 +169,15 @@ VISIBLE CUptiResult cuptiGetDeviceId(CUcontext c, uint32_t *id)
 	return CUPTI_SUCCESS;
 }
 
+/* a node's and a graph's id: their handle's value */
 VISIBLE CUptiResult cuptiGetGraphNodeId(CUgraphNode n, uint64_t *id)
 {
-	(void)n;
-	*id = 0;
+	*id = (uint64_t)(uintptr_t)n;
 	return CUPTI_SUCCESS;
 }
 
 VISIBLE CUptiResult cuptiGetGraphId(CUgraph g, uint32_t *id)
 {
-	(void)g;
-	*id = 0;
+	*id = (uint32_t)(uintptr_t)g;
 	return CUPTI_SUCCESS;
 }

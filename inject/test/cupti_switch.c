@@ -48,9 +48,16 @@
  *                                            schedule says, attached again at the outer pop; then
  *                                            the next generation as parent's second.
  *   cupti_switch FAKE_LIB TRACE_DIR warmupg  (LLMPROF_TRACE_WARMUP unset: the default, graphs) as warmup,
- *                                            but subscribed inside the warm-up with its three
+ *                                            but subscribed inside the warm-up with its four
  *                                            resource callbacks alone (no launch callback, no
  *                                            kind), the same subscription kept at the outer pop.
+ *   cupti_switch FAKE_LIB TRACE_DIR graphw   (trace.sample=auto) a graph of 100 kernel nodes and
+ *                                            20 memset nodes made and instantiated, then launched
+ *                                            once in each of 4 decode steps of 2 ms: auto counts
+ *                                            each launch as 100 (50k/s, above 20k/s) and samples
+ *                                            from the third step (decided at the second one's pop);
+ *   cupti_switch FAKE_LIB TRACE_DIR graphw0  the same launches of a graph made before CUPTI saw it
+ *                                            (no node callback): 1 each (500/s), stays exact.
  * (burst and lead run with LLMPROF_TRACE_BURST_REATTACH=push: attached again at the prefill's push.)
  * Exit 0 when every check holds, 1 otherwise (each failure on stderr). */
 #include "inject.h"
@@ -61,6 +68,7 @@
 #include <string.h>
 #include <time.h>
 
+#include <cupti.h>
 #include <nvtx3/nvToolsExt.h>
 
 #include "nvtx_host.h"
@@ -118,11 +126,11 @@ static void wait_subscribed(void)
 }
 
 /* expect() for a state letter: A attached and recording, I attached with the kinds off, D
- * detached, G detached but subscribed with the three resource callbacks (trace.warmup=graphs) */
+ * detached, G detached but subscribed with the four resource callbacks (trace.warmup=graphs) */
 static void expect_as(const char *where, char c, int detaches)
 {
-	const int all_cb = 6, all_kinds = 4;
-	expect(where, c != 'D', c == 'G' ? 3 : c != 'D' ? all_cb : 0, c == 'A' ? all_kinds : 0, detaches);
+	const int all_cb = 8, all_kinds = 4;
+	expect(where, c != 'D', c == 'G' ? 4 : c != 'D' ? all_cb : 0, c == 'A' ? all_kinds : 0, detaches);
 }
 
 /* one generation (a decode_all of `n` decode_step units, `rec` the recorded ones) against what
@@ -153,7 +161,7 @@ static void generation(int gen, const int *rec, int n, const char *during, const
 /* A prefill range, which finds CUPTI attached with everything on (bursts). */
 static void prefill(const char *where, int detaches)
 {
-	const int all_cb = 6, all_kinds = 4;
+	const int all_cb = 8, all_kinds = 4;
 	push("prefill");
 	expect(where, 1, all_cb, all_kinds, detaches);
 	dpop(llm);
@@ -165,18 +173,18 @@ static void prefill(const char *where, int detaches)
  * decode_all's pop. */
 static void second_generation(const int *rec, int *detaches)
 {
-	const int all_cb = 6, all_kinds = 4;
+	const int all_cb = 8, all_kinds = 4;
 	generation(2, rec, 8, "AAADIAAI", "AADIAAII", detaches);
 	expect("gen 2 after decode_all", 1, all_cb, all_kinds, *detaches);
 }
 
 /* Two nested warmup ranges holding a prefill and a whole generation: nothing of CUPTI's inside them
  * whatever the schedule says (finalized `fin` times: 0, the delay, never started; 1, the warm-up's
- * detach at the outer push) but, with `graphs`, a subscription with the three resource callbacks;
+ * detach at the outer push) but, with `graphs`, a subscription with the four resource callbacks;
  * attached at the outer pop; then the next generation as the parent test's second. */
 static int warmup_then_second(const int *rec, int fin, int graphs)
 {
-	const int all_cb = 6, all_kinds = 4;
+	const int all_cb = 8, all_kinds = 4;
 	static const int none[8];
 	const char *held = graphs ? "GGGGGGGG" : "DDDDDDDD";   /* one letter a unit */
 	int detaches = fin;
@@ -196,10 +204,69 @@ static int warmup_then_second(const int *rec, int fin, int graphs)
 	return failures ? 1 : 0;
 }
 
+typedef int (*fire_fn)(CUpti_CallbackDomain, CUpti_CallbackId, const void *);  /* lp_fake_cupti_fire */
+
+/* graphw / graphw0 (`known`: the graph's nodes and instantiation seen by CUPTI's callbacks) */
+static int graph_weight(void *fake, int known)
+{
+	fire_fn fire = (fire_fn)(uintptr_t)dlsym(fake, "lp_fake_cupti_fire");
+	CUpti_GraphData gd;
+	CUpti_ResourceData rd;
+	CUpti_CallbackData cb;
+	struct { void *exec, *stream; } params = { (void *)(uintptr_t)0x5000, NULL };  /* cuGraphLaunch_params */
+	struct timespec ts = { 0, 2000000 };
+	int i, called = 0, launched = 0;
+	if (!fire) {
+		fprintf(stderr, "cupti_switch: the stand-in has no lp_fake_cupti_fire\n");
+		return 1;
+	}
+	memset(&gd, 0, sizeof(gd));
+	memset(&rd, 0, sizeof(rd));
+	memset(&cb, 0, sizeof(cb));
+	rd.resourceDescriptor = &gd;
+	gd.graph = (CUgraph)(uintptr_t)7;
+	for (i = 0; known && i < 120; i++) {
+		gd.node = (CUgraphNode)(uintptr_t)(1000 + i);
+		gd.nodeType = i < 100 ? CU_GRAPH_NODE_TYPE_KERNEL : CU_GRAPH_NODE_TYPE_MEMSET;
+		called += fire(CUPTI_CB_DOMAIN_RESOURCE, CUPTI_CBID_RESOURCE_GRAPHNODE_CREATED, &rd);
+	}
+	gd.graphExec = (CUgraphExec)params.exec;
+	if (known)
+		called += fire(CUPTI_CB_DOMAIN_RESOURCE, CUPTI_CBID_RESOURCE_GRAPHEXEC_CREATED, &rd);
+	if (called != (known ? 121 : 0)) {
+		fprintf(stderr, "cupti_switch: %d resource callbacks reached the tracer, expected %d\n", called, known ? 121 : 0);
+		failures++;
+	}
+	cb.callbackSite = CUPTI_API_ENTER;
+	cb.functionParams = &params;
+	push("decode_all");
+	for (i = 0; i < 4; i++) {
+		push("decode_step");
+		cb.correlationId = (uint32_t)i + 1;
+		launched += fire(CUPTI_CB_DOMAIN_DRIVER_API, 13, &cb);
+		nanosleep(&ts, NULL);
+		dpop(llm);
+	}
+	dpop(llm);
+	/* sampled: decided at the pop of the second step (the next is past first=2), detached after it */
+	if (launched != (known ? 2 : 4)) {
+		fprintf(stderr, "cupti_switch: the graph launch callback reached the tracer %d times, expected %d\n",
+			launched, known ? 2 : 4);
+		failures++;
+	}
+	printf("graph launches: sampled %d (expected %d)\n", lp_inj_sample_on(), known);
+	if (lp_inj_sample_on() != known) {
+		fprintf(stderr, "cupti_switch: auto %s, expected %s\n", lp_inj_sample_on() ? "sampled" : "stayed exact",
+			known ? "sampled (100 kernels a launch)" : "exact (1 a launch)");
+		failures++;
+	}
+	return failures ? 1 : 0;
+}
+
 /* bursts: every=4,burst=2,first=1,pick=first (lead=1 with `lead`) */
 static int bursts(int lead, int parent)
 {
-	const int all_cb = 6, all_kinds = 4;
+	const int all_cb = 8, all_kinds = 4;
 	/* unit 8 would be block 1's position 3, skipped; units 5 and 9 (block 2's position 0) start
 	 * bursts, so with lead the flush thread subscribes at the pops of units 3 and 7 */
 	static const int rec[] = { 1, 1, 1, 0, 0, 1, 1, 0 };
@@ -258,21 +325,23 @@ static int bursts(int lead, int parent)
 
 int main(int argc, char **argv)
 {
-	/* start-up enables the fake's two launch APIs (cuLaunchKernel, cuMemcpyHtoD_v2), cuProfilerStop
-	 * and three resource callbacks; kernel, memcpy, memset and overhead activity */
-	const int all_cb = 6, all_kinds = 4;
+	/* start-up enables the fake's three launch APIs (cuLaunchKernel, cuMemcpyHtoD_v2, cuGraphLaunch),
+	 * cuProfilerStop and four resource callbacks; kernel, memcpy, memset and overhead activity */
+	const int all_cb = 8, all_kinds = 4;
 	static const int recorded[] = { 1, 1, 0, 0, 0, 1, 0 };
 	int detach, skipped = 0, i;
 	void *h;
-	int burst;
+	int burst, graphw;
 	if (argc != 4 || (strcmp(argv[3], "keep") && strcmp(argv[3], "detach") && strcmp(argv[3], "burst") &&
 			  strcmp(argv[3], "lead") && strcmp(argv[3], "parent") && strcmp(argv[3], "delay") &&
 			  strcmp(argv[3], "delay1") && strcmp(argv[3], "delaywu") && strcmp(argv[3], "delaywu0") &&
-			  strcmp(argv[3], "warmup") && strcmp(argv[3], "warmupg"))) {
+			  strcmp(argv[3], "warmup") && strcmp(argv[3], "warmupg") && strcmp(argv[3], "graphw") &&
+			  strcmp(argv[3], "graphw0"))) {
 		fprintf(stderr, "usage: cupti_switch FAKE_LIBCUPTI TRACE_DIR "
-			"keep|detach|burst|lead|parent|delay|delay1|delaywu|delaywu0|warmup|warmupg\n");
+			"keep|detach|burst|lead|parent|delay|delay1|delaywu|delaywu0|warmup|warmupg|graphw|graphw0\n");
 		return 2;
 	}
+	graphw = !strcmp(argv[3], "graphw") ? 1 : !strcmp(argv[3], "graphw0") ? 2 : 0;
 	detach = !strcmp(argv[3], "detach");
 	burst = !strcmp(argv[3], "burst") ? 1 : !strcmp(argv[3], "lead") ? 2 : !strcmp(argv[3], "parent") ? 3
 		: !strcmp(argv[3], "delay") ? 4 : !strcmp(argv[3], "delay1") ? 5 : !strcmp(argv[3], "delaywu") ? 6
@@ -291,7 +360,7 @@ int main(int argc, char **argv)
 		setenv("LLMPROF_TRACE_BURST_REATTACH", "push", 1);
 	setenv("LLMPROF_CUPTI_LIB", argv[1], 1);
 	setenv("LLMPROF_TRACE_DIR", argv[2], 1);
-	setenv("LLMPROF_TRACE_SAMPLE", burst == 2 ? "every=4,burst=2,first=1,pick=first,lead=1"
+	setenv("LLMPROF_TRACE_SAMPLE", graphw ? "auto" : burst == 2 ? "every=4,burst=2,first=1,pick=first,lead=1"
 		: burst ? "every=4,burst=2,first=1,pick=first,lead=0" : "every=4,first=1,pick=first", 1);
 	if (detach)
 		setenv("LLMPROF_TRACE_SKIP_DETACH", "1", 1);
@@ -311,6 +380,8 @@ int main(int argc, char **argv)
 	llm = ((domain_create_fn)(uintptr_t)core2[NVTX_CBID_CORE2_DomainCreateA])("LLM");
 	dpush = (domain_push_fn)(uintptr_t)core2[NVTX_CBID_CORE2_DomainRangePushEx];
 	dpop = (domain_pop_fn)(uintptr_t)core2[NVTX_CBID_CORE2_DomainRangePop];
+	if (graphw)
+		return graph_weight(h, graphw == 1);
 	if (burst)
 		return bursts(burst == 2, burst >= 8 ? burst : burst == 6 ? 6 : burst == 5 || burst == 7 ? 4 : burst == 4 ? 2
 			: burst == 3);

@@ -49,7 +49,8 @@ int lp_tracing_mode_text(const struct lp_analysis *a, struct lp_buf *out)
 		lp_buf_adds(out, "Exact: every launch traced");
 		if (s->why == LP_TRACE_SAMPLE_WHY_AUTO_LOW)
 			lp_buf_addf(out, " (trace.sample=auto: %llu launches/s in the fastest of the first %s ranges, "
-				"at or below the threshold of %u)", (unsigned long long)s->launch_rate, unit, s->auto_rate);
+				"a CUDA graph's counted as its kernels, at or below the threshold of %u)",
+				(unsigned long long)s->launch_rate, unit, s->auto_rate);
 		else if (s->why == LP_TRACE_SAMPLE_WHY_AUTO_NONE)
 			lp_buf_addf(out, " (trace.sample=auto: no %s range past the first %u, nothing to decide on)", unit,
 				s->first);
