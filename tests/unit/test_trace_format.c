@@ -685,6 +685,32 @@ static void test_graph_captured_in_warmup(void **state)
 	lp_buf_release(&b);
 }
 
+/* The 1.1 records have their sizes checked too: a STAGE record shorter than its 48 bytes, a
+ * SAMPLING record shorter than 1.1's 72 (the fields after it read as 0 when absent). */
+static void test_short_stage_and_sampling(void **state)
+{
+	struct lp_buf b = LP_BUF_INIT;
+	struct lp_profile p;
+	struct lp_err err = LP_ERR_INIT;
+	uint8_t zero[96];
+	size_t base;
+	(void)state;
+	memset(zero, 0, sizeof(zero));
+	w_preamble(&b);
+	base = b.len;
+	w_rec(&b, LP_TREC_STAGE, zero, 8, NULL, 0);
+	expect_error(b.data, b.len, "STAGE record of 8 bytes, expected at least 48");
+	b.len = base;
+	w_rec(&b, LP_TREC_SAMPLING, zero, 64, NULL, 0);
+	expect_error(b.data, b.len, "SAMPLING record of 64 bytes, expected at least 72");
+	b.len = base;
+	w_rec(&b, LP_TREC_SAMPLING, zero, 72, NULL, 0);   /* a 1.1 writer's */
+	lp_profile_init(&p, "ok");
+	assert_int_equal(lp_trace_load_mem("ok.lptrace", b.data, b.len, &p, &err), 0);
+	lp_profile_release(&p);
+	lp_buf_release(&b);
+}
+
 /* A start/end range ended on another thread: its END may reach the file before its START. */
 static void test_end_before_start(void **state)
 {
@@ -715,6 +741,7 @@ int main(void)
 		cmocka_unit_test(test_graph_captured_outside_stages),
 		cmocka_unit_test(test_graph_captured_inside_stages),
 		cmocka_unit_test(test_graph_captured_in_warmup),
+		cmocka_unit_test(test_short_stage_and_sampling),
 		cmocka_unit_test(test_end_before_start),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
