@@ -80,6 +80,10 @@ typedef int (*domain_push_fn)(nvtxDomainHandle_t, const nvtxEventAttributes_t *)
 typedef int (*domain_pop_fn)(nvtxDomainHandle_t);
 typedef void (*state_fn)(int *, int *, int *, int *, int *);  /* lp_fake_cupti_state */
 
+/* start-up enables the fake's three launch APIs (cuLaunchKernel, cuMemcpyHtoD_v2, cuGraphLaunch),
+ * cuProfilerStop and four resource callbacks; kernel, memcpy, memset and overhead activity */
+enum { ALL_CB = 8, ALL_KINDS = 4 };
+
 static domain_push_fn dpush;
 static domain_pop_fn dpop;
 static nvtxDomainHandle_t llm;
@@ -129,8 +133,7 @@ static void wait_subscribed(void)
  * detached, G detached but subscribed with the four resource callbacks (trace.warmup=graphs) */
 static void expect_as(const char *where, char c, int detaches)
 {
-	const int all_cb = 8, all_kinds = 4;
-	expect(where, c != 'D', c == 'G' ? 4 : c != 'D' ? all_cb : 0, c == 'A' ? all_kinds : 0, detaches);
+	expect(where, c != 'D', c == 'G' ? 4 : c != 'D' ? ALL_CB : 0, c == 'A' ? ALL_KINDS : 0, detaches);
 }
 
 /* one generation (a decode_all of `n` decode_step units, `rec` the recorded ones) against what
@@ -161,9 +164,8 @@ static void generation(int gen, const int *rec, int n, const char *during, const
 /* A prefill range, which finds CUPTI attached with everything on (bursts). */
 static void prefill(const char *where, int detaches)
 {
-	const int all_cb = 8, all_kinds = 4;
 	push("prefill");
-	expect(where, 1, all_cb, all_kinds, detaches);
+	expect(where, 1, ALL_CB, ALL_KINDS, detaches);
 	dpop(llm);
 }
 
@@ -173,9 +175,8 @@ static void prefill(const char *where, int detaches)
  * decode_all's pop. */
 static void second_generation(const int *rec, int *detaches)
 {
-	const int all_cb = 8, all_kinds = 4;
 	generation(2, rec, 8, "AAADIAAI", "AADIAAII", detaches);
-	expect("gen 2 after decode_all", 1, all_cb, all_kinds, *detaches);
+	expect("gen 2 after decode_all", 1, ALL_CB, ALL_KINDS, *detaches);
 }
 
 /* Two nested warmup ranges holding a prefill and a whole generation: nothing of CUPTI's inside them
@@ -184,7 +185,6 @@ static void second_generation(const int *rec, int *detaches)
  * attached at the outer pop; then the next generation as the parent test's second. */
 static int warmup_then_second(const int *rec, int fin, int graphs)
 {
-	const int all_cb = 8, all_kinds = 4;
 	static const int none[8];
 	const char *held = graphs ? "GGGGGGGG" : "DDDDDDDD";   /* one letter a unit */
 	int detaches = fin;
@@ -198,7 +198,7 @@ static int warmup_then_second(const int *rec, int fin, int graphs)
 	dpop(llm);
 	expect_as("inner warmup's pop", held[0], fin);
 	dpop(llm);
-	expect("after warmup", 1, all_cb, all_kinds, fin);
+	expect("after warmup", 1, ALL_CB, ALL_KINDS, fin);
 	prefill("prefill", fin);
 	second_generation(rec, &detaches);
 	return failures ? 1 : 0;
@@ -266,7 +266,6 @@ static int graph_weight(void *fake, int known)
 /* bursts: every=4,burst=2,first=1,pick=first (lead=1 with `lead`) */
 static int bursts(int lead, int parent)
 {
-	const int all_cb = 8, all_kinds = 4;
 	/* unit 8 would be block 1's position 3, skipped; units 5 and 9 (block 2's position 0) start
 	 * bursts, so with lead the flush thread subscribes at the pops of units 3 and 7 */
 	static const int rec[] = { 1, 1, 1, 0, 0, 1, 1, 0 };
@@ -277,7 +276,7 @@ static int bursts(int lead, int parent)
 	if (parent >= 8) {
 		/* trace.warmup=detach: detached inside a warmup range (held), attached at its pop; 9:
 		 * the default, graphs: the graph node callbacks kept inside it */
-		expect("start-up", 1, all_cb, all_kinds, 0);
+		expect("start-up", 1, ALL_CB, ALL_KINDS, 0);
 		return warmup_then_second(rec, 1, parent == 9);
 	}
 	if (parent == 6) {
@@ -291,7 +290,7 @@ static int bursts(int lead, int parent)
 		expect("start-up", 0, 0, 0, 0);
 		prefill("prefill", 0);
 		generation(1, rec, 8, "AAADDAAD", "AADDAADD", &detaches);
-		expect("after decode_all", 1, all_cb, all_kinds, detaches);
+		expect("after decode_all", 1, ALL_CB, ALL_KINDS, detaches);
 		return failures ? 1 : 0;
 	}
 	if (parent == 2) {
@@ -300,17 +299,17 @@ static int bursts(int lead, int parent)
 		 * as the parent test's second (the attach 4 units before its foreseen end) */
 		expect("start-up", 0, 0, 0, 0);
 		generation(1, none, 8, "DDDDDDDD", "DDDDDDDD", &detaches);
-		expect("after decode_all", 1, all_cb, all_kinds, 0);
+		expect("after decode_all", 1, ALL_CB, ALL_KINDS, 0);
 		prefill("prefill", 0);
 		second_generation(rec, &detaches);
 		return failures ? 1 : 0;
 	}
-	expect("start-up", 1, all_cb, all_kinds, 0);
+	expect("start-up", 1, ALL_CB, ALL_KINDS, 0);
 	generation(1, rec, 8, lead ? "AAADIAAD" : "AAADDAAD", lead ? "AADIAADI" : "AADDAADD", &detaches);
 	if (parent) /* attached again at decode_all's pop (LLMPROF_TRACE_BURST_REATTACH's default) */
-		expect("after decode_all", 1, all_cb, all_kinds, detaches);
+		expect("after decode_all", 1, ALL_CB, ALL_KINDS, detaches);
 	else
-		expect("after decode_all", lead, lead ? all_cb : 0, 0, detaches);
+		expect("after decode_all", lead, lead ? ALL_CB : 0, 0, detaches);
 	prefill("prefill", detaches);
 	if (!parent)
 		return failures ? 1 : 0;
@@ -319,15 +318,12 @@ static int bursts(int lead, int parent)
 	/* twice as long: the attach ahead only inside the window before the foreseen end (the pops of
 	 * units 3 and 6); past it (unit 10) a burst detaches as usual */
 	generation(3, rec3, 16, "AAADIAAIIAADDAAD", "AADIAAIIAADDAADD", &detaches);
-	expect("gen 3 after decode_all", 1, all_cb, all_kinds, detaches);
+	expect("gen 3 after decode_all", 1, ALL_CB, ALL_KINDS, detaches);
 	return failures ? 1 : 0;
 }
 
 int main(int argc, char **argv)
 {
-	/* start-up enables the fake's three launch APIs (cuLaunchKernel, cuMemcpyHtoD_v2, cuGraphLaunch),
-	 * cuProfilerStop and four resource callbacks; kernel, memcpy, memset and overhead activity */
-	const int all_cb = 8, all_kinds = 4;
 	static const int recorded[] = { 1, 1, 0, 0, 0, 1, 0 };
 	int detach, skipped = 0, i;
 	void *h;
@@ -385,7 +381,7 @@ int main(int argc, char **argv)
 	if (burst)
 		return bursts(burst == 2, burst >= 8 ? burst : burst == 6 ? 6 : burst == 5 || burst == 7 ? 4 : burst == 4 ? 2
 			: burst == 3);
-	expect("start-up", 1, all_cb, all_kinds, 0);
+	expect("start-up", 1, ALL_CB, ALL_KINDS, 0);
 	push("decode_all");
 	for (i = 0; i < (int)(sizeof(recorded) / sizeof(recorded[0])); i++) {
 		char where[64];
@@ -393,14 +389,14 @@ int main(int argc, char **argv)
 		skipped += !recorded[i];
 		snprintf(where, sizeof(where), "unit %d (%s)", i, recorded[i] ? "recorded" : "skipped");
 		if (recorded[i])
-			expect(where, 1, all_cb, all_kinds, detach ? skipped : 0);
+			expect(where, 1, ALL_CB, ALL_KINDS, detach ? skipped : 0);
 		else if (detach)
 			expect(where, 0, 0, 0, skipped);
 		else /* cuProfilerStop off; launch APIs never called (all, here) stay on */
-			expect(where, 1, all_cb - 1, 0, 0);
+			expect(where, 1, ALL_CB - 1, 0, 0);
 		dpop(llm);
 		snprintf(where, sizeof(where), "after unit %d", i);
-		expect(where, 1, all_cb, all_kinds, detach ? skipped : 0); /* the work between units is recorded */
+		expect(where, 1, ALL_CB, ALL_KINDS, detach ? skipped : 0); /* the work between units is recorded */
 	}
 	dpop(llm);
 	return failures ? 1 : 0;
