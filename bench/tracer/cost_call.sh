@@ -32,7 +32,8 @@
 # LLMPROF_TRACE_WARMUP=record: CUPTI kept inside the warmup range, the default until run 30), autowu
 # (auto, the shim's first generate() call inside a warmup range: LLMPROF_AUTO_WARMUP=1, run.auto_warmup),
 # wugraphs (auto with LLMPROF_TRACE_WARMUP=graphs: the graph node callbacks kept inside the warm-up,
-# the default since run 31), wudetach (=detach: the default of run 30),
+# the default since run 31), wudetach (=detach: the default of run 30), autorec (auto with
+# LLMPROF_TRACE_BURST_REATTACH=parentrec: the kinds on at decode_all's pop, run 32's next step),
 # cuptild (no tracer, libcupti preloaded: LP_CUPTI_LIB or the loader's), burstparent ($LP_BURST with LLMPROF_TRACE_BURST_REATTACH=parent:
 # attached again at decode_all's pop, for the next prefill), burstskip (one
 # burst of one unit a generation: the detached steady state after a cycle).
@@ -146,7 +147,7 @@ mode_env() {
 	burstparent) s=$BURST ;;
 	burstskip) s=every=1000000,burst=1,first=0,pick=first ;;
 	sampled | exact | auto | nvtx | skip | skipnoev | skipnocb | skipdet | sampleddet | delay | delay2 | delay1 | late[2-9] | \
-		eager1 | eagerauto | afterwu | pwgen | pwcublas | autoempty | wurec | autowu | wugraphs | wudetach) ;;
+		eager1 | eagerauto | afterwu | pwgen | pwcublas | autoempty | wurec | autowu | wugraphs | wudetach | autorec) ;;
 	*) return 1 ;;
 	esac
 	[ "$1" = burstparent ] && E=(LLMPROF_TRACE_BURST_REATTACH=parent)
@@ -194,6 +195,9 @@ mode_env() {
 	autowu) E=(LLMPROF_AUTO_WARMUP=1); s=auto ;;
 	wugraphs) E=(LLMPROF_TRACE_WARMUP=graphs); s=auto ;;
 	wudetach) E=(LLMPROF_TRACE_WARMUP=detach); s=auto ;;
+	# run 32's next step: auto with the kinds turned on by the flush thread at decode_all's pop
+	# (LLMPROF_TRACE_BURST_REATTACH=parentrec), not at the next prefill's push
+	autorec) E=(LLMPROF_TRACE_BURST_REATTACH=parentrec); s=auto ;;
 	delay2) E=(LLMPROF_TRACE_CUPTI_DELAY=${LP_COST_CUPTI_DELAY:-4}); s=${LP_BURST2:-every=128,burst=8} ;;
 	esac
 	E+=(CUDA_INJECTION64_PATH=$LIB NVTX_INJECTION64_PATH=$LIB LLMPROF_TRACE_SAMPLE=$s LLMPROF_TRACE_CUPTI=$cupti "${tr[@]}")
