@@ -86,6 +86,8 @@ static struct {
 	uint32_t lead;                       /* bursts: the flush thread attaches `lead` units ahead */
 	int reattach_parent;                 /* bursts: attach at the units' parent's pop (env): 1 the
 	                                      * subscription, 2 with the kinds on (parentrec) */
+	uint64_t reattach_lead_ns;           /* LLMPROF_TRACE_REATTACH_LEAD_MS (0: off): the foreseen-end
+	                                      * attach that long ahead, in the previous parent's units */
 	int log_cycles;                      /* LLMPROF_TRACE_LOG_CYCLES=1: bursts' stages logged */
 	uint32_t cupti_delay;                /* LLMPROF_TRACE_CUPTI_DELAY: CUPTI started before this
 	                                      * parent ordinal (a diagnostic, cupti.c) */
@@ -337,7 +339,9 @@ static void init_once(void)
 	{
 		const char *ra = getenv("LLMPROF_TRACE_BURST_REATTACH");
 		/* default: at the parent's foreseen end and at its pop; `push`: only at the next push */
+		const char *lead = getenv("LLMPROF_TRACE_REATTACH_LEAD_MS");
 		S.reattach_parent = ra && !strcmp(ra, "push") ? 0 : ra && !strcmp(ra, "parentrec") ? 2 : 1;
+		S.reattach_lead_ns = lead && *lead ? (uint64_t)strtoull(lead, NULL, 10) * 1000000ull : 0;
 		S.log_cycles = lp_inj_env_on("LLMPROF_TRACE_LOG_CYCLES"); /* as cupti.c reads it */
 	}
 	S.cupti_delay = lp_inj_cupti_delay();
@@ -398,6 +402,22 @@ static void skip_end(void)
  * measured, and the next one looks again (an H100 run of examples/hf_generate.py read 8.5k/s in
  * the fastest of its first two steps, 35k/s later). A program that never gets faster stays
  * exact; the end says so (lp_inj_sample_finish). */
+/* How many units before the foreseen end of the next parent the flush thread attaches: 4
+ * (REATTACH_END_UNITS), or with LLMPROF_TRACE_REATTACH_LEAD_MS=T (a candidate, bench/tracer/
+ * README.md run 32's next step) T's worth of the parent that just ended, from its units' period,
+ * at least 4 and at most a quarter of its units. An attach takes 12-40 ms (run 24): 4 units of
+ * 1.5 ms steps (graph_decode.py) leave the next prefill's push waiting for it. */
+static uint32_t reattach_units(const struct lp_inj_thread *t)
+{
+	uint32_t n = t->unit_index, cap = n / 4 > REATTACH_END_UNITS ? n / 4 : REATTACH_END_UNITS;
+	uint64_t period, k;
+	if (!S.reattach_lead_ns || n < 2 || t->unit_last_ns <= t->unit_first_ns)
+		return REATTACH_END_UNITS;
+	period = (t->unit_last_ns - t->unit_first_ns) / (n - 1);
+	k = period ? (S.reattach_lead_ns + period - 1) / period : cap;
+	return k < REATTACH_END_UNITS ? REATTACH_END_UNITS : k > cap ? cap : (uint32_t)k;
+}
+
 static int decide(const struct lp_inj_thread *t, uint64_t now)
 {
 	uint64_t rate = t->rate_max, seen;
@@ -514,12 +534,19 @@ uint32_t lp_inj_stage_push(struct lp_inj_thread *t, uint32_t name_sid, uint64_t 
 		int mode = atomic_load_explicit(&S.mode, memory_order_relaxed), record = 1;
 		uint64_t now = lp_inj_now_ns();
 		if (parent != t->unit_parent) {
-			if (t->unit_index)
+			if (t->unit_index) {
 				t->unit_prev = t->unit_index;
+				t->reattach_units = reattach_units(t);
+				if (S.log_cycles && S.reattach_lead_ns)
+					lp_inj_log("stages: the next parent's end foreseen %u units ahead (%u units before)",
+						t->reattach_units, t->unit_prev);
+			}
 			t->unit_parent = parent;
 			t->unit_index = 0;
 			t->unit_parents++;
+			t->unit_first_ns = now;
 		}
+		t->unit_last_ns = now;
 		index = t->unit_index++;
 		if (index >= S.first) {
 			if (mode == MODE_PENDING)
@@ -621,7 +648,7 @@ static int burst_pop(struct lp_inj_thread *t, uint32_t mark, void *ev)
 			}
 		}
 	}
-	/* the parent's end foreseen (REATTACH_END_UNITS before it, the previous parent's count of
+	/* the parent's end foreseen (reattach_units() before it, the previous parent's count of
 	 * units): the flush thread attaches now, so the next stage range (the next generation's
 	 * prefill, a few milliseconds after this parent's pop) finds CUPTI attached instead of
 	 * waiting for an attach of 12-40 ms at its push (bench/tracer/README.md run 24); the units
@@ -629,7 +656,7 @@ static int burst_pop(struct lp_inj_thread *t, uint32_t mark, void *ev)
 	 * after its next burst as usual (at most a block attached and idle). A no-op while attached
 	 * or attaching. */
 	if (S.reattach_parent && !next && t->unit_prev && t->unit_index < t->unit_prev &&
-	    t->unit_index + REATTACH_END_UNITS >= t->unit_prev)
+	    t->unit_index + (t->reattach_units ? t->reattach_units : REATTACH_END_UNITS) >= t->unit_prev)
 		lp_inj_cupti_attach_ahead(0);
 	return switched;
 }

@@ -105,6 +105,7 @@ __attribute__((noinline, cold)) static struct lp_inj_thread *self_slow(struct lp
 		t->unit_index = 0;
 		t->unit_parents = 0;
 		t->unit_prev = 0;
+		t->reattach_units = 0;
 		t->unit_skipping = 0;
 		t->buf = NULL; /* the fork handler took the slot's buffer away (a new thread has none) */
 		t->wlen = t->wcap = 0;

@@ -34,6 +34,7 @@
 # wugraphs (auto with LLMPROF_TRACE_WARMUP=graphs: the graph node callbacks kept inside the warm-up,
 # the default since run 31), wudetach (=detach: the default of run 30), autorec (auto with
 # LLMPROF_TRACE_BURST_REATTACH=parentrec: the kinds on at decode_all's pop, run 32's next step),
+# autolead (auto with LLMPROF_TRACE_REATTACH_LEAD_MS=50: the foreseen-end attach by time),
 # cuptild (no tracer, libcupti preloaded: LP_CUPTI_LIB or the loader's), burstparent ($LP_BURST with LLMPROF_TRACE_BURST_REATTACH=parent:
 # attached again at decode_all's pop, for the next prefill), burstskip (one
 # burst of one unit a generation: the detached steady state after a cycle).
@@ -147,7 +148,7 @@ mode_env() {
 	burstparent) s=$BURST ;;
 	burstskip) s=every=1000000,burst=1,first=0,pick=first ;;
 	sampled | exact | auto | nvtx | skip | skipnoev | skipnocb | skipdet | sampleddet | delay | delay2 | delay1 | late[2-9] | \
-		eager1 | eagerauto | afterwu | pwgen | pwcublas | autoempty | wurec | autowu | wugraphs | wudetach | autorec) ;;
+		eager1 | eagerauto | afterwu | pwgen | pwcublas | autoempty | wurec | autowu | wugraphs | wudetach | autorec | autolead) ;;
 	*) return 1 ;;
 	esac
 	[ "$1" = burstparent ] && E=(LLMPROF_TRACE_BURST_REATTACH=parent)
@@ -198,6 +199,8 @@ mode_env() {
 	# run 32's next step: auto with the kinds turned on by the flush thread at decode_all's pop
 	# (LLMPROF_TRACE_BURST_REATTACH=parentrec), not at the next prefill's push
 	autorec) E=(LLMPROF_TRACE_BURST_REATTACH=parentrec); s=auto ;;
+	# and the foreseen-end attach 50 ms ahead of the generation's end instead of 4 units
+	autolead) E=(LLMPROF_TRACE_REATTACH_LEAD_MS=50); s=auto ;;
 	delay2) E=(LLMPROF_TRACE_CUPTI_DELAY=${LP_COST_CUPTI_DELAY:-4}); s=${LP_BURST2:-every=128,burst=8} ;;
 	esac
 	E+=(CUDA_INJECTION64_PATH=$LIB NVTX_INJECTION64_PATH=$LIB LLMPROF_TRACE_SAMPLE=$s LLMPROF_TRACE_CUPTI=$cupti "${tr[@]}")

@@ -167,7 +167,8 @@ class Model(object):
 
 # what cost_call.sh's modes set, for --env-log (tests/e2e/bench_cost_modes.sh)
 ENV_SHOWN = ("CUDA_MODULE_LOADING", "LLMPROF_BENCH_PREWARM", "LLMPROF_TRACE_CUPTI_DELAY", "LLMPROF_TRACE_SAMPLE", "LLMPROF_TRACE_WARMUP",
-             "LLMPROF_AUTO_WARMUP", "LLMPROF_AUTO_DIR", "LLMPROF_TRACE_BURST_REATTACH")
+             "LLMPROF_AUTO_WARMUP", "LLMPROF_AUTO_DIR", "LLMPROF_TRACE_BURST_REATTACH",
+             "LLMPROF_TRACE_REATTACH_LEAD_MS")
 
 
 def main(argv):

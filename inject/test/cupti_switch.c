@@ -51,6 +51,11 @@
  *                                            but subscribed inside the warm-up with its four
  *                                            resource callbacks alone (no launch callback, no
  *                                            kind), the same subscription kept at the outer pop.
+ *   cupti_switch FAKE_LIB TRACE_DIR parentlead (every=64,burst=2,first=1,pick=first,lead=0 and
+ *                                            LLMPROF_TRACE_REATTACH_LEAD_MS=20) two generations of
+ *                                            40 units of 2 ms: the second's foreseen-end attach
+ *                                            comes 10 units ahead (20 ms of 2 ms units, at most a
+ *                                            quarter of 40), at the pop of unit 29, not 4 ahead;
  *   cupti_switch FAKE_LIB TRACE_DIR graphw   (trace.sample=auto) a graph of 100 kernel nodes and
  *                                            20 memset nodes made and instantiated, then launched
  *                                            once in each of 4 decode steps of 2 ms: auto counts
@@ -84,6 +89,7 @@ typedef void (*state_fn)(int *, int *, int *, int *, int *);  /* lp_fake_cupti_s
  * cuProfilerStop and four resource callbacks; kernel, memcpy, memset and overhead activity */
 enum { ALL_CB = 8, ALL_KINDS = 4 };
 
+static long unit_sleep_ns;   /* each unit's time inside (generation()) */
 static domain_push_fn dpush;
 static domain_pop_fn dpop;
 static nvtxDomainHandle_t llm;
@@ -150,6 +156,10 @@ static void generation(int gen, const int *rec, int n, const char *during, const
 		push("decode_step");
 		snprintf(where, sizeof(where), "gen %d unit %d", gen, i);
 		expect_as(where, d, *detaches);
+		if (unit_sleep_ns) {
+			struct timespec ts = { 0, unit_sleep_ns };
+			nanosleep(&ts, NULL);
+		}
 		dpop(llm);
 		if (rec[i] && !(i + 1 < n && rec[i + 1]))
 			(*detaches)++;
@@ -201,6 +211,29 @@ static int warmup_then_second(const int *rec, int fin, int graphs)
 	expect("after warmup", 1, ALL_CB, ALL_KINDS, fin);
 	prefill("prefill", fin);
 	second_generation(rec, &detaches);
+	return failures ? 1 : 0;
+}
+
+/* parentlead: two generations of 40 units of 2 ms (letters as expect_as's); the second attaches
+ * ahead at unit 29's pop with the lead of 20 ms (10 units), else it would at unit 35's */
+static int parent_lead(void)
+{
+	int rec[40] = { 1, 1, 1 }, detaches = 0, i;
+	char during[41], after1[41], after2[41];
+	unit_sleep_ns = 2000000;
+	for (i = 0; i < 40; i++) {
+		during[i] = i < 3 ? 'A' : 'D';
+		after1[i] = i < 2 ? 'A' : 'D';
+		after2[i] = i < 2 ? 'A' : i < 29 ? 'D' : 'I';
+	}
+	during[40] = after1[40] = after2[40] = '\0';
+	expect("start-up", 1, ALL_CB, ALL_KINDS, 0);
+	generation(1, rec, 40, during, after1, &detaches);
+	expect("gen 1 after decode_all", 1, ALL_CB, ALL_KINDS, detaches);
+	prefill("prefill", detaches);
+	for (i = 30; i < 40; i++)
+		during[i] = 'I';
+	generation(2, rec, 40, during, after2, &detaches);
 	return failures ? 1 : 0;
 }
 
@@ -327,16 +360,21 @@ int main(int argc, char **argv)
 	static const int recorded[] = { 1, 1, 0, 0, 0, 1, 0 };
 	int detach, skipped = 0, i;
 	void *h;
-	int burst, graphw;
+	int burst, graphw, plead;
 	if (argc != 4 || (strcmp(argv[3], "keep") && strcmp(argv[3], "detach") && strcmp(argv[3], "burst") &&
 			  strcmp(argv[3], "lead") && strcmp(argv[3], "parent") && strcmp(argv[3], "delay") &&
 			  strcmp(argv[3], "delay1") && strcmp(argv[3], "delaywu") && strcmp(argv[3], "delaywu0") &&
 			  strcmp(argv[3], "warmup") && strcmp(argv[3], "warmupg") && strcmp(argv[3], "graphw") &&
-			  strcmp(argv[3], "graphw0"))) {
+			  strcmp(argv[3], "graphw0") && strcmp(argv[3], "parentlead"))) {
 		fprintf(stderr, "usage: cupti_switch FAKE_LIBCUPTI TRACE_DIR "
-			"keep|detach|burst|lead|parent|delay|delay1|delaywu|delaywu0|warmup|warmupg|graphw|graphw0\n");
+			"keep|detach|burst|lead|parent|delay|delay1|delaywu|delaywu0|warmup|warmupg|graphw|graphw0|parentlead\n");
 		return 2;
 	}
+	plead = !strcmp(argv[3], "parentlead");
+	if (plead)
+		setenv("LLMPROF_TRACE_REATTACH_LEAD_MS", "20", 1);
+	else
+		unsetenv("LLMPROF_TRACE_REATTACH_LEAD_MS");
 	graphw = !strcmp(argv[3], "graphw") ? 1 : !strcmp(argv[3], "graphw0") ? 2 : 0;
 	detach = !strcmp(argv[3], "detach");
 	burst = !strcmp(argv[3], "burst") ? 1 : !strcmp(argv[3], "lead") ? 2 : !strcmp(argv[3], "parent") ? 3
@@ -350,13 +388,13 @@ int main(int argc, char **argv)
 		setenv("LLMPROF_TRACE_CUPTI_DELAY", burst == 4 ? "2" : burst == 5 ? "1" : "warmup", 1);
 	else
 		unsetenv("LLMPROF_TRACE_CUPTI_DELAY");
-	if (burst >= 3)
+	if (burst >= 3 || plead)
 		unsetenv("LLMPROF_TRACE_BURST_REATTACH"); /* the default: at the parent's foreseen end and pop */
 	else
 		setenv("LLMPROF_TRACE_BURST_REATTACH", "push", 1);
 	setenv("LLMPROF_CUPTI_LIB", argv[1], 1);
 	setenv("LLMPROF_TRACE_DIR", argv[2], 1);
-	setenv("LLMPROF_TRACE_SAMPLE", graphw ? "auto" : burst == 2 ? "every=4,burst=2,first=1,pick=first,lead=1"
+	setenv("LLMPROF_TRACE_SAMPLE", graphw ? "auto" : plead ? "every=64,burst=2,first=1,pick=first,lead=0" : burst == 2 ? "every=4,burst=2,first=1,pick=first,lead=1"
 		: burst ? "every=4,burst=2,first=1,pick=first,lead=0" : "every=4,first=1,pick=first", 1);
 	if (detach)
 		setenv("LLMPROF_TRACE_SKIP_DETACH", "1", 1);
@@ -378,6 +416,8 @@ int main(int argc, char **argv)
 	dpop = (domain_pop_fn)(uintptr_t)core2[NVTX_CBID_CORE2_DomainRangePop];
 	if (graphw)
 		return graph_weight(h, graphw == 1);
+	if (plead)
+		return parent_lead();
 	if (burst)
 		return bursts(burst == 2, burst >= 8 ? burst : burst == 6 ? 6 : burst == 5 || burst == 7 ? 4 : burst == 4 ? 2
 			: burst == 3);
