@@ -145,34 +145,26 @@ mode_env() {
 	burst) s=$BURST ;;
 	burstlead) s=$BURST,lead=${LP_BURST_LEAD:-2} ;;
 	burst2) s=${LP_BURST2:-every=128,burst=8} ;;
-	burstparent) s=$BURST ;;
+	burstparent) E=(LLMPROF_TRACE_BURST_REATTACH=parent); s=$BURST ;;
 	burstskip) s=every=1000000,burst=1,first=0,pick=first ;;
-	sampled | exact | auto | nvtx | skip | skipnoev | skipnocb | skipdet | sampleddet | delay | delay2 | delay1 | late[2-9] | \
-		eager1 | eagerauto | afterwu | pwgen | pwcublas | autoempty | wurec | autowu | wugraphs | wudetach | autorec | autolead) ;;
-	*) return 1 ;;
-	esac
-	[ "$1" = burstparent ] && E=(LLMPROF_TRACE_BURST_REATTACH=parent)
-	# LP_COST_FLUSH_MS: the tracer's flush period (LLMPROF_TRACE_FLUSH_MS, 500 ms; its CUPTI flush
-	# period too). In step turns a process runs 1/N of the wall time, so a wall-clock period comes
-	# N times as often per step as in a process running alone: N x 500 keeps it per step
-	[ -n "${LP_COST_FLUSH_MS:-}" ] && tr+=(LLMPROF_TRACE_FLUSH_MS=$LP_COST_FLUSH_MS)
-	case $1 in burst*) E+=(LLMPROF_TRACE_LOG_CYCLES=1 CUDA_INJECTION64_PATH=$LIB NVTX_INJECTION64_PATH=$LIB LLMPROF_TRACE_SAMPLE=$s LLMPROF_TRACE_CUPTI=1 "${tr[@]}"); return 0 ;; esac
-	[ "$1" = exact ] && s=off
-	[ "$1" = auto ] && s=auto
-	case $1 in skip*) s=every=1000000,first=0,pick=first ;; esac
-	[ "$1" = skipnoev ] && E=(LLMPROF_TRACE_STAGE_EVENTS=0)
-	[ "$1" = skipnocb ] && E=(LLMPROF_TRACE_API_CALLBACKS=0)
-	case $1 in *det) E=(LLMPROF_TRACE_SKIP_DETACH=1) ;; esac
-	[ "$1" = nvtx ] && { s=off; cupti=0; }
+	sampled) ;;
+	sampleddet) E=(LLMPROF_TRACE_SKIP_DETACH=1) ;;
+	exact) s=off ;;
+	auto) s=auto ;;
+	nvtx) s=off; cupti=0 ;;
+	skip) s=every=1000000,first=0,pick=first ;;
+	skipnoev) E=(LLMPROF_TRACE_STAGE_EVENTS=0); s=every=1000000,first=0,pick=first ;;
+	skipnocb) E=(LLMPROF_TRACE_API_CALLBACKS=0); s=every=1000000,first=0,pick=first ;;
+	skipdet) E=(LLMPROF_TRACE_SKIP_DETACH=1); s=every=1000000,first=0,pick=first ;;
 	# delay (run 26's next step): auto, CUPTI started only before the LP_COST_CUPTI_DELAY-th
 	# generation (4: hf_generate.py's warm-up and 2 measured ones without it), so one process has
 	# steps before CUPTI's first attach and detached steps after it (sample_check.py places);
 	# delay2: the same with LP_BURST2's schedule (run 27: every=128 beside the default); delay1:
 	# auto with CUPTI started at the first stage range's push (LLMPROF_TRACE_CUPTI_DELAY=1, run 27's
 	# next step: the program's set-up without CUPTI, its first generation with it)
-	case $1 in
 	delay) E=(LLMPROF_TRACE_CUPTI_DELAY=${LP_COST_CUPTI_DELAY:-4}); s=auto ;;
 	delay1) E=(LLMPROF_TRACE_CUPTI_DELAY=1); s=auto ;;
+	delay2) E=(LLMPROF_TRACE_CUPTI_DELAY=${LP_COST_CUPTI_DELAY:-4}); s=${LP_BURST2:-every=128,burst=8} ;;
 	# run 28's next step: lateN, auto with CUPTI started before the N-th generation (N = 2 to 9,
 	# one process each beside the others: which generation's start, under CUPTI, costs); eager1
 	# and eagerauto, delay1 and auto with every module loaded at the context's creation
@@ -201,8 +193,13 @@ mode_env() {
 	autorec) E=(LLMPROF_TRACE_BURST_REATTACH=parentrec); s=auto ;;
 	# and the foreseen-end attach 50 ms ahead of the generation's end instead of 4 units
 	autolead) E=(LLMPROF_TRACE_REATTACH_LEAD_MS=50); s=auto ;;
-	delay2) E=(LLMPROF_TRACE_CUPTI_DELAY=${LP_COST_CUPTI_DELAY:-4}); s=${LP_BURST2:-every=128,burst=8} ;;
+	*) return 1 ;;
 	esac
+	# LP_COST_FLUSH_MS: the tracer's flush period (LLMPROF_TRACE_FLUSH_MS, 500 ms; its CUPTI flush
+	# period too). In step turns a process runs 1/N of the wall time, so a wall-clock period comes
+	# N times as often per step as in a process running alone: N x 500 keeps it per step
+	[ -n "${LP_COST_FLUSH_MS:-}" ] && tr+=(LLMPROF_TRACE_FLUSH_MS=$LP_COST_FLUSH_MS)
+	case $1 in burst*) E+=(LLMPROF_TRACE_LOG_CYCLES=1 CUDA_INJECTION64_PATH=$LIB NVTX_INJECTION64_PATH=$LIB LLMPROF_TRACE_SAMPLE=$s LLMPROF_TRACE_CUPTI=1 "${tr[@]}"); return 0 ;; esac
 	E+=(CUDA_INJECTION64_PATH=$LIB NVTX_INJECTION64_PATH=$LIB LLMPROF_TRACE_SAMPLE=$s LLMPROF_TRACE_CUPTI=$cupti "${tr[@]}")
 }
 
