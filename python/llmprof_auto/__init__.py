@@ -36,6 +36,7 @@ import os
 import sys
 import threading
 import time
+import weakref
 
 from .tracker import StageTracker, STAGE_NAMES  # noqa: F401
 from . import hooks as _hooks
@@ -303,12 +304,12 @@ def _register(module, pre, post, wrap=_eager):
     return [h1, h2]
 
 
-def attach(model, host=None):
-    """Hooks a causal LM's forward (and, with LLMPROF_AUTO_OPS=1, its layers). Idempotent. `host`:
-    the module whose call runs the model's (torch.compile's wrapper, _patch_dynamo): hooked too,
-    and the model's own hooks then do nothing while compile traces them (_untraced), so that the
-    wrapper's compiled call has no break, and a direct call of the model (generate() on the
-    wrapper runs the model's) still gets its ranges."""
+def attach(model, hosts=()):
+    """Hooks a causal LM's forward (and, with LLMPROF_AUTO_OPS=1, its layers). Idempotent. `hosts`:
+    the modules whose call runs the model's (torch.compile's wrappers, _patch_dynamo; a model
+    compiled twice has two): hooked too, and the model's own hooks then do nothing while compile
+    traces them (_untraced), so that a wrapper's compiled call has no break, and a direct call of
+    the model (generate() on a wrapper runs the model's) still gets its ranges."""
     if getattr(model, "_llmprof_auto", False) or not _is_generator(model):
         return False
     tr = _state["tracker"]
@@ -338,13 +339,14 @@ def attach(model, host=None):
         model._llmprof_auto = True
     except Exception:
         return False
-    handles = _register(model, pre, post, _eager if host is None else _untraced)
-    if handles is not None and host is not None:
-        outer = _register(host, pre, post)
+    handles = _register(model, pre, post, _untraced if hosts else _eager)
+    for host in hosts:
+        outer = _register(host, pre, post) if handles is not None else None
         handles = handles + outer if outer is not None else None
     if handles is None:
         return False
     model._llmprof_auto_handles = handles
+    model._llmprof_auto_hosts = [weakref.ref(h) for h in hosts]
     if os.environ.get("LLMPROF_AUTO_OPS") == "1" and not getattr(model, "_llmprof_auto_ops", False):
         model._llmprof_auto_ops = True
         add_op_ranges(model)
@@ -457,7 +459,7 @@ def _patch_dynamo(mod):
     """torch.compile(model) wraps a hooked model in an OptimizedModule whose compiled call runs the
     model's hooks inside the compiled region: kept out of it (_eager), they break the graph,
     which fullgraph=True refuses. So the wrapper gets the stage hooks, whose own hooks run before
-    and after the compiled call, and the model's become no-ops while traced (attach's `host`;
+    and after the compiled call, and the model's become no-ops while traced (attach's `hosts`;
     bench/tracer/README.md run 31)."""
     def wrap(orig):
         def __init__(self, *a, **k):
@@ -465,8 +467,9 @@ def _patch_dynamo(mod):
             try:
                 inner = getattr(self, "_orig_mod", None)
                 if inner is not None and getattr(inner, "_llmprof_auto_handles", None):
+                    hosts = [r() for r in getattr(inner, "_llmprof_auto_hosts", None) or []]
                     detach(inner)
-                    attach(inner, host=self)
+                    attach(inner, [h for h in hosts if h is not None] + [self])
             except Exception as e:
                 _say("cannot move the hooks out of torch.compile", e)
         return __init__

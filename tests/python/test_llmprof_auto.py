@@ -325,6 +325,32 @@ print(json.dumps([len(m._pre), len(m._post), len(c._pre), len(c._post), rec[:n],
         self.assertEqual(out["plain"][6], [True, False, True, False])  # (c is m)
         self.assertEqual(out["compiled"][6], [False, False, True])
 
+    def test_model_compiled_twice_keeps_both_wrappers(self):
+        # torch.compile(model) twice: both wrappers keep the stage hooks (the second used to take
+        # them from the first), each call through either gets its ranges once
+        code = RECORDING + r'''
+import fake_hf_program as f
+from torch._dynamo.eval_frame import OptimizedModule
+import torch.compiler
+m = f.FakeLlamaForCausalLM()
+c1 = OptimizedModule(m)
+c2 = OptimizedModule(m)
+out = []
+for c in (c1, c2, c1):
+    torch.compiler.compiling = True
+    c(input_ids=f.torch.Tensor(2, 16))
+    torch.compiler.compiling = False
+    llmprof_auto.tracker().generate_exit()
+    out.append(list(rec))
+    del rec[:]
+print(json.dumps([len(c1._pre), len(c2._pre), len(m._pre), out]))
+'''
+        p = run_child(["-c", 'import sys; sys.argv = ["x", "generate"]\n' + code], extra_path=[HERE])
+        self.assertEqual(p.returncode, 0, p.stderr)
+        n1, n2, nm, out = json.loads(p.stdout.strip().splitlines()[-1])
+        self.assertEqual((n1, n2, nm), (1, 1, 1))
+        self.assertEqual(out, [["prefill", "pop"]] * 3)
+
     def test_off_switch(self):
         p = run_child(["-c", "import sys; print('llmprof_auto' in sys.modules)"],
                       env={"LLMPROF_AUTO_STAGES": "0"})
