@@ -58,7 +58,7 @@ struct lp_inj_thread {
 	uint64_t unit_parent;           /* sample.c: parent range of the last sampling unit pushed */
 	uint32_t unit_parents;          /* sample.c: times unit_parent changed (the parent ordinal) */
 	uint32_t unit_prev;             /* sample.c: units under the previous parent (0: none yet) */
-	uint32_t reattach_units;        /* sample.c: the foreseen-end attach this many units ahead (0: 4) */
+	uint32_t reattach_units;        /* sample.c: the foreseen-end attach this many units ahead (set with unit_prev) */
 	uint64_t unit_first_ns, unit_last_ns; /* sample.c: pushes of the parent's first and last unit */
 	uint32_t unit_skipping;         /* sample.c: inside an unrecorded unit (1) */
 	uint64_t unit_t0, unit_l0;      /* sample.c: clock and launches at the open unit's push */

@@ -394,14 +394,6 @@ static void skip_end(void)
 	pthread_mutex_unlock(&S.switch_lock);
 }
 
-/* auto: the launch rate of the fastest unit recorded so far on this thread (or, with first=0, the
- * rate since the start). The fastest, not the mean: the first decode steps of a process load
- * modules and pick kernels (an H100 run measured 4.7k launches/s over its first two steps against
- * 55k/s later). Above the threshold, sampled from here on (decided once, for the process); at or
- * below it, nothing is decided yet: the unit is recorded (flagged MEASURED, exact stratum) and
- * measured, and the next one looks again (an H100 run of examples/hf_generate.py read 8.5k/s in
- * the fastest of its first two steps, 35k/s later). A program that never gets faster stays
- * exact; the end says so (lp_inj_sample_finish). */
 /* How many units before the foreseen end of the next parent the flush thread attaches: 4
  * (REATTACH_END_UNITS), or with LLMPROF_TRACE_REATTACH_LEAD_MS=T (a candidate, bench/tracer/
  * README.md run 32's next step) T's worth of the parent that just ended, from its units' period,
@@ -418,6 +410,14 @@ static uint32_t reattach_units(const struct lp_inj_thread *t)
 	return k < REATTACH_END_UNITS ? REATTACH_END_UNITS : k > cap ? cap : (uint32_t)k;
 }
 
+/* auto: the launch rate of the fastest unit recorded so far on this thread (or, with first=0, the
+ * rate since the start). The fastest, not the mean: the first decode steps of a process load
+ * modules and pick kernels (an H100 run measured 4.7k launches/s over its first two steps against
+ * 55k/s later). Above the threshold, sampled from here on (decided once, for the process); at or
+ * below it, nothing is decided yet: the unit is recorded (flagged MEASURED, exact stratum) and
+ * measured, and the next one looks again (an H100 run of examples/hf_generate.py read 8.5k/s in
+ * the fastest of its first two steps, 35k/s later). A program that never gets faster stays
+ * exact; the end says so (lp_inj_sample_finish). */
 static int decide(const struct lp_inj_thread *t, uint64_t now)
 {
 	uint64_t rate = t->rate_max, seen;
@@ -656,7 +656,7 @@ static int burst_pop(struct lp_inj_thread *t, uint32_t mark, void *ev)
 	 * after its next burst as usual (at most a block attached and idle). A no-op while attached
 	 * or attaching. */
 	if (S.reattach_parent && !next && t->unit_prev && t->unit_index < t->unit_prev &&
-	    t->unit_index + (t->reattach_units ? t->reattach_units : REATTACH_END_UNITS) >= t->unit_prev)
+	    t->unit_index + t->reattach_units >= t->unit_prev)
 		lp_inj_cupti_attach_ahead(0);
 	return switched;
 }
