@@ -8,7 +8,8 @@
  *     id with the launching thread's innermost NVTX range instance: one record per launch, no
  *     lock (LLMPROF_TRACE_RUNTIME_API=1 adds the runtime API's callbacks, for a driver that would
  *     not nest its calls);
- *   - graph node creation/cloning callbacks remember the range open at capture time per node;
+ *   - graph node creation/cloning callbacks remember the range open at capture time per node
+ *     (cupti_graph.c, which also counts each graph's kernels for auto's launch rate);
  *   - cuProfilerStop asks for a flush; context creation writes the device's properties.
  * libcupti and libcuda are opened with dlopen, so the library also loads on a machine without
  * CUDA (NVTX-only tracing). Every CUPTI call's result is checked; failures land in the log and in
@@ -195,87 +196,6 @@ static void write_device(CUcontext ctx)
 	lp_inj_append(LP_TREC_DEVICE, &d, sizeof(d), NULL, 0);
 }
 
-/* The count of `key` in table `t` (lp_graph_count), added when `add`; NULL when absent (or the
- * table is full). Lock-free: a slot's key is set once. */
-static _Atomic uint32_t *graph_count(struct lp_graph_count *t, uint64_t key, int add)
-{
-	size_t i, h = (size_t)((key * 0x9E3779B97F4A7C15ull) >> 40);
-	for (i = 0; i < LP_GRAPH_SLOTS; i++) {
-		struct lp_graph_count *e = &t[(h + i) & (LP_GRAPH_SLOTS - 1)];
-		uint64_t k = atomic_load_explicit(&e->key, memory_order_acquire);
-		if (k == key)
-			return &e->n;
-		if (!k) {
-			if (!add)
-				return NULL;
-			if (atomic_compare_exchange_strong(&e->key, &k, key) || k == key)
-				return &e->n;
-		}
-	}
-	return NULL;
-}
-
-/* A kernel node made in a graph (captured or added): one more for its graph id. */
-static void graph_kernel_made(const CUpti_GraphData *gd)
-{
-	uint32_t id = 0;
-	_Atomic uint32_t *n;
-	if (gd->nodeType != CU_GRAPH_NODE_TYPE_KERNEL || !gd->graph ||
-	    p_cuptiGetGraphId(gd->graph, &id) != CUPTI_SUCCESS)
-		return;
-	if ((n = graph_count(inj_c.graph_kernels, (uint64_t)id + 1, 1)) != NULL)
-		atomic_fetch_add_explicit(n, 1, memory_order_relaxed);
-}
-
-/* An executable graph instantiated from a graph: it launches that graph's kernel nodes. */
-static void graph_exec_made(const CUpti_ResourceData *rd)
-{
-	const CUpti_GraphData *gd = rd ? (const CUpti_GraphData *)rd->resourceDescriptor : NULL;
-	uint32_t id = 0;
-	_Atomic uint32_t *from, *to;
-	if (!gd || !gd->graph || !gd->graphExec || p_cuptiGetGraphId(gd->graph, &id) != CUPTI_SUCCESS ||
-	    !(from = graph_count(inj_c.graph_kernels, (uint64_t)id + 1, 0)) ||
-	    !(to = graph_count(inj_c.exec_kernels, (uint64_t)(uintptr_t)gd->graphExec, 1)))
-		return;
-	atomic_store_explicit(to, atomic_load_explicit(from, memory_order_relaxed), memory_order_relaxed);
-}
-
-/* What a graph launch (cuGraphLaunch, cudaGraphLaunch: the executable graph is the first
- * parameter of each) counts for auto's launch rate: its kernels, or 1 when not known. */
-static uint64_t graph_launch_weight(const CUpti_CallbackData *cb)
-{
-	const void *exec = cb->functionParams ? *(const void *const *)cb->functionParams : NULL;
-	_Atomic uint32_t *n = exec ? graph_count(inj_c.exec_kernels, (uint64_t)(uintptr_t)exec, 0) : NULL;
-	uint32_t k = n ? atomic_load_explicit(n, memory_order_relaxed) : 0;
-	return k ? k : 1;
-}
-
-static void graph_node(const CUpti_ResourceData *rd, int cloned)
-{
-	const CUpti_GraphData *gd = rd ? (const CUpti_GraphData *)rd->resourceDescriptor : NULL;
-	struct lp_trace_graph_node r;
-	if (!gd || !gd->node)
-		return;
-	if (!cloned)
-		graph_kernel_made(gd);
-	memset(&r, 0, sizeof(r));
-	if (lp_cupti_failed(p_cuptiGetGraphNodeId(gd->node, &r.node_id), "cuptiGetGraphNodeId"))
-		return;
-	if (cloned) {
-		if (!gd->originalNode ||
-		    lp_cupti_failed(p_cuptiGetGraphNodeId(gd->originalNode, &r.original_node_id), "cuptiGetGraphNodeId"))
-			return;
-	} else {
-		r.range_id = lp_inj_current_range(lp_inj_self());
-		if (!r.range_id)
-			return; /* nothing to remember: such kernels fall back to the graph launch's range */
-	}
-	if (gd->graph)
-		p_cuptiGetGraphId(gd->graph, &r.graph_id);
-	r.tid = lp_inj_tid();
-	lp_inj_append(LP_TREC_GRAPH_NODE, &r, sizeof(r), NULL, 0);
-}
-
 /* The launch APIs the sampling switch turns off and on: those that were called at least once. */
 static void note_seen(CUpti_CallbackDomain domain, CUpti_CallbackId cbid)
 {
@@ -320,7 +240,7 @@ static void on_api(CUpti_CallbackDomain domain, CUpti_CallbackId cbid, const CUp
 	if (kind == LP_TRACE_LAUNCH_KERNEL)
 		t->launches++;
 	else if (kind == LP_TRACE_LAUNCH_GRAPH)
-		t->launches += graph_launch_weight(cb);
+		t->launches += lp_cupti_graph_launch_weight(cb);
 	if (runtime)
 		t->rt_correlation = cb->correlationId;
 	else if (inj_c.runtime_api && t->rt_correlation == cb->correlationId)
@@ -379,11 +299,11 @@ static void CUPTIAPI on_callback(void *userdata, CUpti_CallbackDomain domain, CU
 			write_device(rd->context);
 		}
 		else if (cbid == CUPTI_CBID_RESOURCE_GRAPHNODE_CREATED)
-			graph_node(rd, 0);
+			lp_cupti_graph_node(rd, 0);
 		else if (cbid == CUPTI_CBID_RESOURCE_GRAPHNODE_CLONED)
-			graph_node(rd, 1);
+			lp_cupti_graph_node(rd, 1);
 		else if (cbid == CUPTI_CBID_RESOURCE_GRAPHEXEC_CREATED)
-			graph_exec_made(rd);
+			lp_cupti_graph_exec_made(rd);
 	}
 }
 
@@ -903,7 +823,7 @@ void lp_inj_cupti_service(void)
 }
 
 /* trace.warmup=graphs: after the warm-up's detach, subscribed again for the resource callbacks
- * alone (contexts, graph nodes): no launch callback, no activity kind, so that a graph captured
+ * alone (contexts, graph nodes, executable graphs): no launch callback, no activity kind, so that a graph captured
  * inside the warm-up keeps the ranges it was captured in. CUPTI stays `detached` (no flush). */
 static void subscribe_resources(void)
 {

@@ -38,8 +38,6 @@ struct cupti_buf {
 	uint8_t data[];
 };
 
-#define LP_GRAPH_SLOTS 4096             /* a power of two */
-
 struct lp_cupti_state {
 	pthread_once_t once;
 	_Atomic int active;               /* activity and callbacks enabled */
@@ -97,15 +95,6 @@ struct lp_cupti_state {
 	pthread_mutex_t drain_lock;
 	_Atomic uint64_t detaches, detach_ns, detach_max_ns, attaches, attach_ns, attach_max_ns;
 	char status[256];                 /* the "ok (...)" status, without the hardware trace part */
-	/* auto's launch rate counts a graph launch as the kernel nodes of its graph (run 32: a static
-	 * cache's decode step is one graph launch of ~650 kernels, which cost +25-34% when traced
-	 * exactly at "18k launches/s"): kernel nodes made per graph id (key id + 1), then per
-	 * executable graph (key: its handle) at its instantiation. Open addressing, keys set once
-	 * (CAS from 0), counts added atomically; full tables count a launch as 1. */
-	struct lp_graph_count {
-		_Atomic uint64_t key;
-		_Atomic uint32_t n;
-	} graph_kernels[LP_GRAPH_SLOTS], exec_kernels[LP_GRAPH_SLOTS];
 };
 
 extern struct lp_cupti_state inj_c;
@@ -127,6 +116,14 @@ static inline uint32_t lp_cupti_corr(uint32_t raw)
 int lp_cupti_failed(CUptiResult r, const char *call);
 const char *lp_cupti_result_string(CUptiResult r);
 #define CUPTI_CALL(call) lp_cupti_failed((call), #call)
+
+/* cupti_graph.c: a graph node made (cloned 0) or cloned (1): its GRAPH_NODE record, and the
+ * kernel count of its graph; an executable graph instantiated; what a graph launch (the API
+ * callback of cuGraphLaunch / cudaGraphLaunch) counts for auto's launch rate: its graph's
+ * kernels, or 1 when not known. */
+void lp_cupti_graph_node(const CUpti_ResourceData *rd, int cloned);
+void lp_cupti_graph_exec_made(const CUpti_ResourceData *rd);
+uint64_t lp_cupti_graph_launch_weight(const CUpti_CallbackData *cb);
 
 /* CUPTI's buffer callbacks (cupti_activity.c), registered by cupti.c's start-up. */
 void CUPTIAPI lp_cupti_buffer_requested(uint8_t **buffer, size_t *size, size_t *max_records);
