@@ -367,6 +367,22 @@ static size_t multicast_off(struct lp_proc_env *env, size_t n)
 	return n;
 }
 
+/* The Python shim's variables (run.auto_stages) after env[0..n): its site first on PYTHONPATH, the
+ * account's folder when `dir` (the capture writes the account), run.auto_ops, run.auto_warmup and
+ * stages.hooks; nothing when the shim is off. Returns the new count. */
+static size_t shim_env(const struct lp_pipeline *pl, const char *dir, struct lp_proc_env *env, size_t n)
+{
+	if (!pl->auto_pythonpath[0])
+		return n;
+	env[n++] = (struct lp_proc_env){ "PYTHONPATH", pl->auto_pythonpath };
+	if (dir)
+		env[n++] = (struct lp_proc_env){ "LLMPROF_AUTO_DIR", dir };
+	env[n++] = (struct lp_proc_env){ "LLMPROF_AUTO_OPS", pl->auto_ops ? "1" : "0" };
+	env[n++] = (struct lp_proc_env){ "LLMPROF_AUTO_WARMUP", pl->auto_warmup };
+	env[n++] = (struct lp_proc_env){ "LLMPROF_AUTO_HOOKS", pl->auto_hooks[0] ? pl->auto_hooks : NULL };
+	return n;
+}
+
 size_t lp_pl_capture_env(const struct lp_pipeline *pl, const char *trace_dir, struct lp_proc_env *env)
 {
 	size_t n = 0;
@@ -375,13 +391,7 @@ size_t lp_pl_capture_env(const struct lp_pipeline *pl, const char *trace_dir, st
 	env[n++] = (struct lp_proc_env){ "LLMPROF_TRACE_DIR", trace_dir };
 	env[n++] = (struct lp_proc_env){ "LLMPROF_TRACE_SAMPLE", pl->trace_sample[0] ? pl->trace_sample : "auto" };
 	env[n++] = (struct lp_proc_env){ "LLMPROF_TRACE_WARMUP", pl->trace_warmup[0] ? pl->trace_warmup : "graphs" };
-	if (pl->auto_pythonpath[0]) {
-		env[n++] = (struct lp_proc_env){ "PYTHONPATH", pl->auto_pythonpath };
-		env[n++] = (struct lp_proc_env){ "LLMPROF_AUTO_DIR", pl->auto_dir };
-		env[n++] = (struct lp_proc_env){ "LLMPROF_AUTO_OPS", pl->auto_ops ? "1" : "0" };
-		env[n++] = (struct lp_proc_env){ "LLMPROF_AUTO_WARMUP", pl->auto_warmup };
-		env[n++] = (struct lp_proc_env){ "LLMPROF_AUTO_HOOKS", pl->auto_hooks[0] ? pl->auto_hooks : NULL };
-	}
+	n = shim_env(pl, pl->auto_dir, env, n);
 	return multicast_off(env, n);
 }
 
@@ -392,11 +402,6 @@ size_t lp_pl_tool_env(const struct lp_pipeline *pl, struct lp_proc_env *env)
 	size_t n = 0;
 	env[n++] = (struct lp_proc_env){ "CUDA_INJECTION64_PATH", NULL };
 	env[n++] = (struct lp_proc_env){ "NVTX_INJECTION64_PATH", NULL };
-	if (pl->auto_pythonpath[0]) {
-		env[n++] = (struct lp_proc_env){ "PYTHONPATH", pl->auto_pythonpath };
-		env[n++] = (struct lp_proc_env){ "LLMPROF_AUTO_OPS", pl->auto_ops ? "1" : "0" };
-		env[n++] = (struct lp_proc_env){ "LLMPROF_AUTO_WARMUP", pl->auto_warmup };
-		env[n++] = (struct lp_proc_env){ "LLMPROF_AUTO_HOOKS", pl->auto_hooks[0] ? pl->auto_hooks : NULL };
-	}
+	n = shim_env(pl, NULL, env, n);
 	return multicast_off(env, n);
 }
