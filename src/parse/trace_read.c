@@ -382,12 +382,18 @@ static int32_t capture_top(const struct lp_profile *p, int32_t cap, int32_t laun
 	return -1;
 }
 
+/* The copies map's key: one graph launch's copy of one captured range. */
+static uint64_t copy_key(uint32_t correlation, int32_t cap)
+{
+	return (uint64_t)correlation << 32 | (uint32_t)cap;
+}
+
 /* The synthetic copy of capture-time range `cap` (and of its ancestors below `top`, capture_top)
  * under `launch` for the graph launch `correlation`: made once per (launch, captured range).
  * Returns its index, or -2 out of memory. */
 static int32_t graph_copy(struct replay *r, uint32_t correlation, int32_t launch, int32_t cap, int32_t top, int level)
 {
-	uint64_t key = (uint64_t)correlation << 32 | (uint32_t)cap, v;
+	uint64_t key = copy_key(correlation, cap), v;
 	int32_t parent, idx;
 	struct lp_range *g;
 	const struct lp_range *src;
@@ -457,7 +463,7 @@ static int attribute(struct replay *r, uint64_t node_id, uint32_t correlation, u
 		*range = cap >= 0 ? cap : launch;
 		return 0;
 	}
-	key = (uint64_t)correlation << 32 | (uint32_t)cap; /* graph_copy's */
+	key = copy_key(correlation, cap);
 	if (!map_get(&r->copies, key, &v)) {
 		int32_t top = capture_top(r->p, cap, launch);
 		if (top != cap)
