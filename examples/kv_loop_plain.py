@@ -49,8 +49,9 @@ def iteration(model, prompt, new_tokens, torch, ranges=True):
 def main():
     p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     plain_common.add_args(p)
-    p.add_argument("--compile", default="off", choices=["off", "fullgraph"],
-                   help="fullgraph: torch.compile(model, fullgraph=True), the model's hooks inside")
+    p.add_argument("--compile", default="off", choices=["off", "fullgraph", "twice"],
+                   help="fullgraph: torch.compile(model, fullgraph=True), the model's hooks inside; "
+                        "twice: the model compiled twice (fullgraph), the loop on the first wrapper")
     p.add_argument("--ranges", default="on", choices=["on", "off"],
                    help="off: no NVTX range (llmprof_auto then pushes the stages from the model's hooks)")
     args = p.parse_args()
@@ -61,6 +62,10 @@ def main():
     model, cfg = plain_common.build_model(args, torch, transformers)
     if args.compile == "fullgraph":
         model = torch.compile(model, fullgraph=True)
+    elif args.compile == "twice":
+        first = torch.compile(model, fullgraph=True)
+        _second = torch.compile(model, fullgraph=True, dynamic=True)  # kept alive, never called
+        model = first
     gen = torch.Generator(device="cpu").manual_seed(args.seed)
     prompt = torch.randint(0, cfg.vocab_size, (args.batch, args.prompt_len), generator=gen).to("cuda")
     with torch.inference_mode():

@@ -17,7 +17,8 @@
 #          under op ranges, run 31; static: the unmodified program, tiny shape, with a static KV
 #          cache, whose decode forward transformers compiles with CUDA graphs in the first
 #          generation; kvfg / kvfgn: examples/kv_loop_plain.py, tiny shape, under
-#          torch.compile(model, fullgraph=True), with / without its own stage ranges; kvn: the
+#          torch.compile(model, fullgraph=True), with / without its own stage ranges; kvtw: kvfgn
+#          with the model compiled twice, the loop on the first wrapper (run 33); kvn: the
 #          same loop eager on the llama-3.2-1b shape without ranges; static1b: static on the
 #          llama-3.2-1b shape; cwrap: the unmodified program calling generate() on
 #          torch.compile(model), llama-3.2-1b; cfwd: model.forward = torch.compile(model.forward),
@@ -53,7 +54,7 @@ KVFG="python3 $SRC/examples/kv_loop_plain.py --model tiny --prompt-len 128 --new
 KVN="python3 $SRC/examples/kv_loop_plain.py --model llama-3.2-1b --prompt-len 512 --new-tokens 128 --iters 4 --ranges off"
 GRAPH="python3 $SRC/examples/graph_decode.py --prompt-len 512 --new-tokens 128 --iters 3 --capture-at warmup --op-ranges"
 HOOKS='stages.hooks=[__main__:Engine.warmup=warmup, __main__:Engine.forward_prefill=prefill@arg1.num_tokens, __main__:Engine.forward_decode=decode_step@arg1.num_tokens, __main__:Engine.forward_mixed=mixed@arg1.num_tokens]'
-cmd_of() { case $1 in plain) cmd=$PLAIN ;; short) cmd=$SHORT ;; serve) cmd=$SERVE ;; graph) cmd=$GRAPH ;; static) cmd=$STATIC ;; static1b) cmd=$STATIC1B ;; cwrap) cmd=$CWRAP ;; cfwd) cmd=$CFWD ;; kvfg) cmd=$KVFG ;; kvfgn) cmd="$KVFG --ranges off" ;; kvn) cmd=$KVN ;; *) cmd=$HF ;; esac; }
+cmd_of() { case $1 in plain) cmd=$PLAIN ;; short) cmd=$SHORT ;; serve) cmd=$SERVE ;; graph) cmd=$GRAPH ;; static) cmd=$STATIC ;; static1b) cmd=$STATIC1B ;; cwrap) cmd=$CWRAP ;; cfwd) cmd=$CFWD ;; kvfg) cmd=$KVFG ;; kvfgn) cmd="$KVFG --ranges off" ;; kvtw) cmd="${KVFG%--compile fullgraph}--compile twice --ranges off" ;; kvn) cmd=$KVN ;; *) cmd=$HF ;; esac; }
 LIGHT=${LP_PARENT_LIGHT:-"hfpar|LLMPROF_TRACE_BURST_REATTACH=parent|$SPEC|hf plainpar|LLMPROF_TRACE_BURST_REATTACH=parent|$SPEC|plain hfexact|-|off|hf"}
 export PYTHONUNBUFFERED=1
 case " $STEPS " in *" alone "*)
