@@ -189,6 +189,9 @@ class ForwardClock(object):
         self.cuts = {}
         self.counts, self.cut_counts = [], {}
         if self.gens == 1:
+            if "empty" in bench_prewarm():  # bench only: the allocator's segments of the cold one given back
+                self.torch.cuda.synchronize()
+                self.torch.cuda.empty_cache()
             bench_pin()  # the measured generations (the first is cold and left out)
 
     def finish(self):
@@ -259,7 +262,8 @@ def bench_prewarm():
     before CUPTI's start: every kernel's first launch, cuBLAS's handles, the allocator's growth);
     cublas, one matrix product of the model's weights there (cuBLAS's handle and workspace only);
     empty, torch.cuda.empty_cache() after the warm-up (the allocator's segments made then, under
-    CUPTI by default, given back and made again after it). Empty when unset; an unknown word ends
+    CUPTI by default, given back and made again after it; ForwardClock's programs, the unmodified
+    one among them, honour only this word, after their first, cold generation). Empty when unset; an unknown word ends
     the program with an error naming it."""
     v = os.environ.get("LLMPROF_BENCH_PREWARM", "")
     words = set(w for w in v.split(",") if w)

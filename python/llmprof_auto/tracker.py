@@ -16,7 +16,9 @@ The rules (docs/nvtx.md, "Programs you did not write for llmprof"):
 - Only top-level forwards count (a causal LM called inside another one's forward is part of it).
 - With ``warmup_generations`` N > 0 (run.auto_warmup, LLMPROF_AUTO_WARMUP): the first N
   ``generate()`` calls of the process are each inside a ``warmup`` range (the reports leave them
-  out; llmprof's tracer detaches CUPTI inside, docs/tracer.md "The warm-up").
+  out; llmprof's tracer detaches CUPTI inside, docs/tracer.md "The warm-up"). Bench only
+  (``warmup_from="decode"``, LLMPROF_BENCH_WARMUP_FROM=decode): the range opens at their first
+  decode step instead, so their prefills stay outside it (bench/tracer/README.md run 33).
 - Once the program pushes stage ranges of its own (``prefill``, ``decode``, ``decode_all``,
   ``decode_step``, ``step``, seen through torch.cuda.nvtx or llmprof_nvtx), the tracker pushes
   nothing more: the program's ranges are the truth. It still counts what it sees.
@@ -69,12 +71,14 @@ class _ThreadState(threading.local):
         self.steps = 0              # decode steps since the last prefill
         self.prefilled = False      # a prefill ran on this thread (for direct calls)
         self.warmup_open = False    # this tracker's warmup range around a generate() is open
+        self.warmup_pending = False  # warmup_from="decode": the range opens at the first step
 
 
 class StageTracker(object):
-    def __init__(self, ranges, on_change=None, warmup_generations=0):
+    def __init__(self, ranges, on_change=None, warmup_generations=0, warmup_from="generate"):
         self.ranges = ranges
         self.warmup_generations = warmup_generations  # the first N generate() calls: warm-up
+        self.warmup_at_decode = warmup_from == "decode"  # bench only: from their first step
         self.counts = Counts()
         self.user_ranges = False    # the program pushes stage ranges itself
         self.on_change = on_change  # called after a prefill and after generate() returns
@@ -97,8 +101,11 @@ class StageTracker(object):
             t.gen_prefilled = False
             t.steps = 0
             if self.counts.generate_calls < self.warmup_generations and not self.user_ranges:
-                self.ranges.push("warmup", None)
-                t.warmup_open = True
+                if self.warmup_at_decode:
+                    t.warmup_pending = True
+                else:
+                    self.ranges.push("warmup", None)
+                    t.warmup_open = True
                 self.counts.warmup_generations += 1
             self.counts.generate_calls += 1
 
@@ -111,6 +118,7 @@ class StageTracker(object):
             if t.gen_prefilled:
                 self.counts.decode_steps = t.steps
             self._close_decode(t)
+            t.warmup_pending = False
             if t.warmup_open:
                 self.ranges.pop()
                 t.warmup_open = False
@@ -144,6 +152,10 @@ class StageTracker(object):
         elif kind == DECODE_STEP:
             if push:
                 if not t.decode_open:
+                    if t.warmup_pending and t.gen_depth:
+                        self.ranges.push("warmup", None)
+                        t.warmup_open = True
+                    t.warmup_pending = False
                     self.ranges.push("decode_all", None)
                     t.decode_open = True
                     if not t.gen_depth:

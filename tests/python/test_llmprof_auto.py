@@ -81,6 +81,20 @@ class TrackerRules(unittest.TestCase):
         c = t.counts.as_dict()
         self.assertEqual((c["generate_calls"], c["warmup_generations"]), (3, 2))
 
+    def test_warmup_from_the_first_decode_step(self):
+        # bench only (LLMPROF_BENCH_WARMUP_FROM=decode): the warm-up generation's prefill stays
+        # outside its warmup range, which opens before its decode_all and closes with generate()
+        t = StageTracker(self.r, warmup_generations=1, warmup_from="decode")
+        for _ in range(2):
+            t.generate_enter()
+            for c in range(3):
+                k = t.forward_enter(2, 7 if c == 0 else 1, 0 if c == 0 else 6 + c)
+                t.forward_exit(k)
+            t.generate_exit()
+        g = gen_ops(2, 7, 2)
+        self.assertEqual(self.r.ops, g[:2] + [("push", "warmup", None)] + g[2:] + [("pop",)] + g)
+        self.assertEqual(t.counts.warmup_generations, 1)
+
     def test_no_warmup_range_when_the_program_pushes_its_own(self):
         t = StageTracker(self.r, warmup_generations=1)
         t.saw_range("prefill")
