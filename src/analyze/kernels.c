@@ -268,13 +268,26 @@ int lp_kernels_compute(const struct lp_profile *p, const struct lp_stage_set *st
 	struct lp_kernel_set *out, struct lp_err *err)
 {
 	struct lp_kernel_table t;
-	struct lp_kernel_filter f = { NULL, -1, 1 };
+	struct lp_kernel_filter f = { NULL, -1, 1, NULL };
 	struct lp_buf nb = LP_BUF_INIT, nr = LP_BUF_INIT;
 	struct lp_map rows = LP_MAP_INIT;   /* struct row_key -> row index */
 	size_t i, j;
 	double *credit = NULL;
+	unsigned char *omit = NULL;
+	int rc;
 	memset(out, 0, sizeof(*out));
-	if (lp_kernel_table_build(p, &f, &t, err) < 0)
+	/* the rows hold what the stage columns and busy_shares hold: the measured iterations (a
+	 * skipped first iteration is no warmup range, so the name filter alone kept it) */
+	if (stages->kernel_stage && p->n_kernels) {
+		if (!(omit = calloc(p->n_kernels, 1)))
+			return lp_oom(err);
+		for (i = 0; i < p->n_kernels && i < stages->n_kernels; i++)
+			omit[i] = stages->kernel_stage[i] == -2;
+		f.omit = omit;
+	}
+	rc = lp_kernel_table_build(p, &f, &t, err);
+	free(omit);
+	if (rc < 0)
 		return -1;
 	out->rows = calloc(t.n_rows + 1, sizeof(*out->rows));
 	credit = malloc((p->n_kernels + 1) * sizeof(*credit));

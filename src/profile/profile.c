@@ -186,6 +186,8 @@ int lp_kernel_table_build(const struct lp_profile *p, const struct lp_kernel_fil
 		struct lp_kagg_item it;
 		if (filter && filter->device >= 0 && k->device != filter->device)
 			continue;
+		if (filter && filter->omit && filter->omit[i])
+			continue;
 		if (filter && filter->stage && lp_profile_range_find_ancestor(p, k->range, filter->stage) < 0)
 			continue;
 		if (filter && filter->exclude_warmup && lp_profile_range_find_ancestor(p, k->range, "warmup") >= 0)

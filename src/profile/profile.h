@@ -222,6 +222,8 @@ struct lp_kernel_filter {
 	const char *stage;           /* only kernels under a range matching this expr (see above); NULL all */
 	int32_t device;              /* -1: all devices */
 	int exclude_warmup;          /* skip kernels under a range named "warmup" */
+	const unsigned char *omit;   /* per profile kernel, or NULL: nonzero skips it (the analysis's
+	                              * warm-up: -2 in lp_stage_set.kernel_stage, skip_first's too) */
 };
 
 struct lp_kernel_table {

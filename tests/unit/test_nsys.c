@@ -46,7 +46,7 @@ static void test_sqlite_profile(void **state)
 	struct lp_profile p;
 	struct lp_err err = LP_ERR_INIT;
 	struct lp_buf rp = LP_BUF_INIT;
-	struct lp_kernel_filter f = { "LLM@decode_all", -1, 0 };
+	struct lp_kernel_filter f = { "LLM@decode_all", -1, 0, NULL };
 	struct lp_kernel_table t;
 	const struct lp_kernel *k;
 	size_t i;

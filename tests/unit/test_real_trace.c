@@ -87,7 +87,7 @@ static void test_demo_kernel_table(void **state)
 {
 	struct lp_profile p;
 	struct lp_kernel_table t;
-	struct lp_kernel_filter f = { NULL, -1, 0 };
+	struct lp_kernel_filter f = { NULL, -1, 0, NULL };
 	struct lp_err err = LP_ERR_INIT;
 	(void)state;
 	lp_profile_init(&p, "h200");

@@ -201,12 +201,33 @@ static void test_burst_fixture(void **state)
 			"generation"));
 		assert_non_null(strstr(md.data, "run.auto_warmup=1"));
 		lp_buf_release(&md);
-		lp_analysis_release(c);
-		in.profile = &ex;
-		assert_int_equal(lp_analyze(&in, c, &err), 0);
-		assert_int_equal(lp_tracing_mode_text(c, &md), 0);
-		assert_null(strstr(md.data, "run.auto_warmup")); /* exact: CUPTI stays anyway */
-		lp_buf_release(&md);
+		/* the kernel rows hold the two measured generations, as the stage columns and the busy
+		 * time do (they held the skipped one's kernels in total_ms and calls: an H200 light run
+		 * of the unmodified program read "summed durations 6.69x the busy time", run 33) */
+		{
+			struct lp_analysis *e = calloc(1, sizeof(*e));
+			in.profile = &ex;
+			assert_int_equal(lp_analyze(&in, e, &err), 0);
+			assert_int_equal(lp_tracing_mode_text(e, &md), 0);
+			assert_null(strstr(md.data, "run.auto_warmup")); /* exact: CUPTI stays anyway */
+			lp_buf_release(&md);
+			for (i = 0; i < sizeof(names) / sizeof(names[0]) + 1; i++) {
+				const char *nm = i < sizeof(names) / sizeof(names[0]) ? names[i] : "gemm_prefill";
+				const struct lp_kernel_row *s = krow(&c->kernels, nm), *x = krow(&e->kernels, nm);
+				assert_non_null(s);
+				assert_non_null(x);
+				assert_int_equal(x->calls, i < sizeof(names) / sizeof(names[0]) ? 96 : 2);
+				assert_int_equal(s->calls, x->calls);
+				assert_true(fabs(x->total_ms - (x->stage_ms[0] + x->stage_ms[1] + x->stage_ms[2])) < 1e-9);
+				assert_true(fabs(x->busy_ms - x->total_ms) < 1e-9); /* no overlap in the fixture */
+				assert_true(fabs(s->busy_ms - s->total_ms) < 1e-9 * x->total_ms);
+				if (fabs(s->total_ms - x->total_ms) > s->ci_ms + 1e-9 * x->total_ms)
+					fail_msg("%s: %.4f +- %.4f ms against %.4f exact", nm, s->total_ms, s->ci_ms, x->total_ms);
+			}
+			assert_true(fabs(c->kernels.busy_ms - c->kernels.total_ms) < 1e-9 * c->kernels.total_ms);
+			lp_analysis_release(e);
+			free(e);
+		}
 		lp_analysis_release(c);
 		free(c);
 	}

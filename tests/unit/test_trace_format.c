@@ -251,7 +251,7 @@ static void test_round_trip(void **state)
 	/* the shared kernel table works on a trace: the stage filter follows the attribution */
 	{
 		struct lp_kernel_table t;
-		struct lp_kernel_filter f = { "LLM@decode_step", -1, 0 };
+		struct lp_kernel_filter f = { "LLM@decode_step", -1, 0, NULL };
 		assert_int_equal(lp_kernel_table_build(&p, &f, &t, &err), 0);
 		assert_int_equal(t.n_rows, 2);
 		lp_kernel_table_release(&t);
