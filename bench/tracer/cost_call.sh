@@ -196,6 +196,8 @@ mode_env() {
 	# run 33: the shim's warm-up range from the first generation's first decode step (its prefill
 	# recorded): is the cost that CUPTI leaves in the first generation its decode's or its prefill's?
 	autowudec) E=(LLMPROF_AUTO_WARMUP=1 LLMPROF_BENCH_WARMUP_FROM=decode); s=auto ;;
+	# and only its first 4 decode steps in the range (inside decode_all)
+	autowuk4) E=(LLMPROF_AUTO_WARMUP=1 LLMPROF_BENCH_WARMUP_FROM=steps=4); s=auto ;;
 	*) return 1 ;;
 	esac
 	# LP_COST_FLUSH_MS: the tracer's flush period (LLMPROF_TRACE_FLUSH_MS, 500 ms; its CUPTI flush

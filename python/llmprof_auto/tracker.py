@@ -18,7 +18,8 @@ The rules (docs/nvtx.md, "Programs you did not write for llmprof"):
   ``generate()`` calls of the process are each inside a ``warmup`` range (the reports leave them
   out; llmprof's tracer detaches CUPTI inside, docs/tracer.md "The warm-up"). Bench only
   (``warmup_from="decode"``, LLMPROF_BENCH_WARMUP_FROM=decode): the range opens at their first
-  decode step instead, so their prefills stay outside it (bench/tracer/README.md run 33).
+  decode step instead, so their prefills stay outside it; ``"steps=K"``: it holds only their
+  first K decode steps, inside their ``decode_all`` (bench/tracer/README.md run 33).
 - Once the program pushes stage ranges of its own (``prefill``, ``decode``, ``decode_all``,
   ``decode_step``, ``step``, seen through torch.cuda.nvtx or llmprof_nvtx), the tracker pushes
   nothing more: the program's ranges are the truth. It still counts what it sees.
@@ -72,13 +73,17 @@ class _ThreadState(threading.local):
         self.prefilled = False      # a prefill ran on this thread (for direct calls)
         self.warmup_open = False    # this tracker's warmup range around a generate() is open
         self.warmup_pending = False  # warmup_from="decode": the range opens at the first step
+        self.warmup_inner = False   # warmup_from="steps=K": open inside decode_all
 
 
 class StageTracker(object):
     def __init__(self, ranges, on_change=None, warmup_generations=0, warmup_from="generate"):
         self.ranges = ranges
         self.warmup_generations = warmup_generations  # the first N generate() calls: warm-up
-        self.warmup_at_decode = warmup_from == "decode"  # bench only: from their first step
+        self.warmup_steps = 0       # bench only: "steps=K", the first K steps only
+        if isinstance(warmup_from, str) and warmup_from.startswith("steps=") and warmup_from[6:].isdigit():
+            self.warmup_steps = int(warmup_from[6:])
+        self.warmup_at_decode = warmup_from == "decode" or self.warmup_steps > 0  # from their first step
         self.counts = Counts()
         self.user_ranges = False    # the program pushes stage ranges itself
         self.on_change = on_change  # called after a prefill and after generate() returns
@@ -152,7 +157,8 @@ class StageTracker(object):
         elif kind == DECODE_STEP:
             if push:
                 if not t.decode_open:
-                    if t.warmup_pending and t.gen_depth:
+                    inner = t.warmup_pending and t.gen_depth and self.warmup_steps > 0
+                    if t.warmup_pending and t.gen_depth and not inner:
                         self.ranges.push("warmup", None)
                         t.warmup_open = True
                     t.warmup_pending = False
@@ -160,6 +166,12 @@ class StageTracker(object):
                     t.decode_open = True
                     if not t.gen_depth:
                         self.counts.loop_decodes += 1
+                    if inner:
+                        self.ranges.push("warmup", None)
+                        t.warmup_inner = True
+                elif t.warmup_inner and t.steps >= self.warmup_steps:
+                    self.ranges.pop()
+                    t.warmup_inner = False
                 self.ranges.push("decode_step", t.steps)
             t.steps += 1
             self.counts.decode_steps_total += 1
@@ -194,6 +206,9 @@ class StageTracker(object):
     # -- helpers --
 
     def _close_decode(self, t):
+        if t.warmup_inner:
+            self.ranges.pop()
+            t.warmup_inner = False
         if t.decode_open:
             self.ranges.pop()
             t.decode_open = False

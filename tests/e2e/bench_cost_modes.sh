@@ -8,7 +8,7 @@
 # (=warmup), pwgen, pwcublas and autoempty (LLMPROF_BENCH_PREWARM), run 30's wurec
 # (LLMPROF_TRACE_WARMUP=record), wugraphs (=graphs), wudetach (=detach), run 32's autorec
 # (LLMPROF_TRACE_BURST_REATTACH=parentrec), autolead (LLMPROF_TRACE_REATTACH_LEAD_MS=50) and autowu (LLMPROF_AUTO_WARMUP=1, the unmodified program),
-# run 33's autowudec (autowu with LLMPROF_BENCH_WARMUP_FROM=decode), eager1, eagerauto and
+# run 33's autowudec and autowuk4 (autowu with LLMPROF_BENCH_WARMUP_FROM=decode, =steps=4), eager1, eagerauto and
 # eagerplain (CUDA_MODULE_LOADING=EAGER with delay1, auto and no tracer) reach their programs with
 # that environment (turn_fake.py --env-log), eagerplain without the shim; plain_common.bench_prewarm
 # reads LLMPROF_BENCH_PREWARM. Skipped without python3 or taskset.
@@ -17,12 +17,12 @@ set -u
 need_cost_tools
 FAKE="python3 $LP_SRC/bench/tracer/turn_fake.py --nominal --new-tokens 8 --env-log $LP_TMP/env.txt"
 cost_turns "hf_plain_t hf_cuptild_t hf_delay1_t hf_late3_t hf_afterwu_t hf_pwgen_t hf_pwcublas_t hf_autoempty_t hf_wurec_t hf_wugraphs_t hf_wudetach_t hf_autorec_t hf_autolead_t hf_eager1_t hf_eagerauto_t hf_eagerplain_t plain_plain_t \
-plain_cuptild_t plain_delay1_t plain_eagerplain_t plain_late3_t plain_autowu_t plain_autowudec_t" \
+plain_cuptild_t plain_delay1_t plain_eagerplain_t plain_late3_t plain_autowu_t plain_autowudec_t plain_autowuk4_t" \
 	"$FAKE --kind hf --iters 2" "$FAKE --kind plain --iters 2" LP_COST_TURN_STEPS=2 LP_CUPTI_LIB=/nonexistent/libcupti.so
 W=$LP_TMP/work
 # (the unmodified program's first generation is its cold one, not measured)
 for t in hf_plain_t hf_cuptild_t hf_delay1_t hf_late3_t hf_afterwu_t hf_pwgen_t hf_pwcublas_t hf_autoempty_t hf_wurec_t hf_wugraphs_t hf_wudetach_t hf_autorec_t hf_autolead_t hf_eager1_t hf_eagerauto_t hf_eagerplain_t plain_plain_t \
-	plain_cuptild_t plain_delay1_t plain_eagerplain_t plain_late3_t plain_autowu_t plain_autowudec_t; do
+	plain_cuptild_t plain_delay1_t plain_eagerplain_t plain_late3_t plain_autowu_t plain_autowudec_t plain_autowuk4_t; do
 	want=2; [ "${t%%_*}" = plain ] && want=1
 	[ "$(grep -c '"iter"' "$W/$t.txt")" = "$want" ] || fail "$t did not measure $want generation(s): $(tail -c 400 "$W/$t.err")"
 done
@@ -58,6 +58,8 @@ envof plain_autowu_t | grep -q "^LLMPROF_TRACE_SAMPLE=auto LLMPROF_AUTO_WARMUP=1
 	fail "autowu on the unmodified program: $(envof plain_autowu_t)"
 envof plain_autowudec_t | grep -q "^LLMPROF_TRACE_SAMPLE=auto LLMPROF_AUTO_WARMUP=1 LLMPROF_BENCH_WARMUP_FROM=decode LLMPROF_AUTO_DIR=" ||
 	fail "autowudec on the unmodified program: $(envof plain_autowudec_t)"
+envof plain_autowuk4_t | grep -q "^LLMPROF_TRACE_SAMPLE=auto LLMPROF_AUTO_WARMUP=1 LLMPROF_BENCH_WARMUP_FROM=steps=4 LLMPROF_AUTO_DIR=" ||
+	fail "autowuk4 on the unmodified program: $(envof plain_autowuk4_t)"
 [ -z "$(envof hf_plain_t)" ] || fail "plain got an environment: $(envof hf_plain_t)"
 # places_all: late3's generations before CUPTI's start (the first measured one) apart from those after
 # (no detached step in 8: n/a)

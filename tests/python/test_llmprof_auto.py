@@ -94,6 +94,25 @@ class TrackerRules(unittest.TestCase):
         g = gen_ops(2, 7, 2)
         self.assertEqual(self.r.ops, g[:2] + [("push", "warmup", None)] + g[2:] + [("pop",)] + g)
         self.assertEqual(t.counts.warmup_generations, 1)
+        # "steps=K": the range holds the first K steps only, inside decode_all
+        r = self.r = Rec()
+        t = StageTracker(r, warmup_generations=1, warmup_from="steps=1")
+        for steps in (2, 2):
+            t.generate_enter()
+            for c in range(steps + 1):
+                k = t.forward_enter(2, 7 if c == 0 else 1, 0 if c == 0 else 6 + c)
+                t.forward_exit(k)
+            t.generate_exit()
+        w = g[:3] + [("push", "warmup", None)] + g[3:5] + [("pop",)] + g[5:]
+        self.assertEqual(r.ops, w + g)
+        # a generation shorter than K: the range closes before its decode_all
+        r = self.r = Rec()
+        t = StageTracker(r, warmup_generations=1, warmup_from="steps=3")
+        t.generate_enter()
+        for c in range(3):
+            t.forward_exit(t.forward_enter(2, 7 if c == 0 else 1, 0 if c == 0 else 6 + c))
+        t.generate_exit()
+        self.assertEqual(r.ops, g[:3] + [("push", "warmup", None)] + g[3:] + [("pop",)])
 
     def test_no_warmup_range_when_the_program_pushes_its_own(self):
         t = StageTracker(self.r, warmup_generations=1)
