@@ -32,6 +32,15 @@ class Rec(object):
         self.ops.append(("pop",))
 
 
+def run_generations(t, gens, steps=2):
+    """`gens` generate() calls on tracker t, each a prefill (batch 2, 7 tokens) and `steps` steps."""
+    for _ in range(gens):
+        t.generate_enter()
+        for c in range(steps + 1):
+            t.forward_exit(t.forward_enter(2, 7 if c == 0 else 1, 0 if c == 0 else 6 + c))
+        t.generate_exit()
+
+
 def gen_ops(batch, prompt, steps):
     ops = [("push", "prefill", batch * prompt), ("pop",)]
     if steps:
@@ -70,12 +79,7 @@ class TrackerRules(unittest.TestCase):
         # run.auto_warmup=2: the first two generate() calls each inside a warmup range, nested
         # around their decode_all; the third not; a hand-written loop never
         t = StageTracker(self.r, warmup_generations=2)
-        for _ in range(3):
-            t.generate_enter()
-            for c in range(3):
-                k = t.forward_enter(2, 7 if c == 0 else 1, 0 if c == 0 else 6 + c)
-                t.forward_exit(k)
-            t.generate_exit()
+        run_generations(t, 3)
         wu = [("push", "warmup", None)] + gen_ops(2, 7, 2) + [("pop",)]
         self.assertEqual(self.r.ops, wu * 2 + gen_ops(2, 7, 2))
         c = t.counts.as_dict()
@@ -85,33 +89,18 @@ class TrackerRules(unittest.TestCase):
         # bench only (LLMPROF_BENCH_WARMUP_FROM=decode): the warm-up generation's prefill stays
         # outside its warmup range, which opens before its decode_all and closes with generate()
         t = StageTracker(self.r, warmup_generations=1, warmup_from="decode")
-        for _ in range(2):
-            t.generate_enter()
-            for c in range(3):
-                k = t.forward_enter(2, 7 if c == 0 else 1, 0 if c == 0 else 6 + c)
-                t.forward_exit(k)
-            t.generate_exit()
+        run_generations(t, 2)
         g = gen_ops(2, 7, 2)
         self.assertEqual(self.r.ops, g[:2] + [("push", "warmup", None)] + g[2:] + [("pop",)] + g)
         self.assertEqual(t.counts.warmup_generations, 1)
         # "steps=K": the range holds the first K steps only, inside decode_all
         r = self.r = Rec()
-        t = StageTracker(r, warmup_generations=1, warmup_from="steps=1")
-        for steps in (2, 2):
-            t.generate_enter()
-            for c in range(steps + 1):
-                k = t.forward_enter(2, 7 if c == 0 else 1, 0 if c == 0 else 6 + c)
-                t.forward_exit(k)
-            t.generate_exit()
+        run_generations(StageTracker(r, warmup_generations=1, warmup_from="steps=1"), 2)
         w = g[:3] + [("push", "warmup", None)] + g[3:5] + [("pop",)] + g[5:]
         self.assertEqual(r.ops, w + g)
         # a generation shorter than K: the range closes before its decode_all
         r = self.r = Rec()
-        t = StageTracker(r, warmup_generations=1, warmup_from="steps=3")
-        t.generate_enter()
-        for c in range(3):
-            t.forward_exit(t.forward_enter(2, 7 if c == 0 else 1, 0 if c == 0 else 6 + c))
-        t.generate_exit()
+        run_generations(StageTracker(r, warmup_generations=1, warmup_from="steps=3"), 1)
         self.assertEqual(r.ops, g[:3] + [("push", "warmup", None)] + g[3:] + [("pop",)])
 
     def test_no_warmup_range_when_the_program_pushes_its_own(self):
