@@ -189,7 +189,7 @@ class ForwardClock(object):
         self.cuts = {}
         self.counts, self.cut_counts = [], {}
         if self.gens == 1:
-            if "empty" in bench_prewarm():  # bench only: the allocator's segments of the cold one given back
+            if "empty" in bench_prewarm():  # bench only: the cold one's allocator segments given back
                 self.torch.cuda.synchronize()
                 self.torch.cuda.empty_cache()
             bench_pin()  # the measured generations (the first is cold and left out)
@@ -263,8 +263,8 @@ def bench_prewarm():
     cublas, one matrix product of the model's weights there (cuBLAS's handle and workspace only);
     empty, torch.cuda.empty_cache() after the warm-up (the allocator's segments made then, under
     CUPTI by default, given back and made again after it; ForwardClock's programs, the unmodified
-    one among them, honour only this word, after their first, cold generation). Empty when unset; an unknown word ends
-    the program with an error naming it."""
+    one among them, honour only this word, after their first, cold generation). Empty when unset;
+    an unknown word ends the program with an error naming it."""
     v = os.environ.get("LLMPROF_BENCH_PREWARM", "")
     words = set(w for w in v.split(",") if w)
     bad = sorted(words - set(PREWARM_WORDS))
