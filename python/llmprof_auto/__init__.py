@@ -631,8 +631,9 @@ def install():
         if _state["installed"]:
             return _state["tracker"]
         _state["installed"] = True
-        _state["tracker"] = StageTracker(_Ranges(), on_change=write_account, warmup_generations=_warmup_generations(),
-                                         warmup_from=os.environ.get("LLMPROF_BENCH_WARMUP_FROM", "generate"))
+        _state["tracker"] = StageTracker(
+            _Ranges(), on_change=write_account, warmup_generations=_warmup_generations(),
+            warmup_from=os.environ.get("LLMPROF_BENCH_WARMUP_FROM", "generate"))  # bench only
     patches = dict(_PATCHES)
     _state["hooks"], _state["hook_errors"] = _load_hooks()
     if _state["hooks"]:
