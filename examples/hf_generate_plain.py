@@ -76,7 +76,7 @@ def main():
             step_counts.append(clock.step_counts)
     plain_common.report(results, args.batch, {
         "model": args.model_config or args.model, "batch": args.batch,
-        "prompt_len": args.prompt_len, "new_tokens": args.new_tokens, "cache": args.cache,
+        "prompt_len": args.prompt_len, "new_tokens": args.new_tokens, "cache": args.cache, "sdpa": args.sdpa,
         "compile": args.compile,
         "params": sum(x.numel() for x in model.parameters()),
         "torch": torch.__version__, "transformers": transformers.__version__},

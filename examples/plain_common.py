@@ -64,6 +64,10 @@ def add_args(p):
     p.add_argument("--cache", default="dynamic", choices=["dynamic", "static"],
                    help="generate()'s KV cache; static: transformers compiles the decode forward "
                         "(torch.compile, CUDA graphs) in the first generation")
+    p.add_argument("--sdpa", default="any", choices=["any", "nocudnn"],
+                   help="nocudnn: PyTorch's SDPA without its cuDNN backend (bench/tracer/README.md "
+                        "run 34: are cuDNN's attention plans, made in the cold generation, what "
+                        "tracing it exactly leaves behind?)")
 
 
 def check_args(p, a):
@@ -79,6 +83,8 @@ def build_model(args, torch, transformers):
         fields = dict(PRESETS[args.model])
         cfg = transformers.AutoConfig.for_model(fields.pop("model_type"), **fields)
     dtype = {"bf16": torch.bfloat16, "fp16": torch.float16, "fp32": torch.float32}[args.dtype]
+    if getattr(args, "sdpa", "any") == "nocudnn":
+        torch.backends.cuda.enable_cudnn_sdp(False)
     torch.manual_seed(args.seed)
     with torch.device("cuda"):
         try:
