@@ -35,6 +35,8 @@
 # the default since run 31), wudetach (=detach: the default of run 30), autorec (auto with
 # LLMPROF_TRACE_BURST_REATTACH=parentrec: the kinds on at decode_all's pop, run 32's next step),
 # autolead (auto with LLMPROF_TRACE_REATTACH_LEAD_MS=50: the foreseen-end attach by time),
+# autowudec / autowuk4 (autowu with the warm-up range from the first decode step / around the first
+# 4 decode steps only: LLMPROF_BENCH_WARMUP_FROM=decode / =steps=4, run 33),
 # cuptild (no tracer, libcupti preloaded: LP_CUPTI_LIB or the loader's), burstparent ($LP_BURST with LLMPROF_TRACE_BURST_REATTACH=parent:
 # attached again at decode_all's pop, for the next prefill), burstskip (one
 # burst of one unit a generation: the detached steady state after a cycle).
