@@ -207,6 +207,11 @@ struct lp_analysis {
 	double measured_bw_gbs;                /* the probe's copy bandwidth; 0 unknown */
 	uint64_t tracer_overhead_ns, dropped_records;
 	uint64_t graph_uncaptured;             /* graph kernels without a capture record (lp_process) */
+	uint64_t units_measured;               /* sampling units auto recorded exactly while it measured the
+	                                        * launch rate (STAGE flag 3), warm-up's included ... */
+	uint64_t units_measured_left_out;      /* ... and those of them in iterations left out as warm-up */
+	double units_measured_rate;            /* kernels recorded inside them per second of their host
+	                                        * time (0: none), a CUDA graph's kernels each counted */
 	size_t n_processes;
 	double traced_s, untraced_s;
 	struct lp_phase_status *phases;

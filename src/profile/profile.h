@@ -109,7 +109,8 @@ struct lp_range {
 	uint8_t kind;                /* enum lp_range_kind */
 	uint8_t payload_type;        /* enum lp_payload_type */
 	uint8_t sample;              /* tracer STAGE record: 0 none / not a sampling unit, 1 a recorded
-	                                unit, 2 an unrecorded unit (its kernels are not in the trace) */
+	                                unit, 2 an unrecorded unit (its kernels are not in the trace), 3
+	                                recorded while auto measured the launch rate (LP_TRACE_STAGE_*) */
 	uint8_t gpu_status;          /* STAGE: enum lp_trace_stage_gpu (1: the gpu_* times below) */
 	uint32_t sample_index;       /* STAGE: a unit's index under its parent */
 	uint64_t gpu_start_ns, gpu_end_ns;  /* STAGE: when the GPU reached the push and the pop (0 unknown) */

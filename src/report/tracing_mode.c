@@ -25,6 +25,11 @@ static const char *why_name(unsigned why)
 	}
 }
 
+/* Auto's exact phase this long inside iterations left out as warm-up gets the report's advice: run
+ * 33 (bench/tracer/README.md) measured ~2.5 points on every later step when it held a whole cold
+ * generation (127 steps), none when it held one step, and no gain when only 4 were detached */
+#define LONG_EXACT_PHASE 16
+
 /* No warm-up range was seen and the first iteration of a stage was left out as warm-up
  * (run.skip_first's default): the program repeats its generation without marking the first. */
 static int first_left_out(const struct lp_analysis *a)
@@ -77,7 +82,10 @@ int lp_tracing_mode_text(const struct lp_analysis *a, struct lp_buf *out)
 	if (s->why == LP_TRACE_SAMPLE_WHY_AUTO_HIGH)
 		lp_buf_addf(out, ", chosen by trace.sample=auto at %llu launches/s (above the threshold of %u)",
 			(unsigned long long)s->launch_rate, s->auto_rate);
-	else
+	if (s->why == LP_TRACE_SAMPLE_WHY_AUTO_HIGH && a->units_measured)
+		lp_buf_addf(out, " after it traced %llu %s ranges exactly while measuring (%.0f launches/s in them)",
+			(unsigned long long)a->units_measured, unit, a->units_measured_rate);
+	else if (s->why != LP_TRACE_SAMPLE_WHY_AUTO_HIGH)
 		lp_buf_adds(out, ", as trace.sample asked");
 	if (s->burst)
 		lp_buf_addf(out, "; CUPTI was detached or attached again %llu times (%.3f ms in all), and the work "
@@ -103,11 +111,14 @@ int lp_tracing_mode_text(const struct lp_analysis *a, struct lp_buf *out)
 			"that launched its graph, not to the ranges it was captured in; trace.warmup=graphs (the default) "
 			"or record keeps the ranges of graphs captured inside the warm-up.",
 			(unsigned long long)a->graph_uncaptured);
-	else if (s->burst && first_left_out(a))
-		lp_buf_adds(out, " The program marks no warm-up range, so CUPTI stayed through its first generation, "
-			"which costs every later step about 3% (docs/tracer.md \"The warm-up\"); it repeats the "
+	else if (s->burst && first_left_out(a) && a->units_measured_left_out >= LONG_EXACT_PHASE)
+		lp_buf_addf(out, " The program marks no warm-up range, and auto traced %llu %s ranges of its first "
+			"generation exactly while it measured (a cold generation runs slower, here under the threshold), "
+			"which costs every later step a few percent (docs/tracer.md \"The warm-up\"); it repeats the "
 			"generation and the first was left out as warm-up anyway: run.auto_warmup=1 (Python programs "
-			"under llmprof's shim) or an NVTX range named warmup around it lets the tracer detach there.");
+			"under llmprof's shim) or an NVTX range named warmup around it lets the tracer detach there, and "
+			"trace.sample=auto,rate=N with N under %.0f lets auto decide sooner.",
+			(unsigned long long)a->units_measured_left_out, unit, a->units_measured_rate);
 	return out->oom ? -1 : 0;
 }
 
@@ -142,5 +153,8 @@ json_t *lp_tracing_mode_json(const struct lp_analysis *a)
 	put(o, "warmup", s->warmup == LP_TRACE_WARMUP_DETACHED ? lp_json_string("detached")
 			 : s->warmup == LP_TRACE_WARMUP_RECORDED ? lp_json_string("recorded") : json_null());
 	put(o, "graph_uncaptured", s->mode ? json_integer((json_int_t)a->graph_uncaptured) : json_null());
+	put(o, "units_measured", s->mode ? json_integer((json_int_t)a->units_measured) : json_null());
+	put(o, "units_measured_left_out", s->mode ? json_integer((json_int_t)a->units_measured_left_out) : json_null());
+	put(o, "units_measured_rate", a->units_measured_rate > 0 ? json_real(a->units_measured_rate) : json_null());
 	return o;
 }

@@ -46,7 +46,88 @@ static void test_auto_burst_steps(void **state)
 	for (i = 0; i < d - 1; i++)
 		assert_true(st->r[i].gpu_elapsed_ns < 3000000);
 	assert_true(held >= 1 + 2 * 2); /* and in generations 1 and 2 a burst's in each full block */
+	{
+		/* the reports say how many steps auto traced exactly before it chose, at what rate, and
+		 * (with the first generation left out as warm-up) what lets the tracer skip them */
+		struct lp_profile p;
+		struct lp_analysis_input in;
+		struct lp_stage_rules rules = { .skip_first = LP_SKIP_FIRST_AUTO };
+		struct lp_analysis *a = calloc(1, sizeof(*a));
+		struct lp_err err = LP_ERR_INIT;
+		struct lp_buf md = LP_BUF_INIT;
+		json_t *sum, *tr;
+		char want[160];
+		load(dir, &p);
+		memset(&in, 0, sizeof(in));
+		in.profile = &p;
+		in.stage_rules = &rules;
+		assert_int_equal(lp_analyze(&in, a, &err), 0);
+		assert_int_equal(a->units_measured, d - 2);
+		assert_int_equal(a->units_measured_left_out, d - 2); /* all in generation 0, left out */
+		/* 5 kernels a step, two of the measured steps 50 ms long: well under the threshold */
+		assert_true(a->units_measured_rate > 5 && a->units_measured_rate < 500);
+		assert_int_equal(lp_tracing_mode_text(a, &md), 0);
+		snprintf(want, sizeof(want), " after it traced %zu decode_step ranges exactly while measuring", d - 2);
+		assert_non_null(strstr(md.data, want));
+		/* a few steps: no advice (LONG_EXACT_PHASE, tracing_mode.c) */
+		assert_null(strstr(md.data, "The program marks no warm-up range"));
+		sum = summary_of(a);
+		tr = json_object_get(sum, "tracing");
+		assert_int_equal(json_integer_value(json_object_get(tr, "units_measured")), (json_int_t)(d - 2));
+		assert_true(json_is_real(json_object_get(tr, "units_measured_rate")));
+		json_decref(sum);
+		lp_buf_release(&md);
+		lp_analysis_release(a);
+		free(a);
+		lp_profile_release(&p);
+	}
 	free(st);
+}
+
+/* auto's exact phase through most of a cold first generation (its first 24 steps 50 ms each,
+ * under the threshold; run 33 on the H200: 127 steps, which cost every later step ~2.5 points):
+ * the Tracing mode section, with the first generation left out, says how many, at what rate, and
+ * what lets the tracer skip them. */
+static void test_auto_long_exact_phase(void **state)
+{
+	const char *dir = LP_TEST_TMP "/sampling_auto_long";
+	struct lp_profile p;
+	struct lp_analysis_input in;
+	struct lp_stage_rules rules = { .skip_first = LP_SKIP_FIRST_AUTO };
+	struct lp_analysis *a = calloc(1, sizeof(*a));
+	struct lp_err err = LP_ERR_INIT;
+	struct lp_buf md = LP_BUF_INIT;
+	char want[160];
+	(void)state;
+	setenv("LP_FIXTURE_SLOW", "24", 1);
+	lp_test_trace_fixture(dir, "auto,rate=500,every=16,burst=4,first=2,seed=4", LP_TEST_TMP "/sampling_auto_long.txt");
+	unsetenv("LP_FIXTURE_SLOW");
+	load(dir, &p);
+	memset(&in, 0, sizeof(in));
+	in.profile = &p;
+	in.stage_rules = &rules;
+	assert_int_equal(lp_analyze(&in, a, &err), 0);
+	/* steps 2-23 slow and measured, the fast 24th decides (measured too; a later one if the host
+	 * stalled a fast step past 10 ms) */
+	if (a->units_measured < 23 || a->units_measured > 30)
+		fail_msg("auto measured %llu units", (unsigned long long)a->units_measured);
+	assert_int_equal(a->units_measured_left_out, a->units_measured);
+	assert_true(a->units_measured_rate > 5 && a->units_measured_rate < 500);
+	assert_int_equal(lp_tracing_mode_text(a, &md), 0);
+	snprintf(want, sizeof(want), "after it traced %llu decode_step ranges exactly while measuring",
+		(unsigned long long)a->units_measured);
+	assert_non_null(strstr(md.data, want));
+	snprintf(want, sizeof(want), "auto traced %llu decode_step ranges of its first generation exactly",
+		(unsigned long long)a->units_measured);
+	assert_non_null(strstr(md.data, want));
+	snprintf(want, sizeof(want), "trace.sample=auto,rate=N with N under %.0f lets auto decide sooner",
+		a->units_measured_rate);
+	assert_non_null(strstr(md.data, want));
+	assert_non_null(strstr(md.data, "run.auto_warmup=1"));
+	lp_buf_release(&md);
+	lp_analysis_release(a);
+	free(a);
+	lp_profile_release(&p);
 }
 
 /* the sampled trace's analysis into a, the exact one's into b (default stage rules: nothing
@@ -188,7 +269,7 @@ static void test_burst_fixture(void **state)
 	}
 	{
 		/* no warm-up range and run.skip_first's default: the first of the three generations is
-		 * left out, and the Tracing mode section says how to let the tracer detach for it */
+		 * left out */
 		struct lp_stage_rules rules = { .skip_first = LP_SKIP_FIRST_AUTO };
 		struct lp_analysis *c = calloc(1, sizeof(*c));
 		struct lp_buf md = LP_BUF_INIT;
@@ -197,9 +278,9 @@ static void test_burst_fixture(void **state)
 		in.stage_rules = &rules;
 		assert_int_equal(lp_analyze(&in, c, &err), 0);
 		assert_int_equal(lp_tracing_mode_text(c, &md), 0);
-		assert_non_null(strstr(md.data, "The program marks no warm-up range, so CUPTI stayed through its first "
-			"generation"));
-		assert_non_null(strstr(md.data, "run.auto_warmup=1"));
+		/* a schedule, not auto: the first generation was traced as the others (run 33: its cost
+		 * was auto's exact phase), so no advice */
+		assert_null(strstr(md.data, "The program marks no warm-up range"));
 		lp_buf_release(&md);
 		/* the kernel rows hold the two measured generations, as the stage columns and the busy
 		 * time do (they held the skipped one's kernels in total_ms and calls: an H200 light run
@@ -336,6 +417,7 @@ int main(void)
 		cmocka_unit_test(test_burst_fixture),
 		cmocka_unit_test(test_warmup_detach),
 		cmocka_unit_test(test_auto_burst_steps),
+		cmocka_unit_test(test_auto_long_exact_phase),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
