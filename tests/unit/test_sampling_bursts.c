@@ -15,6 +15,23 @@
 
 #include "sampling_traces.h"
 
+/* The analysis of the fixture trace in `dir` with run.skip_first's default (the first of its
+ * generations left out: it marks no warm-up); *p holds the profile. */
+static struct lp_analysis *analyze_first_left_out(const char *dir, struct lp_profile *p)
+{
+	struct lp_analysis_input in;
+	struct lp_stage_rules rules = { .skip_first = LP_SKIP_FIRST_AUTO };
+	struct lp_analysis *a = calloc(1, sizeof(*a));
+	struct lp_err err = LP_ERR_INIT;
+	assert_non_null(a);
+	load(dir, p);
+	memset(&in, 0, sizeof(in));
+	in.profile = p;
+	in.stage_rules = &rules;
+	assert_int_equal(lp_analyze(&in, a, &err), 0);
+	return a;
+}
+
 /* auto with bursts on a program whose first steps are slow: the decision to sample comes at a
  * pop, and the detach for the unrecorded step after it pauses the program there, in the step
  * that holds the pop, as a burst's detach does; every step's time agrees with the program's. */
@@ -50,18 +67,10 @@ static void test_auto_burst_steps(void **state)
 		/* the reports say how many steps auto traced exactly before it chose, at what rate, and
 		 * (with the first generation left out as warm-up) what lets the tracer skip them */
 		struct lp_profile p;
-		struct lp_analysis_input in;
-		struct lp_stage_rules rules = { .skip_first = LP_SKIP_FIRST_AUTO };
-		struct lp_analysis *a = calloc(1, sizeof(*a));
-		struct lp_err err = LP_ERR_INIT;
+		struct lp_analysis *a = analyze_first_left_out(dir, &p);
 		struct lp_buf md = LP_BUF_INIT;
 		json_t *sum, *tr;
 		char want[160];
-		load(dir, &p);
-		memset(&in, 0, sizeof(in));
-		in.profile = &p;
-		in.stage_rules = &rules;
-		assert_int_equal(lp_analyze(&in, a, &err), 0);
 		assert_int_equal(a->units_measured, d - 2);
 		assert_int_equal(a->units_measured_left_out, d - 2); /* all in generation 0, left out */
 		/* 5 kernels a step, two of the measured steps 50 ms long: well under the threshold */
@@ -92,21 +101,14 @@ static void test_auto_long_exact_phase(void **state)
 {
 	const char *dir = LP_TEST_TMP "/sampling_auto_long";
 	struct lp_profile p;
-	struct lp_analysis_input in;
-	struct lp_stage_rules rules = { .skip_first = LP_SKIP_FIRST_AUTO };
-	struct lp_analysis *a = calloc(1, sizeof(*a));
-	struct lp_err err = LP_ERR_INIT;
+	struct lp_analysis *a;
 	struct lp_buf md = LP_BUF_INIT;
 	char want[160];
 	(void)state;
 	setenv("LP_FIXTURE_SLOW", "24", 1);
 	lp_test_trace_fixture(dir, "auto,rate=500,every=16,burst=4,first=2,seed=4", LP_TEST_TMP "/sampling_auto_long.txt");
 	unsetenv("LP_FIXTURE_SLOW");
-	load(dir, &p);
-	memset(&in, 0, sizeof(in));
-	in.profile = &p;
-	in.stage_rules = &rules;
-	assert_int_equal(lp_analyze(&in, a, &err), 0);
+	a = analyze_first_left_out(dir, &p);
 	/* steps 2-23 slow and measured, the fast 24th decides (measured too; a later one if the host
 	 * stalled a fast step past 10 ms) */
 	if (a->units_measured < 23 || a->units_measured > 30)
