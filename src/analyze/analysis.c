@@ -661,16 +661,6 @@ static void rerun_intervals(struct lp_analysis *a)
 	}
 }
 
-/* 1 when range r or one of its ancestors is a unit auto recorded while measuring (STAGE flag 3). */
-static int in_measured_unit(const struct lp_profile *p, int32_t r)
-{
-	int guard = 0;
-	for (; r >= 0 && (size_t)r < p->n_ranges && guard++ < 512; r = p->ranges[r].parent)
-		if (p->ranges[r].sample == LP_TRACE_STAGE_MEASURED)
-			return 1;
-	return 0;
-}
-
 /* The tracer's mode and, for a sampled trace, the kernel table scaled to every unit. */
 static int sampling(const struct lp_profile *p, struct lp_analysis *out, struct lp_err *err)
 {
@@ -686,6 +676,7 @@ static int sampling(const struct lp_profile *p, struct lp_analysis *out, struct 
 	/* auto's exact phase: on a host whose cold first generation runs under the threshold it can
 	 * hold that whole generation (bench/tracer/README.md run 33), which the report says */
 	{
+		const char *unit = out->sampling.unit && *out->sampling.unit ? out->sampling.unit : "decode_step";
 		uint64_t host_ns = 0, launches = 0;
 		for (i = 0; i < p->n_ranges; i++) {
 			const struct lp_range *r = &p->ranges[i];
@@ -695,8 +686,10 @@ static int sampling(const struct lp_profile *p, struct lp_analysis *out, struct 
 			out->units_measured_left_out += lp_stage_range_excluded(&out->stages, (int32_t)i) != 0;
 			host_ns += r->end_ns > r->start_ns ? r->end_ns - r->start_ns : 0;
 		}
-		for (i = 0; out->units_measured && i < p->n_kernels; i++)
-			launches += in_measured_unit(p, p->kernels[i].range);
+		for (i = 0; out->units_measured && i < p->n_kernels; i++) {
+			int32_t u = lp_profile_range_find_ancestor(p, p->kernels[i].range, unit);
+			launches += u >= 0 && p->ranges[u].sample == LP_TRACE_STAGE_MEASURED;
+		}
 		out->units_measured_rate = host_ns ? (double)launches * 1e9 / (double)host_ns : 0;
 	}
 	if (!lp_tsample_plan_of(p, &plan))
