@@ -190,7 +190,7 @@ def iteration(model, prompt, args, torch, timer, ops, turn_k=0, counters=None):
     past = out.past_key_values
     t1 = timer.mark()
     steps, counts = [], []
-    with llm_range("decode_all"):
+    with llm_range("decode_all", payload=args.new_tokens):  # the steps planned (docs/nvtx.md)
         for s in range(args.new_tokens):
             c0 = counters.read() if counters else None
             e0 = timer.mark() if args.step_times else None

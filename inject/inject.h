@@ -59,6 +59,8 @@ struct lp_inj_thread {
 	uint32_t unit_parents;          /* sample.c: times unit_parent changed (the parent ordinal) */
 	uint32_t unit_prev;             /* sample.c: units under the previous parent (0: none yet) */
 	uint32_t reattach_units;        /* sample.c: the foreseen-end attach this many units ahead (set with unit_prev) */
+	uint64_t plan_id;               /* sample.c: the last stage range pushed that is no unit ... */
+	uint32_t plan_units;            /* ... and its payload (decode_all: the decode steps planned; 0: none) */
 	uint64_t unit_first_ns, unit_last_ns; /* sample.c: pushes of the parent's first and last unit */
 	uint32_t unit_skipping;         /* sample.c: inside an unrecorded unit (1) */
 	uint64_t unit_t0, unit_l0;      /* sample.c: clock and launches at the open unit's push */
@@ -148,11 +150,14 @@ void lp_inj_rank_update(void);
 /* Reads LLMPROF_TRACE_SAMPLE, LLMPROF_TRACE_STAGES ... once (lp_inj_init calls it after opening the
  * file) and writes the first SAMPLING record. */
 void lp_inj_sample_init(void);
-/* At the push of range instance `id` named `name_sid` on thread `t`, parent `parent` (0: none):
- * when the name is a stage, starts its GPU timestamp, and when it is the sampling unit, decides
- * whether this instance is recorded (switching CUPTI off if not). Returns the mark the frame
+/* At the push of range instance `id` named `name_sid` on thread `t`, parent `parent` (0: none),
+ * with an integer `payload` (0: none): when the name is a stage, starts its GPU timestamp, and
+ * when it is the sampling unit, decides whether this instance is recorded (switching CUPTI off if
+ * not); a stage that is no unit keeps its payload as the units planned under it (decode_all's
+ * contract, docs/nvtx.md). Returns the mark the frame
  * keeps for lp_inj_stage_pop, 0 when the range is no stage. */
-uint32_t lp_inj_stage_push(struct lp_inj_thread *t, uint32_t name_sid, uint64_t id, uint64_t parent);
+uint32_t lp_inj_stage_push(struct lp_inj_thread *t, uint32_t name_sid, uint64_t id, uint64_t parent,
+	uint64_t payload);
 /* At the pop of a frame whose push returned `mark` (non-zero). */
 void lp_inj_stage_pop(struct lp_inj_thread *t, uint32_t mark, uint64_t id);
 /* Flush thread: writes the STAGE records whose GPU times are known (`final`: waits for the GPU). */

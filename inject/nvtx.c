@@ -138,6 +138,23 @@ static void base_record(struct lp_trace_nvtx *r, uint8_t event, uint32_t domain)
 
 /* ---- push/pop ---- */
 
+/* An integer payload >= 0 of a pushed range (NVTX's 32- and 64-bit integer types), else 0. */
+static uint64_t payload_count(const struct lp_trace_nvtx *r)
+{
+	int64_t v;
+	switch (r->payload_type) {
+	case NVTX_PAYLOAD_TYPE_UNSIGNED_INT64:
+	case NVTX_PAYLOAD_TYPE_UNSIGNED_INT32:
+		return r->payload;
+	case NVTX_PAYLOAD_TYPE_INT64:
+	case NVTX_PAYLOAD_TYPE_INT32:
+		memcpy(&v, &r->payload, 8);
+		return v > 0 ? (uint64_t)v : 0;
+	default:
+		return 0;
+	}
+}
+
 static int push(uint32_t domain, struct lp_trace_nvtx *r)
 {
 	struct lp_inj_thread *t = lp_inj_self();
@@ -158,7 +175,7 @@ static int push(uint32_t domain, struct lp_trace_nvtx *r)
 	t->depth++;
 	emit(r);
 	/* after the record: a stage's GPU mark and CUPTI switch are not inside its push time */
-	t->stack[t->depth - 1].stage = lp_inj_stage_push(t, r->name_sid, r->id, parent);
+	t->stack[t->depth - 1].stage = lp_inj_stage_push(t, r->name_sid, r->id, parent, payload_count(r));
 	return level;
 }
 

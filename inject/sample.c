@@ -505,7 +505,8 @@ static struct lp_trace_stage stage_record(uint64_t id, uint32_t tid, uint32_t in
 	return r;
 }
 
-uint32_t lp_inj_stage_push(struct lp_inj_thread *t, uint32_t name_sid, uint64_t id, uint64_t parent)
+uint32_t lp_inj_stage_push(struct lp_inj_thread *t, uint32_t name_sid, uint64_t id, uint64_t parent,
+	uint64_t payload)
 {
 	uint32_t mark = MARK_STAGE, index = 0, slot;
 	uint8_t sample = LP_TRACE_STAGE_NOT_UNIT;
@@ -521,6 +522,10 @@ uint32_t lp_inj_stage_push(struct lp_inj_thread *t, uint32_t name_sid, uint64_t 
 	}
 	if (i == S.n_stages)
 		return 0;
+	if (name_sid != S.unit_sid) {
+		t->plan_id = id;
+		t->plan_units = payload < UINT32_MAX ? (uint32_t)payload : 0;
+	}
 	/* LLMPROF_TRACE_CUPTI_DELAY=1: the first stage range starts CUPTI (once), before its mark;
 	 * =warmup: the first one outside a warmup range (a program that marks no warm-up) */
 	if (S.cupti_delay == 1)
@@ -540,6 +545,16 @@ uint32_t lp_inj_stage_push(struct lp_inj_thread *t, uint32_t name_sid, uint64_t 
 				if (S.log_cycles && S.reattach_lead_ns)
 					lp_inj_log("stages: the next parent's end foreseen %u units ahead (%u units before)",
 						t->reattach_units, t->unit_prev);
+			}
+			/* the units the parent says it plans (decode_all's payload: the shim gives generate()'s
+			 * max_new_tokens - 1) foresee its end better than the previous parent's count, and
+			 * the first parent has no previous one: without it a first generation that auto
+			 * samples attaches only at its pop, and the next prefill waits for that attach at its
+			 * push (bench/tracer/README.md run 34) */
+			if (parent == t->plan_id && t->plan_units) {
+				t->unit_prev = t->plan_units;
+				if (!t->reattach_units)
+					t->reattach_units = REATTACH_END_UNITS;
 			}
 			t->unit_parent = parent;
 			t->unit_index = 0;

@@ -1,8 +1,9 @@
 """llmprof_nvtx: NVTX ranges in the ``LLM`` domain for Python inference code.
 
 llmprof (and Nsight Compute's ``--nvtx-include "LLM@decode_all/"``) understands a fixed stage
-structure: ``prefill`` (payload: prompt tokens x batch), ``decode_all`` containing one
-``decode_step`` per generated token (payload: step index), op ranges inside (see docs/nvtx.md).
+structure: ``prefill`` (payload: prompt tokens x batch), ``decode_all`` (payload, optional: the
+decode steps planned) containing one ``decode_step`` per generated token (payload: step index), op
+ranges inside (see docs/nvtx.md).
 This module emits exactly that, from the standard library only:
 
     from llmprof_nvtx import llm_range, llm_ranged

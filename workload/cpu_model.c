@@ -332,7 +332,7 @@ static int cpu_iterate(void *impl, double *prefill_ms, double *decode_ms, int32_
 	lp_nvtx_pop();
 	t1 = now_ms();
 	tokens[0] = e->next[0];
-	lp_nvtx_push("decode_all");
+	lp_nvtx_push_payload("decode_all", (uint64_t)e->o.new_tokens); /* the steps planned (docs/nvtx.md) */
 	for (s = 0; s < e->o.new_tokens; s++) {
 		lp_nvtx_push_payload("decode_step", (uint64_t)s);
 		for (b = 0; b < e->o.batch; b++)

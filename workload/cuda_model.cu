@@ -425,7 +425,7 @@ static int cu_iterate(void *impl, double *prefill_ms, double *decode_ms, int32_t
 	lp_nvtx_pop();
 	OK(rc);
 	TRY(cudaEventRecord(e->ev[1], e->stream));
-	lp_nvtx_push("decode_all");
+	lp_nvtx_push_payload("decode_all", (uint64_t)e->o.new_tokens); /* the steps planned (docs/nvtx.md) */
 	for (int s = 0; s < e->o.new_tokens && rc == 0; s++) {
 		lp_nvtx_push_payload("decode_step", (uint64_t)s);
 		rc = decode_step(e, err);

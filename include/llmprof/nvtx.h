@@ -6,7 +6,7 @@
  *   lp_nvtx_push_payload("prefill", (uint64_t)batch * prompt_len);
  *   ... launch the prefill kernels ...
  *   lp_nvtx_pop();
- *   lp_nvtx_push("decode_all");
+ *   lp_nvtx_push_payload("decode_all", n);   (payload optional: the decode steps planned)
  *   for (s = 0; s < n; s++) { lp_nvtx_push_payload("decode_step", s); ...; lp_nvtx_pop(); }
  *   lp_nvtx_pop();
  *

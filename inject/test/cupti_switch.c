@@ -56,6 +56,9 @@
  *                                            40 units of 2 ms: the second's foreseen-end attach
  *                                            comes 10 units ahead (20 ms of 2 ms units, at most a
  *                                            quarter of 40), at the pop of unit 29, not 4 ahead;
+ *   cupti_switch FAKE_LIB TRACE_DIR planned  (parent's schedule) the first generation's decode_all
+ *                                            says 8 units (its payload): it attaches ahead 4 units
+ *                                            before that end, as parent's second generation;
  *   cupti_switch FAKE_LIB TRACE_DIR graphw   (trace.sample=auto) a graph of 100 kernel nodes and
  *                                            20 memset nodes made and instantiated, then launched
  *                                            once in each of 4 decode steps of 2 ms: auto counts
@@ -90,13 +93,15 @@ typedef void (*state_fn)(int *, int *, int *, int *, int *);  /* lp_fake_cupti_s
 enum { ALL_CB = 8, ALL_KINDS = 4 };
 
 static long unit_sleep_ns;   /* each unit's time inside (generation()) */
+static double unit_push_ms[64]; /* generation(): when each unit was pushed (the last generation's) */
 static domain_push_fn dpush;
 static domain_pop_fn dpop;
 static nvtxDomainHandle_t llm;
 static state_fn fake_state;
 static int failures;
 
-static void push(const char *name)
+/* a range of domain LLM; `payload` > 0: with that unsigned 64-bit payload */
+static void push_payload(const char *name, uint64_t payload)
 {
 	nvtxEventAttributes_t a;
 	memset(&a, 0, sizeof(a));
@@ -104,7 +109,16 @@ static void push(const char *name)
 	a.size = NVTX_EVENT_ATTRIB_STRUCT_SIZE;
 	a.messageType = NVTX_MESSAGE_TYPE_ASCII;
 	a.message.ascii = name;
+	if (payload) {
+		a.payloadType = NVTX_PAYLOAD_TYPE_UNSIGNED_INT64;
+		a.payload.ullValue = payload;
+	}
 	dpush(llm, &a);
+}
+
+static void push(const char *name)
+{
+	push_payload(name, 0);
 }
 
 /* what "CUPTI" holds now against what `where` expects: subscribers, callbacks, activity kinds,
@@ -139,6 +153,8 @@ static void wait_subscribed(void)
  * detached, G detached but subscribed with the four resource callbacks (trace.warmup=graphs) */
 static void expect_as(const char *where, char c, int detaches)
 {
+	if (c == '?') /* either (parentlead: a unit at the edge of the measured lead) */
+		return;
 	expect(where, c != 'D', c == 'G' ? 4 : c != 'D' ? ALL_CB : 0, c == 'A' ? ALL_KINDS : 0, detaches);
 }
 
@@ -146,13 +162,18 @@ static void expect_as(const char *where, char c, int detaches)
  * "CUPTI" should hold inside each unit (`during`) and after its pop (`after`), letters as
  * expect_as's (I: the flush thread's attach ahead, waited for). A burst's last recorded unit
  * detaches at its pop. */
-static void generation(int gen, const int *rec, int n, const char *during, const char *after, int *detaches)
+static void generation_planned(int gen, const int *rec, int n, uint64_t planned, const char *during,
+	const char *after, int *detaches)
 {
 	int i;
-	push("decode_all");
+	push_payload("decode_all", planned);
 	for (i = 0; i < n; i++) {
 		char where[64];
 		char d = during[i], a = after[i];
+		struct timespec now;
+		clock_gettime(CLOCK_REALTIME, &now);
+		if (i < 64)
+			unit_push_ms[i] = (double)now.tv_sec * 1e3 + (double)now.tv_nsec / 1e6;
 		push("decode_step");
 		snprintf(where, sizeof(where), "gen %d unit %d", gen, i);
 		expect_as(where, d, *detaches);
@@ -169,6 +190,11 @@ static void generation(int gen, const int *rec, int n, const char *during, const
 		expect_as(where, a, *detaches);
 	}
 	dpop(llm);
+}
+
+static void generation(int gen, const int *rec, int n, const char *during, const char *after, int *detaches)
+{
+	generation_planned(gen, rec, n, 0, during, after, detaches);
 }
 
 /* A prefill range, which finds CUPTI attached with everything on (bursts). */
@@ -214,25 +240,47 @@ static int warmup_then_second(const int *rec, int fin, int graphs)
 	return failures ? 1 : 0;
 }
 
+/* The units of the attach ahead for a lead of `lead_ms` over units `period_ms` apart (sample.c
+ * reattach_units: at least 4, at most a quarter of 40). */
+static int lead_units(double lead_ms, double period_ms)
+{
+	int k = (int)(lead_ms / period_ms);
+	k += k * period_ms < lead_ms;
+	return k < 4 ? 4 : k > 10 ? 10 : k;
+}
+
 /* parentlead: two generations of 40 units of 2 ms (letters as expect_as's); the second attaches
- * ahead at unit 29's pop with the lead of 20 ms (10 units), else it would at unit 35's */
+ * ahead at unit 29's pop with the lead of 20 ms (10 units), else it would at unit 35's. On a busy
+ * machine the units take longer than 2 ms: the tracer's period is the first generation's, so the
+ * window follows the measured one (its edge, within 5%, may go either way). */
 static int parent_lead(void)
 {
-	int rec[40] = { 1, 1, 1 }, detaches = 0, i;
+	int rec[40] = { 1, 1, 1 }, detaches = 0, i, k_lo, k_hi;
 	char during[41], after1[41], after2[41];
+	double period;
 	unit_sleep_ns = 2000000;
 	for (i = 0; i < 40; i++) {
 		during[i] = i < 3 ? 'A' : 'D';
 		after1[i] = i < 2 ? 'A' : 'D';
-		after2[i] = i < 2 ? 'A' : i < 29 ? 'D' : 'I';
 	}
 	during[40] = after1[40] = after2[40] = '\0';
 	expect("start-up", 1, ALL_CB, ALL_KINDS, 0);
 	generation(1, rec, 40, during, after1, &detaches);
 	expect("gen 1 after decode_all", 1, ALL_CB, ALL_KINDS, detaches);
+	period = (unit_push_ms[39] - unit_push_ms[0]) / 39;
+	k_lo = lead_units(20, period * 1.05);
+	k_hi = lead_units(20, period * 0.95);
+	printf("parentlead: units %.3f ms apart, the attach %d-%d units ahead\n", period, k_lo, k_hi);
+	if (period < 3.5 && k_lo < 6) { /* the lead, not the 4 units without it */
+		fprintf(stderr, "cupti_switch: units %.3f ms apart gave %d units ahead\n", period, k_lo);
+		failures++;
+	}
+	for (i = 0; i < 40; i++) {
+		/* after unit i: attached ahead once i + 1 + k >= 40 */
+		after2[i] = i < 2 ? 'A' : i + 1 + k_hi < 40 ? 'D' : i + 1 + k_lo < 40 ? '?' : 'I';
+		during[i] = i < 3 ? 'A' : after2[i - 1] == 'A' ? 'D' : after2[i - 1];
+	}
 	prefill("prefill", detaches);
-	for (i = 30; i < 40; i++)
-		during[i] = 'I';
 	generation(2, rec, 40, during, after2, &detaches);
 	return failures ? 1 : 0;
 }
@@ -306,7 +354,7 @@ static int bursts(int lead, int parent)
 	static const int rec3[] = { 1, 1, 1, 0, 0, 1, 1, 0, 0, 1, 1, 0, 0, 1, 1, 0 };
 	static const int none[8];
 	int detaches = 0;
-	if (parent >= 8) {
+	if (parent == 8 || parent == 9) {
 		/* trace.warmup=detach: detached inside a warmup range (held), attached at its pop; 9:
 		 * the default, graphs: the graph node callbacks kept inside it */
 		expect("start-up", 1, ALL_CB, ALL_KINDS, 0);
@@ -338,6 +386,15 @@ static int bursts(int lead, int parent)
 		return failures ? 1 : 0;
 	}
 	expect("start-up", 1, ALL_CB, ALL_KINDS, 0);
+	if (parent == 10) {
+		/* planned: the first generation's decode_all says 8 units (its payload), so it attaches
+		 * ahead 4 units before that end as the parent test's second does, though no generation
+		 * came before it */
+		generation_planned(1, rec, 8, 8, "AAADIAAI", "AADIAAII", &detaches);
+		expect("after decode_all", 1, ALL_CB, ALL_KINDS, detaches);
+		prefill("prefill", detaches);
+		return failures ? 1 : 0;
+	}
 	generation(1, rec, 8, lead ? "AAADIAAD" : "AAADDAAD", lead ? "AADIAADI" : "AADDAADD", &detaches);
 	if (parent) /* attached again at decode_all's pop (LLMPROF_TRACE_BURST_REATTACH's default) */
 		expect("after decode_all", 1, ALL_CB, ALL_KINDS, detaches);
@@ -365,9 +422,10 @@ int main(int argc, char **argv)
 			  strcmp(argv[3], "lead") && strcmp(argv[3], "parent") && strcmp(argv[3], "delay") &&
 			  strcmp(argv[3], "delay1") && strcmp(argv[3], "delaywu") && strcmp(argv[3], "delaywu0") &&
 			  strcmp(argv[3], "warmup") && strcmp(argv[3], "warmupg") && strcmp(argv[3], "graphw") &&
-			  strcmp(argv[3], "graphw0") && strcmp(argv[3], "parentlead"))) {
+			  strcmp(argv[3], "graphw0") && strcmp(argv[3], "parentlead") && strcmp(argv[3], "planned"))) {
 		fprintf(stderr, "usage: cupti_switch FAKE_LIBCUPTI TRACE_DIR "
-			"keep|detach|burst|lead|parent|delay|delay1|delaywu|delaywu0|warmup|warmupg|graphw|graphw0|parentlead\n");
+			"keep|detach|burst|lead|parent|delay|delay1|delaywu|delaywu0|warmup|warmupg|graphw|graphw0|parentlead|"
+			"planned\n");
 		return 2;
 	}
 	plead = !strcmp(argv[3], "parentlead");
@@ -379,7 +437,8 @@ int main(int argc, char **argv)
 	detach = !strcmp(argv[3], "detach");
 	burst = !strcmp(argv[3], "burst") ? 1 : !strcmp(argv[3], "lead") ? 2 : !strcmp(argv[3], "parent") ? 3
 		: !strcmp(argv[3], "delay") ? 4 : !strcmp(argv[3], "delay1") ? 5 : !strcmp(argv[3], "delaywu") ? 6
-		: !strcmp(argv[3], "delaywu0") ? 7 : !strcmp(argv[3], "warmup") ? 8 : !strcmp(argv[3], "warmupg") ? 9 : 0;
+		: !strcmp(argv[3], "delaywu0") ? 7 : !strcmp(argv[3], "warmup") ? 8 : !strcmp(argv[3], "warmupg") ? 9
+		: !strcmp(argv[3], "planned") ? 10 : 0;
 	if (burst == 8)
 		setenv("LLMPROF_TRACE_WARMUP", "detach", 1);
 	else

@@ -437,6 +437,27 @@ def _patch_modeling_utils(mod):
     _patch_method(mod, "PreTrainedModel", "post_init", wrap)
 
 
+def generation_limits(model, kwargs):
+    """(max_new_tokens, max_length) of a generate() call: its keyword arguments, else the
+    generation_config it passes, else the model's (attribute reads only; None where not an int).
+    For decode_all's payload, the steps planned (tracker.py)."""
+    try:
+        config = kwargs.get("generation_config")
+        if config is None:
+            config = getattr(model, "generation_config", None)
+        out = []
+        for name in ("max_new_tokens", "max_length"):
+            v = kwargs.get(name)
+            if v is None and config is not None:
+                v = getattr(config, name, None)
+            out.append(v if isinstance(v, int) and not isinstance(v, bool) else None)
+        if out[0] is not None:
+            out[1] = None  # transformers: max_new_tokens wins over max_length
+        return tuple(out)
+    except Exception:
+        return (None, None)
+
+
 def _patch_generation_utils(mod):
     tr = _state["tracker"]
 
@@ -446,7 +467,7 @@ def _patch_generation_utils(mod):
                 attach(self)  # a model built before the hooks (unpickled, from another library)
             except Exception:
                 pass
-            tr.generate_enter()
+            tr.generate_enter(generation_limits(self, k))
             try:
                 return orig(self, *a, **k)
             finally:

@@ -5,7 +5,9 @@ The rules (docs/nvtx.md, "Programs you did not write for llmprof"):
 - Inside ``generate()`` (the outermost call on this thread): the first top-level forward is
   ``prefill`` (payload: batch x prompt tokens), every later one a ``decode_step`` (payload: the
   step index, from 0), and ``decode_all`` opens before the first step and closes when
-  ``generate()`` returns.
+  ``generate()`` returns. ``decode_all``'s payload is the decode steps planned when the call says
+  (``max_new_tokens`` - 1, or ``max_length`` - prompt length - 1; generate_enter's ``limits``):
+  llmprof's tracer foresees the generation's end from it (docs/nvtx.md).
 - A forward called directly (a loop you wrote): an empty cache (no ``past_key_values``, or one
   holding 0 tokens) is ``prefill``; one new token per sequence on a non-empty cache is a
   ``decode_step``; anything else (a second prefill chunk, several draft tokens) gets no range.
@@ -36,6 +38,11 @@ STAGE_NAMES = frozenset(("prefill", "decode", "decode_all", "decode_step", "step
 
 PREFILL = "prefill"
 DECODE_STEP = "decode_step"
+
+
+def _count(v):
+    """`v` when it is a plain int >= 0 (not a bool), else None."""
+    return v if isinstance(v, int) and not isinstance(v, bool) and v >= 0 else None
 
 
 class Counts(object):
@@ -74,6 +81,8 @@ class _ThreadState(threading.local):
         self.warmup_open = False    # this tracker's warmup range around a generate() is open
         self.warmup_pending = False  # warmup_from="decode": the range opens at the first step
         self.warmup_inner = False   # warmup_from="steps=K": open inside decode_all
+        self.limits = (None, None)  # the current generate()'s (max_new_tokens, max_length)
+        self.prompt_len = None      # input tokens per sequence of its prefill
 
 
 class StageTracker(object):
@@ -98,13 +107,16 @@ class StageTracker(object):
 
     # -- generate() --
 
-    def generate_enter(self):
+    def generate_enter(self, limits=(None, None)):
+        """`limits`: the call's (max_new_tokens, max_length), either None when not known."""
         t = self._t
         t.gen_depth += 1
         if t.gen_depth == 1:
             self._close_decode(t)
             t.gen_prefilled = False
             t.steps = 0
+            t.limits = limits
+            t.prompt_len = None
             if self.counts.generate_calls < self.warmup_generations and not self.user_ranges:
                 if self.warmup_at_decode:
                     t.warmup_pending = True
@@ -149,6 +161,7 @@ class StageTracker(object):
             t.prefilled = True
             if t.gen_depth:
                 t.gen_prefilled = True
+                t.prompt_len = input_len
             self._count_prefill(batch, input_len)
             if push:
                 self.ranges.push("prefill", batch * input_len if batch and input_len else None)
@@ -162,7 +175,7 @@ class StageTracker(object):
                         self.ranges.push("warmup", None)
                         t.warmup_open = True
                     t.warmup_pending = False
-                    self.ranges.push("decode_all", None)
+                    self.ranges.push("decode_all", self._planned_steps(t) if t.gen_depth else None)
                     t.decode_open = True
                     if not t.gen_depth:
                         self.counts.loop_decodes += 1
@@ -212,6 +225,15 @@ class StageTracker(object):
         if t.decode_open:
             self.ranges.pop()
             t.decode_open = False
+
+    @staticmethod
+    def _planned_steps(t):
+        """The decode steps this generate() plans (None: not known): max_new_tokens - 1, else
+        max_length - prompt length - 1 (transformers' rule: max_new_tokens wins)."""
+        new, length = t.limits
+        if _count(new) is None and _count(length) is not None and _count(t.prompt_len) is not None:
+            new = length - t.prompt_len
+        return new - 1 if _count(new) is not None and new >= 2 else None
 
     def _count_prefill(self, batch, input_len):
         c = self.counts

@@ -28,9 +28,9 @@ for line in open(sys.argv[1]):
         assert stack, "pop without push"
         stack.pop()
 assert not stack, "unclosed ranges: %s" % stack
-# top level: warmup (payload 1), then 2 x (prefill, decode_all)
-assert tops == [("warmup", "1"), ("prefill", "16"), ("decode_all", None),
-                ("prefill", "16"), ("decode_all", None)], tops
+# top level: warmup (payload 1), then 2 x (prefill, decode_all: the 3 steps planned)
+assert tops == [("warmup", "1"), ("prefill", "16"), ("decode_all", "3"),
+                ("prefill", "16"), ("decode_all", "3")], tops
 assert seen["warmup/prefill"] == ["16"] and len(seen["warmup/decode_all"]) == 1
 assert seen["decode_all/decode_step"] == ["0", "1", "2"] * 2, seen["decode_all/decode_step"]
 ops = ["embed", "layer", "layer/attn_norm", "layer/qkv", "layer/rope", "layer/attention",

@@ -41,10 +41,11 @@ def run_generations(t, gens, steps=2):
         t.generate_exit()
 
 
-def gen_ops(batch, prompt, steps):
+def gen_ops(batch, prompt, steps, planned=None):
+    """The ranges of one generation; `planned`: decode_all's payload (generate()'s steps planned)."""
     ops = [("push", "prefill", batch * prompt), ("pop",)]
     if steps:
-        ops.append(("push", "decode_all", None))
+        ops.append(("push", "decode_all", planned))
         for i in range(steps):
             ops += [("push", "decode_step", i), ("pop",)]
         ops.append(("pop",))
@@ -102,6 +103,44 @@ class TrackerRules(unittest.TestCase):
         r = self.r = Rec()
         run_generations(StageTracker(r, warmup_generations=1, warmup_from="steps=3"), 1)
         self.assertEqual(r.ops, g[:3] + [("push", "warmup", None)] + g[3:] + [("pop",)])
+
+    def test_decode_all_payload_is_the_planned_steps(self):
+        # generate()'s limits (max_new_tokens, max_length): decode_all's payload is the decode
+        # steps planned (the tracer foresees the generation's end from it), None when not known
+        for limits, planned in (((4, None), 3), ((None, 12), 4), ((None, 8), None), ((1, None), None),
+                                ((True, None), None), (("4", None), None), ((None, None), None)):
+            r = Rec()
+            t = StageTracker(r)
+            t.generate_enter(limits)
+            t.forward_exit(t.forward_enter(2, 7, 0))
+            t.forward_exit(t.forward_enter(2, 1, 7))
+            t.generate_exit()
+            self.assertEqual(r.ops[2], ("push", "decode_all", planned), limits)
+        # a hand-written loop has no generate(): no payload
+        r = Rec()
+        t = StageTracker(r)
+        t.forward_exit(t.forward_enter(1, 5, 0))
+        t.forward_exit(t.forward_enter(1, 1, 5))
+        self.assertEqual(r.ops[2], ("push", "decode_all", None))
+
+    def test_generation_limits(self):
+        class Config(object):
+            def __init__(self, new, length):
+                self.max_new_tokens, self.max_length = new, length
+
+        class Model(object):
+            generation_config = Config(None, 20)
+
+        lim = llmprof_auto.generation_limits
+        self.assertEqual(lim(Model(), {}), (None, 20))
+        self.assertEqual(lim(Model(), {"max_new_tokens": 128}), (128, None))  # max_new_tokens wins
+        self.assertEqual(lim(Model(), {"max_length": 64}), (None, 64))
+        # a generation_config passed replaces the model's
+        self.assertEqual(lim(Model(), {"generation_config": Config(32, 20)}), (32, None))
+        self.assertEqual(lim(Model(), {"generation_config": Config(None, None)}), (None, None))
+        self.assertEqual(lim(Model(), {"generation_config": Config(8, 20), "max_new_tokens": 4}), (4, None))
+        self.assertEqual(lim(object(), {"max_new_tokens": 2.5}), (None, None))
+        self.assertEqual(lim(None, None), (None, None))  # never raises
 
     def test_no_warmup_range_when_the_program_pushes_its_own(self):
         t = StageTracker(self.r, warmup_generations=1)
@@ -259,7 +298,8 @@ class WholeShim(unittest.TestCase):
     def test_generate_gets_stages_and_an_account(self):
         with tempfile.TemporaryDirectory() as d:
             ops = self.ranges_of("generate", {"LLMPROF_AUTO_DIR": d})
-            self.assertEqual([tuple(o) for o in ops], gen_ops(2, 16, 4) * 3)
+            # max_new_tokens=5: decode_all's payload says 4 steps planned
+            self.assertEqual([tuple(o) for o in ops], gen_ops(2, 16, 4, 4) * 3)
             files = os.listdir(d)
             self.assertEqual(len(files), 1, files)
             self.assertRegex(files[0], r"^program\.\d+\.json$")
@@ -275,11 +315,11 @@ class WholeShim(unittest.TestCase):
 
     def test_first_generate_as_warmup(self):
         ops = self.ranges_of("generate", {"LLMPROF_AUTO_WARMUP": "1"})
-        wu = [("push", "warmup", None)] + gen_ops(2, 16, 4) + [("pop",)]
-        self.assertEqual([tuple(o) for o in ops], wu + gen_ops(2, 16, 4) * 2)
+        wu = [("push", "warmup", None)] + gen_ops(2, 16, 4, 4) + [("pop",)]
+        self.assertEqual([tuple(o) for o in ops], wu + gen_ops(2, 16, 4, 4) * 2)
         # not a count: none, and the program runs
         ops = self.ranges_of("generate", {"LLMPROF_AUTO_WARMUP": "one"})
-        self.assertEqual([tuple(o) for o in ops], gen_ops(2, 16, 4) * 3)
+        self.assertEqual([tuple(o) for o in ops], gen_ops(2, 16, 4, 4) * 3)
 
     def test_hand_written_loop(self):
         ops = self.ranges_of("loop")
