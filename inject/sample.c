@@ -16,7 +16,8 @@
  * (sampled), `auto` (the default: sampled when the launches inside the first recorded units run
  * faster than `rate` per second, exact otherwise), with
  * `unit=NAME`, `rate=R`, `seed=S` and `pick=random|first` as options (defaults every=8, first=2,
- * rate=20000, unit=decode_step, seed=0, pick=random).
+ * rate=5000, unit=decode_step, seed=0, pick=random; the rate was 20000 until run 34: a cold first
+ * generation ran under it and was traced whole, bench/tracer/README.md).
  * `burst=B` (B dividing N; N defaults to 128 then; B = 0: no bursts) records one cluster of B
  * consecutive units per block instead of one unit, and detaches CUPTI (cuptiFinalize) between
  * bursts, the only state in which CUPTI leaves nothing on the launch path (bench/tracer/README.md
@@ -177,7 +178,7 @@ static int will_record(const struct lp_inj_thread *t, uint32_t index)
 		on_schedule(t, index);
 }
 
-/* "auto", "off", "every=8,first=2", "auto,rate=20000,unit=decode_step": 0, or -1 (logged). */
+/* "auto", "off", "every=8,first=2", "auto,rate=5000,unit=decode_step": 0, or -1 (logged). */
 static int parse_sample(const char *spec, char *unit, size_t unit_cap)
 {
 	const char *p = spec;
@@ -312,7 +313,7 @@ static void init_once(void)
 
 	S.every = 8;
 	S.first = 2;
-	S.auto_rate = 20000;
+	S.auto_rate = 5000;
 	S.pick = LP_TRACE_SAMPLE_PICK_RANDOM;
 	/* the default is auto: sampled above the launch rate, exact below (the reports scale sampled tables) */
 	if (parse_sample(spec && *spec ? spec : "auto", unit, sizeof(unit)) < 0) {

@@ -62,7 +62,7 @@
  *   cupti_switch FAKE_LIB TRACE_DIR graphw   (trace.sample=auto) a graph of 100 kernel nodes and
  *                                            20 memset nodes made and instantiated, then launched
  *                                            once in each of 4 decode steps of 2 ms: auto counts
- *                                            each launch as 100 (50k/s, above 20k/s) and samples
+ *                                            each launch as 100 (50k/s, above 5k/s) and samples
  *                                            from the third step (decided at the second one's pop);
  *   cupti_switch FAKE_LIB TRACE_DIR graphw0  the same launches of a graph made before CUPTI saw it
  *                                            (no node callback): 1 each (500/s), stays exact.

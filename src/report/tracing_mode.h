@@ -21,7 +21,7 @@
 const char *lp_tracing_mode_name(const struct lp_analysis *a);
 /* One sentence (ending with '.'), e.g. "Sampled: kernels were traced in 34 of 256 decode_step
  * ranges (the first 2 under each parent, then 1 in 8), chosen by auto at 55000 launches/s (above
- * 20000); ...". */
+ * 5000); ...". */
 int lp_tracing_mode_text(const struct lp_analysis *a, struct lp_buf *out);
 json_t *lp_tracing_mode_json(const struct lp_analysis *a);
 

@@ -261,7 +261,7 @@ static void test_off_auto_and_bad(void **state)
 	assert_int_equal(res->sampling.every, 128); /* auto alone: bursts of 4 in blocks of 128 (run 27) */
 	assert_int_equal(res->sampling.burst, 4);
 	assert_int_equal(res->sampling.first, 2);
-	assert_int_equal(res->sampling.auto_rate, 20000);
+	assert_int_equal(res->sampling.auto_rate, 5000);
 	assert_int_equal(res->sampling.launch_rate, 0);
 	assert_true(res->n_sampling >= 2); /* at start and at the end */
 	/* every unit recorded: the first 2 of each parent as always, the others while auto kept
