@@ -70,6 +70,7 @@ struct pending {
 	uint32_t tid, index, name_sid;
 	uint8_t sample, gpu;
 	uint8_t state;                       /* 0 free, 1 open, 2 closed, 3 being resolved */
+	uint16_t flags;                      /* LP_TRACE_STAGE_F_* */
 };
 
 static struct {
@@ -493,7 +494,7 @@ static uint32_t warmup_push(void)
 }
 
 static struct lp_trace_stage stage_record(uint64_t id, uint32_t tid, uint32_t index, uint32_t name_sid,
-	uint8_t sample, uint8_t gpu)
+	uint8_t sample, uint8_t gpu, uint16_t flags)
 {
 	struct lp_trace_stage r;
 	memset(&r, 0, sizeof(r));
@@ -503,6 +504,7 @@ static struct lp_trace_stage stage_record(uint64_t id, uint32_t tid, uint32_t in
 	r.name_sid = name_sid;
 	r.sample = sample;
 	r.gpu = gpu;
+	r.flags = flags;
 	return r;
 }
 
@@ -510,6 +512,7 @@ uint32_t lp_inj_stage_push(struct lp_inj_thread *t, uint32_t name_sid, uint64_t 
 	uint64_t payload)
 {
 	uint32_t mark = MARK_STAGE, index = 0, slot;
+	uint16_t flags = 0;
 	uint8_t sample = LP_TRACE_STAGE_NOT_UNIT;
 	unsigned i;
 	void *ev = NULL;
@@ -597,8 +600,10 @@ uint32_t lp_inj_stage_push(struct lp_inj_thread *t, uint32_t name_sid, uint64_t 
 	if (S.log_cycles && S.burst && name_sid != S.unit_sid)
 		lp_inj_log("stages: push %u at %.3f ms, CUPTI %s", name_sid, (double)lp_inj_now_ns() / 1e6,
 			lp_inj_cupti_attached() ? "recording" : "not recording");
-	if (burst > 0 && !lp_inj_cupti_attached())
+	if (burst > 0 && !lp_inj_cupti_attached()) {
 		burst_switch(1, NULL);
+		flags |= LP_TRACE_STAGE_F_PUSH_ATTACHED;
+	}
 	/* the marks need libcuda, not CUPTI: also with CUPTI off (LLMPROF_TRACE_CUPTI=0), held by
 	 * another subscriber or detached */
 	if (S.events)
@@ -611,7 +616,7 @@ uint32_t lp_inj_stage_push(struct lp_inj_thread *t, uint32_t name_sid, uint64_t 
 		skip_begin();
 	if (!ev) {
 		/* nothing to wait for: the record is complete now */
-		struct lp_trace_stage r = stage_record(id, t->tid, index, name_sid, sample, (uint8_t)gpu);
+		struct lp_trace_stage r = stage_record(id, t->tid, index, name_sid, sample, (uint8_t)gpu, flags);
 		lp_inj_append(LP_TREC_STAGE, &r, sizeof(r), NULL, 0);
 		return mark;
 	}
@@ -628,13 +633,14 @@ uint32_t lp_inj_stage_push(struct lp_inj_thread *t, uint32_t name_sid, uint64_t 
 		p->name_sid = name_sid;
 		p->sample = sample;
 		p->gpu = (uint8_t)gpu;
+		p->flags = flags;
 		p->state = 1;
 		mark |= (slot + 1) << MARK_SLOT_SHIFT;
 		ev = NULL;
 	}
 	pthread_mutex_unlock(&S.lock);
 	if (ev) {
-		struct lp_trace_stage r = stage_record(id, t->tid, index, name_sid, sample, LP_TRACE_STAGE_GPU_BUSY);
+		struct lp_trace_stage r = stage_record(id, t->tid, index, name_sid, sample, LP_TRACE_STAGE_GPU_BUSY, flags);
 		lp_inj_gpu_release(ev);
 		lp_inj_append(LP_TREC_STAGE, &r, sizeof(r), NULL, 0);
 	}
@@ -789,7 +795,8 @@ void lp_inj_stage_drain(int final)
 	pthread_mutex_unlock(&S.lock);
 	for (i = 0; i < n; i++) {
 		struct pending *p = &S.p[todo[i]];
-		struct lp_trace_stage r = stage_record(p->range_id, p->tid, p->index, p->name_sid, p->sample, p->gpu);
+		struct lp_trace_stage r = stage_record(p->range_id, p->tid, p->index, p->name_sid, p->sample, p->gpu,
+			p->flags);
 		int rc = 0;
 		if (p->ev[0] && p->ev[1]) {
 			rc = lp_inj_gpu_times(p->ev[0], p->ev[1], final, &r.gpu_start_ns, &r.gpu_end_ns,

@@ -229,7 +229,11 @@ static int setup(struct cu_engine *e, char *device_name, size_t name_len, struct
 			prop.name, gib(free_b), gib(total_b));
 		return lp_err_hint(err, "use a smaller model, batch or context, or a GPU with more memory");
 	}
-	TRY(cudaStreamCreateWithFlags(&e->stream, cudaStreamNonBlocking));
+	/* a blocking stream: ordered with the legacy default stream, on which llmprof's tracer marks
+	 * the stage ranges' GPU boundaries (docs/tracer.md "Limits"); on a non-blocking one the marks
+	 * completed without waiting for the prefill's kernels and the self-check's TTFT read -0.5% to
+	 * +24% on the same machine kind (bench/tracer/README.md run 34) */
+	TRY(cudaStreamCreate(&e->stream));
 	for (int i = 0; i < 3; i++)
 		TRY(cudaEventCreate(&e->ev[i]));
 	TRY(cudaMalloc(&e->weights_mem, pw.off));

@@ -27,8 +27,8 @@
 
 #define LP_TRACE_MAGIC "LLMPTRC\n"          /* 8 bytes, no NUL */
 #define LP_TRACE_VERSION_MAJOR 1
-#define LP_TRACE_VERSION_MINOR 3         /* 1.1: RANK, SAMPLING and STAGE records; 1.2: SAMPLING pick, seed;
-                                          * 1.3: SAMPLING warmup */
+#define LP_TRACE_VERSION_MINOR 4         /* 1.1: RANK, SAMPLING and STAGE records; 1.2: SAMPLING pick, seed;
+                                          * 1.3: SAMPLING warmup; 1.4: STAGE flags */
 #define LP_TRACE_FILE_SUFFIX ".lptrace"
 
 /* Limits a reader enforces (a writer never exceeds them). */
@@ -365,9 +365,14 @@ struct lp_trace_stage {             /* one per instance of a timed stage range (
 	uint32_t index;                 /* units: instance index under the same parent range, else 0 */
 	uint8_t sample;                 /* enum lp_trace_stage_sample */
 	uint8_t gpu;                    /* enum lp_trace_stage_gpu */
-	uint16_t reserved;
+	uint16_t flags;                 /* (1.4) LP_TRACE_STAGE_F_* (0 in records of older tracers) */
 	uint32_t name_sid;
 };
+
+/* lp_trace_stage.flags */
+#define LP_TRACE_STAGE_F_PUSH_ATTACHED 1u /* the push attached CUPTI before its GPU mark: the mark is
+                                           * late by that pause, which a program timing from before
+                                           * its push has in its time (docs/tracer.md) */
 
 /* The layouts above are the file layout: no implicit padding anywhere. */
 _Static_assert(sizeof(struct lp_trace_preamble) == 16, "preamble layout");

@@ -70,11 +70,13 @@
  * Exit 0 when every check holds, 1 otherwise (each failure on stderr). */
 #include "inject.h"
 
+#include <dirent.h>
 #include <dlfcn.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+#include <unistd.h>
 
 #include <cupti.h>
 #include <nvtx3/nvToolsExt.h>
@@ -344,8 +346,72 @@ static int graph_weight(void *fake, int known)
 	return failures ? 1 : 0;
 }
 
+/* The STAGE records of the prefill ranges in TRACE_DIR's trace (written out first): how many, and
+ * how many say their push attached CUPTI before the GPU mark (LP_TRACE_STAGE_F_PUSH_ATTACHED). */
+static int prefill_stages(const char *dir, int *attached)
+{
+	static char data[1 << 22];
+	char path[4096] = "", mine[64];
+	struct dirent *de;
+	DIR *d;
+	FILE *f;
+	size_t len, off;
+	uint32_t prefill_sid = 0;
+	int n = 0;
+	*attached = 0;
+	lp_inj_request_flush(2000);
+	if (!(d = opendir(dir)))
+		return -1;
+	snprintf(mine, sizeof(mine), ".%d%s", (int)getpid(), LP_TRACE_FILE_SUFFIX); /* <host>.<pid>.lptrace */
+	while ((de = readdir(d)) != NULL) {
+		size_t nl = strlen(de->d_name), ml = strlen(mine);
+		if (nl > ml && !strcmp(de->d_name + nl - ml, mine))
+			snprintf(path, sizeof(path), "%s/%s", dir, de->d_name);
+	}
+	closedir(d);
+	if (!*path || !(f = fopen(path, "rb")))
+		return -1;
+	len = fread(data, 1, sizeof(data), f);
+	fclose(f);
+	for (off = sizeof(struct lp_trace_preamble); off + sizeof(struct lp_trace_rec_header) <= len;) {
+		struct lp_trace_rec_header h;
+		const char *p;
+		memcpy(&h, data + off, sizeof(h));
+		p = data + off + sizeof(h);
+		if (off + sizeof(h) + h.size > len)
+			break;
+		if (h.type == LP_TREC_STRING && h.size >= sizeof(struct lp_trace_string) + 7) {
+			struct lp_trace_string str;
+			memcpy(&str, p, sizeof(str));
+			if (str.len == 7 && !memcmp(p + sizeof(str), "prefill", 7))
+				prefill_sid = str.sid;
+		} else if (h.type == LP_TREC_STAGE && h.size >= sizeof(struct lp_trace_stage)) {
+			struct lp_trace_stage st;
+			memcpy(&st, p, sizeof(st));
+			if (prefill_sid && st.name_sid == prefill_sid) {
+				n++;
+				*attached += (st.flags & LP_TRACE_STAGE_F_PUSH_ATTACHED) != 0;
+			}
+		}
+		off += sizeof(h) + h.size;
+	}
+	return n;
+}
+
+/* what the trace says of the prefills' pushes: `n` prefills, `attached` of them attached CUPTI */
+static void expect_prefills(const char *dir, int n, int attached)
+{
+	int a, got = prefill_stages(dir, &a);
+	printf("prefills %d, %d of them attached CUPTI at their push\n", got, a);
+	if (got != n || a != attached) {
+		fprintf(stderr, "cupti_switch: %d prefill STAGE records, %d with push_attached; expected %d, %d\n", got,
+			a, n, attached);
+		failures++;
+	}
+}
+
 /* bursts: every=4,burst=2,first=1,pick=first (lead=1 with `lead`) */
-static int bursts(int lead, int parent)
+static int bursts(int lead, int parent, const char *dir)
 {
 	/* unit 8 would be block 1's position 3, skipped; units 5 and 9 (block 2's position 0) start
 	 * bursts, so with lead the flush thread subscribes at the pops of units 3 and 7 */
@@ -401,14 +467,19 @@ static int bursts(int lead, int parent)
 	else
 		expect("after decode_all", lead, lead ? ALL_CB : 0, 0, detaches);
 	prefill("prefill", detaches);
-	if (!parent)
+	if (!parent) {
+		/* attached at the prefill's push, before its GPU mark: the STAGE record says so */
+		expect_prefills(dir, 1, 1);
 		return failures ? 1 : 0;
+	}
 	second_generation(rec, &detaches);
 	prefill("gen 2 prefill", detaches);
 	/* twice as long: the attach ahead only inside the window before the foreseen end (the pops of
 	 * units 3 and 6); past it (unit 10) a burst detaches as usual */
 	generation(3, rec3, 16, "AAADIAAIIAADDAAD", "AADIAAIIAADDAADD", &detaches);
 	expect("gen 3 after decode_all", 1, ALL_CB, ALL_KINDS, detaches);
+	/* attached at decode_all's pop or ahead of it: no prefill's push attached */
+	expect_prefills(dir, 2, 0);
 	return failures ? 1 : 0;
 }
 
@@ -479,7 +550,7 @@ int main(int argc, char **argv)
 		return parent_lead();
 	if (burst)
 		return bursts(burst == 2, burst >= 8 ? burst : burst == 6 ? 6 : burst == 5 || burst == 7 ? 4 : burst == 4 ? 2
-			: burst == 3);
+			: burst == 3, argv[2]);
 	expect("start-up", 1, ALL_CB, ALL_KINDS, 0);
 	push("decode_all");
 	for (i = 0; i < (int)(sizeof(recorded) / sizeof(recorded[0])); i++) {

@@ -338,9 +338,11 @@ int lp_advice_compute(struct lp_analysis *a, struct lp_err *err)
 		add(&c, LP_ADVICE_TAKEAWAY, "cpu-run",
 			"No GPU kernels were recorded (CPU run): only host times are available; MFU, MBU and the kernel "
 			"table are n/a.");
-	if (a->dropped_records)
+	/* CUPTI's one record a detach is no kernel's (dropped_at_detach): not worth a takeaway */
+	if (a->dropped_records > a->dropped_at_detach)
 		add(&c, LP_ADVICE_TAKEAWAY, "dropped",
-			"The tracer dropped %llu records: GPU times may be under-counted.", (unsigned long long)a->dropped_records);
+			"The tracer dropped %llu records: GPU times may be under-counted.",
+			(unsigned long long)(a->dropped_records - a->dropped_at_detach));
 	self_check(&c);
 	stage_dominance(&c);
 	clocks(&c);

@@ -572,6 +572,15 @@ static void sum_num(struct lp_num *out, const struct lp_num *x, const struct lp_
 			: (y->why[0] ? y->why : "the decode stage lacks it"));
 }
 
+uint64_t lp_dropped_at_detach(const struct lp_process *pr)
+{
+	const struct lp_sampling *s = &pr->sampling;
+	uint64_t detaches = 0;
+	if (s->burst || s->warmup == LP_TRACE_WARMUP_DETACHED)
+		detaches = (s->toggles + 1) / 2;
+	return pr->dropped_cupti < detaches ? pr->dropped_cupti : detaches;
+}
+
 static void compute_perf(struct lp_analysis *a)
 {
 	const struct lp_stage *pf = lp_stages_find(&a->stages, LP_STAGE_PREFILL);
@@ -775,6 +784,7 @@ int lp_analyze(const struct lp_analysis_input *in, struct lp_analysis *out, stru
 	for (i = 0; i < p->n_processes; i++) {
 		out->tracer_overhead_ns += p->processes[i].overhead_ns;
 		out->dropped_records += p->processes[i].dropped_records;
+		out->dropped_at_detach += lp_dropped_at_detach(&p->processes[i]);
 		out->graph_uncaptured += p->processes[i].graph_uncaptured;
 	}
 	out->n_processes = p->n_processes;

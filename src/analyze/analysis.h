@@ -206,6 +206,9 @@ struct lp_analysis {
 	struct lp_waterfall waterfall[2];      /* prefill (per iteration), decode (per step) */
 	double measured_bw_gbs;                /* the probe's copy bandwidth; 0 unknown */
 	uint64_t tracer_overhead_ns, dropped_records;
+	uint64_t dropped_at_detach;            /* of dropped_records, CUPTI's at most one per detach of the
+	                                        * tracer (cuptiFinalize: bursts, the warm-up): no kernel's
+	                                        * (bench/tracer/README.md run 34) */
 	uint64_t graph_uncaptured;             /* graph kernels without a capture record (lp_process) */
 	uint64_t units_measured;               /* sampling units auto recorded exactly while it measured the
 	                                        * launch rate (STAGE flag 3), warm-up's included ... */
@@ -239,5 +242,12 @@ int lp_num_format(const struct lp_num *n, int decimals, double scale, const char
 /* Sets a number / a reason (printf-style). */
 void lp_num_set(struct lp_num *n, double value);
 void lp_num_na(struct lp_num *n, const char *fmt, ...) LP_PRINTF(2, 3);
+
+/* CUPTI's dropped records of process `pr` that its detaches explain: on CUDA 13 (driver 580) every
+ * cuptiFinalize of the tracer counts one record dropped that is no kernel's (bench/tracer/README.md
+ * run 34: every kernel launched outside a graph capture kept its record), so up to one a detach is
+ * not a loss. Detaches: bursts (attach and detach in turn) and the warm-up's (trace.warmup detach
+ * or graphs). */
+uint64_t lp_dropped_at_detach(const struct lp_process *pr);
 
 #endif

@@ -73,7 +73,7 @@ static void span_add(struct span *s, uint32_t pid, uint32_t stream, uint64_t lau
 }
 
 static uint64_t latency(const struct lp_range *r, const struct span *s, const struct work *w, size_t n_w,
-	int step, uint64_t *wait_ns)
+	uint64_t *wait_ns)
 {
 	uint64_t start = r->start_ns, end = r->end_ns;
 	*wait_ns = 0;
@@ -95,13 +95,14 @@ static uint64_t latency(const struct lp_range *r, const struct span *s, const st
 			start = q;
 		}
 	}
-	/* a decode step: from the tracer's push mark, when the GPU reached the push, as a CUDA event
-	 * the program recorded there would say (on an idle GPU some microseconds after the host's
-	 * push, which counts on short steps: a 2.4 ms compiled step, bench/tracer/README.md run 32).
-	 * Not for a stage occurrence: a prefill's push may attach CUPTI before its mark, a pause that
-	 * a program recording its start event before the push has in its time to first token
-	 * (graph_decode.py: -5.2% with the mark, run 32 call 8) */
-	if (step && r->gpu_status == 1 && r->gpu_start_ns > start && (!r->gpu_end_ns || r->gpu_start_ns <= r->gpu_end_ns)) {
+	/* from the tracer's push mark, when the GPU reached the push, as a CUDA event the program
+	 * recorded there would say (on an idle GPU some microseconds after the host's push, which
+	 * counts on short steps: a 2.4 ms compiled step, bench/tracer/README.md run 32; llmprof-llm's
+	 * 0.2 ms prefill, +6 to +20% from the host's push, run 34). Not when the push attached CUPTI
+	 * before its mark (a prefill after a detached burst): that pause is in the time of a program
+	 * that records its start event before the push (graph_decode.py: -5.2% from the mark, run 32
+	 * call 8); a decode step's push never attaches (the pop before it does) */
+	if (!r->push_attached && r->gpu_status == 1 && r->gpu_start_ns > start && (!r->gpu_end_ns || r->gpu_start_ns <= r->gpu_end_ns)) {
 		*wait_ns += r->gpu_start_ns - start;
 		start = r->gpu_start_ns;
 	}
@@ -296,7 +297,7 @@ int lp_stage_latency_compute(const struct lp_profile *p, struct lp_stage_set *s)
 			last_step[o] = (int32_t)i;
 		if (LP_ARRAY_RESERVE(st->step_lat_ms, st->cap_step_lat, st->n_step_lat + 1, NULL) < 0)
 			goto done;
-		st->step_lat_ms[st->n_step_lat++] = (double)latency(r, &step_span[i], w, n_w, 1, &wait) / 1e6;
+		st->step_lat_ms[st->n_step_lat++] = (double)latency(r, &step_span[i], w, n_w, &wait) / 1e6;
 	}
 
 	/* the occurrences; with decode_to_last_step a decode occurrence as if it ended at its last
@@ -313,7 +314,7 @@ int lp_stage_latency_compute(const struct lp_profile *p, struct lp_stage_set *s)
 			it->host_ns = r.end_ns - r.start_ns;
 			s->decode_ends_moved++;
 		}
-		it->latency_ns = latency(&r, &occ_span[i], w, n_w, 0, &it->wait_ns);
+		it->latency_ns = latency(&r, &occ_span[i], w, n_w, &it->wait_ns);
 		it->gpu_end_ns = occ_span[i].end_ns;
 	}
 

@@ -226,8 +226,8 @@ static void dump_record(const struct lp_trace_file *f, const struct lp_trace_rec
 		struct lp_trace_stage r;
 		lp_trace_record_get(rec, &r, sizeof(r));
 		printf(" range=%" PRIu64 " tid=%u index=%u sample=%u gpu=%u gpu_start_ns=%" PRIu64 " gpu_end_ns=%" PRIu64
-			" gpu_elapsed_ns=%" PRIu64 " name=", r.range_id, r.tid, r.index, r.sample, r.gpu, r.gpu_start_ns,
-			r.gpu_end_ns, r.gpu_elapsed_ns);
+			" gpu_elapsed_ns=%" PRIu64 "%s name=", r.range_id, r.tid, r.index, r.sample, r.gpu, r.gpu_start_ns,
+			r.gpu_end_ns, r.gpu_elapsed_ns, r.flags & LP_TRACE_STAGE_F_PUSH_ATTACHED ? " push_attached" : "");
 		print_str(f, r.name_sid);
 		break;
 	}

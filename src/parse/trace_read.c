@@ -603,6 +603,7 @@ static int replay_file(struct lp_trace_file *f, struct lp_profile *p, struct lp_
 			struct lp_trace_dropped d;
 			lp_trace_record_get(&rec, &d, sizeof(d));
 			pr->dropped_records = d.cupti_records + d.own_records;
+			pr->dropped_cupti = d.cupti_records;
 			break;
 		}
 		case LP_TREC_DEVICE: {
@@ -683,6 +684,7 @@ static int replay_file(struct lp_trace_file *f, struct lp_profile *p, struct lp_
 		p->ranges[v].sample = sg.sample;
 		p->ranges[v].sample_index = sg.index;
 		p->ranges[v].gpu_status = sg.gpu;
+		p->ranges[v].push_attached = (sg.flags & LP_TRACE_STAGE_F_PUSH_ATTACHED) != 0;
 		if (sg.gpu == LP_TRACE_STAGE_GPU_EVENTS) {
 			p->ranges[v].gpu_start_ns = sg.gpu_start_ns;
 			p->ranges[v].gpu_end_ns = sg.gpu_end_ns;

@@ -73,7 +73,8 @@ struct lp_process {
 	const char *name;            /* command line or executable name */
 	uint64_t start_ns;
 	const char *cupti_status;    /* "ok", "unavailable: held by <who>", "no cuda" ... */
-	uint64_t dropped_records;    /* records the source says it lost */
+	uint64_t dropped_records;    /* records the source says it lost ... */
+	uint64_t dropped_cupti;      /* ... of them CUPTI's count (llmprof's tracer; the rest its own) */
 	uint64_t overhead_ns;        /* the collector's own overhead (CUPTI OVERHEAD records) */
 	uint64_t graph_uncaptured;   /* kernels of CUDA graph nodes with no capture record: attributed
 	                              * to their launch's range (captured outside any range, or while
@@ -112,6 +113,7 @@ struct lp_range {
 	                                unit, 2 an unrecorded unit (its kernels are not in the trace), 3
 	                                recorded while auto measured the launch rate (LP_TRACE_STAGE_*) */
 	uint8_t gpu_status;          /* STAGE: enum lp_trace_stage_gpu (1: the gpu_* times below) */
+	uint8_t push_attached;       /* STAGE: its push attached CUPTI before the GPU mark (flag) */
 	uint32_t sample_index;       /* STAGE: a unit's index under its parent */
 	uint64_t gpu_start_ns, gpu_end_ns;  /* STAGE: when the GPU reached the push and the pop (0 unknown) */
 	uint64_t gpu_elapsed_ns;     /* STAGE: CUDA-event time between them (0 unknown) */

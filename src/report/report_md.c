@@ -93,10 +93,14 @@ static void phases(const struct lp_analysis *a, struct lp_buf *out)
 
 static void overhead(const struct lp_analysis *a, struct lp_buf *out)
 {
-	if (a->n_processes)
-		lp_buf_addf(out, "- tracer overhead records: %.3f ms in total across %zu traced processes; dropped records: %llu\n",
+	if (a->n_processes) {
+		lp_buf_addf(out, "- tracer overhead records: %.3f ms in total across %zu traced processes; dropped records: %llu",
 			(double)a->tracer_overhead_ns / 1e6, a->n_processes, (unsigned long long)a->dropped_records);
-	else
+		if (a->dropped_at_detach)
+			lp_buf_addf(out, " (%llu of them CUPTI's count at its detaches, one a detach, no kernel's: "
+				"docs/tracer.md \"Bursts\")", (unsigned long long)a->dropped_at_detach);
+		lp_buf_adds(out, "\n");
+	} else
 		lp_buf_adds(out, "- tracer overhead records: n/a (the profile lists no traced processes)\n");
 	if (a->traced_s > 0 && a->untraced_s > 0)
 		lp_buf_addf(out, "- workload time with tracing %.3f s, without %.3f s: %+.1f%%\n", a->traced_s, a->untraced_s,

@@ -533,6 +533,7 @@ int lp_report_summary_json(const struct lp_analysis *a, struct lp_buf *out, stru
 	put(o, "processes", json_integer((json_int_t)a->n_processes));
 	put(o, "tracer_overhead_ms", real((double)a->tracer_overhead_ns / 1e6));
 	put(o, "dropped_records", json_integer((json_int_t)a->dropped_records));
+	put(o, "dropped_at_detach", json_integer((json_int_t)a->dropped_at_detach));
 	put(o, "traced_s", a->traced_s > 0 ? real(a->traced_s) : json_null());
 	put(o, "untraced_s", a->untraced_s > 0 ? real(a->untraced_s) : json_null());
 	put(root, "overhead", o);

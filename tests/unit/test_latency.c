@@ -372,9 +372,10 @@ static void test_step_check_and_paused_pop(void **state)
  * the host pushed (an idle GPU, a compiled step's first launch), as a CUDA event the program
  * recorded there says: the latency starts at the mark, not at the host's push, and ends at the
  * later of the kernels' end and the pop mark. Host [1, 3] ms, kernel [1.2, 2.5], marks 1.05 and
- * 3.02: 1.97 ms. A mark after the pop mark (a broken record) is not used. The prefill keeps the
- * host's push (its push may attach CUPTI before the mark: a pause inside the program's time when
- * it records its start event first): host [0, 0.5] ms, mark 0.3, kernel to 0.4: 0.5 ms. */
+ * 3.02: 1.97 ms. A mark after the pop mark (a broken record) is not used. A prefill starts at its
+ * mark too (host [0, 0.5] ms, mark 0.3, kernel to 0.4: 0.2 ms), unless its push attached CUPTI
+ * before the mark (STAGE flag push_attached): that pause is inside the time of a program that
+ * records its start event before the push, so it keeps the host's push: 0.5 ms. */
 static void test_push_mark_starts_a_recorded_step(void **state)
 {
 	struct lp_profile p;
@@ -406,7 +407,12 @@ static void test_push_mark_starts_a_recorded_step(void **state)
 	assert_int_equal(dec->n_step_lat, 2);
 	assert_true(near(dec->step_lat_ms[0], 1.97));
 	assert_true(near(dec->step_lat_ms[1], 2.1));
+	assert_true(near(lp_stages_find(&st, LP_STAGE_PREFILL)->lat_ms.mean, 0.2));
+	lp_stage_set_release(&st);
+	p.ranges[pf].push_attached = 1;
+	assert_int_equal(lp_stages_compute(&p, &st, &err), 0);
 	assert_true(near(lp_stages_find(&st, LP_STAGE_PREFILL)->lat_ms.mean, 0.5));
+	assert_true(near(lp_stages_find(&st, LP_STAGE_DECODE)->step_lat_ms[0], 1.97));
 	lp_stage_set_release(&st);
 	lp_profile_release(&p);
 }

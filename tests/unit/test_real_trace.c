@@ -8,7 +8,9 @@
 #include <string.h>
 
 #include "core/buf.h"
+#include "analyze/analysis.h"
 #include "core/fs.h"
+#include "llmprof/trace_format.h"
 #include "parse/trace_read.h"
 
 static uint64_t kernels_named(const struct lp_profile *p, const char *name, const char *path)
@@ -144,12 +146,49 @@ static void test_truncated_damage(void **state)
 	lp_buf_release(&want);
 }
 
+/* A real light run of llmprof-llm (tests/fixtures/trace/h200_ref_warmup_detach, README there):
+ * CUPTI counted 1 record dropped at the tracer's one detach (the warm-up's) though every kernel
+ * launched outside the graph capture has its record: lp_dropped_at_detach explains it (no
+ * takeaway then), and only that many. */
+static void test_ref_drop_at_detach(void **state)
+{
+	struct lp_profile p;
+	struct lp_err err = LP_ERR_INIT;
+	struct lp_process pr;
+	(void)state;
+	lp_profile_init(&p, "h200");
+	if (lp_trace_load(lp_test_fixture("trace/h200_ref_warmup_detach"), &p, &err) < 0)
+		fail_msg("%s", err.msg);
+	assert_int_equal(p.n_processes, 1);
+	pr = p.processes[0];
+	assert_int_equal(pr.dropped_records, 1);
+	assert_int_equal(pr.dropped_cupti, 1);
+	assert_int_equal(pr.sampling.warmup, LP_TRACE_WARMUP_DETACHED);
+	assert_int_equal(pr.sampling.burst, 4);
+	assert_int_equal(pr.sampling.mode, 1); /* exact (auto: its steps too short to measure) */
+	assert_int_equal(pr.sampling.toggles, 2); /* the warm-up's detach and attach */
+	assert_int_equal(lp_dropped_at_detach(&pr), 1);
+	pr.dropped_cupti = pr.dropped_records = 3; /* more than one a detach: a loss of 2 */
+	assert_int_equal(lp_dropped_at_detach(&pr), 1);
+	pr.dropped_records = 4; /* the tracer's own drops are never explained */
+	assert_int_equal(lp_dropped_at_detach(&pr), 1);
+	pr.sampling.warmup = LP_TRACE_WARMUP_RECORDED; /* no detach at all */
+	pr.sampling.burst = 0;
+	assert_int_equal(lp_dropped_at_detach(&pr), 0);
+	pr.sampling.burst = 4; /* bursts: 16 switches, 8 detaches */
+	pr.sampling.toggles = 16;
+	pr.dropped_cupti = 7;
+	assert_int_equal(lp_dropped_at_detach(&pr), 7);
+	lp_profile_release(&p);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_demo_expectations),
 		cmocka_unit_test(test_demo_kernel_table),
 		cmocka_unit_test(test_truncated_damage),
+		cmocka_unit_test(test_ref_drop_at_detach),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
