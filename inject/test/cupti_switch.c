@@ -398,6 +398,22 @@ static int prefill_stages(const char *dir, int *attached)
 	return n;
 }
 
+/* The traces earlier runs left in TRACE_DIR removed (a build tree keeps the folder). */
+static void clear_traces(const char *dir)
+{
+	char path[4096];
+	struct dirent *de;
+	DIR *d = opendir(dir);
+	if (!d)
+		return;
+	while ((de = readdir(d)) != NULL)
+		if (strstr(de->d_name, LP_TRACE_FILE_SUFFIX)) {
+			snprintf(path, sizeof(path), "%s/%s", dir, de->d_name);
+			unlink(path);
+		}
+	closedir(d);
+}
+
 /* what the trace says of the prefills' pushes: `n` prefills, `attached` of them attached CUPTI */
 static void expect_prefills(const char *dir, int n, int attached)
 {
@@ -523,6 +539,7 @@ int main(int argc, char **argv)
 	else
 		setenv("LLMPROF_TRACE_BURST_REATTACH", "push", 1);
 	setenv("LLMPROF_CUPTI_LIB", argv[1], 1);
+	clear_traces(argv[2]);
 	setenv("LLMPROF_TRACE_DIR", argv[2], 1);
 	setenv("LLMPROF_TRACE_SAMPLE", graphw ? "auto" : plead ? "every=64,burst=2,first=1,pick=first,lead=0" : burst == 2 ? "every=4,burst=2,first=1,pick=first,lead=1"
 		: burst ? "every=4,burst=2,first=1,pick=first,lead=0" : "every=4,first=1,pick=first", 1);
