@@ -38,7 +38,7 @@ import threading
 import time
 import weakref
 
-from .tracker import StageTracker, STAGE_NAMES  # noqa: F401
+from .tracker import StageTracker, STAGE_NAMES, _count  # noqa: F401
 from . import hooks as _hooks
 
 __all__ = ["install", "installed", "tracker", "account", "attach", "detach"]
@@ -439,8 +439,8 @@ def _patch_modeling_utils(mod):
 
 def generation_limits(model, kwargs):
     """(max_new_tokens, max_length) of a generate() call: its keyword arguments, else the
-    generation_config it passes, else the model's (attribute reads only; None where not an int).
-    For decode_all's payload, the steps planned (tracker.py)."""
+    generation_config it passes, else the model's (attribute reads only; None where not an int
+    >= 0). For decode_all's payload, the steps planned (tracker.py)."""
     try:
         config = kwargs.get("generation_config")
         if config is None:
@@ -450,7 +450,7 @@ def generation_limits(model, kwargs):
             v = kwargs.get(name)
             if v is None and config is not None:
                 v = getattr(config, name, None)
-            out.append(v if isinstance(v, int) and not isinstance(v, bool) else None)
+            out.append(_count(v))
         if out[0] is not None:
             out[1] = None  # transformers: max_new_tokens wins over max_length
         return tuple(out)
