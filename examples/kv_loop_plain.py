@@ -23,9 +23,13 @@ class _NoRanges(object):
     range_push = range_pop = staticmethod(lambda *a: None)
 
 
-def iteration(model, prompt, new_tokens, torch, ranges=True):
+def iteration(model, prompt, new_tokens, torch, ranges=True, steps=None):
+    """(prefill_ms, decode_ms, decode steps) of one generation; with steps (a dict), also each
+    decode forward's CUDA-event time (steps["step_ms"]: the model's call, not the argmax) and the
+    decode window's time before the first forward and after the last (head_ms, tail_ms)."""
     nvtx = torch.cuda.nvtx if ranges else _NoRanges
     ev = [torch.cuda.Event(enable_timing=True) for _ in range(3)]
+    marks = []
     ev[0].record()
     nvtx.range_push("prefill")
     out = model(input_ids=prompt, use_cache=True)
@@ -36,13 +40,22 @@ def iteration(model, prompt, new_tokens, torch, ranges=True):
     nvtx.range_push("decode")
     for s in range(new_tokens - 1):
         nvtx.range_push("decode_step")
+        if steps is not None:
+            marks.append((torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)))
+            marks[-1][0].record()
         out = model(input_ids=nxt, past_key_values=past, use_cache=True)
+        if steps is not None:
+            marks[-1][1].record()
         past = out.past_key_values
         nxt = out.logits[:, -1, :].argmax(dim=-1, keepdim=True)
         nvtx.range_pop()
     nvtx.range_pop()
     ev[2].record()
     ev[2].synchronize()
+    if steps is not None and marks:
+        steps["step_ms"] = [a.elapsed_time(b) for a, b in marks]
+        steps["head_ms"] = ev[1].elapsed_time(marks[0][0])
+        steps["tail_ms"] = marks[-1][1].elapsed_time(ev[2])
     return ev[0].elapsed_time(ev[1]), ev[1].elapsed_time(ev[2]), new_tokens - 1
 
 
@@ -69,11 +82,16 @@ def main():
     gen = torch.Generator(device="cpu").manual_seed(args.seed)
     prompt = torch.randint(0, cfg.vocab_size, (args.batch, args.prompt_len), generator=gen).to("cuda")
     with torch.inference_mode():
-        results = [iteration(model, prompt, args.new_tokens, torch, args.ranges == "on") for _ in range(args.iters)]
+        gens = [{} if args.step_times else None for _ in range(args.iters)]
+        results = [iteration(model, prompt, args.new_tokens, torch, args.ranges == "on", g) for g in gens]
+    step_ms = [g["step_ms"] for g in gens] if args.step_times else None
+    edges = [{"decode_head_ms": round(g["head_ms"], 5), "decode_tail_ms": round(g["tail_ms"], 5)}
+             for g in gens] if args.step_times else None
     plain_common.report(results, args.batch, {
         "model": args.model_config or args.model, "batch": args.batch,
         "prompt_len": args.prompt_len, "new_tokens": args.new_tokens, "compile": args.compile,
-        "torch": torch.__version__, "transformers": transformers.__version__})
+        "torch": torch.__version__, "transformers": transformers.__version__},
+        step_ms=step_ms, line_extra=edges)
     return 0
 
 

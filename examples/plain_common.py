@@ -304,12 +304,14 @@ def step_turn(sync):
     bench_turn()
 
 
-def report(results, batch, extra=None, step_ms=None, step_full_ms=None, turn_k=0, step_counts=None):
+def report(results, batch, extra=None, step_ms=None, step_full_ms=None, turn_k=0, step_counts=None,
+           line_extra=None):
     """One JSON line per measured generation, then the summary line (docs/metrics.md); step_ms:
     per generation, its decode forwards' times (printed when given); step_full_ms: the same for
     ForwardClock.step_full_ms (with step turns; None entries are left out); turn_k: K of the step
     turns, printed as turn_steps when not 0 (decode_ms then includes the stops); step_counts: per
-    generation, ForwardClock.step_counts (LLMPROF_BENCH_COUNTERS=1), its lists added to the line."""
+    generation, ForwardClock.step_counts (LLMPROF_BENCH_COUNTERS=1), its lists added to the line;
+    line_extra: per generation, a dict of more keys for its line."""
     measured = results[1:]  # the first generation is cold
     for i, (pm, dm, steps) in enumerate(measured):
         line = {"iter": i, "prefill_ms": pm, "decode_ms": dm, "decode_ms_per_step": dm / steps,
@@ -322,6 +324,8 @@ def report(results, batch, extra=None, step_ms=None, step_full_ms=None, turn_k=0
             line["turn_steps"] = turn_k
         if step_counts and step_counts[i + 1]:
             line.update(step_counts[i + 1])
+        if line_extra and line_extra[i + 1]:
+            line.update(line_extra[i + 1])
         print(json.dumps(line), flush=True)
     n = len(measured)
     pm = sum(r[0] for r in measured) / n
