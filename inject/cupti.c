@@ -643,7 +643,7 @@ static void attach(void)
 	char holder[CUPTI_OLD_SUBSCRIBER_NAME_MIN_LEN + 64];
 	CUptiResult r;
 	unsigned i;
-	uint64_t t0 = lp_inj_now_ns(), t1 = t0, t2 = t0, t3 = t0;
+	uint64_t t0 = lp_inj_now_ns(), t1 = t0, t2 = t0, t3 = t0, ta = t0, tb = t0;
 	pthread_mutex_lock(&inj_c.api_lock);
 	/* held (the warm-up): also for an attach ahead that checked before the hold began */
 	if (inj_c.detached && !atomic_load(&inj_c.hold)) {
@@ -652,8 +652,10 @@ static void attach(void)
 		atomic_store(&inj_c.corr_base, atomic_load(&inj_c.corr_max) + 1);
 		atomic_store(&inj_c.corr_min, 0);
 		CUPTI_CALL(p_cuptiActivityRegisterCallbacks(lp_cupti_buffer_requested, lp_cupti_buffer_completed));
+		ta = lp_inj_now_ns();
 		if (inj_c.clock_registered)
 			CUPTI_CALL(p_cuptiActivityRegisterTimestampCallback(trace_clock));
+		tb = lp_inj_now_ns();
 		CUPTI_CALL(p_cuptiActivityFlushPeriod(lp_inj_flush_ms()));
 		t1 = lp_inj_now_ns();
 		/* subscribed already: the warm-up's resource callbacks (lp_inj_cupti_hold's graphs) */
@@ -673,8 +675,10 @@ static void attach(void)
 	}
 	pthread_mutex_unlock(&inj_c.api_lock);
 	if (t3 > t0 && inj_c.log_cycles)
-		lp_inj_log("cupti: attach (thread %u) at %.3f ms: init %.3f ms, subscribe %.3f ms, callbacks %.3f ms",
-			lp_inj_tid(), (double)t0 / 1e6, (double)(t1 - t0) / 1e6, (double)(t2 - t1) / 1e6, (double)(t3 - t2) / 1e6);
+		lp_inj_log("cupti: attach (thread %u) at %.3f ms: init %.3f ms (buffers %.3f, clock %.3f, period %.3f), "
+			"subscribe %.3f ms, callbacks %.3f ms", lp_inj_tid(), (double)t0 / 1e6, (double)(t1 - t0) / 1e6,
+			(double)(ta - t0) / 1e6, (double)(tb - ta) / 1e6, (double)(t1 - tb) / 1e6, (double)(t2 - t1) / 1e6,
+			(double)(t3 - t2) / 1e6);
 }
 
 /* The activity kinds the switch turns on and off. */

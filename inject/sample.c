@@ -88,6 +88,9 @@ static struct {
 	uint32_t lead;                       /* bursts: the flush thread attaches `lead` units ahead */
 	int reattach_parent;                 /* bursts: attach at the units' parent's pop (env): 1 the
 	                                      * subscription, 2 with the kinds on (parentrec) */
+	int burst_kinds;                     /* LLMPROF_TRACE_BURST_SWITCH=kinds (a candidate, bench/tracer/
+	                                      * README.md run 35): bursts switch the activity kinds and
+	                                      * launch callbacks, CUPTI staying attached between them */
 	uint64_t reattach_lead_ns;           /* LLMPROF_TRACE_REATTACH_LEAD_MS (0: off): the foreseen-end
 	                                      * attach that long ahead, in the previous parent's units */
 	int log_cycles;                      /* LLMPROF_TRACE_LOG_CYCLES=1: bursts' stages logged */
@@ -345,6 +348,8 @@ static void init_once(void)
 		S.reattach_parent = ra && !strcmp(ra, "push") ? 0 : ra && !strcmp(ra, "parentrec") ? 2 : 1;
 		S.reattach_lead_ns = lead && *lead ? (uint64_t)strtoull(lead, NULL, 10) * 1000000ull : 0;
 		S.log_cycles = lp_inj_env_on("LLMPROF_TRACE_LOG_CYCLES"); /* as cupti.c reads it */
+		ra = getenv("LLMPROF_TRACE_BURST_SWITCH");
+		S.burst_kinds = ra && !strcmp(ra, "kinds");
 	}
 	S.cupti_delay = lp_inj_cupti_delay();
 	if (S.cupti_delay == LP_INJ_CUPTI_DELAY_WARMUP)
@@ -367,7 +372,8 @@ static void init_once(void)
 	lp_inj_log("stages: sampling %s (unit %s, %u in each block of %u after the first %u%s, %s, seed %llu, "
 		"auto above %u launches/s), GPU times %s",
 		S.mode == MODE_EXACT ? "off" : S.mode == MODE_SAMPLED ? "on" : "auto", unit, S.burst ? S.burst : 1,
-		S.every, S.first, S.burst ? ", CUPTI detached between bursts" : "",
+		S.every, S.first, !S.burst ? "" : S.burst_kinds ? ", CUPTI's kinds off between bursts" :
+		", CUPTI detached between bursts",
 		S.pick == LP_TRACE_SAMPLE_PICK_FIRST ? "the block's first" : "at a random position",
 		(unsigned long long)S.seed, S.auto_rate, S.events ? "on" : "off");
 	write_sampling();
@@ -449,10 +455,16 @@ static void burst_switch(int on, void *ev)
 {
 	pthread_mutex_lock(&S.switch_lock);
 	if (on) {
-		lp_inj_cupti_attach();
+		if (S.burst_kinds)
+			lp_inj_cupti_record(1);
+		else
+			lp_inj_cupti_attach();
 	} else {
 		lp_inj_gpu_wait(ev);
-		lp_inj_cupti_detach();
+		if (S.burst_kinds)
+			lp_inj_cupti_record(0);
+		else
+			lp_inj_cupti_detach();
 	}
 	pthread_mutex_unlock(&S.switch_lock);
 }
