@@ -30,6 +30,31 @@ static const char *why_name(unsigned why)
  * generation (127 steps), none when it held one step, and no gain when only 4 were detached */
 #define LONG_EXACT_PHASE 16
 
+/* Bursts' switches at or above this share of the decode stage's time get the report's advice:
+ * generations of ~0.45 s (HF's static cache on an H200) hold a burst each, and its attach and
+ * detach stall the program ~5 ms apiece; every=512 instead of 128 took the tracer's cost from
+ * +8.4% to +5.3% there (bench/tracer/README.md run 35) */
+#define BURST_SWITCH_ADVICE 0.02
+
+/* The bursts' share of CUPTI's switches in the measured decode time: 2 switches per burst (its
+ * attach and its detach) at the run's mean switch time, over the decode stage's measured
+ * iterations; the bursts counted from the recorded units of the sampled stratum in them. -1 when
+ * not sampled in bursts or nothing to measure by; *bursts and *ms get the count and the time. */
+static double burst_switch_share(const struct lp_analysis *a, double *bursts, double *ms)
+{
+	const struct lp_sampling *s = &a->sampling;
+	const struct lp_stage *d = lp_stages_find(&a->stages, LP_STAGE_DECODE);
+	double decode_ms;
+	*bursts = *ms = 0;
+	if (s->mode != 2 || !s->burst || !s->toggles || !a->kernels.sampled || !d || !d->n_iters ||
+	    !(d->lat_ms.mean > 0))
+		return -1;
+	decode_ms = d->lat_ms.mean * (double)d->n_iters;
+	*bursts = (double)a->kernels.sample_n / s->burst;
+	*ms = 2 * *bursts * ((double)s->toggle_ns / 1e6 / (double)s->toggles);
+	return *ms / decode_ms;
+}
+
 /* No warm-up range was seen and the first iteration of a stage was left out as warm-up
  * (run.skip_first's default): the program repeats its generation without marking the first. */
 static int first_left_out(const struct lp_analysis *a)
@@ -119,6 +144,16 @@ int lp_tracing_mode_text(const struct lp_analysis *a, struct lp_buf *out)
 			"under llmprof's shim) or an NVTX range named warmup around it lets the tracer detach there, and "
 			"trace.sample=auto,rate=N with N under %.0f lets auto decide sooner.",
 			(unsigned long long)a->units_measured_left_out, unit, a->units_measured_rate);
+	{
+		double bursts, ms, share = burst_switch_share(a, &bursts, &ms);
+		if (share >= BURST_SWITCH_ADVICE && s->every <= 1000000 / 4)
+			lp_buf_addf(out, " The bursts' attaches and detaches took about %.0f ms of host time (%.0f bursts in "
+				"the measured generations, 2 switches each at this run's mean), %.1f%% of the decode time, "
+				"much of it paid by the program as pauses: trace.sample=auto,every=%u records a burst in a quarter as "
+				"many blocks (about %.1f%% of the decode time less, a quarter of the sampled %s ranges: "
+				"intervals about twice as wide; docs/tracer.md \"Bursts\").",
+				ms, bursts, 100 * share, s->every * 4, 75 * share, unit);
+	}
 	return out->oom ? -1 : 0;
 }
 
@@ -156,5 +191,9 @@ json_t *lp_tracing_mode_json(const struct lp_analysis *a)
 	put(o, "units_measured", s->mode ? json_integer((json_int_t)a->units_measured) : json_null());
 	put(o, "units_measured_left_out", s->mode ? json_integer((json_int_t)a->units_measured_left_out) : json_null());
 	put(o, "units_measured_rate", a->units_measured_rate > 0 ? json_real(a->units_measured_rate) : json_null());
+	{
+		double bursts, ms, share = burst_switch_share(a, &bursts, &ms);
+		put(o, "burst_switch_pct", share >= 0 ? json_real(100 * share) : json_null());
+	}
 	return o;
 }

@@ -255,9 +255,11 @@ static void test_burst_fixture(void **state)
 		json_t *sum = summary_of(a), *tr = json_object_get(sum, "tracing");
 		assert_int_equal(json_integer_value(json_object_get(tr, "burst")), 4);
 		assert_int_equal(json_integer_value(json_object_get(tr, "every")), 8);
+		assert_true(json_real_value(json_object_get(tr, "burst_switch_pct")) > 2);
 		json_decref(sum);
 		sum = summary_of(b);
 		assert_true(json_is_null(json_object_get(json_object_get(sum, "tracing"), "burst")));
+		assert_true(json_is_null(json_object_get(json_object_get(sum, "tracing"), "burst_switch_pct")));
 		json_decref(sum);
 	}
 	{
@@ -267,6 +269,12 @@ static void test_burst_fixture(void **state)
 			"at a random place in each block: seed 7)"));
 		assert_non_null(strstr(md.data, "the work between two decode_step ranges was traced only before a traced one"));
 		assert_null(strstr(md.data, "run.auto_warmup")); /* nothing left out as warm-up */
+		/* the fixture's steps are microseconds and each detach pauses it 3 ms: the bursts'
+		 * switches are most of its decode time, and the report says what fewer bursts would take */
+		assert_non_null(strstr(md.data, "trace.sample=auto,every=32 records a burst in a quarter as many blocks"));
+		lp_buf_release(&md);
+		assert_int_equal(lp_tracing_mode_text(b, &md), 0);
+		assert_null(strstr(md.data, "every=32")); /* exact: no bursts */
 		lp_buf_release(&md);
 	}
 	{
@@ -315,6 +323,50 @@ static void test_burst_fixture(void **state)
 		free(c);
 	}
 	release_all(a, b, st, &ex, &sa);
+}
+
+/* The bursts' switches against the decode time (tracing_mode.c): 3 bursts of 4 in the measured
+ * generations, 16 switches of 8.375 ms on average (an H200 light run of HF's static cache, run 35:
+ * 134 ms in all): 50.25 ms, 3.9% of three 430 ms generations, get the advice with its numbers;
+ * the same switches in three 3 s generations (the eager program's, 0.56%) do not. */
+static void test_burst_switch_advice(void **state)
+{
+	struct lp_analysis *a = calloc(1, sizeof(*a));
+	struct lp_stage decode;
+	struct lp_buf md = LP_BUF_INIT;
+	json_t *sum;
+	(void)state;
+	assert_non_null(a);
+	memset(&decode, 0, sizeof(decode));
+	decode.kind = LP_STAGE_DECODE;
+	decode.n_iters = 3;
+	decode.lat_ms.mean = 430;
+	a->stages.stages = &decode;
+	a->stages.n_stages = 1;
+	a->sampling.mode = 2;
+	a->sampling.burst = 4;
+	a->sampling.every = 128;
+	a->sampling.first = 2;
+	a->sampling.toggles = 16;
+	a->sampling.toggle_ns = 134000000;
+	a->kernels.sampled = 1;
+	a->kernels.sample_n = 12;
+	assert_int_equal(lp_tracing_mode_text(a, &md), 0);
+	assert_non_null(strstr(md.data, "The bursts' attaches and detaches took about 50 ms of host time (3 bursts "
+		"in the measured generations, 2 switches each at this run's mean), 3.9% of the decode time"));
+	assert_non_null(strstr(md.data, "trace.sample=auto,every=512 records a burst in a quarter as many blocks "
+		"(about 2.9% of the decode time less"));
+	sum = lp_tracing_mode_json(a);
+	assert_true(fabs(json_real_value(json_object_get(sum, "burst_switch_pct")) - 100 * 50.25 / 1290) < 1e-9);
+	json_decref(sum);
+	lp_buf_release(&md);
+	decode.lat_ms.mean = 3000;
+	assert_int_equal(lp_tracing_mode_text(a, &md), 0);
+	assert_null(strstr(md.data, "every=512"));
+	lp_buf_release(&md);
+	a->stages.stages = NULL; /* the stage is this frame's */
+	a->stages.n_stages = 0;
+	free(a);
 }
 
 static size_t count_kernels(const struct lp_profile *p, const char *name)
@@ -420,6 +472,7 @@ int main(void)
 		cmocka_unit_test(test_warmup_detach),
 		cmocka_unit_test(test_auto_burst_steps),
 		cmocka_unit_test(test_auto_long_exact_phase),
+		cmocka_unit_test(test_burst_switch_advice),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
