@@ -239,8 +239,11 @@ static void on_api(CUpti_CallbackDomain domain, CUpti_CallbackId cbid, const CUp
 		return; /* no thread state (out of memory) */
 	if (kind == LP_TRACE_LAUNCH_KERNEL)
 		t->launches++;
-	else if (kind == LP_TRACE_LAUNCH_GRAPH)
+	else if (kind == LP_TRACE_LAUNCH_GRAPH) {
 		t->launches += lp_cupti_graph_launch_weight(cb);
+		if (!atomic_load_explicit(&inj_c.graphs, memory_order_relaxed))
+			atomic_store(&inj_c.graphs, 1);
+	}
 	if (runtime)
 		t->rt_correlation = cb->correlationId;
 	else if (inj_c.runtime_api && t->rt_correlation == cb->correlationId)
@@ -865,6 +868,11 @@ void lp_inj_cupti_hold(int on)
 		if (inj_c.log_cycles)
 			lp_inj_log("cupti: attached after the warm-up at %.3f ms", (double)lp_inj_now_ns() / 1e6);
 	}
+}
+
+int lp_inj_cupti_graphs(void)
+{
+	return atomic_load_explicit(&inj_c.graphs, memory_order_relaxed);
 }
 
 int lp_inj_cupti_attached(void)

@@ -62,6 +62,7 @@ struct lp_cupti_state {
 	                                             * the cuProfilerStop callback off too */
 	unsigned flush_deferred;                    /* periodic flushes put off while recording */
 	_Atomic int recording;                      /* 0 inside an unrecorded sampling unit */
+	_Atomic int graphs;                         /* a CUDA graph launch was seen (recorded) */
 	_Atomic uint8_t seen_runtime[CUPTI_RUNTIME_TRACE_CBID_SIZE];
 	_Atomic uint8_t seen_driver[CUPTI_DRIVER_TRACE_CBID_SIZE];
 	uint32_t seen[64];                          /* domain << 16 | cbid, under `lock` */

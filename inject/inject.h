@@ -211,6 +211,9 @@ uint32_t lp_inj_cupti_delay(void);
 /* Sampling: kernel, copy and set activity and the launch callbacks on (1) or off (0), timed.
  * Callbacks of launch APIs not seen yet stay subscribed and return at once while off. */
 void lp_inj_cupti_record(int on);
+/* 1 once a CUDA graph launch was seen while recording (sample.c: per-unit switching then records
+ * every unit, since CUPTI's graph kernel records come out wrong after the kinds go off and on). */
+int lp_inj_cupti_graphs(void);
 /* What lp_inj_cupti_record cost: switches, ns in all, ns at most. */
 void lp_inj_cupti_record_cost(uint64_t *n, uint64_t *total_ns, uint64_t *max_ns);
 /* Bursts (sample.c): CUPTI's kinds off, a forced flush and cuptiFinalize (the caller waited for

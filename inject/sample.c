@@ -88,6 +88,7 @@ static struct {
 	uint32_t lead;                       /* bursts: the flush thread attaches `lead` units ahead */
 	int reattach_parent;                 /* bursts: attach at the units' parent's pop (env): 1 the
 	                                      * subscription, 2 with the kinds on (parentrec) */
+	_Atomic int graphs_all;              /* graphs_all(): every unit recorded since a graph launch */
 	int burst_kinds;                     /* LLMPROF_TRACE_BURST_SWITCH=kinds (a candidate, bench/tracer/
 	                                      * README.md run 35): bursts switch the activity kinds and
 	                                      * launch callbacks, CUPTI staying attached between them */
@@ -163,13 +164,36 @@ static uint64_t mix(uint64_t x)
 	return x ^ (x >> 31);
 }
 
+/* 1 once the program launched a CUDA graph while CUPTI's kinds are switched per unit (one unit
+ * per block, burst=0, or LLMPROF_TRACE_BURST_SWITCH=kinds): CUPTI's records of graph kernels come
+ * out with end times tens of milliseconds late once its kernel activity went off and on again
+ * (bench/tracer/README.md run 35: HF's static cache read 3,500,000 ms for a 137 ms kernel), so from
+ * then on every unit is recorded (the SAMPLING record's LP_TRACE_SAMPLING_F_GRAPHS_ALL, the STAGE
+ * records which). Bursts that detach CUPTI (the default) start it afresh and keep their sample. */
+static int graphs_all(void)
+{
+	if (S.burst && !S.burst_kinds)
+		return 0;
+	if (atomic_load_explicit(&S.graphs_all, memory_order_relaxed))
+		return 1;
+	if (!lp_inj_cupti_graphs())
+		return 0;
+	if (!atomic_exchange(&S.graphs_all, 1))
+		lp_inj_log("stages: a CUDA graph was launched: CUPTI's kinds switched per unit give its kernels "
+			"wrong end times, so every unit is recorded from here on (trace.sample=auto's bursts sample it)");
+	return 1;
+}
+
 /* 1 when the unit at `index` (>= first) under the thread's current parent is recorded: one unit
  * per block, or with bursts one cluster of `burst` consecutive units, the block cut into
- * every / burst clusters (trace_format.h: every unit is recorded with the same probability). */
+ * every / burst clusters (trace_format.h: every unit is recorded with the same probability); every
+ * unit once graphs_all(). */
 static int on_schedule(const struct lp_inj_thread *t, uint32_t index)
 {
 	uint32_t b = (index - S.first) / S.every, pos = (index - S.first) % S.every, k = S.burst ? S.burst : 1;
 	uint32_t start = 0;
+	if (graphs_all())
+		return 1;
 	if (S.pick != LP_TRACE_SAMPLE_PICK_FIRST)
 		start = k * (uint32_t)(mix(mix(mix(S.seed) ^ t->unit_parents) ^ b) % (S.every / k));
 	return pos >= start && pos < start + k;
@@ -304,6 +328,7 @@ static void write_sampling(void)
 	r.burst = S.burst;
 	r.seed = S.seed;
 	r.warmup = atomic_load(&S.warmup_state);
+	r.flags = atomic_load(&S.graphs_all) ? LP_TRACE_SAMPLING_F_GRAPHS_ALL : 0;
 	lp_inj_append(LP_TREC_SAMPLING, &r, sizeof(r), NULL, 0);
 }
 

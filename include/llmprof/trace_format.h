@@ -27,8 +27,8 @@
 
 #define LP_TRACE_MAGIC "LLMPTRC\n"          /* 8 bytes, no NUL */
 #define LP_TRACE_VERSION_MAJOR 1
-#define LP_TRACE_VERSION_MINOR 4         /* 1.1: RANK, SAMPLING and STAGE records; 1.2: SAMPLING pick, seed;
-                                          * 1.3: SAMPLING warmup; 1.4: STAGE flags */
+#define LP_TRACE_VERSION_MINOR 5         /* 1.1: RANK, SAMPLING and STAGE records; 1.2: SAMPLING pick, seed;
+                                          * 1.3: SAMPLING warmup; 1.4: STAGE flags; 1.5: SAMPLING flags */
 #define LP_TRACE_FILE_SUFFIX ".lptrace"
 
 /* Limits a reader enforces (a writer never exceeds them). */
@@ -309,7 +309,16 @@ struct lp_trace_sampling {          /* the mode and why; the last one in a file 
 	uint64_t seed;                  /* LP_TRACE_SAMPLE_PICK_RANDOM: the seed of the positions */
 	uint32_t warmup;                /* (1.3) enum lp_trace_warmup: CUPTI inside the program's warm-up
 	                                 * range (0 in records of older tracers) */
-	uint32_t reserved;              /* 0 */
+	uint32_t flags;                 /* (1.5) LP_TRACE_SAMPLING_F_* (0 in records of older tracers) */
+};
+
+/* lp_trace_sampling.flags */
+enum {
+	/* CUDA graphs were launched while CUPTI's kinds were switched per unit (one unit per block,
+	 * burst=0): their kernels' records come out with wrong end times once the kinds went off and
+	 * on again (bench/tracer/README.md run 35), so every unit was recorded from the first graph
+	 * launch on (the STAGE records say which) */
+	LP_TRACE_SAMPLING_F_GRAPHS_ALL = 1u << 0,
 };
 
 /* Which unit of each block is recorded. Blocks: under each parent range, the units past the first

@@ -13,9 +13,22 @@
 static int recording = 1;
 static uint64_t gpu_now = 1000000000ull, toggles;
 
+static int graphs; /* lp_fake_graphs: the program "launched a CUDA graph" */
+
 int lp_fake_recording(void);
+void lp_fake_graphs(void);
 void lp_fake_gpu_advance(uint64_t ns);
 uint64_t lp_fake_gpu_now(void);
+
+void lp_fake_graphs(void)
+{
+	graphs = 1;
+}
+
+int lp_inj_cupti_graphs(void)
+{
+	return graphs;
+}
 
 int lp_fake_recording(void)
 {

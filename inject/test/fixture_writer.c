@@ -22,6 +22,10 @@
  * LP_FIXTURE_WARMUP=1: generation 0 inside a `warmup` range (the tracer detaches CUPTI for it by
  * default: docs/tracer.md "The warm-up"); =record: the same with LLMPROF_TRACE_WARMUP=record.
  *
+ * LP_FIXTURE_GRAPHS=G: from generation G on the program "launches CUDA graphs" (the fake's
+ * lp_inj_cupti_graphs says so): with one unit per block (CUPTI's kinds switched per unit) the
+ * tracer then records every unit (docs/tracer.md "Bursts", run 35).
+ *
  * LP_FIXTURE_SLOW=K (for auto): every step takes host time, like a program that launches (the
  * first K steps of generation 0 50 ms each, as a process's first steps load modules; the others
  * 0.2 ms), so auto's launch rate is 100/s at first and tens of thousands/s after.
@@ -42,6 +46,7 @@
 int lp_fake_recording(void);
 void lp_fake_gpu_advance(uint64_t ns);
 uint64_t lp_fake_gpu_now(void);
+void lp_fake_graphs(void);
 
 #include "nvtx_host.h"
 
@@ -117,6 +122,7 @@ int main(int argc, char **argv)
 	const char *slow = getenv("LP_FIXTURE_SLOW");
 	const char *steps_only = getenv("LP_FIXTURE_STEPS_ONLY");
 	const char *warmup = getenv("LP_FIXTURE_WARMUP");
+	const char *graphs = getenv("LP_FIXTURE_GRAPHS");
 	int with_decode_all = !(steps_only && !strcmp(steps_only, "1"));
 	int n_slow = slow ? (int)strtol(slow, NULL, 10) : -1;
 	static const char *names[KERNELS] = { "gemm_mlp", "attention_decode", "gemm_qkv", "rmsnorm", "rope" };
@@ -135,6 +141,8 @@ int main(int argc, char **argv)
 	dpush = (domain_push_fn)(uintptr_t)core2[NVTX_CBID_CORE2_DomainRangePushEx];
 	dpop = (domain_pop_fn)(uintptr_t)core2[NVTX_CBID_CORE2_DomainRangePop];
 	for (g = 0; g < GENS; g++) {
+		if (graphs && *graphs && g == (int)strtol(graphs, NULL, 10))
+			lp_fake_graphs();
 		if (g == 0 && warmup)
 			push("warmup");
 		push("prefill");

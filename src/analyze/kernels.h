@@ -94,6 +94,9 @@ struct lp_kernel_set {
 	int sampled;                 /* the rows come from a sampled trace, scaled (see lp_kernel_row) */
 	uint32_t sample_n, sample_N; /* recorded / all units of the sampled stratum (measured iterations) */
 	uint32_t sample_exact;       /* units of the exact stratum (the first ones under each parent) */
+	uint32_t sample_missing;     /* a sampled trace none of whose units past the first ones was
+	                              * recorded (no burst fell inside its short generations): those
+	                              * units, whose kernels the rows lack (nothing to scale by) */
 	struct lp_arena arena;
 };
 

@@ -238,6 +238,10 @@ int lp_tsample_scale_kernels(const struct lp_profile *p, const struct lp_stage_s
 	uint8_t *in_unit = NULL;
 	size_t i, j;
 	int rc = -1;
+	if (!w->sampled && w->N > 0 && w->n == 0) {
+		set->sample_missing = w->N;
+		set->sample_exact = w->n_exact;
+	}
 	if (!w->sampled || !set->n_rows)
 		return 0;
 	rec_ms = calloc(set->n_rows * 3, sizeof(*rec_ms));

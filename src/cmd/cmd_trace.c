@@ -216,9 +216,9 @@ static void dump_record(const struct lp_trace_file *f, const struct lp_trace_rec
 		lp_trace_record_get(rec, &r, sizeof(r));
 		printf(" mode=%u why=%u every=%u first=%u burst=%u pick=%u seed=%" PRIu64 " auto_rate=%u launch_rate=%" PRIu64
 			" toggles=%" PRIu64 " toggle_ns=%" PRIu64 " toggle_max_ns=%" PRIu64 " units=%" PRIu64
-			" units_recorded=%" PRIu64 " warmup=%u unit=", r.mode, r.why, r.every, r.first, r.burst, r.pick,
+			" units_recorded=%" PRIu64 " warmup=%u%s unit=", r.mode, r.why, r.every, r.first, r.burst, r.pick,
 			r.seed, r.auto_rate, r.launch_rate, r.toggles, r.toggle_ns, r.toggle_max_ns, r.units,
-			r.units_recorded, r.warmup);
+			r.units_recorded, r.warmup, r.flags & LP_TRACE_SAMPLING_F_GRAPHS_ALL ? " graphs_all" : "");
 		print_str(f, r.unit_sid);
 		break;
 	}

@@ -649,6 +649,7 @@ static int replay_file(struct lp_trace_file *f, struct lp_profile *p, struct lp_
 			o->seed = sm.seed;
 			o->burst = sm.burst;
 			o->warmup = (uint8_t)(sm.warmup <= LP_TRACE_WARMUP_DETACHED ? sm.warmup : LP_TRACE_WARMUP_NONE);
+			o->graphs_all = (sm.flags & LP_TRACE_SAMPLING_F_GRAPHS_ALL) != 0;
 			break;
 		}
 		case LP_TREC_CLOCK_SYNC: {

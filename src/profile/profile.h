@@ -97,6 +97,8 @@ struct lp_process {
 		uint64_t seed;           /* pick 1: the seed of the positions */
 		uint32_t burst;          /* > 0: bursts of `burst` units, CUPTI detached between them */
 		uint8_t warmup;          /* enum lp_trace_warmup: CUPTI inside the warm-up range */
+		uint8_t graphs_all;      /* LP_TRACE_SAMPLING_F_GRAPHS_ALL: CUDA graphs under per-unit switching,
+		                          * every unit recorded from the first graph launch on */
 	} sampling;
 };
 

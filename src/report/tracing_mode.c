@@ -119,13 +119,33 @@ int lp_tracing_mode_text(const struct lp_analysis *a, struct lp_buf *out)
 	else
 		lp_buf_addf(out, "; CUPTI was switched %llu times (%.3f ms in all)", (unsigned long long)s->toggles,
 			(double)s->toggle_ns / 1e6);
-	lp_buf_addf(out, ". Step latencies are exact (CUDA events at every stage range); kernel and operator "
-		"times inside the sampled ranges are scaled to all of them, with 95%% intervals of the sampling "
-		"error (of this run's %s ranges)", unit);
-	if (a->rerun_sd_pct > 0)
+	lp_buf_adds(out, ". Step latencies are exact (CUDA events at every stage range)");
+	if (!a->kernels.sample_missing)
+		lp_buf_addf(out, "; kernel and operator times inside the sampled ranges are scaled to all of them, with "
+			"95%% intervals of the sampling error (of this run's %s ranges)", unit);
+	if (a->rerun_sd_pct > 0 && !a->kernels.sample_missing)
 		lp_buf_addf(out, " and for the totals a separate exact run would record (\"a rerun\": %.2g%% of a "
 			"total per run added, trace.rerun_sd)", a->rerun_sd_pct);
 	lp_buf_adds(out, ".");
+	if (a->kernels.sample_missing) {
+		/* a block that fits the generations: its cluster then falls inside each of them */
+		uint32_t parents = s->first && a->kernels.sample_exact ? a->kernels.sample_exact / s->first : 0;
+		uint32_t per = parents ? a->kernels.sample_missing / parents : 0, k = s->burst ? s->burst : 1;
+		lp_buf_addf(out, " No %s range past the first %u under each parent was traced (%u of them in the measured "
+			"iterations: generations shorter than a block of %u hold its %s only sometimes): their kernels are "
+			"missing from the kernel and operator tables and the stages' kernel times, which hold the first ones "
+			"alone; ", unit, s->first, a->kernels.sample_missing, s->every, s->burst ? "burst" : "unit");
+		if (per >= 2 * k)
+			lp_buf_addf(out, "a block no longer than a generation (trace.sample=auto,every=%u,burst=%u) or "
+				"trace.sample=off traces them.", per / k * k, k);
+		else
+			lp_buf_adds(out, "trace.sample=off traces them.");
+	}
+	if (s->graphs_all)
+		lp_buf_addf(out, " CUDA graphs were launched while CUPTI's kinds were switched per %s range, which gives "
+			"their kernels wrong end times once the kinds went off and on, so every %s range was traced from the "
+			"first graph launch on (exact from there; trace.sample=auto's bursts, which detach CUPTI, sample "
+			"graphs).", unit, unit);
 	if (s->warmup == LP_TRACE_WARMUP_DETACHED)
 		lp_buf_adds(out, " CUPTI was detached inside the program's warm-up range: its kernels were not "
 			"recorded (the reports leave the warm-up out; CUPTI present while a process first launches its "
@@ -149,10 +169,10 @@ int lp_tracing_mode_text(const struct lp_analysis *a, struct lp_buf *out)
 		if (share >= BURST_SWITCH_ADVICE && s->every <= 1000000 / 4)
 			lp_buf_addf(out, " The bursts' attaches and detaches took about %.0f ms of host time (%.0f bursts in "
 				"the measured generations, 2 switches each at this run's mean), %.1f%% of the decode time, "
-				"much of it paid by the program as pauses: trace.sample=auto,every=%u records a burst in a quarter as "
+				"much of it paid by the program as pauses: trace.sample=auto,every=%u,burst=%u records a burst in a quarter as "
 				"many blocks (about %.1f%% of the decode time less, a quarter of the sampled %s ranges: "
 				"intervals about twice as wide; docs/tracer.md \"Bursts\").",
-				ms, bursts, 100 * share, s->every * 4, 75 * share, unit);
+				ms, bursts, 100 * share, s->every * 4, s->burst, 75 * share, unit);
 	}
 	return out->oom ? -1 : 0;
 }
@@ -195,5 +215,7 @@ json_t *lp_tracing_mode_json(const struct lp_analysis *a)
 		double bursts, ms, share = burst_switch_share(a, &bursts, &ms);
 		put(o, "burst_switch_pct", share >= 0 ? json_real(100 * share) : json_null());
 	}
+	put(o, "units_missing", s->mode == 2 ? json_integer(a->kernels.sample_missing) : json_null());
+	put(o, "graphs_all", s->mode == 2 ? json_boolean(s->graphs_all) : json_null());
 	return o;
 }

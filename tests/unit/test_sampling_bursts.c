@@ -271,7 +271,7 @@ static void test_burst_fixture(void **state)
 		assert_null(strstr(md.data, "run.auto_warmup")); /* nothing left out as warm-up */
 		/* the fixture's steps are microseconds and each detach pauses it 3 ms: the bursts'
 		 * switches are most of its decode time, and the report says what fewer bursts would take */
-		assert_non_null(strstr(md.data, "trace.sample=auto,every=32 records a burst in a quarter as many blocks"));
+		assert_non_null(strstr(md.data, "trace.sample=auto,every=32,burst=4 records a burst in a quarter as many blocks"));
 		lp_buf_release(&md);
 		assert_int_equal(lp_tracing_mode_text(b, &md), 0);
 		assert_null(strstr(md.data, "every=32")); /* exact: no bursts */
@@ -325,6 +325,148 @@ static void test_burst_fixture(void **state)
 	release_all(a, b, st, &ex, &sa);
 }
 
+/* Blocks longer than the generations (the fixture's 46 steps past the first 2; the Tracing mode
+ * section's advice for short generations makes them so): most generations record no unit past
+ * their first ones, and their units' stratum is collapsed into a neighbouring generation's. Each
+ * estimate lies within its interval of the exact total where there is one; with a single cluster
+ * there is none (n/a), and where no unit past the first ones was recorded at all the tables hold
+ * the first ones alone and the Tracing mode section says so, with a block that fits. */
+static void test_blocks_longer_than_generations(void **state)
+{
+	static const char *const specs[] = { "every=64,burst=4,first=2,seed=3", "every=64,first=2,seed=3",
+		"every=128,burst=4,first=2,seed=5", "every=128,first=2,seed=5" };
+	static const uint32_t want_n[] = { 8, 1, 4, 0 };
+	static const char *const names[] = { "gemm_mlp", "attention_decode", "gemm_qkv", "rmsnorm", "rope" };
+	const char *ex_dir = LP_TEST_TMP "/sampling_long_exact";
+	struct lp_profile ex;
+	size_t k, i;
+	(void)state;
+	lp_test_trace_fixture(ex_dir, "off", LP_TEST_TMP "/sampling_long_exact.txt");
+	load(ex_dir, &ex);
+	for (k = 0; k < sizeof(specs) / sizeof(specs[0]); k++) {
+		char dir[256], out[256];
+		struct lp_profile sa;
+		struct lp_analysis_input in;
+		struct lp_err err = LP_ERR_INIT;
+		struct lp_analysis *a = calloc(1, sizeof(*a)), *b = calloc(1, sizeof(*b));
+		struct lp_buf md = LP_BUF_INIT;
+		json_t *sum;
+		snprintf(dir, sizeof(dir), LP_TEST_TMP "/sampling_long_%zu", k);
+		snprintf(out, sizeof(out), LP_TEST_TMP "/sampling_long_%zu.txt", k);
+		lp_test_trace_fixture(dir, specs[k], out);
+		load(dir, &sa);
+		memset(&in, 0, sizeof(in));
+		in.profile = &sa;
+		assert_int_equal(lp_analyze(&in, a, &err), 0);
+		in.profile = &ex;
+		assert_int_equal(lp_analyze(&in, b, &err), 0);
+		assert_int_equal(lp_tracing_mode_text(a, &md), 0);
+		sum = summary_of(a);
+		if (!want_n[k]) {
+			/* nothing to scale by: the first ones alone, and the reports say so */
+			assert_false(a->kernels.sampled);
+			assert_int_equal(a->kernels.sample_missing, 138);
+			assert_non_null(strstr(md.data, "No decode_step range past the first 2 under each parent was traced "
+				"(138 of them in the measured iterations"));
+			assert_non_null(strstr(md.data, "(trace.sample=auto,every=46,burst=1)"));
+			assert_int_equal(json_integer_value(json_object_get(json_object_get(sum, "tracing"), "units_missing")), 138);
+			assert_true(krow(&a->kernels, "gemm_mlp")->total_ms < 0.1 * krow(&b->kernels, "gemm_mlp")->total_ms);
+		} else {
+			assert_true(a->kernels.sampled);
+			assert_int_equal(a->kernels.sample_n, want_n[k]);
+			assert_int_equal(a->kernels.sample_missing, 0);
+			assert_null(strstr(md.data, "No decode_step range past the first"));
+			assert_int_equal(json_integer_value(json_object_get(json_object_get(sum, "tracing"), "units_missing")), 0);
+			for (i = 0; i < sizeof(names) / sizeof(names[0]); i++) {
+				const struct lp_kernel_row *s = krow(&a->kernels, names[i]), *e = krow(&b->kernels, names[i]);
+				/* an interval from two or more clusters; none (unknown) from one */
+				assert_true(want_n[k] > (a->sampling.burst ? a->sampling.burst : 1) ? s->ci_ms > 0 : s->ci_ms < 0);
+				if (s->ci_ms > 0 && fabs(s->total_ms - e->total_ms) > s->ci_ms)
+					fail_msg("%s %s: %.4f +- %.4f ms against %.4f exact", specs[k], names[i], s->total_ms,
+						s->ci_ms, e->total_ms);
+				/* one cluster of 46 steps scaled: still the right size */
+				assert_true(fabs(s->total_ms - e->total_ms) < 0.4 * e->total_ms);
+			}
+		}
+		json_decref(sum);
+		lp_buf_release(&md);
+		lp_analysis_release(a);
+		lp_analysis_release(b);
+		free(a);
+		free(b);
+		lp_profile_release(&sa);
+	}
+	lp_profile_release(&ex);
+}
+
+/* CUDA graphs under per-unit switching (one unit per block: CUPTI's kinds go off and on at every
+ * unit, which gives graph kernels wrong end times, run 35): from the first graph launch on (the
+ * fixture's generation 1) every unit is recorded and the SAMPLING record and the reports say so;
+ * with graphs from the start every unit is, and the tables are the exact run's. Bursts, which
+ * detach CUPTI, keep their sample. */
+static void test_graphs_under_unit_switching(void **state)
+{
+	const char *ex_dir = LP_TEST_TMP "/sampling_graphs_exact", *sa_dir = LP_TEST_TMP "/sampling_graphs",
+		   *g0_dir = LP_TEST_TMP "/sampling_graphs_g0", *bu_dir = LP_TEST_TMP "/sampling_graphs_bursts";
+	static const char *const names[] = { "gemm_mlp", "attention_decode", "gemm_qkv", "rmsnorm", "rope",
+		"argmax_between_steps" };
+	struct stage_list *st = calloc(1, sizeof(*st));
+	struct lp_profile ex, sa;
+	struct lp_analysis *a = calloc(1, sizeof(*a)), *b = calloc(1, sizeof(*b));
+	struct lp_buf md = LP_BUF_INIT;
+	json_t *sum;
+	size_t i;
+	(void)state;
+	lp_test_trace_fixture(ex_dir, "off", LP_TEST_TMP "/sampling_graphs_exact.txt");
+	setenv("LP_FIXTURE_GRAPHS", "1", 1);
+	lp_test_trace_fixture(sa_dir, "every=8,first=2,seed=7", LP_TEST_TMP "/sampling_graphs.txt");
+	lp_test_trace_fixture(bu_dir, "every=8,burst=4,first=2,seed=7", LP_TEST_TMP "/sampling_graphs_bursts.txt");
+	setenv("LP_FIXTURE_GRAPHS", "0", 1);
+	lp_test_trace_fixture(g0_dir, "every=8,first=2,seed=7", LP_TEST_TMP "/sampling_graphs_g0.txt");
+	unsetenv("LP_FIXTURE_GRAPHS");
+	read_stages(sa_dir, st);
+	assert_true(st->sampling.flags & LP_TRACE_SAMPLING_F_GRAPHS_ALL);
+	assert_int_equal(st->n, 144);
+	for (i = 48; i < st->n; i++) /* generation 0 sampled, 1 and 2 whole */
+		assert_int_equal(st->r[i].sample, LP_TRACE_STAGE_RECORDED);
+	assert_true(st->sampling.units_recorded >= 96 + 2 + 5 && st->sampling.units_recorded < 96 + 48);
+	read_stages(bu_dir, st);
+	assert_false(st->sampling.flags & LP_TRACE_SAMPLING_F_GRAPHS_ALL);
+	assert_true(st->sampling.units_recorded < 96);
+	load(ex_dir, &ex);
+	load(sa_dir, &sa);
+	analyze_both(&sa, &ex, a, b);
+	assert_true(a->sampling.graphs_all);
+	assert_int_equal(lp_tracing_mode_text(a, &md), 0);
+	assert_non_null(strstr(md.data, "CUDA graphs were launched while CUPTI's kinds were switched per decode_step range"));
+	sum = summary_of(a);
+	assert_true(json_is_true(json_object_get(json_object_get(sum, "tracing"), "graphs_all")));
+	json_decref(sum);
+	sum = summary_of(b);
+	assert_true(json_is_null(json_object_get(json_object_get(sum, "tracing"), "graphs_all")));
+	json_decref(sum);
+	lp_buf_release(&md);
+	lp_analysis_release(a);
+	memset(a, 0, sizeof(*a));
+	lp_profile_release(&sa);
+	/* graphs from the first generation on: every unit recorded, the exact run's totals */
+	load(g0_dir, &sa);
+	{
+		struct lp_analysis_input in;
+		struct lp_err err = LP_ERR_INIT;
+		memset(&in, 0, sizeof(in));
+		in.profile = &sa;
+		assert_int_equal(lp_analyze(&in, a, &err), 0);
+	}
+	assert_int_equal(sa.processes[0].sampling.units_recorded, 144);
+	for (i = 0; i < sizeof(names) / sizeof(names[0]); i++) {
+		const struct lp_kernel_row *s = krow(&a->kernels, names[i]), *e = krow(&b->kernels, names[i]);
+		assert_true(fabs(s->total_ms - e->total_ms) < 1e-9 * e->total_ms);
+		assert_int_equal(s->calls, e->calls);
+	}
+	release_all(a, b, st, &ex, &sa);
+}
+
 /* The bursts' switches against the decode time (tracing_mode.c): 3 bursts of 4 in the measured
  * generations, 16 switches of 8.375 ms on average (an H200 light run of HF's static cache, run 35:
  * 134 ms in all): 50.25 ms, 3.9% of three 430 ms generations, get the advice with its numbers;
@@ -354,7 +496,7 @@ static void test_burst_switch_advice(void **state)
 	assert_int_equal(lp_tracing_mode_text(a, &md), 0);
 	assert_non_null(strstr(md.data, "The bursts' attaches and detaches took about 50 ms of host time (3 bursts "
 		"in the measured generations, 2 switches each at this run's mean), 3.9% of the decode time"));
-	assert_non_null(strstr(md.data, "trace.sample=auto,every=512 records a burst in a quarter as many blocks "
+	assert_non_null(strstr(md.data, "trace.sample=auto,every=512,burst=4 records a burst in a quarter as many blocks "
 		"(about 2.9% of the decode time less"));
 	sum = lp_tracing_mode_json(a);
 	assert_true(fabs(json_real_value(json_object_get(sum, "burst_switch_pct")) - 100 * 50.25 / 1290) < 1e-9);
@@ -473,6 +615,8 @@ int main(void)
 		cmocka_unit_test(test_auto_burst_steps),
 		cmocka_unit_test(test_auto_long_exact_phase),
 		cmocka_unit_test(test_burst_switch_advice),
+		cmocka_unit_test(test_blocks_longer_than_generations),
+		cmocka_unit_test(test_graphs_under_unit_switching),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
