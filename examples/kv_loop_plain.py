@@ -14,6 +14,7 @@ docs/metrics.md.
 import argparse
 import os
 import sys
+import time
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import plain_common  # noqa: E402
@@ -26,16 +27,22 @@ class _NoRanges(object):
 def iteration(model, prompt, new_tokens, torch, ranges=True, steps=None):
     """(prefill_ms, decode_ms, decode steps) of one generation; with steps (a dict), also each
     decode forward's CUDA-event time (steps["step_ms"]: the model's call, not the argmax) and the
-    decode window's time before the first forward and after the last (head_ms, tail_ms)."""
+    decode window's time before the first forward and after the last (head_ms, tail_ms), and the
+    host's wall clock (time.time_ns, CLOCK_REALTIME as llmprof's trace) right after the prefill's
+    start event and right before its end event (prefill_host_ns), and around each forward's events
+    (step_host_ns): where the program's timing spends host time outside the model's hooks."""
     nvtx = torch.cuda.nvtx if ranges else _NoRanges
     ev = [torch.cuda.Event(enable_timing=True) for _ in range(3)]
     marks = []
     ev[0].record()
+    t0 = time.time_ns()
     nvtx.range_push("prefill")
     out = model(input_ids=prompt, use_cache=True)
     nxt = out.logits[:, -1, :].argmax(dim=-1, keepdim=True)
     nvtx.range_pop()
+    t1 = time.time_ns()
     ev[1].record()
+    host = [(t0, t1)]
     past = out.past_key_values
     nvtx.range_push("decode")
     for s in range(new_tokens - 1):
@@ -43,8 +50,10 @@ def iteration(model, prompt, new_tokens, torch, ranges=True, steps=None):
         if steps is not None:
             marks.append((torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)))
             marks[-1][0].record()
+            host.append([time.time_ns()])
         out = model(input_ids=nxt, past_key_values=past, use_cache=True)
         if steps is not None:
+            host[-1].append(time.time_ns())
             marks[-1][1].record()
         past = out.past_key_values
         nxt = out.logits[:, -1, :].argmax(dim=-1, keepdim=True)
@@ -56,6 +65,8 @@ def iteration(model, prompt, new_tokens, torch, ranges=True, steps=None):
         steps["step_ms"] = [a.elapsed_time(b) for a, b in marks]
         steps["head_ms"] = ev[1].elapsed_time(marks[0][0])
         steps["tail_ms"] = marks[-1][1].elapsed_time(ev[2])
+        steps["prefill_host_ns"] = list(host[0])
+        steps["step_host_ns"] = [list(h) for h in host[1:]]
     return ev[0].elapsed_time(ev[1]), ev[1].elapsed_time(ev[2]), new_tokens - 1
 
 
@@ -85,7 +96,8 @@ def main():
         gens = [{} if args.step_times else None for _ in range(args.iters)]
         results = [iteration(model, prompt, args.new_tokens, torch, args.ranges == "on", g) for g in gens]
     step_ms = [g["step_ms"] for g in gens] if args.step_times else None
-    edges = [{"decode_head_ms": round(g["head_ms"], 5), "decode_tail_ms": round(g["tail_ms"], 5)}
+    edges = [{"decode_head_ms": round(g["head_ms"], 5), "decode_tail_ms": round(g["tail_ms"], 5),
+              "prefill_host_ns": g["prefill_host_ns"], "step_host_ns": g["step_host_ns"]}
              for g in gens] if args.step_times else None
     plain_common.report(results, args.batch, {
         "model": args.model_config or args.model, "batch": args.batch,
