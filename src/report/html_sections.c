@@ -291,6 +291,14 @@ void lp_html_kernels(const struct lp_analysis *a, struct lp_buf *b)
 		lp_section_rerun_note(a, b);
 		lp_buf_adds(b, "</p>\n");
 	}
+	if (k->sample_missing) {
+		struct lp_buf note = LP_BUF_INIT;
+		lp_section_missing_note(a, &note);
+		lp_buf_adds(b, "<p class=\"note\">");
+		lp_html_text(b, note.oom ? "" : note.data);
+		lp_buf_adds(b, "</p>\n");
+		lp_buf_release(&note);
+	}
 	lp_buf_addf(b, "<p class=\"note\">Measured iterations, warm-up excluded. busy ms: the kernel's share of GPU busy time "
 			"(%.3f ms in all; concurrent kernels split the time they share), so shares add up to 100%%; total ms: "
 			"summed durations (%.3f ms).", k->busy_ms, k->total_ms);

@@ -592,6 +592,16 @@ void lp_section_rerun_note(const struct lp_analysis *a, struct lp_buf *out)
 				 "totals of a kernel differ, docs/tracer.md \"A rerun's interval\").", a->rerun_sd_pct);
 }
 
+void lp_section_missing_note(const struct lp_analysis *a, struct lp_buf *out)
+{
+	const struct lp_kernel_set *k = &a->kernels;
+	if (k->sample_missing)
+		lp_buf_addf(out, "Sampled trace (Tracing mode): no sampling unit past the first ones under each parent was "
+				 "recorded (%u of them, in generations shorter than a block): these rows hold the kernels "
+				 "of the first ones (%u units) and lack theirs, with nothing to scale by.",
+			k->sample_missing, k->sample_exact);
+}
+
 void lp_section_sample_cell(char *b, size_t cap, int sampled, double ci_ms, double rerun_ms, uint32_t n, uint32_t N)
 {
 	if (!sampled)
@@ -644,6 +654,11 @@ int lp_section_top_kernels(const struct lp_analysis *a, size_t n, struct lp_buf 
 				 "busy_ms is scaled like total_ms.", k->sample_n, k->sample_N, k->sample_exact, k->sample_N);
 	if (k->sampled) {
 		lp_section_rerun_note(a, out);
+		lp_buf_adds(out, "\n");
+	}
+	if (k->sample_missing) {
+		lp_buf_adds(out, "\n");
+		lp_section_missing_note(a, out);
 		lp_buf_adds(out, "\n");
 	}
 	if (k->n_rows > n)

@@ -44,6 +44,11 @@ int lp_report_kernels_md(const struct lp_analysis *a, struct lp_buf *out)
 		lp_section_rerun_note(a, out);
 		lp_buf_adds(out, "\n");
 	}
+	if (k->sample_missing) {
+		lp_buf_adds(out, "\n");
+		lp_section_missing_note(a, out);
+		lp_buf_adds(out, "\n");
+	}
 	lp_buf_adds(out, "\n");
 	lp_md_header(out, nc, cols, "lrrrrrrrrrll");
 	for (i = 0; i < k->n_rows; i++) {

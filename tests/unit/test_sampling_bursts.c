@@ -11,6 +11,8 @@
 
 #include "analyze/analysis.h"
 #include "analyze/sampling.h"
+#include "report/reports.h"
+#include "report/sections.h"
 #include "report/tracing_mode.h"
 
 #include "sampling_traces.h"
@@ -325,6 +327,14 @@ static void test_burst_fixture(void **state)
 	release_all(a, b, st, &ex, &sa);
 }
 
+static size_t count_of(const char *s, const char *what)
+{
+	size_t n = 0;
+	for (; (s = strstr(s, what)) != NULL; s += strlen(what))
+		n++;
+	return n;
+}
+
 /* Blocks longer than the generations (the fixture's 46 steps past the first 2; the Tracing mode
  * section's advice for short generations makes them so): most generations record no unit past
  * their first ones, and their units' stratum is collapsed into a neighbouring generation's. Each
@@ -371,11 +381,26 @@ static void test_blocks_longer_than_generations(void **state)
 			assert_non_null(strstr(md.data, "(trace.sample=auto,every=46,burst=1)"));
 			assert_int_equal(json_integer_value(json_object_get(json_object_get(sum, "tracing"), "units_missing")), 138);
 			assert_true(krow(&a->kernels, "gemm_mlp")->total_ms < 0.1 * krow(&b->kernels, "gemm_mlp")->total_ms);
+			{
+				/* and the kernel tables themselves (report.md's top kernels, kernels.md) */
+				struct lp_buf t = LP_BUF_INIT;
+				assert_int_equal(lp_section_top_kernels(a, 10, &t), 0);
+				assert_int_equal(lp_report_kernels_md(a, &t), 0);
+				assert_int_equal(count_of(t.data, "no sampling unit past the first ones under each parent was "
+					"recorded (138 of them"), 2);
+				lp_buf_release(&t);
+			}
 		} else {
 			assert_true(a->kernels.sampled);
 			assert_int_equal(a->kernels.sample_n, want_n[k]);
 			assert_int_equal(a->kernels.sample_missing, 0);
 			assert_null(strstr(md.data, "No decode_step range past the first"));
+			{
+				struct lp_buf t = LP_BUF_INIT;
+				assert_int_equal(lp_report_kernels_md(a, &t), 0);
+				assert_null(strstr(t.data, "no sampling unit past the first ones"));
+				lp_buf_release(&t);
+			}
 			assert_int_equal(json_integer_value(json_object_get(json_object_get(sum, "tracing"), "units_missing")), 0);
 			for (i = 0; i < sizeof(names) / sizeof(names[0]); i++) {
 				const struct lp_kernel_row *s = krow(&a->kernels, names[i]), *e = krow(&b->kernels, names[i]);
