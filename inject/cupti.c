@@ -812,6 +812,17 @@ void lp_inj_cupti_attach_ahead(int record)
 	lp_inj_wake();
 }
 
+int lp_inj_cupti_settle(void)
+{
+	/* attach_ahead stays set while the flush thread attaches (lp_inj_cupti_service clears it
+	 * after): attach_timed then waits on api_lock for that attach and finds CUPTI attached */
+	if (!lp_inj_cupti_active() || atomic_load(&inj_c.hold) || !atomic_load(&inj_c.attach_ahead))
+		return 0;
+	attach_timed();
+	atomic_store(&inj_c.attach_ahead, 0);
+	return 1;
+}
+
 void lp_inj_cupti_service(void)
 {
 	int ahead = atomic_load(&inj_c.attach_ahead);

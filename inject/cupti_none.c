@@ -111,6 +111,11 @@ void lp_inj_cupti_service(void)
 {
 }
 
+int lp_inj_cupti_settle(void)
+{
+	return 0;
+}
+
 void lp_inj_cupti_hold(int on)
 {
 	(void)on;

@@ -224,6 +224,9 @@ void lp_inj_cupti_attach(void);
 /* Asks the flush thread to attach (subscription and callbacks; the kinds still off, or with
  * `record` on too) ahead of a burst or a stage; returns at once. */
 void lp_inj_cupti_attach_ahead(int record);
+/* An attach asked ahead and not finished: done on the calling thread if the flush thread has not
+ * started it, else waited for; 1 when there was one (sample.c LLMPROF_TRACE_SETTLE_END). */
+int lp_inj_cupti_settle(void);
 /* The program's warm-up range (sample.c): on, CUPTI detached (2: subscribed again for the graph
  * node callbacks alone, trace.warmup=graphs) and every attach a no-op until off, which attaches
  * again with the kinds on. Serialized by the caller with the bursts' switch. */

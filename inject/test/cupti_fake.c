@@ -179,6 +179,11 @@ void lp_inj_cupti_service(void)
 {
 }
 
+int lp_inj_cupti_settle(void)
+{
+	return 0;
+}
+
 int lp_inj_cupti_attached(void)
 {
 	return recording;
