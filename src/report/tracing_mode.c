@@ -33,7 +33,7 @@ static const char *why_name(unsigned why)
 /* Bursts' switches at or above this share of the decode stage's time get the report's advice:
  * generations of ~0.45 s (HF's static cache on an H200) hold a burst each, and its attach and
  * detach stall the program ~5 ms apiece; every=512 instead of 128 took the tracer's cost from
- * +8.4% to +5.3% there (bench/tracer/README.md run 35) */
+ * +8.5% to +5.9% there (bench/tracer/README.md run 35) */
 #define BURST_SWITCH_ADVICE 0.02
 
 /* The bursts' share of CUPTI's switches in the measured decode time: 2 switches per burst (its
