@@ -3,12 +3,15 @@
  * (lp_fake_recording: the program writes its synthetic kernel records only while it is on, as
  * CUPTI would), and GPU marks read a simulated GPU clock the program advances. A detach pauses
  * the launching thread (a real one: a flush and cuptiFinalize, 3-4 ms), which the GPU sees as idle
- * time before the next work: it advances the clock by DETACH_PAUSE_NS. */
+ * time before the next work: it advances the clock by DETACH_PAUSE_NS. An attach asked ahead stays
+ * pending until an attach or lp_inj_cupti_settle, which waits SETTLE_PAUSE_NS for it (the rest of
+ * CUPTI's 11-17 ms init on the flush thread). */
 #include "inject.h"
 
 #include <stdlib.h>
 
 #define DETACH_PAUSE_NS 3000000ull
+#define SETTLE_PAUSE_NS 5000000ull
 
 static int recording = 1;
 static uint64_t gpu_now = 1000000000ull, toggles;
@@ -149,11 +152,13 @@ void lp_inj_cupti_detach(void)
 }
 
 static int held; /* the warm-up (lp_inj_cupti_hold): attaches are no-ops */
+static int ahead; /* an attach asked ahead, not done yet */
 
 void lp_inj_cupti_attach(void)
 {
 	if (held)
 		return;
+	ahead = 0;
 	if (!recording)
 		attaches++;
 	recording = 1;
@@ -173,6 +178,8 @@ void lp_inj_cupti_hold(int on)
 void lp_inj_cupti_attach_ahead(int record)
 {
 	(void)record;
+	if (!recording && !held)
+		ahead = 1;
 }
 
 void lp_inj_cupti_service(void)
@@ -181,7 +188,11 @@ void lp_inj_cupti_service(void)
 
 int lp_inj_cupti_settle(void)
 {
-	return 0;
+	if (!ahead)
+		return 0;
+	ahead = 0;
+	gpu_now += SETTLE_PAUSE_NS;
+	return 1;
 }
 
 int lp_inj_cupti_attached(void)

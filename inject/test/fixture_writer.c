@@ -22,6 +22,8 @@
  * LP_FIXTURE_WARMUP=1: generation 0 inside a `warmup` range (the tracer detaches CUPTI for it by
  * default: docs/tracer.md "The warm-up"); =record: the same with LLMPROF_TRACE_WARMUP=record.
  *
+ * LP_FIXTURE_SETTLE=1: LLMPROF_TRACE_SETTLE_END=1 (the test's own LLMPROF_TRACE_* are not passed on).
+ *
  * LP_FIXTURE_GRAPHS=G: from generation G on the program "launches CUDA graphs" (the fake's
  * lp_inj_cupti_graphs says so): with one unit per block (CUPTI's kinds switched per unit) the
  * tracer then records every unit (docs/tracer.md "Bursts", run 35).
@@ -123,6 +125,7 @@ int main(int argc, char **argv)
 	const char *steps_only = getenv("LP_FIXTURE_STEPS_ONLY");
 	const char *warmup = getenv("LP_FIXTURE_WARMUP");
 	const char *graphs = getenv("LP_FIXTURE_GRAPHS");
+	const char *settle = getenv("LP_FIXTURE_SETTLE");
 	int with_decode_all = !(steps_only && !strcmp(steps_only, "1"));
 	int n_slow = slow ? (int)strtol(slow, NULL, 10) : -1;
 	static const char *names[KERNELS] = { "gemm_mlp", "attention_decode", "gemm_qkv", "rmsnorm", "rope" };
@@ -134,6 +137,8 @@ int main(int argc, char **argv)
 	setenv("LLMPROF_TRACE_DIR", argv[1], 1);
 	if (warmup && !strcmp(warmup, "record"))
 		setenv("LLMPROF_TRACE_WARMUP", "record", 1);
+	if (settle && !strcmp(settle, "1"))
+		setenv("LLMPROF_TRACE_SETTLE_END", "1", 1);
 	if (!nvtx_host_init())
 		return 3;
 	InitializeInjection();

@@ -492,6 +492,49 @@ static void test_graphs_under_unit_switching(void **state)
 	release_all(a, b, st, &ex, &sa);
 }
 
+/* LLMPROF_TRACE_SETTLE_END=1 (a candidate, run 35): the attach asked ahead of a generation's
+ * foreseen end is waited for at the pop of its foreseen last unit (the fake: 5 ms) and that pop is
+ * marked again, so the wait is inside the last step as the program's own timing has it (every
+ * step's time the program's); without it nothing waits there. Generation 0 has no foreseen end
+ * (no previous count, no planned payload in the fixture); a last unit that is recorded, or whose
+ * pop attaches for a cluster past the end, has nothing asked ahead. Over eight seeds. */
+static void test_settle_end(void **state)
+{
+	struct stage_list *st = calloc(1, sizeof(*st));
+	size_t waited = 0, plain = 0;
+	int on, seed;
+	(void)state;
+	for (seed = 1; seed <= 8; seed++) {
+		for (on = 0; on < 2; on++) {
+			char dir[256], out[256], spec[64];
+			size_t g;
+			snprintf(dir, sizeof(dir), LP_TEST_TMP "/sampling_settle_%d_%d", seed, on);
+			snprintf(out, sizeof(out), LP_TEST_TMP "/sampling_settle_%d_%d.txt", seed, on);
+			snprintf(spec, sizeof(spec), "every=16,burst=4,first=2,seed=%d", seed);
+			if (on)
+				setenv("LP_FIXTURE_SETTLE", "1", 1);
+			lp_test_trace_fixture(dir, spec, out);
+			unsetenv("LP_FIXTURE_SETTLE");
+			read_stages(dir, st);
+			assert_int_equal(st->n, 144);
+			steps_as_program(out, st); /* every step's time is the program's, waits included */
+			for (g = 0; g < 3; g++) {
+				const struct lp_trace_stage *last = &st->r[g * 48 + 47];
+				assert_int_equal(last->index, 47);
+				if (last->gpu_elapsed_ns >= 5000000) {
+					assert_true(on && g > 0 && last->sample == LP_TRACE_STAGE_SKIPPED);
+					waited++;
+				} else if (on && g > 0 && last->sample == LP_TRACE_STAGE_SKIPPED) {
+					plain++; /* attached at its pop for a cluster past the end */
+				}
+			}
+		}
+	}
+	print_message("settle: %zu last steps waited, %zu attached at their pop\n", waited, plain);
+	assert_true(waited >= 2);
+	free(st);
+}
+
 /* The bursts' switches against the decode time (tracing_mode.c): 3 bursts of 4 in the measured
  * generations, 16 switches of 8.375 ms on average (an H200 light run of HF's static cache, run 35:
  * 134 ms in all): 50.25 ms, 3.9% of three 430 ms generations, get the advice with its numbers;
@@ -642,6 +685,7 @@ int main(void)
 		cmocka_unit_test(test_burst_switch_advice),
 		cmocka_unit_test(test_blocks_longer_than_generations),
 		cmocka_unit_test(test_graphs_under_unit_switching),
+		cmocka_unit_test(test_settle_end),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
