@@ -145,6 +145,7 @@ static void self_check(const struct lp_analysis *a, struct lp_buf *out)
 	lp_buf_addf(out, ". %s (tolerance %.0f%%).", a->check_failed ? "At least one differs by more than the tolerance: read "
 			 "the stage numbers with care" : "All agree", 100.0 * LP_SELF_CHECK_TOL);
 	lp_fmt_step_check(a, out);
+	lp_fmt_check_host(a, out);
 	lp_buf_adds(out, "\n");
 }
 

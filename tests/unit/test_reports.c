@@ -10,6 +10,7 @@
 #include "config/yaml.h"
 #include "core/fs.h"
 #include "report/reports.h"
+#include "report/sections.h"
 
 #define MS 1000000ull
 
@@ -270,12 +271,57 @@ static void test_phases_roundtrip(void **state)
 	free(got);
 }
 
+/* A self-check over its tolerance on a CPU-bound stage: the compiled loop of run 35 (its prefill
+ * 3.09 ms against the program's 3.33, GPU idle 97.7%) gets the sentence on the host time a
+ * program's own timer holds; a GPU-bound stage, a gap of a millisecond, or llmprof's number the
+ * higher, do not. */
+static void test_check_host_note(void **state)
+{
+	struct lp_analysis *a = calloc(1, sizeof(*a));
+	struct lp_stage prefill;
+	struct lp_buf t = LP_BUF_INIT;
+	(void)state;
+	assert_non_null(a);
+	memset(&prefill, 0, sizeof(prefill));
+	prefill.name = "prefill";
+	prefill.kind = LP_STAGE_PREFILL;
+	prefill.idle_frac = 0.977;
+	a->stages.stages = &prefill;
+	a->stages.n_stages = 1;
+	a->n_checks = 1;
+	a->checks[0].what = "time to first token (ms)";
+	a->checks[0].ours = 3.093;
+	a->checks[0].theirs = 3.330;
+	a->checks[0].diff = (3.093 - 3.330) / 3.330;
+	assert_int_equal(lp_fmt_check_host(a, &t), 0);
+	assert_non_null(strstr(t.data, " The prefill ran CPU-bound (its GPU idle 98% of it)"));
+	assert_non_null(strstr(t.data, "account for llmprof's time to first token being 0.237 ms lower"));
+	lp_buf_release(&t);
+	prefill.idle_frac = 0.5; /* GPU-bound enough: the events time the GPU's work */
+	assert_int_equal(lp_fmt_check_host(a, &t), 0);
+	assert_int_equal(t.len, 0);
+	prefill.idle_frac = 0.977;
+	a->checks[0].ours = 2.3; /* 1 ms: more than host dispatch */
+	a->checks[0].diff = (2.3 - 3.330) / 3.330;
+	assert_int_equal(lp_fmt_check_host(a, &t), 0);
+	assert_int_equal(t.len, 0);
+	a->checks[0].ours = 3.6; /* llmprof higher: not what the program's timer adds */
+	a->checks[0].diff = (3.6 - 3.330) / 3.330;
+	assert_int_equal(lp_fmt_check_host(a, &t), 0);
+	assert_int_equal(t.len, 0);
+	lp_buf_release(&t);
+	a->stages.stages = NULL;
+	a->stages.n_stages = 0;
+	free(a);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_gpu_run_reports),
 		cmocka_unit_test(test_cpu_run_reports),
 		cmocka_unit_test(test_phases_roundtrip),
+		cmocka_unit_test(test_check_host_note),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
