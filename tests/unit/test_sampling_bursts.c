@@ -395,6 +395,9 @@ static void test_blocks_longer_than_generations(void **state)
 			assert_int_equal(a->kernels.sample_n, want_n[k]);
 			assert_int_equal(a->kernels.sample_missing, 0);
 			assert_null(strstr(md.data, "No decode_step range past the first"));
+			/* one unit per block (run 35: 9-18% a step): the bursts' schedule of the same block named */
+			assert_true(!a->sampling.burst == (strstr(md.data, "trace.sample=every=64,burst=4 detaches it between "
+				"bursts of 4.") != NULL));
 			{
 				struct lp_buf t = LP_BUF_INIT;
 				assert_int_equal(lp_report_kernels_md(a, &t), 0);

@@ -437,6 +437,8 @@ static void test_fixture_traces(void **state)
 		if (!strstr(md.data, want))
 			fail_msg("%s", strstr(md.data, "## Tracing") ? strstr(md.data, "## Tracing") : md.data);
 		assert_non_null(strstr(md.data, "| gemm\\_mlp | 6.0"));
+		/* blocks of 4: bursts of 4 would record every unit, so no word on them */
+		assert_null(strstr(md.data, "burst=4 detaches it"));
 		in.profile = &ex;
 		assert_int_equal(lp_analyze(&in, b, &err), 0);
 		lp_buf_reset(&md);
