@@ -129,8 +129,8 @@ int lp_tracing_mode_text(const struct lp_analysis *a, struct lp_buf *out)
 	lp_buf_adds(out, ".");
 	if (!s->burst && s->every >= 16 && s->every % 4 == 0) /* bursts of 4 in 16 or more: a quarter at most */
 		lp_buf_addf(out, " One %s range per block keeps CUPTI attached between them, which cost 9-18%% a step on "
-			"an H200 (bench/tracer/README.md run 35): trace.sample=every=%u,burst=4 detaches it between bursts of 4.",
-			unit, s->every);
+			"an H200 (bench/tracer/README.md run 35): trace.sample=%severy=%u,burst=4 detaches it between bursts of 4.",
+			unit, s->why == LP_TRACE_SAMPLE_WHY_AUTO_HIGH ? "auto," : "", s->every);
 	if (a->kernels.sample_missing) {
 		/* a block that fits the generations: its cluster then falls inside each of them */
 		uint32_t parents = s->first && a->kernels.sample_exact ? a->kernels.sample_exact / s->first : 0;
