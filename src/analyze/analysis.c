@@ -322,13 +322,14 @@ static void resolve_tokens(const struct lp_analysis_input *in, struct lp_analysi
 		lp_num_na(&a->ttft_ms, "no measured prefill range");
 }
 
-static void check(struct lp_analysis *a, const char *what, const struct lp_num *ours, double theirs)
+static void check(struct lp_analysis *a, const char *what, int stage, const struct lp_num *ours, double theirs)
 {
 	struct lp_self_check *c;
 	if (!ours->valid || theirs <= 0 || a->n_checks >= sizeof(a->checks) / sizeof(a->checks[0]))
 		return;
 	c = &a->checks[a->n_checks++];
 	c->what = what;
+	c->stage = stage;
 	c->ours = ours->value;
 	c->theirs = theirs;
 	c->diff = (ours->value - theirs) / theirs;
@@ -367,9 +368,9 @@ static int self_check_rank(struct lp_analysis *a)
 			lp_num_set(&step_ms, rs->lat_ms);
 	}
 	snprintf(a->check_rank_label, sizeof(a->check_rank_label), "rank %d", (int)a->own.rank);
-	check(a, "time to first token (ms)", &pf_ms, a->own.prefill_ms);
-	check(a, "decode latency per iteration (ms)", &dec_ms, a->own.decode_ms);
-	check(a, "decode ms per step", &step_ms, a->own.decode_ms_per_step);
+	check(a, "time to first token (ms)", LP_STAGE_PREFILL, &pf_ms, a->own.prefill_ms);
+	check(a, "decode latency per iteration (ms)", LP_STAGE_DECODE, &dec_ms, a->own.decode_ms);
+	check(a, "decode ms per step", -1, &step_ms, a->own.decode_ms_per_step);
 	return 1;
 }
 
@@ -384,10 +385,10 @@ static void self_check(struct lp_analysis *a)
 		lp_num_set(&dec_ms, dec->lat_ms.mean);
 	else
 		lp_num_na(&dec_ms, "no decode stage");
-	check(a, "time to first token (ms)", &a->ttft_ms, a->own.prefill_ms);
-	check(a, "decode latency per iteration (ms)", &dec_ms, a->own.decode_ms);
-	check(a, "decode ms per step", &a->decode_step_ms, a->own.decode_ms_per_step);
-	check(a, "decode tokens/s", &a->decode_tokens_per_s, a->own.tokens_per_s);
+	check(a, "time to first token (ms)", LP_STAGE_PREFILL, &a->ttft_ms, a->own.prefill_ms);
+	check(a, "decode latency per iteration (ms)", LP_STAGE_DECODE, &dec_ms, a->own.decode_ms);
+	check(a, "decode ms per step", -1, &a->decode_step_ms, a->own.decode_ms_per_step);
+	check(a, "decode tokens/s", -1, &a->decode_tokens_per_s, a->own.tokens_per_s);
 	{
 		const struct lp_stage *mx = lp_stages_find(&a->stages, LP_STAGE_MIXED);
 		struct lp_num mx_ms;
@@ -395,7 +396,7 @@ static void self_check(struct lp_analysis *a)
 			lp_num_set(&mx_ms, mx->lat_ms.mean);
 		else
 			lp_num_na(&mx_ms, "no mixed stage");
-		check(a, "mixed forward latency (ms)", &mx_ms, a->own.mixed_ms);
+		check(a, "mixed forward latency (ms)", LP_STAGE_MIXED, &mx_ms, a->own.mixed_ms);
 	}
 }
 

@@ -139,6 +139,8 @@ struct lp_hook_row {
 /* llmprof's number beside the workload's own measurement of it (the self-check). */
 struct lp_self_check {
 	const char *what;            /* "time to first token (ms)", ... */
+	int stage;                   /* enum lp_stage_kind whose latency per iteration it compares; -1 for
+	                              * the others (ms per step, tokens/s) */
 	double ours, theirs;
 	double diff;                 /* (ours - theirs) / theirs */
 };

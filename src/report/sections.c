@@ -104,18 +104,19 @@ int lp_fmt_check_host(const struct lp_analysis *a, struct lp_buf *out)
 	size_t i;
 	for (i = 0; i < a->n_checks; i++) {
 		const struct lp_self_check *c = &a->checks[i];
-		int prefill = strstr(c->what, "first token") != NULL;
-		const struct lp_stage *st = lp_stages_find(&a->stages, prefill ? LP_STAGE_PREFILL : LP_STAGE_DECODE);
+		int prefill = c->stage == LP_STAGE_PREFILL;
+		const struct lp_stage *st = c->stage >= 0 ? lp_stages_find(&a->stages, (enum lp_stage_kind)c->stage) : NULL;
 		double gap = c->theirs - c->ours;
-		if (fabs(c->diff) <= LP_SELF_CHECK_TOL || !strstr(c->what, "(ms)") || !st || !(st->idle_frac >= 0.9) ||
-		    !(gap > 0) || gap > LP_CHECK_HOST_GAP_MS)
+		if (fabs(c->diff) <= LP_SELF_CHECK_TOL || !st || !(st->idle_frac >= 0.9) || !(gap > 0) ||
+		    gap > LP_CHECK_HOST_GAP_MS)
 			continue;
 		lp_buf_addf(out, " The %s ran CPU-bound (its GPU idle %.0f%% of it): there a workload's CUDA events measure "
 			"host time, and its own timer holds what lies outside the stage's range, before the range opens and "
 			"after it closes (the call into the model, %s), which can account for llmprof's %s being %.3f ms "
 			"lower (docs/nvtx.md, torch.compile).", st->name, 100 * st->idle_frac,
 			prefill ? "the first token's sampling" : "the sampling between steps",
-			prefill ? "time to first token" : "decode latency", gap);
+			prefill ? "time to first token" : c->stage == LP_STAGE_MIXED ? "mixed forward latency" : "decode latency",
+			gap);
 	}
 	return out->oom ? -1 : 0;
 }

@@ -49,8 +49,8 @@ int lp_fmt_gaps(const struct lp_waterfall *w, lp_text_fn text, struct lp_buf *ou
  * sentence with a leading space, no markup and nothing to escape; nothing when the workload
  * listed no steps. */
 int lp_fmt_step_check(const struct lp_analysis *a, struct lp_buf *out);
-/* Why a self-check over its tolerance may be no error: for each such latency (ms) whose llmprof
- * value is lower by at most LP_CHECK_HOST_GAP_MS on a stage whose GPU sat idle at least 90% of it,
+/* Why a self-check over its tolerance may be no error: for each such latency per iteration of a
+ * stage (lp_self_check.stage) whose llmprof value is lower by at most LP_CHECK_HOST_GAP_MS on a stage whose GPU sat idle at least 90% of it,
  * one sentence (leading space, plain text, nothing to escape): there the workload's CUDA events
  * measure host time, its own timer's share outside the stage's range included (docs/nvtx.md). */
 int lp_fmt_check_host(const struct lp_analysis *a, struct lp_buf *out);

@@ -290,6 +290,7 @@ static void test_check_host_note(void **state)
 	a->stages.n_stages = 1;
 	a->n_checks = 1;
 	a->checks[0].what = "time to first token (ms)";
+	a->checks[0].stage = LP_STAGE_PREFILL;
 	a->checks[0].ours = 3.093;
 	a->checks[0].theirs = 3.330;
 	a->checks[0].diff = (3.093 - 3.330) / 3.330;
@@ -309,6 +310,30 @@ static void test_check_host_note(void **state)
 	a->checks[0].diff = (3.6 - 3.330) / 3.330;
 	assert_int_equal(lp_fmt_check_host(a, &t), 0);
 	assert_int_equal(t.len, 0);
+	/* a check reads the idle share of its own stage: the mixed forwards', not the prefill's */
+	{
+		struct lp_stage two[2];
+		two[0] = prefill;
+		two[0].idle_frac = 0.5;
+		memset(&two[1], 0, sizeof(two[1]));
+		two[1].name = "mixed";
+		two[1].kind = LP_STAGE_MIXED;
+		two[1].idle_frac = 0.95;
+		a->stages.stages = two;
+		a->stages.n_stages = 2;
+		a->checks[0].what = "mixed forward latency (ms)";
+		a->checks[0].stage = LP_STAGE_MIXED;
+		a->checks[0].ours = 2.9;
+		a->checks[0].theirs = 3.2;
+		a->checks[0].diff = (2.9 - 3.2) / 3.2;
+		assert_int_equal(lp_fmt_check_host(a, &t), 0);
+		assert_non_null(strstr(t.data, " The mixed ran CPU-bound (its GPU idle 95% of it)"));
+		assert_non_null(strstr(t.data, "llmprof's mixed forward latency being 0.300 ms lower"));
+		lp_buf_release(&t);
+		a->checks[0].stage = -1; /* ms per step, tokens/s: no stage latency */
+		assert_int_equal(lp_fmt_check_host(a, &t), 0);
+		assert_int_equal(t.len, 0);
+	}
 	lp_buf_release(&t);
 	a->stages.stages = NULL;
 	a->stages.n_stages = 0;
