@@ -89,9 +89,9 @@ static struct {
 	int reattach_parent;                 /* bursts: attach at the units' parent's pop (env): 1 the
 	                                      * subscription, 2 with the kinds on (parentrec) */
 	_Atomic int graphs_all;              /* graphs_all(): every unit recorded since a graph launch */
-	int settle_end;                      /* LLMPROF_TRACE_SETTLE_END=1 (a candidate, run 35): the
-	                                      * foreseen last unit waits for the attach ahead of the
-	                                      * parent's end before its pop's mark */
+	int settle_end;                      /* bursts (LLMPROF_TRACE_SETTLE_END=0: not): the foreseen
+	                                      * last unit waits for the attach ahead of the parent's
+	                                      * end before its pop's mark (runs 35, 36) */
 	int burst_kinds;                     /* LLMPROF_TRACE_BURST_SWITCH=kinds (a candidate, bench/tracer/
 	                                      * README.md run 35): bursts switch the activity kinds and
 	                                      * launch callbacks, CUPTI staying attached between them */
@@ -378,7 +378,8 @@ static void init_once(void)
 		S.log_cycles = lp_inj_env_on("LLMPROF_TRACE_LOG_CYCLES"); /* as cupti.c reads it */
 		ra = getenv("LLMPROF_TRACE_BURST_SWITCH");
 		S.burst_kinds = ra && !strcmp(ra, "kinds");
-		S.settle_end = lp_inj_env_on("LLMPROF_TRACE_SETTLE_END");
+		ra = getenv("LLMPROF_TRACE_SETTLE_END"); /* on unless 0 or off (run 36) */
+		S.settle_end = !(ra && (!strcmp(ra, "0") || !strcmp(ra, "off")));
 	}
 	S.cupti_delay = lp_inj_cupti_delay();
 	if (S.cupti_delay == LP_INJ_CUPTI_DELAY_WARMUP)
@@ -721,11 +722,12 @@ static int burst_pop(struct lp_inj_thread *t, uint32_t mark, void *ev)
 	if (S.reattach_parent && !next && t->unit_prev && t->unit_index < t->unit_prev &&
 	    t->unit_index + t->reattach_units >= t->unit_prev)
 		lp_inj_cupti_attach_ahead(0);
-	/* LLMPROF_TRACE_SETTLE_END=1: that attach (CUPTI initializing again, 11-17 ms on the flush
-	 * thread) pauses the launching thread's next CUDA calls for part of its time; after the
-	 * foreseen last unit's pop that is outside every stage of a loop whose decode ends at its last
-	 * step, inside the program's own end event (run 35: a compiled loop's decode read 6.5 ms, 7%,
-	 * short). Here the last unit waits for it instead, before its pop is marked again. */
+	/* That attach (CUPTI initializing again, 11-17 ms on the flush thread) pauses the launching
+	 * thread's next CUDA calls for part of its time; after the foreseen last unit's pop that is
+	 * outside every stage of a loop whose decode ends at its last step, inside the program's own
+	 * end event (run 35: a compiled loop's decode read 6.5 ms, 7%, short). Here the last unit
+	 * waits for it instead, before its pop is marked again (LLMPROF_TRACE_SETTLE_END=0: not;
+	 * run 36 measured no added cost). */
 	if (S.settle_end && !next && t->unit_prev && t->unit_index >= t->unit_prev && lp_inj_cupti_settle())
 		switched = 1;
 	return switched;

@@ -198,8 +198,10 @@ mode_env() {
 	# run 35: auto whose bursts switch CUPTI's kinds and launch callbacks, attached between them
 	# (LLMPROF_TRACE_BURST_SWITCH=kinds), not detached: no attach of 11-17 ms per burst
 	autokinds) E=(LLMPROF_TRACE_BURST_SWITCH=kinds); s=auto ;;
-	# and the foreseen last unit waiting for the attach ahead of the generation's end
+	# and the foreseen last unit waiting for the attach ahead of the generation's end (run 35's
+	# candidate, the default since run 36: autosettle is auto; autonosettle the former default)
 	autosettle) E=(LLMPROF_TRACE_SETTLE_END=1); s=auto ;;
+	autonosettle) E=(LLMPROF_TRACE_SETTLE_END=0); s=auto ;;
 	# run 33: the shim's warm-up range from the first generation's first decode step (its prefill
 	# recorded): is the cost that CUPTI leaves in the first generation its decode's or its prefill's?
 	autowudec) E=(LLMPROF_AUTO_WARMUP=1 LLMPROF_BENCH_WARMUP_FROM=decode); s=auto ;;

@@ -22,7 +22,8 @@
  * LP_FIXTURE_WARMUP=1: generation 0 inside a `warmup` range (the tracer detaches CUPTI for it by
  * default: docs/tracer.md "The warm-up"); =record: the same with LLMPROF_TRACE_WARMUP=record.
  *
- * LP_FIXTURE_SETTLE=1: LLMPROF_TRACE_SETTLE_END=1 (the test's own LLMPROF_TRACE_* are not passed on).
+ * LP_FIXTURE_SETTLE=V: LLMPROF_TRACE_SETTLE_END=V, e.g. 0 (the test's own LLMPROF_TRACE_* are not
+ * passed on).
  *
  * LP_FIXTURE_GRAPHS=G: from generation G on the program "launches CUDA graphs" (the fake's
  * lp_inj_cupti_graphs says so): with one unit per block (CUPTI's kinds switched per unit) the
@@ -137,8 +138,8 @@ int main(int argc, char **argv)
 	setenv("LLMPROF_TRACE_DIR", argv[1], 1);
 	if (warmup && !strcmp(warmup, "record"))
 		setenv("LLMPROF_TRACE_WARMUP", "record", 1);
-	if (settle && !strcmp(settle, "1"))
-		setenv("LLMPROF_TRACE_SETTLE_END", "1", 1);
+	if (settle && *settle)
+		setenv("LLMPROF_TRACE_SETTLE_END", settle, 1);
 	if (!nvtx_host_init())
 		return 3;
 	InitializeInjection();

@@ -495,10 +495,10 @@ static void test_graphs_under_unit_switching(void **state)
 	release_all(a, b, st, &ex, &sa);
 }
 
-/* LLMPROF_TRACE_SETTLE_END=1 (a candidate, run 35): the attach asked ahead of a generation's
+/* The settled end (default since run 36; LLMPROF_TRACE_SETTLE_END=0 turns it off): the attach asked ahead of a generation's
  * foreseen end is waited for at the pop of its foreseen last unit (the fake: 5 ms) and that pop is
  * marked again, so the wait is inside the last step as the program's own timing has it (every
- * step's time the program's); without it nothing waits there. Generation 0 has no foreseen end
+ * step's time the program's); with it off nothing waits there. Generation 0 has no foreseen end
  * (no previous count, no planned payload in the fixture); a last unit that is recorded, or whose
  * pop attaches for a cluster past the end, has nothing asked ahead. Over eight seeds. */
 static void test_settle_end(void **state)
@@ -514,8 +514,8 @@ static void test_settle_end(void **state)
 			snprintf(dir, sizeof(dir), LP_TEST_TMP "/sampling_settle_%d_%d", seed, on);
 			snprintf(out, sizeof(out), LP_TEST_TMP "/sampling_settle_%d_%d.txt", seed, on);
 			snprintf(spec, sizeof(spec), "every=16,burst=4,first=2,seed=%d", seed);
-			if (on)
-				setenv("LP_FIXTURE_SETTLE", "1", 1);
+			if (!on) /* on by default */
+				setenv("LP_FIXTURE_SETTLE", "0", 1);
 			lp_test_trace_fixture(dir, spec, out);
 			unsetenv("LP_FIXTURE_SETTLE");
 			read_stages(dir, st);
