@@ -684,22 +684,31 @@ static int sampling(const struct lp_profile *p, struct lp_analysis *out, struct 
 		}
 	}
 	/* auto's exact phase: on a host whose cold first generation runs under the threshold it can
-	 * hold that whole generation (bench/tracer/README.md run 33), which the report says */
+	 * hold that whole generation (bench/tracer/README.md run 33), which the report says. Only the
+	 * units with kernels count: those inside a warm-up that CUPTI was detached for are flagged
+	 * too but hold none (nothing was traced or measured there; run 36 read "0 launches/s"). */
 	{
 		const char *unit = out->sampling.unit && *out->sampling.unit ? out->sampling.unit : "decode_step";
 		uint64_t host_ns = 0, launches = 0;
-		for (i = 0; i < p->n_ranges; i++) {
+		uint32_t *n_in = NULL;
+		for (i = 0; i < p->n_ranges && !n_in; i++)
+			if (p->ranges[i].sample == LP_TRACE_STAGE_MEASURED && !(n_in = calloc(p->n_ranges, sizeof(*n_in))))
+				return lp_oom(err);
+		for (i = 0; n_in && i < p->n_kernels; i++) {
+			int32_t u = lp_profile_range_find_ancestor(p, p->kernels[i].range, unit);
+			if (u >= 0 && p->ranges[u].sample == LP_TRACE_STAGE_MEASURED)
+				n_in[u]++;
+		}
+		for (i = 0; n_in && i < p->n_ranges; i++) {
 			const struct lp_range *r = &p->ranges[i];
-			if (r->sample != LP_TRACE_STAGE_MEASURED)
+			if (r->sample != LP_TRACE_STAGE_MEASURED || !n_in[i])
 				continue;
 			out->units_measured++;
 			out->units_measured_left_out += lp_stage_range_excluded(&out->stages, (int32_t)i) != 0;
 			host_ns += r->end_ns > r->start_ns ? r->end_ns - r->start_ns : 0;
+			launches += n_in[i];
 		}
-		for (i = 0; out->units_measured && i < p->n_kernels; i++) {
-			int32_t u = lp_profile_range_find_ancestor(p, p->kernels[i].range, unit);
-			launches += u >= 0 && p->ranges[u].sample == LP_TRACE_STAGE_MEASURED;
-		}
+		free(n_in);
 		out->units_measured_rate = host_ns ? (double)launches * 1e9 / (double)host_ns : 0;
 	}
 	if (!lp_tsample_plan_of(p, &plan))

@@ -134,6 +134,48 @@ static void test_auto_long_exact_phase(void **state)
 	lp_profile_release(&p);
 }
 
+/* auto behind a warm-up range (hf_generate.py --warmup 1): CUPTI is detached for the warm-up, so
+ * its units, flagged as measured while auto waits, hold no kernels and measured nothing; auto
+ * decides in the next generation. The Tracing mode section must not claim it traced them (an H200
+ * light run of run 36 read "after it traced 126 decode_step ranges exactly while measuring (0
+ * launches/s in them)"). */
+static void test_auto_after_detached_warmup(void **state)
+{
+	const char *dir = LP_TEST_TMP "/sampling_auto_warmup";
+	struct lp_profile p;
+	struct lp_analysis *a;
+	struct lp_buf md = LP_BUF_INIT;
+	json_t *tr;
+	size_t i, flagged = 0;
+	(void)state;
+	setenv("LP_FIXTURE_SLOW", "4", 1);
+	setenv("LP_FIXTURE_WARMUP", "1", 1);
+	lp_test_trace_fixture(dir, "auto,rate=500,every=16,burst=4,first=2,seed=4", NULL);
+	unsetenv("LP_FIXTURE_WARMUP");
+	unsetenv("LP_FIXTURE_SLOW");
+	a = analyze_first_left_out(dir, &p);
+	assert_int_equal(a->sampling.mode, LP_TRACE_SAMPLE_SAMPLED);
+	assert_int_equal(a->sampling.warmup, LP_TRACE_WARMUP_DETACHED);
+	for (i = 0; i < p.n_ranges; i++)
+		flagged += p.ranges[i].sample == LP_TRACE_STAGE_MEASURED;
+	assert_true(flagged >= 40); /* the warm-up's steps past the first 2 */
+	assert_int_equal(a->units_measured, 0);
+	assert_int_equal(a->units_measured_left_out, 0);
+	assert_true(a->units_measured_rate == 0);
+	assert_int_equal(lp_tracing_mode_text(a, &md), 0);
+	assert_non_null(strstr(md.data, "chosen by trace.sample=auto at "));
+	assert_null(strstr(md.data, "exactly while measuring"));
+	assert_null(strstr(md.data, "The program marks no warm-up range"));
+	tr = lp_tracing_mode_json(a);
+	assert_int_equal(json_integer_value(json_object_get(tr, "units_measured")), 0);
+	assert_true(json_is_null(json_object_get(tr, "units_measured_rate")));
+	json_decref(tr);
+	lp_buf_release(&md);
+	lp_analysis_release(a);
+	free(a);
+	lp_profile_release(&p);
+}
+
 /* the sampled trace's analysis into a, the exact one's into b (default stage rules: nothing
  * skipped) */
 static void analyze_both(const struct lp_profile *sa, const struct lp_profile *ex, struct lp_analysis *a,
@@ -685,6 +727,7 @@ int main(void)
 		cmocka_unit_test(test_warmup_detach),
 		cmocka_unit_test(test_auto_burst_steps),
 		cmocka_unit_test(test_auto_long_exact_phase),
+		cmocka_unit_test(test_auto_after_detached_warmup),
 		cmocka_unit_test(test_burst_switch_advice),
 		cmocka_unit_test(test_blocks_longer_than_generations),
 		cmocka_unit_test(test_graphs_under_unit_switching),
