@@ -282,8 +282,9 @@ static void tracing_mode(const struct lp_analysis *a, struct lp_buf *out)
 		lp_buf_adds(out, "\n");
 		return;
 	}
-	lp_buf_addf(out, " The units' kernels below (all units, %s: %u exact, %u of %u sampled); what lies outside the "
-		"units is exact.\n\n", s->warmup == LP_TRACE_WARMUP_DETACHED ? "but the warm-up's, not recorded" : "warm-up included",
+	lp_buf_addf(out, " The units' kernels below (%s: %u exact, %u of %u sampled); what lies outside the "
+		"units is exact.\n\n", s->warmup == LP_TRACE_WARMUP_DETACHED ?
+		"every unit but the warm-up's, which CUPTI did not record" : "every unit, the warm-up's included",
 		t->units_exact, t->units_recorded, t->units_sampled_stratum);
 	lp_md_header(out, 5, cols, "lrrrr");
 	for (i = 0; i < t->n_rows && i < LP_REPORT_TOP_KERNELS; i++) {
@@ -291,7 +292,9 @@ static void tracing_mode(const struct lp_analysis *a, struct lp_buf *out)
 		char c1[32], c2[32], c3[32], c4[32];
 		const char *cells[5];
 		snprintf(c1, sizeof(c1), "%.3f", r->time_ns.total / 1e6);
-		if (r->time_ns.half_ci < 0)
+		if (a->kernels.sample_missing) /* nothing sampled to scale by (Tracing mode says so) */
+			snprintf(c2, sizeof(c2), "n/a (none sampled)");
+		else if (r->time_ns.half_ci < 0)
 			snprintf(c2, sizeof(c2), "n/a (n < 2)");
 		else
 			snprintf(c2, sizeof(c2), "+- %.3f", r->time_ns.half_ci / 1e6);

@@ -431,6 +431,11 @@ static void test_blocks_longer_than_generations(void **state)
 				assert_int_equal(count_of(t.data, "no sampling unit past the first ones under each parent was "
 					"recorded (138 of them"), 2);
 				lp_buf_release(&t);
+				/* the Tracing mode table: no interval where nothing was sampled (run 36's read +- 0.000) */
+				assert_int_equal(lp_report_report_md(a, NULL, &t), 0);
+				assert_non_null(strstr(t.data, "| n/a (none sampled) |"));
+				assert_null(strstr(t.data, "| +- 0.000 |"));
+				lp_buf_release(&t);
 			}
 		} else {
 			assert_true(a->kernels.sampled);
