@@ -412,6 +412,7 @@ static void step_check(const struct lp_analysis_input *in, struct lp_analysis *a
 	memset(c, 0, sizeof(*c));
 	if (!in->own_steps || !in->n_own_steps)
 		return;
+	c->stage = st ? (int)st->kind : -1;
 	c->theirs = in->n_own_steps;
 	c->ours = st ? st->n_step_lat : 0;
 	if (a->check_rank_label[0]) {
@@ -439,6 +440,10 @@ static void step_check(const struct lp_analysis_input *in, struct lp_analysis *a
 	}
 	qsort(d, c->ours, sizeof(*d), lp_cmp_double);
 	c->median_abs_pct = lp_percentile_sorted(d, c->ours, 50);
+	for (i = 0; i < c->ours; i++) /* the signed gap, for the CPU-bound note (lp_fmt_step_check) */
+		d[i] = in->own_steps[i] - st->step_lat_ms[i];
+	qsort(d, c->ours, sizeof(*d), lp_cmp_double);
+	c->median_gap_ms = lp_percentile_sorted(d, c->ours, 50);
 	free(d);
 	c->done = 1;
 }

@@ -156,6 +156,8 @@ struct lp_step_check {
 	size_t within;               /* steps within LP_STEP_CHECK_PCT */
 	double median_abs_pct, max_abs_pct;
 	size_t max_at;               /* 0-based step (over the measured steps) of the largest */
+	double median_gap_ms;        /* median of the workload's step minus llmprof's (> 0: ours lower) */
+	int stage;                   /* the stage whose steps were compared (enum lp_stage_kind) */
 };
 #define LP_STEP_CHECK_PCT 2.0
 

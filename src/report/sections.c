@@ -96,6 +96,16 @@ int lp_fmt_step_check(const struct lp_analysis *a, struct lp_buf *out)
 		lp_buf_addf(out, " Every decode step against the workload's own step times: %zu of %zu within %.0f%% "
 			"(median %.2f%%, largest %.2f%% at step %zu).", c->within, c->ours, LP_STEP_CHECK_PCT,
 			c->median_abs_pct, c->max_abs_pct, c->max_at);
+	/* most steps outside, all lower by a host dispatch's worth, on an idle GPU: the workload's
+	 * step events hold host time outside the step's range (lp_fmt_check_host's case, per step) */
+	if (c->done && 2 * c->within < c->ours && c->median_gap_ms > 0 && c->median_gap_ms <= LP_CHECK_HOST_GAP_MS) {
+		const struct lp_stage *st = c->stage >= 0 ? lp_stages_find(&a->stages, (enum lp_stage_kind)c->stage) : NULL;
+		if (st && st->idle_frac >= 0.9)
+			lp_buf_addf(out, " The steps ran CPU-bound (the GPU idle %.0f%% of their stage): a workload's step "
+				"events then hold the host time around each step's range too (the call into the model, the "
+				"sampling between steps), which can account for llmprof's steps being %.3f ms lower at the "
+				"median (docs/nvtx.md, torch.compile).", 100 * st->idle_frac, c->median_gap_ms);
+	}
 	return out->oom ? -1 : 0;
 }
 

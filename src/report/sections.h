@@ -47,7 +47,9 @@ int lp_fmt_peaks(const struct lp_analysis *a, lp_text_fn text, struct lp_buf *ou
 int lp_fmt_gaps(const struct lp_waterfall *w, lp_text_fn text, struct lp_buf *out);
 /* The check of every decode step against the workload's own (analysis.h lp_step_check): one
  * sentence with a leading space, no markup and nothing to escape; nothing when the workload
- * listed no steps. */
+ * listed no steps. A second when most steps are outside, llmprof's lower by at most
+ * LP_CHECK_HOST_GAP_MS at the median, on a stage whose GPU sat idle at least 90% of it (the
+ * workload's step events then hold host time around each step's range, as lp_fmt_check_host's). */
 int lp_fmt_step_check(const struct lp_analysis *a, struct lp_buf *out);
 /* Why a self-check over its tolerance may be no error: for each such latency per iteration of a
  * stage (lp_self_check.stage) whose llmprof value is lower by at most LP_CHECK_HOST_GAP_MS on a stage whose GPU sat idle at least 90% of it,

@@ -355,7 +355,19 @@ static void test_step_check_and_paused_pop(void **state)
 	assert_int_equal(a.step_check.max_at, 2);
 	assert_true(fabs(a.step_check.max_abs_pct - 0.03 / 3.03 * 100) < 1e-9);
 	assert_true(near(a.step_check.median_abs_pct, 0.0));
+	assert_true(near(a.step_check.median_gap_ms, 0.0)); /* gaps 0, 0, +0.03 */
+	assert_int_equal(a.step_check.stage, LP_STAGE_DECODE);
 	assert_false(a.check_failed);
+	lp_analysis_release(&a);
+	/* the workload's steps 0.1 ms longer each but the second (a program timing host work around
+	 * each step's range): the signed median gap says by how much llmprof's are lower */
+	{
+		const double longer[] = { 3.1, 6.0, 3.13 };
+		in.own_steps = longer;
+		assert_int_equal(lp_analyze(&in, &a, &err), 0);
+		assert_true(fabs(a.step_check.median_gap_ms - 0.1) < 1e-9);
+		in.own_steps = own;
+	}
 	lp_analysis_release(&a);
 	/* a different count: said, not compared */
 	in.own_steps = short_own;
