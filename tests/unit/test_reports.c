@@ -275,6 +275,15 @@ static void test_phases_roundtrip(void **state)
  * 3.09 ms against the program's 3.33, GPU idle 97.7%) gets the sentence on the host time a
  * program's own timer holds; a GPU-bound stage, a gap of a millisecond, or llmprof's number the
  * higher, do not. */
+/* lp_fmt_step_check without the CPU-bound note */
+static void assert_no_step_note(const struct lp_analysis *a)
+{
+	struct lp_buf t = LP_BUF_INIT;
+	assert_int_equal(lp_fmt_step_check(a, &t), 0);
+	assert_null(strstr(t.data, "CPU-bound"));
+	lp_buf_release(&t);
+}
+
 /* The per-step check's note (lp_fmt_step_check): most steps outside 2%, llmprof's lower by a host
  * dispatch's worth at the median, on a decode stage whose GPU sat idle (run 36's compiled loop on
  * the H200: 1 of 93 within 2%, median 8.1%, the GPU idle 96%) say why; a GPU-bound stage, steps
@@ -308,23 +317,15 @@ static void test_step_check_host_note(void **state)
 	assert_non_null(strstr(t.data, "account for llmprof's steps being 0.152 ms lower at the median"));
 	lp_buf_release(&t);
 	decode.idle_frac = 0.4;
-	assert_int_equal(lp_fmt_step_check(a, &t), 0);
-	assert_null(strstr(t.data, "CPU-bound"));
-	lp_buf_release(&t);
+	assert_no_step_note(a);
 	decode.idle_frac = 0.957;
 	c->within = 60;
-	assert_int_equal(lp_fmt_step_check(a, &t), 0);
-	assert_null(strstr(t.data, "CPU-bound"));
-	lp_buf_release(&t);
+	assert_no_step_note(a);
 	c->within = 1;
 	c->median_gap_ms = -0.152;
-	assert_int_equal(lp_fmt_step_check(a, &t), 0);
-	assert_null(strstr(t.data, "CPU-bound"));
-	lp_buf_release(&t);
+	assert_no_step_note(a);
 	c->median_gap_ms = 0.8; /* more than host dispatch */
-	assert_int_equal(lp_fmt_step_check(a, &t), 0);
-	assert_null(strstr(t.data, "CPU-bound"));
-	lp_buf_release(&t);
+	assert_no_step_note(a);
 	a->stages.stages = NULL; /* the stage is this frame's */
 	a->stages.n_stages = 0;
 	free(a);
