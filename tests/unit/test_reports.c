@@ -271,10 +271,6 @@ static void test_phases_roundtrip(void **state)
 	free(got);
 }
 
-/* A self-check over its tolerance on a CPU-bound stage: the compiled loop of run 35 (its prefill
- * 3.09 ms against the program's 3.33, GPU idle 97.7%) gets the sentence on the host time a
- * program's own timer holds; a GPU-bound stage, a gap of a millisecond, or llmprof's number the
- * higher, do not. */
 /* lp_fmt_step_check without the CPU-bound note */
 static void assert_no_step_note(const struct lp_analysis *a)
 {
@@ -331,6 +327,10 @@ static void test_step_check_host_note(void **state)
 	free(a);
 }
 
+/* A self-check over its tolerance on a CPU-bound stage: the compiled loop of run 35 (its prefill
+ * 3.09 ms against the program's 3.33, GPU idle 97.7%) gets the sentence on the host time a
+ * program's own timer holds; a GPU-bound stage, a gap of a millisecond, or llmprof's number the
+ * higher, do not. */
 static void test_check_host_note(void **state)
 {
 	struct lp_analysis *a = calloc(1, sizeof(*a));

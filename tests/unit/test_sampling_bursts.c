@@ -542,9 +542,9 @@ static void test_graphs_under_unit_switching(void **state)
 	release_all(a, b, st, &ex, &sa);
 }
 
-/* The settled end (default since run 36; LLMPROF_TRACE_SETTLE_END=0 turns it off): the attach asked ahead of a generation's
- * foreseen end is waited for at the pop of its foreseen last unit (the fake: 5 ms) and that pop is
- * marked again, so the wait is inside the last step as the program's own timing has it (every
+/* The settled end (the default since run 36; LLMPROF_TRACE_SETTLE_END=0 turns it off): the
+ * attach asked ahead of a generation's foreseen end is waited for at the pop of its foreseen last
+ * unit (the fake: 5 ms) and that pop is marked again, so the wait is inside the last step as the program's own timing has it (every
  * step's time the program's); with it off nothing waits there. Generation 0 has no foreseen end
  * (no previous count, no planned payload in the fixture); a last unit that is recorded, or whose
  * pop attaches for a cluster past the end, has nothing asked ahead. Over eight seeds. */
