@@ -29,6 +29,9 @@
  * lp_inj_cupti_graphs says so): with one unit per block (CUPTI's kinds switched per unit) the
  * tracer then records every unit (docs/tracer.md "Bursts", run 35).
  *
+ * LP_FIXTURE_PREFILL_SHARED=1: the prefill launches a decode step's kernel too (`rmsnorm`, 20 us
+ * after its GEMM): a row recorded exactly in the prefill and sampled in the steps.
+ *
  * LP_FIXTURE_SLOW=K (for auto): every step takes host time, like a program that launches (the
  * first K steps of generation 0 50 ms each, as a process's first steps load modules; the others
  * 0.2 ms), so auto's launch rate is 100/s at first and tens of thousands/s after.
@@ -127,6 +130,7 @@ int main(int argc, char **argv)
 	const char *warmup = getenv("LP_FIXTURE_WARMUP");
 	const char *graphs = getenv("LP_FIXTURE_GRAPHS");
 	const char *settle = getenv("LP_FIXTURE_SETTLE");
+	int prefill_shared = getenv("LP_FIXTURE_PREFILL_SHARED") != NULL;
 	int with_decode_all = !(steps_only && !strcmp(steps_only, "1"));
 	int n_slow = slow ? (int)strtol(slow, NULL, 10) : -1;
 	static const char *names[KERNELS] = { "gemm_mlp", "attention_decode", "gemm_qkv", "rmsnorm", "rope" };
@@ -153,6 +157,8 @@ int main(int argc, char **argv)
 			push("warmup");
 		push("prefill");
 		kernel("gemm_prefill", 300000);
+		if (prefill_shared)
+			kernel("rmsnorm", 20000);
 		dpop(llm);
 		if (with_decode_all)
 			push("decode_all");

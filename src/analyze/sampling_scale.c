@@ -283,31 +283,36 @@ int lp_tsample_scale_kernels(const struct lp_profile *p, const struct lp_stage_s
 	set->sample_exact = w->n_exact;
 	for (j = 0; j < set->n_rows; j++) {
 		struct lp_kernel_row *row = &set->rows[j];
-		double old_total = row->total_ms, add_ms = 0, ratio;
+		double add_ms = 0, add_busy = 0;
 		uint64_t add_calls = 0;
 		int kind;
 		if (!in_unit[j])
 			continue;
 		row->sampled = 1;
 		for (kind = 0; kind < 3; kind++) {
-			double dm = rec_ms[j * 3 + kind];
+			double dm = rec_ms[j * 3 + kind], old = row->stage_ms[kind];
 			uint64_t dc = (uint64_t)llround(rec_calls[j * 3 + kind]);
 			row->stage_ms[kind] += dm;
 			row->stage_calls[kind] += dc;
 			set->family_ms[kind][row->family] += dm;
 			add_ms += dm;
 			add_calls += dc;
+			/* busy time per stage kind scales with that kind's time alone: a kernel the exact
+			 * prefill runs too keeps its prefill share (run 36: scaled with the row's total, a
+			 * prefill's kernel items read 8 times its busy time) */
+			if (old > 0 && dm != 0) {
+				double b = row->stage_busy_ms[kind] * (dm / old);
+				row->stage_busy_ms[kind] += b;
+				add_busy += b;
+			}
 		}
 		row->total_ms += add_ms;
 		row->calls += add_calls;
 		set->total_ms += add_ms;
 		if (row->calls)
 			row->mean_ms = row->total_ms / (double)row->calls;
-		ratio = old_total > 0 ? row->total_ms / old_total : 1;
-		set->busy_ms += row->busy_ms * (ratio - 1);
-		row->busy_ms *= ratio;
-		for (kind = 0; kind < 3; kind++)
-			row->stage_busy_ms[kind] *= ratio;
+		row->busy_ms += add_busy;
+		set->busy_ms += add_busy;
 		row->ci_ms = row_ci_ms(w, x + j * w->n, conf);
 	}
 	for (j = 0; j < set->n_rows; j++)

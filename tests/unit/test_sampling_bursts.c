@@ -542,6 +542,57 @@ static void test_graphs_under_unit_switching(void **state)
 	release_all(a, b, st, &ex, &sa);
 }
 
+/* A kernel the exact prefill runs too (rmsnorm, LP_FIXTURE_PREFILL_SHARED): scaling its row to
+ * every decode step leaves its prefill share as recorded, so the prefill's waterfall is the exact
+ * run's (run 36 on the H200: the row's busy time per stage scaled with its total, and the prefill's
+ * kernel items added up to 30 ms of a 3.9 ms busy prefill, "busy time outside the kernels' shares"
+ * -26 ms). */
+static void test_prefill_shared_kernel(void **state)
+{
+	const char *ex_dir = LP_TEST_TMP "/sampling_shared_exact", *sa_dir = LP_TEST_TMP "/sampling_shared";
+	struct lp_profile ex, sa;
+	struct lp_analysis *a = calloc(1, sizeof(*a)), *b = calloc(1, sizeof(*b));
+	const struct lp_kernel_row *rs, *re;
+	const struct lp_waterfall *ws, *we;
+	size_t i, k;
+	(void)state;
+	setenv("LP_FIXTURE_PREFILL_SHARED", "1", 1);
+	lp_test_trace_fixture(ex_dir, "off", NULL);
+	lp_test_trace_fixture(sa_dir, "every=16,burst=4,first=2,seed=3", NULL);
+	unsetenv("LP_FIXTURE_PREFILL_SHARED");
+	load(ex_dir, &ex);
+	load(sa_dir, &sa);
+	analyze_both(&sa, &ex, a, b);
+	rs = krow(&a->kernels, "rmsnorm");
+	re = krow(&b->kernels, "rmsnorm");
+	assert_true(rs->sampled && re->stage_ms[0] > 0);
+	assert_true(fabs(rs->stage_ms[0] - re->stage_ms[0]) < 1e-9 * re->stage_ms[0]);
+	assert_true(fabs(rs->stage_busy_ms[0] - re->stage_busy_ms[0]) < 1e-9 * re->stage_busy_ms[0]);
+	/* the decode share scaled like the decode time, within the row's interval */
+	assert_true(fabs(rs->stage_busy_ms[1] - re->stage_busy_ms[1]) <= rs->ci_ms);
+	assert_true(fabs(rs->busy_ms - (rs->stage_busy_ms[0] + rs->stage_busy_ms[1] + rs->stage_busy_ms[2])) <
+		1e-9 * rs->busy_ms);
+	for (k = 0; k < a->kernels.n_rows; k++) {
+		const struct lp_kernel_row *r = &a->kernels.rows[k];
+		assert_true(fabs(r->stage_busy_ms[0] - krow(&b->kernels, r->name)->stage_busy_ms[0]) < 1e-6);
+	}
+	ws = &a->waterfall[0];
+	we = &b->waterfall[0];
+	assert_true(ws->valid && we->valid);
+	assert_int_equal(ws->n_items, we->n_items);
+	assert_true(fabs(ws->busy_ms - we->busy_ms) < 1e-9);
+	for (i = 0; i < ws->n_items; i++) {
+		assert_int_equal(ws->items[i].kind, we->items[i].kind);
+		if (ws->items[i].kind == LP_WF_IDLE)
+			continue; /* latency - busy: the fixture's prefill latency is host time, run to run */
+		if (fabs(ws->items[i].ms - we->items[i].ms) > 1e-6)
+			fail_msg("prefill item '%s': %.6f ms sampled, %.6f exact", ws->items[i].label, ws->items[i].ms,
+				we->items[i].ms);
+		assert_true(ws->items[i].kind != LP_WF_OVERLAP || fabs(ws->items[i].ms) < 1e-6);
+	}
+	release_all(a, b, NULL, &ex, &sa);
+}
+
 /* The settled end (the default since run 36; LLMPROF_TRACE_SETTLE_END=0 turns it off): the
  * attach asked ahead of a generation's foreseen end is waited for at the pop of its foreseen last
  * unit (the fake: 5 ms) and that pop is marked again, so the wait is inside the last step as the program's own timing has it (every
@@ -737,6 +788,7 @@ int main(void)
 		cmocka_unit_test(test_blocks_longer_than_generations),
 		cmocka_unit_test(test_graphs_under_unit_switching),
 		cmocka_unit_test(test_settle_end),
+		cmocka_unit_test(test_prefill_shared_kernel),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
