@@ -77,6 +77,7 @@ struct lp_kernel_row {
 	/* a sampled trace (analyze/sampling.h lp_tsample_scale_kernels): total_ms, calls, busy_ms and
 	 * the stage split are estimates for every sampling unit, not only the recorded ones */
 	int sampled;                 /* 1: this row has kernels inside sampling units: scaled */
+	uint8_t stage_sampled[3];    /* sampled: which of stage_ms[] hold scaled units (the others exact) */
 	double ci_ms;                /* half width of total_ms's 95% interval; 0 exact; < 0 unknown (n < 2) */
 	double rerun_ms;             /* sampled: half width of the 95% interval for the total_ms a separate
 	                              * exact run would record (lp_tsample_rerun_ms); 0 exact; < 0 unknown */

@@ -272,6 +272,7 @@ int lp_tsample_scale_kernels(const struct lp_profile *p, const struct lp_stage_s
 			continue;
 		ns = k->end_ns > k->start_ns ? (double)(k->end_ns - k->start_ns) : 0;
 		kind = stage_kind_of(stages, s);
+		set->rows[r].stage_sampled[kind] = 1;
 		/* what the units this one stands for add beyond itself */
 		rec_ms[(size_t)r * 3 + kind] += (w->design.w[w->kernel_slot[i]] - 1) * ns / 1e6;
 		rec_calls[(size_t)r * 3 + kind] += w->design.w[w->kernel_slot[i]] - 1;

@@ -38,7 +38,8 @@ int lp_report_kernels_md(const struct lp_analysis *a, struct lp_buf *out)
 		lp_buf_addf(out, "\nSampled trace (report.md, Tracing mode): ~ marks estimates. Kernels were recorded in %u "
 				 "of the %u sampled units and in all %u units of the exact stratum; each ~ row is scaled to "
 				 "every unit, with the 95%% interval of its total_ms (sampling error only); busy_ms is scaled "
-				 "like total_ms; rows marked exact lie outside every unit.", k->sample_n, k->sample_N,
+				 "like total_ms; a stage column without ~ (prefill_ms, mostly) holds no unit and is exact; "
+				 "rows marked exact lie outside every unit.", k->sample_n, k->sample_N,
 			k->sample_exact);
 	if (k->sampled) {
 		lp_section_rerun_note(a, out);
@@ -61,9 +62,9 @@ int lp_report_kernels_md(const struct lp_analysis *a, struct lp_buf *out)
 		snprintf(b[4], sizeof(b[4]), "%.4f", r->mean_ms);
 		snprintf(b[5], sizeof(b[5]), "%s%.3f", m, r->busy_ms);
 		snprintf(b[6], sizeof(b[6]), "%.1f%%", 100.0 * r->share);
-		snprintf(b[7], sizeof(b[7]), "%s%.3f", m, r->stage_ms[0]);
-		snprintf(b[8], sizeof(b[8]), "%s%.3f", m, r->stage_ms[1]);
-		snprintf(b[9], sizeof(b[9]), "%s%.3f", m, r->stage_ms[2]);
+		for (j = 0; j < 3; j++) /* a stage's part is an estimate only where units were scaled */
+			snprintf(b[7 + j], sizeof(b[7 + j]), "%s%.3f", r->sampled && r->stage_sampled[j] ? "~" : "",
+				r->stage_ms[j]);
 		cells[0] = r->name;
 		for (j = 1; j < 10; j++)
 			cells[j] = b[j];

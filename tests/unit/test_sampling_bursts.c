@@ -576,6 +576,15 @@ static void test_prefill_shared_kernel(void **state)
 		const struct lp_kernel_row *r = &a->kernels.rows[k];
 		assert_true(fabs(r->stage_busy_ms[0] - krow(&b->kernels, r->name)->stage_busy_ms[0]) < 1e-6);
 	}
+	{
+		/* kernels.md: its prefill part exact (no ~), its decode part scaled (~) */
+		struct lp_buf t = LP_BUF_INIT;
+		char want[96];
+		assert_int_equal(lp_report_kernels_md(a, &t), 0);
+		snprintf(want, sizeof(want), " | %.3f | ~%.3f | %.3f | ", rs->stage_ms[0], rs->stage_ms[1], rs->stage_ms[2]);
+		assert_non_null(strstr(strstr(t.data, "| rmsnorm |"), want));
+		lp_buf_release(&t);
+	}
 	ws = &a->waterfall[0];
 	we = &b->waterfall[0];
 	assert_true(ws->valid && we->valid);
