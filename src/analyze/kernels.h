@@ -97,7 +97,8 @@ struct lp_kernel_set {
 	uint32_t sample_exact;       /* units of the exact stratum (the first ones under each parent) */
 	uint32_t sample_missing;     /* a sampled trace none of whose units past the first ones was
 	                              * recorded (no burst fell inside its short generations): those
-	                              * units, whose kernels the rows lack (nothing to scale by) */
+	                              * units, which the rows estimate from the first ones
+	                              * (lp_tsample_weights.from_first: no interval) */
 	struct lp_arena arena;
 };
 

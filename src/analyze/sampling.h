@@ -253,6 +253,10 @@ struct lp_tsample_weights {
 	int32_t *kernel_slot;            /* per kernel: its recorded unit (0..n-1), -1 otherwise */
 	int32_t *range_slot;             /* per range: the recorded unit it is in (or is), -1 otherwise */
 	uint8_t *kernel_in_unit;         /* per kernel: 1 inside a measured unit (any stratum) */
+	int from_first;                  /* no unit of the sampled stratum was recorded (blocks longer than
+	                                  * the generations): the exact stratum's units, slots 0..n-1, stand
+	                                  * for them (a ratio estimate: the first steps taken for the later
+	                                  * ones, no interval) */
 };
 
 /* 1 when range r or an ancestor is warm-up / a left-out first iteration (stages NULL: 0). */

@@ -282,10 +282,15 @@ static void tracing_mode(const struct lp_analysis *a, struct lp_buf *out)
 		lp_buf_adds(out, "\n");
 		return;
 	}
-	lp_buf_addf(out, " The units' kernels below (%s: %u exact, %u of %u sampled); what lies outside the "
-		"units is exact.\n\n", s->warmup == LP_TRACE_WARMUP_DETACHED ?
-		"every unit but the warm-up's, which CUPTI did not record" : "every unit, the warm-up's included",
-		t->units_exact, t->units_recorded, t->units_sampled_stratum);
+	if (a->kernels.sample_missing)
+		lp_buf_addf(out, " The units' kernels below are the first units' alone, as recorded (%u; the kernel tables "
+			"estimate the other %u from them); what lies outside the units is exact.\n\n", t->units_exact,
+			t->units_sampled_stratum);
+	else
+		lp_buf_addf(out, " The units' kernels below (%s: %u exact, %u of %u sampled); what lies outside the "
+			"units is exact.\n\n", s->warmup == LP_TRACE_WARMUP_DETACHED ?
+			"every unit but the warm-up's, which CUPTI did not record" : "every unit, the warm-up's included",
+			t->units_exact, t->units_recorded, t->units_sampled_stratum);
 	lp_md_header(out, 5, cols, "lrrrr");
 	for (i = 0; i < t->n_rows && i < LP_REPORT_TOP_KERNELS; i++) {
 		const struct lp_tsample_row *r = &t->rows[i];

@@ -629,8 +629,8 @@ void lp_section_missing_note(const struct lp_analysis *a, struct lp_buf *out)
 	const struct lp_kernel_set *k = &a->kernels;
 	if (k->sample_missing)
 		lp_buf_addf(out, "Sampled trace (Tracing mode): no sampling unit past the first ones under each parent was "
-				 "recorded (%u of them, in generations shorter than a block): these rows hold the kernels "
-				 "of the first ones (%u units) and lack theirs, with nothing to scale by.",
+				 "recorded (%u of them, in generations shorter than a block): these rows estimate their "
+				 "kernels from the first ones (%u units), with no interval.",
 			k->sample_missing, k->sample_exact);
 }
 

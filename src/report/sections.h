@@ -19,8 +19,8 @@ void lp_section_sample_cell(char *b, size_t cap, int sampled, double ci_ms, doub
 /* One sentence (leading space) on the cell's "a rerun" interval; nothing when trace.rerun_sd is 0. */
 void lp_section_rerun_note(const struct lp_analysis *a, struct lp_buf *out);
 /* A sampled trace none of whose units past the first ones was recorded (lp_kernel_set.sample_missing):
- * one sentence (plain text: escape it for HTML) saying the kernel rows lack those units; nothing
- * otherwise. */
+ * one sentence (plain text: escape it for HTML) saying the kernel rows estimate those units from the
+ * first ones; nothing otherwise. */
 void lp_section_missing_note(const struct lp_analysis *a, struct lp_buf *out);
 int lp_section_top_kernels(const struct lp_analysis *a, size_t n, struct lp_buf *out);
 int lp_section_top_ops(const struct lp_analysis *a, size_t n, struct lp_buf *out);

@@ -136,9 +136,10 @@ int lp_tracing_mode_text(const struct lp_analysis *a, struct lp_buf *out)
 		uint32_t parents = s->first && a->kernels.sample_exact ? a->kernels.sample_exact / s->first : 0;
 		uint32_t per = parents ? a->kernels.sample_missing / parents : 0, k = s->burst ? s->burst : 1;
 		lp_buf_addf(out, " No %s range past the first %u under each parent was traced (%u of them in the measured "
-			"iterations: generations shorter than a block of %u hold its %s only sometimes): their kernels are "
-			"missing from the kernel and operator tables and the stages' kernel times, which hold the first ones "
-			"alone; ", unit, s->first, a->kernels.sample_missing, s->every, s->burst ? "burst" : "unit");
+			"iterations: generations shorter than a block of %u hold its %s only sometimes): the kernel and "
+			"operator tables and the stages' kernel times (GPU busy, MFU, MBU) estimate their kernels from the "
+			"first ones, as if the later steps ran like them, with no interval (a generation's first steps can "
+			"differ); ", unit, s->first, a->kernels.sample_missing, s->every, s->burst ? "burst" : "unit");
 		if (per >= 2 * k)
 			lp_buf_addf(out, "a block no longer than a generation (trace.sample=auto,every=%u,burst=%u) or "
 				"trace.sample=off traces them.", per / k * k, k);
