@@ -283,9 +283,9 @@ static void tracing_mode(const struct lp_analysis *a, struct lp_buf *out)
 		return;
 	}
 	if (a->kernels.sample_missing)
-		lp_buf_addf(out, " The units' kernels below are the first units' alone, as recorded (%u; the kernel tables "
-			"estimate the other %u from them); what lies outside the units is exact.\n\n", t->units_exact,
-			t->units_sampled_stratum);
+		lp_buf_addf(out, " The units' kernels below are the first units' alone, as recorded (%u of them; the "
+			"kernel tables estimate the others from them); what lies outside the units is exact.\n\n",
+			t->units_exact);
 	else
 		lp_buf_addf(out, " The units' kernels below (%s: %u exact, %u of %u sampled); what lies outside the "
 			"units is exact.\n\n", s->warmup == LP_TRACE_WARMUP_DETACHED ?
