@@ -115,6 +115,7 @@ int lp_tsample_weights_build(const struct lp_profile *p, const struct lp_stage_s
 	int32_t *unit_slot = NULL;       /* per range: slot of a measured recorded unit, -1 */
 	uint8_t *unit_measured = NULL;   /* per range: a measured unit (any stratum) */
 	size_t i;
+	int rc = -1;
 	memset(out, 0, sizeof(*out));
 	if (!plan->sampled)
 		return 0;
@@ -125,13 +126,8 @@ int lp_tsample_weights_build(const struct lp_profile *p, const struct lp_stage_s
 	out->kernel_slot = malloc((p->n_kernels + 1) * sizeof(*out->kernel_slot));
 	out->kernel_in_unit = calloc(p->n_kernels + 1, 1);
 	out->range_slot = malloc((p->n_ranges + 1) * sizeof(*out->range_slot));
-	if (!unit_slot || !unit_measured || !out->kernel_slot || !out->kernel_in_unit || !out->range_slot) {
-		free(unit_slot);
-		free(unit_measured);
-		lp_tsample_units_release(&units);
-		lp_tsample_weights_release(out);
-		return lp_oom(err);
-	}
+	if (!unit_slot || !unit_measured || !out->kernel_slot || !out->kernel_in_unit || !out->range_slot)
+		goto oom;
 	for (i = 0; i < p->n_ranges; i++) {
 		uint8_t s = units.stratum[i];
 		unit_slot[i] = -1;
@@ -166,13 +162,8 @@ int lp_tsample_weights_build(const struct lp_profile *p, const struct lp_stage_s
 		out->kernel_slot[i] = u >= 0 && !warm ? unit_slot[u] : -1;
 		out->kernel_in_unit[i] = u >= 0 && !warm && unit_measured[u];
 	}
-	if (plan->burst && gaps_to_units(p, stages, &units, unit_slot, unit_measured, plan, out, err) < 0) {
-		free(unit_slot);
-		free(unit_measured);
-		lp_tsample_units_release(&units);
-		lp_tsample_weights_release(out);
-		return -1;
-	}
+	if (plan->burst && gaps_to_units(p, stages, &units, unit_slot, unit_measured, plan, out, err) < 0)
+		goto done;
 	/* the strata of the measured units (warm-up out, as from the tables) */
 	for (i = 0; i < p->n_ranges; i++)
 		if (unit_slot[i] < 0)
@@ -182,27 +173,25 @@ int lp_tsample_weights_build(const struct lp_profile *p, const struct lp_stage_s
 		uint32_t k;
 		out->design.n = out->n;
 		out->design.N = out->N;
-		if (!(out->design.w = malloc(out->n * sizeof(*out->design.w)))) {
-			free(unit_slot);
-			free(unit_measured);
-			lp_tsample_units_release(&units);
-			lp_tsample_weights_release(out);
-			return lp_oom(err);
-		}
+		if (!(out->design.w = malloc(out->n * sizeof(*out->design.w))))
+			goto oom;
 		for (k = 0; k < out->n; k++)
 			out->design.w[k] = 1 + (double)out->N / out->n;
 	} else if (lp_tsample_units_design(&units, p->n_ranges, unit_slot, plan, &out->design, err) < 0) {
-		free(unit_slot);
-		free(unit_measured);
-		lp_tsample_units_release(&units);
-		lp_tsample_weights_release(out);
-		return -1;
+		goto done;
 	}
 	out->sampled = out->N > 0 && out->n > 0;
+	rc = 0;
+	goto done;
+oom:
+	lp_oom(err);
+done:
 	free(unit_slot);
 	free(unit_measured);
 	lp_tsample_units_release(&units);
-	return 0;
+	if (rc < 0)
+		lp_tsample_weights_release(out);
+	return rc;
 }
 
 void lp_tsample_weights_release(struct lp_tsample_weights *w)
