@@ -177,6 +177,48 @@ static void test_decode_waterfall_adds_up(void **state)
 	lp_profile_release(&p);
 }
 
+/* The model floor split over many GEMM kernels in proportion to their time sums back to it only up
+ * to rounding: that is no residual (run 36's reports read "stage floor not held by a GEMM/attention
+ * kernel | -0.0000 | -0.0%"). Seven GEMMs of 5-53 us a step, attention 11 us: their floors summed
+ * to 1e-19 ms under the stage's. */
+static void test_floor_split_rounding(void **state)
+{
+	static const unsigned us[] = { 53, 45, 37, 29, 21, 13, 5 }; /* before the fix: -1.08e-19 ms */
+	static const char *const names[] = { "gemm_a", "gemm_b", "gemm_c", "gemm_d", "gemm_e", "gemm_f", "gemm_g" };
+	struct lp_profile p;
+	struct lp_analysis a;
+	const struct lp_wf_item *kf;
+	int it, s, k;
+	(void)state;
+	lp_profile_init(&p, "wfr");
+	for (it = 0; it < 2; it++) {
+		uint64_t t = (uint64_t)it * 10 * MS;
+		int32_t pf = R(&p, -1, "prefill", t, t + 1 * MS), dec;
+		p.ranges[pf].payload_type = LP_PAYLOAD_U64;
+		p.ranges[pf].payload.u64 = 8;
+		K(&p, pf, "gemm_prefill", t + 100 * US, t + 900 * US);
+		dec = R(&p, -1, "decode_all", t + 2 * MS, t + 2 * MS + 600 * US);
+		for (s = 0; s < 2; s++) {
+			uint64_t b = t + 2 * MS + (uint64_t)s * 300 * US, at = b;
+			int32_t st = R(&p, dec, "decode_step", b, b + 300 * US);
+			for (k = 0; k < 7; k++) {
+				K(&p, st, names[k], at, at + us[k] * US);
+				at += us[k] * US + 1 * US;
+			}
+			K(&p, st, "attention_decode", at, at + 11 * US);
+		}
+	}
+	analyze(&p, NULL, 0, &a);
+	assert_true(a.waterfall[1].valid);
+	assert_null(find(&a.waterfall[1], "stage floor not held by a GEMM/attention kernel"));
+	kf = find(&a.waterfall[1], "kernel floors above the stage floor");
+	assert_non_null(kf);
+	if (kf)
+		assert_true(kf->ms == 0);
+	lp_analysis_release(&a);
+	lp_profile_release(&p);
+}
+
 /* Two ranks (processes 1 and 2 on GPUs 0 and 1) run the same decode at the same time, rank 2 55 us
  * later: its kernels fall into rank 1's idle gaps on the one clock. The gaps are located per
  * process, so each rank's gaps are what it alone shows (the single-process numbers above). */
@@ -414,6 +456,7 @@ int main(void)
 		cmocka_unit_test(test_decode_waterfall_adds_up),
 		cmocka_unit_test(test_gaps_per_process),
 		cmocka_unit_test(test_ncu_floor_and_no_model),
+		cmocka_unit_test(test_floor_split_rounding),
 		cmocka_unit_test(test_ncu_join_variants),
 		cmocka_unit_test(test_discovered_shape_matches_the_config),
 	};
