@@ -439,6 +439,19 @@ static void test_blocks_longer_than_generations(void **state)
 			assert_true(fabs(ds->gpu_ms.mean / de->gpu_ms.mean - 1) < 0.15);
 			assert_true(fabs(ds->kernels.mean / de->kernels.mean - 1) < 0.01);
 			{
+				/* the operator table the same way: decode's mlp (gemm_mlp alone) near exact */
+				const struct lp_op_row *os = NULL, *oe = NULL;
+				for (i = 0; i < a->ops.n_rows; i++)
+					if (!strcmp(a->ops.rows[i].name, "mlp") && !strcmp(a->ops.rows[i].stage, "decode_all"))
+						os = &a->ops.rows[i];
+				for (i = 0; i < b->ops.n_rows; i++)
+					if (!strcmp(b->ops.rows[i].name, "mlp") && !strcmp(b->ops.rows[i].stage, "decode_all"))
+						oe = &b->ops.rows[i];
+				assert_true(os && oe && os->sampled && os->ci_ms < 0);
+				if (os && oe)
+					assert_true(fabs(os->gpu_incl_ms / oe->gpu_incl_ms - 1) < 0.1);
+			}
+			{
 				/* and the kernel tables themselves (report.md's top kernels, kernels.md) */
 				struct lp_buf t = LP_BUF_INIT;
 				assert_int_equal(lp_section_top_kernels(a, 10, &t), 0);
