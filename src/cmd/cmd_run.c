@@ -151,7 +151,11 @@ static void print_summary(const char *run_dir, int status)
 		if (json_array_size(rows)) {
 			/* a sampled trace: ~ marks rows scaled from the recorded units, with their rerun interval */
 			const json_t *smp = json_object_get(json_object_get(sum, "kernels"), "sampled");
-			if (smp)
+			if (smp && json_is_true(json_object_get(smp, "from_first_units")))
+				printf("top kernels (measured iterations, warm-up excluded; share of GPU busy time; ~ estimated "
+				       "from each generation's first units, none of the %lld sampled units recorded: report.md, "
+				       "Tracing mode):\n", (long long)json_integer_value(json_object_get(smp, "units_sampled_stratum")));
+			else if (smp)
 				printf("top kernels (measured iterations, warm-up excluded; share of GPU busy time; ~ scaled "
 				       "from %lld of %lld sampled units, +- the 95%% interval of a rerun, kernels.md):\n",
 					(long long)json_integer_value(json_object_get(smp, "units_recorded")),

@@ -520,6 +520,8 @@ int lp_report_summary_json(const struct lp_analysis *a, struct lp_buf *out, stru
 		put(smp, "units_recorded", json_integer(a->kernels.sample_n));
 		put(smp, "units_sampled_stratum", json_integer(a->kernels.sample_N));
 		put(smp, "units_exact_stratum", json_integer(a->kernels.sample_exact));
+		if (a->kernels.sample_missing)   /* none of the sampled stratum: the first units stand for it */
+			put(smp, "from_first_units", json_true());
 		put(smp, "confidence", real(0.95));
 		put(smp, "rerun_sd_pct", real(a->rerun_sd_pct));
 		put(o, "sampled", smp);

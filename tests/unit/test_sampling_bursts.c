@@ -428,6 +428,8 @@ static void test_blocks_longer_than_generations(void **state)
 				"(138 of them in the measured iterations"));
 			assert_non_null(strstr(md.data, "(trace.sample=auto,every=46,burst=1)"));
 			assert_int_equal(json_integer_value(json_object_get(json_object_get(sum, "tracing"), "units_missing")), 138);
+			assert_true(json_is_true(json_object_get(json_object_get(json_object_get(sum, "kernels"), "sampled"),
+				"from_first_units")));
 			/* a kernel alike at every step: near its exact total; one that grows with the step
 			 * (attention_decode, +150 ns a step): under it, the bias the text names */
 			for (i = 0; i < sizeof(names) / sizeof(names[0]); i++) {
@@ -484,6 +486,7 @@ static void test_blocks_longer_than_generations(void **state)
 				lp_buf_release(&t);
 			}
 			assert_int_equal(json_integer_value(json_object_get(json_object_get(sum, "tracing"), "units_missing")), 0);
+			assert_null(json_object_get(json_object_get(json_object_get(sum, "kernels"), "sampled"), "from_first_units"));
 			for (i = 0; i < sizeof(names) / sizeof(names[0]); i++) {
 				const struct lp_kernel_row *s = krow(&a->kernels, names[i]), *e = krow(&b->kernels, names[i]);
 				/* an interval from two or more clusters; none (unknown) from one */
