@@ -454,7 +454,8 @@ static int one(const struct lp_profile *p, struct lp_analysis *a, int kind, stru
 	w->overlap_ms = w->kernel_ms - w->busy_ms;
 	for (credit = w->busy_ms, i = 0; i < n; i++)
 		credit -= rows[i].k_ms;
-	if (fabs(credit) > 1e-9 * (w->busy_ms + 1))
+	/* 1e-6: a sampled stage's busy time is scaled in whole nanoseconds, its kernels' shares are not */
+	if (fabs(credit) > 1e-6 * (w->busy_ms + 1))
 		item(w, LP_WF_OVERLAP, "busy time outside the kernels' shares", credit, 0, NULL, FIX_OVERLAP);
 	free(rows);
 

@@ -634,6 +634,10 @@ static void test_prefill_shared_kernel(void **state)
 				we->items[i].ms);
 		assert_true(ws->items[i].kind != LP_WF_OVERLAP || fabs(ws->items[i].ms) < 1e-6);
 	}
+	/* the decode's kernel shares add up to its scaled busy time: no item for what they leave out
+	 * (a sampled stage's busy time is scaled in whole nanoseconds: 5e-9 ms was an item) */
+	for (i = 0; i < a->waterfall[1].n_items; i++)
+		assert_int_not_equal(a->waterfall[1].items[i].kind, LP_WF_OVERLAP);
 	release_all(a, b, NULL, &ex, &sa);
 }
 
