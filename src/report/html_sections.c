@@ -286,7 +286,7 @@ void lp_html_kernels(const struct lp_analysis *a, struct lp_buf *b)
 	lp_html_tend(b);
 	if (k->sampled) {
 		lp_buf_addf(b, "<p class=\"note\">Sampled trace: kernels were recorded in %u of %u sampling units (and all %u "
-				"of the exact stratum); rows with an interval are scaled to every unit (Tracing mode, under Run).",
+				"of the exact stratum); rows not marked exact are scaled to every unit (Tracing mode, under Run).",
 			k->sample_n, k->sample_N, k->sample_exact);
 		lp_section_rerun_note(a, b);
 		lp_buf_adds(b, "</p>\n");
