@@ -41,15 +41,22 @@ static json_t *model(void)
  * gemv [0, 40], attention [30, 50] (overlaps gemv by 10), rmsnorm [60, 70], gemv [70, 90];
  * busy 80 us, summed kernel time 90 us, idle 20 us (the 10 us gaps 50-60 and 90-100). A prefill
  * before each decode so that the token counts are known (payload 8 = batch 1 x prompt 8). */
+/* An iteration's prefill at t: 1 ms, payload 8 (batch 1 x prompt 8), one kernel [0.1, 0.9] ms. */
+static void prefill_at(struct lp_profile *p, uint64_t t)
+{
+	int32_t pf = R(p, -1, "prefill", t, t + 1 * MS);
+	p->ranges[pf].payload_type = LP_PAYLOAD_U64;
+	p->ranges[pf].payload.u64 = 8;
+	K(p, pf, "gemm_prefill", t + 100 * US, t + 900 * US);
+}
+
 static void build_at(struct lp_profile *p, uint64_t off)
 {
 	int it, s;
 	for (it = 0; it < 2; it++) {
 		uint64_t t = off + (uint64_t)it * 10 * MS;
-		int32_t pf = R(p, -1, "prefill", t, t + 1 * MS), dec;
-		p->ranges[pf].payload_type = LP_PAYLOAD_U64;
-		p->ranges[pf].payload.u64 = 8;
-		K(p, pf, "gemm_prefill", t + 100 * US, t + 900 * US);
+		int32_t dec;
+		prefill_at(p, t);
 		dec = R(p, -1, "decode_all", t + 2 * MS, t + 2 * MS + 200 * US);
 		for (s = 0; s < 2; s++) {
 			uint64_t b = t + 2 * MS + (uint64_t)s * 100 * US;
@@ -193,10 +200,8 @@ static void test_floor_split_rounding(void **state)
 	lp_profile_init(&p, "wfr");
 	for (it = 0; it < 2; it++) {
 		uint64_t t = (uint64_t)it * 10 * MS;
-		int32_t pf = R(&p, -1, "prefill", t, t + 1 * MS), dec;
-		p.ranges[pf].payload_type = LP_PAYLOAD_U64;
-		p.ranges[pf].payload.u64 = 8;
-		K(&p, pf, "gemm_prefill", t + 100 * US, t + 900 * US);
+		int32_t dec;
+		prefill_at(&p, t);
 		dec = R(&p, -1, "decode_all", t + 2 * MS, t + 2 * MS + 600 * US);
 		for (s = 0; s < 2; s++) {
 			uint64_t b = t + 2 * MS + (uint64_t)s * 300 * US, at = b;
