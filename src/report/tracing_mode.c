@@ -141,8 +141,9 @@ int lp_tracing_mode_text(const struct lp_analysis *a, struct lp_buf *out)
 			"first ones, as if the later steps ran like them, with no interval (a generation's first steps can "
 			"differ); ", unit, s->first, a->kernels.sample_missing, s->every, s->burst ? "burst" : "unit");
 		if (per >= 2 * k)
-			lp_buf_addf(out, "a block no longer than a generation (trace.sample=auto,every=%u,burst=%u) or "
-				"trace.sample=off traces them.", per / k * k, k);
+			lp_buf_addf(out, "a block no longer than a generation (trace.sample=%severy=%u,burst=%u) or "
+				"trace.sample=off traces them.", s->why == LP_TRACE_SAMPLE_WHY_AUTO_HIGH ? "auto," : "",
+				per / k * k, k);
 		else
 			lp_buf_adds(out, "trace.sample=off traces them.");
 	}

@@ -426,7 +426,17 @@ static void test_blocks_longer_than_generations(void **state)
 			assert_int_equal(a->kernels.sample_missing, 138);
 			assert_non_null(strstr(md.data, "No decode_step range past the first 2 under each parent was traced "
 				"(138 of them in the measured iterations"));
-			assert_non_null(strstr(md.data, "(trace.sample=auto,every=46,burst=1)"));
+			assert_non_null(strstr(md.data, "(trace.sample=every=46,burst=1)")); /* the schedule asked for */
+			{
+				/* auto's own choice keeps auto in the advice */
+				struct lp_buf m2 = LP_BUF_INIT;
+				uint32_t why = a->sampling.why;
+				a->sampling.why = LP_TRACE_SAMPLE_WHY_AUTO_HIGH;
+				assert_int_equal(lp_tracing_mode_text(a, &m2), 0);
+				assert_non_null(strstr(m2.data, "(trace.sample=auto,every=46,burst=1)"));
+				a->sampling.why = why;
+				lp_buf_release(&m2);
+			}
 			assert_int_equal(json_integer_value(json_object_get(json_object_get(sum, "tracing"), "units_missing")), 138);
 			assert_true(json_is_true(json_object_get(json_object_get(json_object_get(sum, "kernels"), "sampled"),
 				"from_first_units")));
