@@ -61,13 +61,6 @@ static cu_device_get_uuid_fn p_cuDeviceGetUuid;
 typedef CUresult (*cu_ctx_get_current_fn)(CUcontext *);
 static cu_ctx_get_current_fn p_cuCtxGetCurrent;
 
-/* An environment switch set to "0" or "off". */
-static int env_off(const char *name)
-{
-	const char *v = getenv(name);
-	return v && (!strcmp(v, "0") || !strcmp(v, "off"));
-}
-
 /* ---- state (cupti_impl.h) ---- */
 
 struct lp_cupti_state inj_c = {
@@ -402,10 +395,9 @@ static void start_once(void)
 {
 	char why[512];
 	CUptiResult r;
-	const char *off = getenv("LLMPROF_TRACE_CUPTI");
 	int n_rt, n_drv;
 
-	if (off && (!strcmp(off, "0") || !strcmp(off, "off"))) {
+	if (lp_inj_env_off("LLMPROF_TRACE_CUPTI")) {
 		lp_inj_set_cupti_status(LP_TRACE_CUPTI_DISABLED, "LLMPROF_TRACE_CUPTI=0");
 		return;
 	}
@@ -468,7 +460,7 @@ static void start_once(void)
 	 * the launch callbacks (kernels then carry no range), LLMPROF_TRACE_KERNEL_ACTIVITY=0 the
 	 * kernel records; each measures what the other half costs */
 	n_rt = n_drv = 0;
-	if (!env_off("LLMPROF_TRACE_API_CALLBACKS")) {
+	if (!lp_inj_env_off("LLMPROF_TRACE_API_CALLBACKS")) {
 		n_rt = inj_c.runtime_api
 			? enable_api_callbacks(CUPTI_CB_DOMAIN_RUNTIME_API, CUPTI_RUNTIME_TRACE_CBID_SIZE, inj_c.kind_runtime)
 			: 0;
@@ -487,11 +479,11 @@ static void start_once(void)
 		return;
 	}
 	/* one clock: CUPTI stamps activity with our CLOCK_REALTIME; otherwise CLOCK_SYNC records */
-	inj_c.clock_registered = p_cuptiActivityRegisterTimestampCallback && !env_off("LLMPROF_TRACE_CLOCK_CALLBACK") &&
+	inj_c.clock_registered = p_cuptiActivityRegisterTimestampCallback && !lp_inj_env_off("LLMPROF_TRACE_CLOCK_CALLBACK") &&
 		!CUPTI_CALL(p_cuptiActivityRegisterTimestampCallback(trace_clock));
 	atomic_store(&inj_c.active, 1);
-	inj_c.kernel_activity = !env_off("LLMPROF_TRACE_KERNEL_ACTIVITY");
-	inj_c.copy_activity = !env_off("LLMPROF_TRACE_COPY_ACTIVITY");
+	inj_c.kernel_activity = !lp_inj_env_off("LLMPROF_TRACE_KERNEL_ACTIVITY");
+	inj_c.copy_activity = !lp_inj_env_off("LLMPROF_TRACE_COPY_ACTIVITY");
 	if (inj_c.kernel_activity &&
 	    CUPTI_CALL(p_cuptiActivityEnable(CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL))) {
 		atomic_store(&inj_c.active, 0);
@@ -504,9 +496,9 @@ static void start_once(void)
 		CUPTI_CALL(p_cuptiActivityEnable(CUPTI_ACTIVITY_KIND_MEMCPY));
 		CUPTI_CALL(p_cuptiActivityEnable(CUPTI_ACTIVITY_KIND_MEMSET));
 	}
-	inj_c.overhead_activity = !env_off("LLMPROF_TRACE_OVERHEAD_ACTIVITY") &&
+	inj_c.overhead_activity = !lp_inj_env_off("LLMPROF_TRACE_OVERHEAD_ACTIVITY") &&
 		!CUPTI_CALL(p_cuptiActivityEnable(CUPTI_ACTIVITY_KIND_OVERHEAD));
-	inj_c.skip_all = !env_off("LLMPROF_TRACE_SKIP_ALL");
+	inj_c.skip_all = !lp_inj_env_off("LLMPROF_TRACE_SKIP_ALL");
 	/* diagnostic (bench/tracer/README.md run 22): an unrecorded unit detaches CUPTI altogether */
 	inj_c.detach = inj_c.skip_all && lp_inj_env_on("LLMPROF_TRACE_SKIP_DETACH");
 	/* one log line per attach and detach, with their parts (bench/tracer/README.md run 23) */
@@ -514,7 +506,7 @@ static void start_once(void)
 	/* CUPTI's own worker delivers full buffers every period; ours also asks for the completed
 	 * records of partial buffers (LLMPROF_TRACE_CUPTI_PERIODIC_FLUSH=0: not, then a SIGKILLed
 	 * process loses what CUPTI still holds) */
-	inj_c.periodic_flush = !env_off("LLMPROF_TRACE_CUPTI_PERIODIC_FLUSH");
+	inj_c.periodic_flush = !lp_inj_env_off("LLMPROF_TRACE_CUPTI_PERIODIC_FLUSH");
 	CUPTI_CALL(p_cuptiActivityFlushPeriod(lp_inj_flush_ms()));
 	snprintf(inj_c.status, sizeof(inj_c.status), "ok (%d runtime + %d driver API callbacks, %s clock", n_rt, n_drv,
 		inj_c.clock_registered ? "shared" : "synced");

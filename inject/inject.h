@@ -117,10 +117,12 @@ void lp_inj_request_flush(int wait_ms);
 void lp_inj_wake(void);
 /* The flush period in ms chosen from the environment. */
 unsigned lp_inj_flush_ms(void);
-/* printf-style line into the LLMPROF_TRACE_LOG file when set; nothing otherwise. */
 /* An environment switch set to "1" or "on" (the diagnostics' switches, read by more than one part). */
 int lp_inj_env_on(const char *name);
+/* An environment switch set to "0" or "off" (a default-on setting turned off). */
+int lp_inj_env_off(const char *name);
 
+/* printf-style line into the LLMPROF_TRACE_LOG file when set; nothing otherwise. */
 void lp_inj_log(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 
 /* ---- nvtx.c ---- */

@@ -504,7 +504,6 @@ static void init_once(void)
 {
 	const char *dir = getenv("LLMPROF_TRACE_DIR");
 	const char *logp = getenv("LLMPROF_TRACE_LOG");
-	const char *forkm = getenv("LLMPROF_TRACE_FORK");
 
 	if (logp && *logp)
 		inj_w.log_fd = open(logp, O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0644);
@@ -523,7 +522,7 @@ static void init_once(void)
 	if (pthread_key_create(&inj_w.thread_key, inj_thread_release) == 0)
 		atomic_store_explicit(&inj_w.have_thread_key, 1, memory_order_release);
 	inj_w.signal_wait_ms = (int)inj_env_long("LLMPROF_TRACE_SIGNAL_WAIT_MS", 2000, 0, 60000);
-	inj_w.fork_child_mode = !(forkm && (!strcmp(forkm, "off") || !strcmp(forkm, "0")));
+	inj_w.fork_child_mode = !lp_inj_env_off("LLMPROF_TRACE_FORK");
 
 	pthread_mutex_lock(&inj_w.lock);
 	if (inj_open_file_locked() < 0 || inj_start_flusher_locked() < 0) {

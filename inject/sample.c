@@ -339,7 +339,6 @@ static void init_once(void)
 {
 	const char *spec = getenv("LLMPROF_TRACE_SAMPLE");
 	const char *stages = getenv("LLMPROF_TRACE_STAGES");
-	const char *ev = getenv("LLMPROF_TRACE_STAGE_EVENTS");
 	char unit[64] = "decode_step";
 	unsigned i;
 
@@ -368,7 +367,7 @@ static void init_once(void)
 	for (i = 0; i < S.n_stages; i++)
 		S.sids[i] = lp_inj_intern(S.names[i], strlen(S.names[i]));
 	S.unit_sid = lp_inj_intern(unit, strlen(unit));
-	S.events = !(ev && (!strcmp(ev, "0") || !strcmp(ev, "off")));
+	S.events = !lp_inj_env_off("LLMPROF_TRACE_STAGE_EVENTS");
 	{
 		const char *ra = getenv("LLMPROF_TRACE_BURST_REATTACH");
 		/* default: at the parent's foreseen end and at its pop; `push`: only at the next push */
@@ -378,8 +377,7 @@ static void init_once(void)
 		S.log_cycles = lp_inj_env_on("LLMPROF_TRACE_LOG_CYCLES"); /* as cupti.c reads it */
 		ra = getenv("LLMPROF_TRACE_BURST_SWITCH");
 		S.burst_kinds = ra && !strcmp(ra, "kinds");
-		ra = getenv("LLMPROF_TRACE_SETTLE_END"); /* on unless 0 or off (run 36) */
-		S.settle_end = !(ra && (!strcmp(ra, "0") || !strcmp(ra, "off")));
+		S.settle_end = !lp_inj_env_off("LLMPROF_TRACE_SETTLE_END"); /* on by default (run 36) */
 	}
 	S.cupti_delay = lp_inj_cupti_delay();
 	if (S.cupti_delay == LP_INJ_CUPTI_DELAY_WARMUP)

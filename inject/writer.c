@@ -178,6 +178,12 @@ int lp_inj_env_on(const char *name)
 	return s && (!strcmp(s, "1") || !strcmp(s, "on"));
 }
 
+int lp_inj_env_off(const char *name)
+{
+	const char *s = getenv(name);
+	return s && (!strcmp(s, "0") || !strcmp(s, "off"));
+}
+
 void lp_inj_log(const char *fmt, ...)
 {
 	char line[1024];
