@@ -84,8 +84,21 @@ int lp_fmt_gaps(const struct lp_waterfall *w, lp_text_fn text, struct lp_buf *ou
 	return out->oom ? -1 : 0;
 }
 
+/* The stage (enum lp_stage_kind, -1 none) of a comparison in which llmprof's number is `gap_ms`
+ * lower than the workload's, when that can be the host time the workload's own timer holds around
+ * the stage's range: a gap of at most LP_CHECK_HOST_GAP_MS on a stage whose GPU sat idle at least
+ * 90% of it (lp_fmt_step_check, lp_fmt_check_host). NULL otherwise. */
+static const struct lp_stage *cpu_bound_stage(const struct lp_analysis *a, int stage, double gap_ms)
+{
+	const struct lp_stage *st = stage >= 0 ? lp_stages_find(&a->stages, (enum lp_stage_kind)stage) : NULL;
+	if (!st || !(st->idle_frac >= 0.9) || !(gap_ms > 0) || gap_ms > LP_CHECK_HOST_GAP_MS)
+		return NULL;
+	return st;
+}
+
 int lp_fmt_step_check(const struct lp_analysis *a, struct lp_buf *out)
 {
+	const struct lp_stage *st;
 	const struct lp_step_check *c = &a->step_check;
 	if (!c->theirs)
 		return 0;
@@ -98,14 +111,11 @@ int lp_fmt_step_check(const struct lp_analysis *a, struct lp_buf *out)
 			c->median_abs_pct, c->max_abs_pct, c->max_at);
 	/* most steps outside, all lower by a host dispatch's worth, on an idle GPU: the workload's
 	 * step events hold host time outside the step's range (lp_fmt_check_host's case, per step) */
-	if (c->done && 2 * c->within < c->ours && c->median_gap_ms > 0 && c->median_gap_ms <= LP_CHECK_HOST_GAP_MS) {
-		const struct lp_stage *st = c->stage >= 0 ? lp_stages_find(&a->stages, (enum lp_stage_kind)c->stage) : NULL;
-		if (st && st->idle_frac >= 0.9)
-			lp_buf_addf(out, " The steps ran CPU-bound (the GPU idle %.0f%% of their stage): a workload's step "
-				"events then hold the host time around each step's range too (the call into the model, the "
-				"sampling between steps), which can account for llmprof's steps being %.3f ms lower at the "
-				"median (docs/nvtx.md, torch.compile).", 100 * st->idle_frac, c->median_gap_ms);
-	}
+	if (c->done && 2 * c->within < c->ours && (st = cpu_bound_stage(a, c->stage, c->median_gap_ms)) != NULL)
+		lp_buf_addf(out, " The steps ran CPU-bound (the GPU idle %.0f%% of their stage): a workload's step "
+			"events then hold the host time around each step's range too (the call into the model, the "
+			"sampling between steps), which can account for llmprof's steps being %.3f ms lower at the "
+			"median (docs/nvtx.md, torch.compile).", 100 * st->idle_frac, c->median_gap_ms);
 	return out->oom ? -1 : 0;
 }
 
@@ -115,10 +125,9 @@ int lp_fmt_check_host(const struct lp_analysis *a, struct lp_buf *out)
 	for (i = 0; i < a->n_checks; i++) {
 		const struct lp_self_check *c = &a->checks[i];
 		int prefill = c->stage == LP_STAGE_PREFILL;
-		const struct lp_stage *st = c->stage >= 0 ? lp_stages_find(&a->stages, (enum lp_stage_kind)c->stage) : NULL;
 		double gap = c->theirs - c->ours;
-		if (fabs(c->diff) <= LP_SELF_CHECK_TOL || !st || !(st->idle_frac >= 0.9) || !(gap > 0) ||
-		    gap > LP_CHECK_HOST_GAP_MS)
+		const struct lp_stage *st = cpu_bound_stage(a, c->stage, gap);
+		if (fabs(c->diff) <= LP_SELF_CHECK_TOL || !st)
 			continue;
 		lp_buf_addf(out, " The %s ran CPU-bound (its GPU idle %.0f%% of it): there a workload's CUDA events measure "
 			"host time, and its own timer holds what lies outside the stage's range, before the range opens and "
