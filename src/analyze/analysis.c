@@ -695,10 +695,11 @@ static int sampling(const struct lp_profile *p, struct lp_analysis *out, struct 
 	{
 		const char *unit = out->sampling.unit && *out->sampling.unit ? out->sampling.unit : "decode_step";
 		uint64_t host_ns = 0, launches = 0;
-		uint32_t *n_in = NULL;
-		for (i = 0; i < p->n_ranges && !n_in; i++)
-			if (p->ranges[i].sample == LP_TRACE_STAGE_MEASURED && !(n_in = calloc(p->n_ranges, sizeof(*n_in))))
-				return lp_oom(err);
+		uint32_t *n_in = NULL; /* per range: its kernels, when some unit was measured */
+		for (i = 0; i < p->n_ranges && p->ranges[i].sample != LP_TRACE_STAGE_MEASURED; i++) {
+		}
+		if (i < p->n_ranges && !(n_in = calloc(p->n_ranges, sizeof(*n_in))))
+			return lp_oom(err);
 		for (i = 0; n_in && i < p->n_kernels; i++) {
 			int32_t u = lp_profile_range_find_ancestor(p, p->kernels[i].range, unit);
 			if (u >= 0 && p->ranges[u].sample == LP_TRACE_STAGE_MEASURED)
