@@ -271,6 +271,18 @@ static void test_phases_roundtrip(void **state)
 	free(got);
 }
 
+/* `a`'s stages: `st` alone (the caller's), with its GPU idle `idle` of its latency. */
+static void one_stage(struct lp_analysis *a, struct lp_stage *st, const char *name, enum lp_stage_kind kind,
+	double idle)
+{
+	memset(st, 0, sizeof(*st));
+	st->name = name;
+	st->kind = kind;
+	st->idle_frac = idle;
+	a->stages.stages = st;
+	a->stages.n_stages = 1;
+}
+
 /* lp_fmt_step_check without the CPU-bound note */
 static void assert_no_step_note(const struct lp_analysis *a)
 {
@@ -292,12 +304,7 @@ static void test_step_check_host_note(void **state)
 	struct lp_step_check *c;
 	(void)state;
 	assert_non_null(a);
-	memset(&decode, 0, sizeof(decode));
-	decode.name = "decode_all";
-	decode.kind = LP_STAGE_DECODE;
-	decode.idle_frac = 0.957;
-	a->stages.stages = &decode;
-	a->stages.n_stages = 1;
+	one_stage(a, &decode, "decode_all", LP_STAGE_DECODE, 0.957);
 	c = &a->step_check;
 	c->done = 1;
 	c->ours = c->theirs = 93;
@@ -327,6 +334,16 @@ static void test_step_check_host_note(void **state)
 	free(a);
 }
 
+/* One self-check row: llmprof's `ours` against the workload's `theirs` for `stage`. */
+static void set_check(struct lp_self_check *c, const char *what, int stage, double ours, double theirs)
+{
+	c->what = what;
+	c->stage = stage;
+	c->ours = ours;
+	c->theirs = theirs;
+	c->diff = (ours - theirs) / theirs;
+}
+
 /* A self-check over its tolerance on a CPU-bound stage: the compiled loop of run 35 (its prefill
  * 3.09 ms against the program's 3.33, GPU idle 97.7%) gets the sentence on the host time a
  * program's own timer holds; a GPU-bound stage, a gap of a millisecond, or llmprof's number the
@@ -338,18 +355,9 @@ static void test_check_host_note(void **state)
 	struct lp_buf t = LP_BUF_INIT;
 	(void)state;
 	assert_non_null(a);
-	memset(&prefill, 0, sizeof(prefill));
-	prefill.name = "prefill";
-	prefill.kind = LP_STAGE_PREFILL;
-	prefill.idle_frac = 0.977;
-	a->stages.stages = &prefill;
-	a->stages.n_stages = 1;
+	one_stage(a, &prefill, "prefill", LP_STAGE_PREFILL, 0.977);
 	a->n_checks = 1;
-	a->checks[0].what = "time to first token (ms)";
-	a->checks[0].stage = LP_STAGE_PREFILL;
-	a->checks[0].ours = 3.093;
-	a->checks[0].theirs = 3.330;
-	a->checks[0].diff = (3.093 - 3.330) / 3.330;
+	set_check(&a->checks[0], "time to first token (ms)", LP_STAGE_PREFILL, 3.093, 3.330);
 	assert_int_equal(lp_fmt_check_host(a, &t), 0);
 	assert_non_null(strstr(t.data, " The prefill ran CPU-bound (its GPU idle 98% of it)"));
 	assert_non_null(strstr(t.data, "account for llmprof's time to first token being 0.237 ms lower"));
@@ -358,12 +366,12 @@ static void test_check_host_note(void **state)
 	assert_int_equal(lp_fmt_check_host(a, &t), 0);
 	assert_int_equal(t.len, 0);
 	prefill.idle_frac = 0.977;
-	a->checks[0].ours = 2.3; /* 1 ms: more than host dispatch */
-	a->checks[0].diff = (2.3 - 3.330) / 3.330;
+	/* 1 ms: more than host dispatch */
+	set_check(&a->checks[0], "time to first token (ms)", LP_STAGE_PREFILL, 2.3, 3.330);
 	assert_int_equal(lp_fmt_check_host(a, &t), 0);
 	assert_int_equal(t.len, 0);
-	a->checks[0].ours = 3.6; /* llmprof higher: not what the program's timer adds */
-	a->checks[0].diff = (3.6 - 3.330) / 3.330;
+	/* llmprof higher: not what the program's timer adds */
+	set_check(&a->checks[0], "time to first token (ms)", LP_STAGE_PREFILL, 3.6, 3.330);
 	assert_int_equal(lp_fmt_check_host(a, &t), 0);
 	assert_int_equal(t.len, 0);
 	/* a check reads the idle share of its own stage: the mixed forwards', not the prefill's */
@@ -377,11 +385,7 @@ static void test_check_host_note(void **state)
 		two[1].idle_frac = 0.95;
 		a->stages.stages = two;
 		a->stages.n_stages = 2;
-		a->checks[0].what = "mixed forward latency (ms)";
-		a->checks[0].stage = LP_STAGE_MIXED;
-		a->checks[0].ours = 2.9;
-		a->checks[0].theirs = 3.2;
-		a->checks[0].diff = (2.9 - 3.2) / 3.2;
+		set_check(&a->checks[0], "mixed forward latency (ms)", LP_STAGE_MIXED, 2.9, 3.2);
 		assert_int_equal(lp_fmt_check_host(a, &t), 0);
 		assert_non_null(strstr(t.data, " The mixed ran CPU-bound (its GPU idle 95% of it)"));
 		assert_non_null(strstr(t.data, "llmprof's mixed forward latency being 0.300 ms lower"));
