@@ -676,18 +676,56 @@ static void rerun_intervals(struct lp_analysis *a)
 	}
 }
 
+/* How much a process's SAMPLING record says: sampled, then exact with a decision or a schedule,
+ * then exact with nothing to decide on (torchrun's agent beside its ranks: no unit ever), then
+ * none. */
+static int sampling_rank(const struct lp_sampling *s)
+{
+	return s->mode == 2 ? 3 : s->mode == 1 && s->why != LP_TRACE_SAMPLE_WHY_AUTO_NONE ? 2 : s->mode ? 1 : 0;
+}
+
+/* The run's tracing mode: the record that says most (a multi-rank job's launcher decided nothing:
+ * run 37's tensor-parallel job read "exact, no unit" from it while both ranks sampled), with the
+ * counts of every process of the same mode and why summed (the kernel tables count their units
+ * over the processes too), the largest switch and launch rate kept. */
+static void run_sampling(const struct lp_profile *p, struct lp_analysis *out)
+{
+	const struct lp_sampling *best = NULL;
+	size_t i;
+	for (i = 0; i < p->n_processes; i++)
+		if (!best || sampling_rank(&p->processes[i].sampling) > sampling_rank(best))
+			best = &p->processes[i].sampling;
+	if (!best || !best->mode)
+		return;
+	out->sampling = *best;
+	out->sampling.unit = dup(out, best->unit);
+	out->sampling.units = out->sampling.units_recorded = 0;
+	out->sampling.toggles = out->sampling.toggle_ns = 0;
+	for (i = 0; i < p->n_processes; i++) {
+		const struct lp_sampling *s = &p->processes[i].sampling;
+		if (s->mode != best->mode || s->why != best->why)
+			continue;
+		out->sampling_processes++;
+		out->sampling.units += s->units;
+		out->sampling.units_recorded += s->units_recorded;
+		out->sampling.toggles += s->toggles;
+		out->sampling.toggle_ns += s->toggle_ns;
+		if (s->toggle_max_ns > out->sampling.toggle_max_ns)
+			out->sampling.toggle_max_ns = s->toggle_max_ns;
+		if (s->launch_rate > out->sampling.launch_rate)
+			out->sampling.launch_rate = s->launch_rate;
+	}
+	for (i = 0; i < p->n_processes; i++)
+		out->sampling_others += sampling_rank(&p->processes[i].sampling) >= 2 &&
+			(p->processes[i].sampling.mode != best->mode || p->processes[i].sampling.why != best->why);
+}
+
 /* The tracer's mode and, for a sampled trace, the kernel table scaled to every unit. */
 static int sampling(const struct lp_profile *p, struct lp_analysis *out, struct lp_err *err)
 {
 	struct lp_tsample_plan plan;
 	size_t i;
-	for (i = 0; i < p->n_processes; i++) {
-		if (p->processes[i].sampling.mode) {
-			out->sampling = p->processes[i].sampling;
-			out->sampling.unit = dup(out, out->sampling.unit);
-			break;
-		}
-	}
+	run_sampling(p, out);
 	/* auto's exact phase: on a host whose cold first generation runs under the threshold it can
 	 * hold that whole generation (bench/tracer/README.md run 33), which the report says. Only the
 	 * units with kernels count: those inside a warm-up that CUPTI was detached for are flagged

@@ -226,7 +226,12 @@ struct lp_analysis {
 	json_t *env;                           /* new reference or NULL */
 	struct lp_advice *advice;
 	size_t n_advice;
-	struct lp_sampling sampling;           /* the tracer's SAMPLING record (first process with one; mode 0 none) */
+	struct lp_sampling sampling;           /* the tracer's SAMPLING record: the one that says most, its
+	                                        * counts summed over the processes of its mode and why (a
+	                                        * job's ranks; mode 0 none) */
+	uint32_t sampling_processes;           /* the processes summed into it */
+	uint32_t sampling_others;              /* traced processes of another mode or why (not a
+	                                        * launcher that decided nothing) */
 	double rerun_sd_pct;                   /* the input's, used for the rows' rerun_ms */
 	struct lp_tsample_table sampled;        /* sampled trace: kernels scaled to every unit, 95% intervals (keys in arena) */
 	struct lp_hook_row hooks[LP_HOOK_ROWS_MAX];  /* stages.hooks, in config order */

@@ -90,8 +90,11 @@ int lp_tracing_mode_text(const struct lp_analysis *a, struct lp_buf *out)
 			lp_buf_adds(out, " (trace.sample=off)");
 		return lp_buf_adds(out, ".");
 	}
-	lp_buf_addf(out, "Sampled: kernels were traced in %llu of %llu %s ranges (the first %u under each parent, "
-		"then ", (unsigned long long)s->units_recorded, (unsigned long long)s->units, unit, s->first);
+	lp_buf_addf(out, "Sampled: kernels were traced in %llu of %llu %s ranges", (unsigned long long)s->units_recorded,
+		(unsigned long long)s->units, unit);
+	if (a->sampling_processes > 1)
+		lp_buf_addf(out, " of %u processes together", a->sampling_processes);
+	lp_buf_addf(out, " (the first %u under each parent, then ", s->first);
 	if (s->burst)
 		lp_buf_addf(out, "a burst of %u consecutive in each %u, CUPTI detached between bursts", s->burst, s->every);
 	else
@@ -180,6 +183,10 @@ int lp_tracing_mode_text(const struct lp_analysis *a, struct lp_buf *out)
 				"intervals about twice as wide; docs/tracer.md \"Bursts\").",
 				ms, bursts, 100 * share, s->every * 4, s->burst, 75 * share, unit);
 	}
+	if (a->sampling_others)
+		lp_buf_addf(out, " %u other traced process%s ran in another mode (trace.sample=auto decides in each "
+			"process): %s tables are exact.", a->sampling_others, a->sampling_others == 1 ? "" : "es",
+			a->sampling_others == 1 ? "its" : "their");
 	return out->oom ? -1 : 0;
 }
 
@@ -223,5 +230,8 @@ json_t *lp_tracing_mode_json(const struct lp_analysis *a)
 	}
 	put(o, "units_missing", s->mode == 2 ? json_integer(a->kernels.sample_missing) : json_null());
 	put(o, "graphs_all", s->mode == 2 ? json_boolean(s->graphs_all) : json_null());
+	/* a job of several processes: how many the counts above sum, how many chose otherwise */
+	put(o, "processes", s->mode ? json_integer(a->sampling_processes) : json_null());
+	put(o, "processes_other", s->mode ? json_integer(a->sampling_others) : json_null());
 	return o;
 }

@@ -26,26 +26,30 @@
 #include "parse/trace_read.h"
 #include "parse/workload_timings.h"
 #include "report/sections.h"
+#include "llmprof/trace_format.h"
+#include "report/tracing_mode.h"
 
 #define FX "trace/h200x2_tp"
+#define FX_AUTO "trace/h200x2_tp_auto"
 
-static const char *const traces[] = { "vm.684.lptrace", "vm.726.lptrace", "vm.727.lptrace" };
+static const char *const traces[] = { "vm.684.lptrace", "vm.726.lptrace", "vm.727.lptrace", NULL };
+static const char *const traces_auto[] = { "vm.3390.lptrace", "vm.3428.lptrace", "vm.3429.lptrace", NULL };
 
-/* Unpacks the fixture's .lptrace.gz files into a scratch folder; returns it. */
-static const char *unpack(void)
+/* Unpacks fixture fx's .lptrace.gz files `names` into the scratch folder `sub`; returns it. */
+static const char *unpack_from(const char *fx, const char *const *names, const char *sub)
 {
 	static char dir[1024];
 	size_t i;
-	snprintf(dir, sizeof(dir), "%s/real_tp", LP_TEST_TMP);
+	snprintf(dir, sizeof(dir), "%s/%s", LP_TEST_TMP, sub);
 	mkdir(LP_TEST_TMP, 0755);
 	mkdir(dir, 0755);
-	for (i = 0; i < sizeof(traces) / sizeof(traces[0]); i++) {
+	for (i = 0; names[i]; i++) {
 		char src[1200], dst[1200], buf[65536];
 		gzFile in;
 		FILE *out;
 		int n;
-		snprintf(src, sizeof(src), "%s/%s.gz", lp_test_fixture(FX), traces[i]);
-		snprintf(dst, sizeof(dst), "%s/%s", dir, traces[i]);
+		snprintf(src, sizeof(src), "%s/%s.gz", lp_test_fixture(fx), names[i]);
+		snprintf(dst, sizeof(dst), "%s/%s", dir, names[i]);
 		in = gzopen(src, "rb");
 		out = fopen(dst, "wb");
 		assert_non_null(in);
@@ -57,6 +61,11 @@ static const char *unpack(void)
 		assert_int_equal(fclose(out), 0);
 	}
 	return dir;
+}
+
+static const char *unpack(void)
+{
+	return unpack_from(FX, traces, "real_tp");
 }
 
 static json_t *load_json(const char *rel)
@@ -306,11 +315,59 @@ static void test_self_check_per_rank(void **state)
 	lp_profile_release(&p);
 }
 
+/* The same job under the tracer's default, trace.sample=auto (tests/fixtures/trace/h200x2_tp_auto,
+ * run 37): torchrun's agent wrote a SAMPLING record too (exact, no unit: it runs no model), and
+ * the reports took it for the run's mode: "Exact: every launch traced (... nothing to decide on)"
+ * above kernel tables scaled from both ranks' samples. The tracing mode is the ranks' now, their
+ * counts summed: the trace's two rank records say 48 units and 20 recorded each, 6 switches. */
+static void test_sampled_ranks(void **state)
+{
+	char dirbuf[1024];
+	struct lp_profile p;
+	struct lp_analysis a;
+	struct lp_analysis_input in;
+	struct lp_err err = LP_ERR_INIT;
+	struct lp_buf md = LP_BUF_INIT;
+	json_t *o;
+	size_t k, agent = 0;
+	(void)state;
+	snprintf(dirbuf, sizeof(dirbuf), "%s", unpack_from(FX_AUTO, traces_auto, "real_tp_auto"));
+	lp_profile_init(&p, dirbuf);
+	assert_int_equal(lp_trace_load(dirbuf, &p, &err), 0);
+	for (k = 0; k < p.n_processes; k++)
+		agent += p.processes[k].sampling.mode == 1 && p.processes[k].sampling.why == LP_TRACE_SAMPLE_WHY_AUTO_NONE;
+	assert_int_equal(agent, 1);
+	memset(&in, 0, sizeof(in));
+	in.profile = &p;
+	assert_int_equal(lp_analyze(&in, &a, &err), 0);
+	assert_int_equal(a.ranks.n_ranks, 2);
+	assert_int_equal(a.sampling.mode, 2);
+	assert_int_equal(a.sampling.why, LP_TRACE_SAMPLE_WHY_AUTO_HIGH);
+	assert_int_equal(a.sampling_processes, 2);
+	assert_int_equal(a.sampling_others, 0); /* the agent decided nothing: not another mode */
+	assert_int_equal(a.sampling.units, 96);
+	assert_int_equal(a.sampling.units_recorded, 40);
+	assert_int_equal(a.sampling.toggles, 12);
+	assert_true(a.kernels.sampled);
+	assert_int_equal(lp_tracing_mode_text(&a, &md), 0);
+	assert_non_null(strstr(md.data, "Sampled: kernels were traced in 40 of 96 decode_step ranges of 2 processes together"));
+	assert_null(strstr(md.data, "Exact"));
+	lp_buf_release(&md);
+	o = lp_tracing_mode_json(&a);
+	assert_string_equal(json_string_value(json_object_get(o, "mode")), "sampled");
+	assert_int_equal(json_integer_value(json_object_get(o, "processes")), 2);
+	assert_int_equal(json_integer_value(json_object_get(o, "units")), 96);
+	json_decref(o);
+	lp_analysis_release(&a);
+	lp_profile_release(&p);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_tp_decode),
 		cmocka_unit_test(test_self_check_per_rank),
+		cmocka_unit_test(test_sampled_ranks),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
