@@ -467,8 +467,9 @@ int lp_ranks_compute(const struct lp_profile *p, const struct lp_stage_rules *ru
 		struct lp_rank *rk = &out->ranks[r];
 		for (i = 0; i < w[r].n_occ; i++) {
 			struct lp_rank_stage *rs = &rk->rstages[w[r].occ_row[i]];
-			rs->wait_ms += w[r].occ_wait_ns[i] / 1e6 / (double)(rs->n_iters ? rs->n_iters : 1);
+			rs->wait_ms += w[r].occ_wait_ns[i] / 1e6 / (double)(rs->n_recorded ? rs->n_recorded : 1);
 		}
+		lp_ranks_scale_sampled(out, rk);
 	}
 	if (out->n_ranks > 1 && (merge(out) < 0 || advise(out) < 0)) {
 		oom(err);

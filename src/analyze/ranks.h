@@ -87,6 +87,12 @@ struct lp_rank_stage {
 	double wait_ms;                      /* per iteration: waiting in collectives (see above) */
 	uint64_t comm_kernels;               /* over all iterations */
 	double *lat_iter_ms;                 /* n_iters latencies, by start */
+	/* A sampled trace (docs/tracer.md "Sampled tracing"): an unrecorded step has no kernels in it.
+	 * A step row's kernel columns (gpu_ms, kernels, comm .. wait) are means over its recorded
+	 * steps; a stage row holding such steps adds each unrecorded one at its step row's means. */
+	size_t n_recorded;                   /* step row: steps whose kernels were recorded (n_iters exact) */
+	size_t n_unrecorded;                 /* stage row: its unrecorded steps, over all iterations */
+	size_t of_row;                       /* step row: the row of the stage holding its steps */
 };
 
 struct lp_rank {
@@ -142,6 +148,7 @@ struct lp_rank_view {
 	struct lp_rank_merged *merged;
 	size_t n_merged;
 	int collectives_mismatch;            /* ranks issued different numbers of collectives */
+	size_t steps_unrecorded, steps;      /* a sampled trace: decode steps without kernels, of all */
 	struct lp_rank_advice advice[8];
 	size_t n_advice;
 	struct lp_arena arena;

@@ -10,6 +10,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "llmprof/trace_format.h"
 #include "parse/kname.h"
 
 /* ---- names ---- */
@@ -363,9 +364,27 @@ int lp_ranks_comm(struct lp_rank_view *v, struct lp_rank *rk, const struct lp_pr
 		else
 			memcpy(rs->lat_iter_ms, s->step_lat_ms, s->n_step_lat * sizeof(double));
 	}
+	/* a sampled trace: the step rows' kernel columns are means over their recorded steps */
+	for (i = 0; i < n_rows; i++)
+		if (i < st->n_stages)
+			rk->rstages[i].n_recorded = rk->rstages[i].n_iters;
+		else
+			rk->rstages[i].of_row = (size_t)row_stage[i - st->n_stages];
+	for (i = n_occ_st; i < n_occ; i++) {
+		struct lp_rank_stage *rs = &rk->rstages[w->occ_row[i]];
+		if (sub->ranges[step_range[i - n_occ_st]].sample == LP_TRACE_STAGE_SKIPPED)
+			rk->rstages[rs->of_row].n_unrecorded++;
+		else
+			rs->n_recorded++;
+	}
 	for (i = 0; i < n_occ; i++) {
 		struct lp_rank_stage *rs = &rk->rstages[w->occ_row[i]];
-		double n = rs->n_iters ? (double)rs->n_iters : 1;
+		double n = rs->n_recorded ? (double)rs->n_recorded : 1;
+		if (i >= n_occ_st && sub->ranges[step_range[i - n_occ_st]].sample == LP_TRACE_STAGE_SKIPPED) {
+			const struct lp_range *r = &sub->ranges[step_range[i - n_occ_st]];
+			rs->host_ms += (double)(r->end_ns - r->start_ns) / 1e6 / (double)rs->n_iters;
+			continue;
+		}
 		rs->comm_ms += (double)comm_ns[i] / 1e6 / n;
 		rs->compute_ms += (double)comp_ns[i] / 1e6 / n;
 		rs->overlap_ms += (double)ovl_ns[i] / 1e6 / n;
@@ -373,7 +392,7 @@ int lp_ranks_comm(struct lp_rank_view *v, struct lp_rank *rk, const struct lp_pr
 		rs->comm_kernels += ckern[i];
 		if (i >= n_occ_st) {
 			const struct lp_range *r = &sub->ranges[step_range[i - n_occ_st]];
-			rs->host_ms += (double)(r->end_ns - r->start_ns) / 1e6 / n;
+			rs->host_ms += (double)(r->end_ns - r->start_ns) / 1e6 / (double)rs->n_iters;
 			rs->gpu_ms += (double)(comp_ns[i] + comm_ns[i] - ovl_ns[i]) / 1e6 / n;
 			rs->kernels += (double)kern[i] / n;
 		}
@@ -391,6 +410,31 @@ out:
 	free(ckern);
 	free(kern);
 	return rc;
+}
+
+void lp_ranks_scale_sampled(struct lp_rank_view *v, struct lp_rank *rk)
+{
+	size_t i;
+	for (i = 0; i < rk->n_rstages; i++) {
+		const struct lp_rank_stage *sr = &rk->rstages[i];
+		struct lp_rank_stage *st;
+		double k;
+		if (!sr->step_of)
+			continue;
+		v->steps += sr->n_iters;
+		st = &rk->rstages[sr->of_row];
+		if (!st->n_unrecorded || !sr->n_recorded || !st->n_iters)
+			continue;
+		v->steps_unrecorded += st->n_unrecorded;
+		k = (double)st->n_unrecorded / (double)st->n_iters;  /* unrecorded steps per iteration */
+		st->gpu_ms += k * sr->gpu_ms;
+		st->kernels += k * sr->kernels;
+		st->comm_ms += k * sr->comm_ms;
+		st->compute_ms += k * sr->compute_ms;
+		st->overlap_ms += k * sr->overlap_ms;
+		st->exposed_ms += k * sr->exposed_ms;
+		st->wait_ms += k * sr->wait_ms;
+	}
 }
 
 /* Each rank waited its duration of the j-th collective minus the fastest rank's (ranks.h). */

@@ -35,5 +35,8 @@ int lp_ranks_comm(struct lp_rank_view *v, struct lp_rank *rk, const struct lp_pr
  * the rank and to its occurrences. Returns the count aligned. */
 size_t lp_ranks_align_collectives(struct lp_rank_view *v, struct lp_ranks_work *w, int host);
 void lp_ranks_work_release(struct lp_ranks_work *w);
+/* A sampled trace, after the waits: each stage row holding unrecorded steps adds them at its step
+ * row's means (ranks.h, lp_rank_stage); counts the view's steps and unrecorded ones. */
+void lp_ranks_scale_sampled(struct lp_rank_view *v, struct lp_rank *rk);
 
 #endif

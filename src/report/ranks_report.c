@@ -263,6 +263,11 @@ static int intro(const struct lp_rank_view *v, struct lp_buf *out)
 	if (v->collectives_mismatch)
 		lp_buf_adds(out, " The ranks issued different numbers of collectives: the first ones common to all "
 			"were lined up.");
+	if (v->steps_unrecorded)
+		lp_buf_addf(out, " Sampled trace (Tracing mode): %zu of the %zu decode steps have no kernels in the trace. "
+			"The steps' kernel columns (GPU busy, kernels, comm, compute, overlapped, exposed, wait) are means "
+			"over the recorded ones, and a stage holding steps adds each unrecorded one at those means "
+			"(estimates); the Ranks table counts the kernels recorded.", v->steps_unrecorded, v->steps);
 	return out->oom ? -1 : 0;
 }
 

@@ -25,6 +25,7 @@
 #include "parse/kname.h"
 #include "parse/trace_read.h"
 #include "parse/workload_timings.h"
+#include "report/ranks_report.h"
 #include "report/sections.h"
 #include "llmprof/trace_format.h"
 #include "report/tracing_mode.h"
@@ -349,6 +350,33 @@ static void test_sampled_ranks(void **state)
 	assert_int_equal(a.sampling.units_recorded, 40);
 	assert_int_equal(a.sampling.toggles, 12);
 	assert_true(a.kernels.sampled);
+	/* the per-rank rows: each rank recorded 4 of its 32 measured steps (the first 2 of each
+	 * generation), with 75 kernels each as in the exact run of this job (h200x2_tp: 75 a step,
+	 * 1200 a decode_all); the rows read 9.4 and 150 when the unrecorded steps counted as empty */
+	assert_int_equal(a.ranks.steps, 64);
+	assert_int_equal(a.ranks.steps_unrecorded, 56);
+	for (k = 0; k < a.ranks.n_ranks; k++) {
+		const struct lp_rank *rk = &a.ranks.ranks[k];
+		size_t j, seen = 0;
+		for (j = 0; j < rk->n_rstages; j++) {
+			const struct lp_rank_stage *rs = &rk->rstages[j];
+			if (rs->step_of) {
+				assert_int_equal(rs->n_iters, 32);
+				assert_int_equal(rs->n_recorded, 4);
+				assert_true(fabs(rs->kernels - 75) < 1e-9);
+				assert_true(rs->gpu_ms > 0 && rs->compute_ms > 0.2);
+				seen++;
+			} else if (!strcmp(rs->name, "decode_all")) {
+				assert_int_equal(rs->n_unrecorded, 28);
+				assert_true(fabs(rs->kernels - 1200) < 1e-9);
+				seen++;
+			}
+		}
+		assert_int_equal(seen, 2);
+	}
+	assert_int_equal(lp_ranks_md(&a.ranks, &md), 0);
+	assert_non_null(strstr(md.data, "Sampled trace (Tracing mode): 56 of the 64 decode steps have no kernels"));
+	lp_buf_release(&md);
 	assert_int_equal(lp_tracing_mode_text(&a, &md), 0);
 	assert_non_null(strstr(md.data, "Sampled: kernels were traced in 40 of 96 decode_step ranges of 2 processes together"));
 	assert_null(strstr(md.data, "Exact"));
