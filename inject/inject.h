@@ -65,6 +65,8 @@ struct lp_inj_thread {
 	uint32_t unit_skipping;         /* sample.c: inside an unrecorded unit (1) */
 	uint64_t unit_t0, unit_l0;      /* sample.c: clock and launches at the open unit's push */
 	uint64_t rate_ns, rate_max;     /* sample.c: time inside measured units, fastest launch rate (auto) */
+	uint64_t gen_unit_ns;           /* sample.c: host time per unit of the last parent outside a warm-up (auto's gen=) */
+	uint8_t unit_warm;              /* sample.c: the current parent began inside a warm-up range */
 	struct lp_inj_slot *slot;       /* writer.c: this thread's record buffer, as the flush thread lists it */
 	struct lp_inj_frame stack[LP_TRACE_MAX_DEPTH];
 	struct lp_inj_strcache strings[LP_INJ_STRCACHE];

@@ -51,6 +51,7 @@
 
 #define MAX_STAGES 8
 #define MAX_PENDING 4096                 /* stage instances waiting for their GPU times */
+#define AUTO_MIN_GEN_MS 200             /* auto: generations foreseen shorter stay exact (short_generation) */
 #define REATTACH_END_UNITS 4             /* bursts: the attach this many units before the parent's foreseen end */
 
 /* frame marks (struct lp_inj_frame.stage) */
@@ -84,6 +85,10 @@ static struct {
 	_Atomic int mode;                    /* MODE_* */
 	uint32_t why;
 	uint32_t every, first, auto_rate;
+	uint32_t min_gen_ms;                 /* auto with bursts: generations foreseen shorter stay exact
+	                                      * (`gen=MS`, 100; 0: not) */
+	_Atomic int short_seen;              /* auto kept a generation exact for that */
+	_Atomic uint64_t short_gen_ns;       /* ... the last one's foreseen host time */
 	uint32_t burst;                      /* bursts of `burst` units, CUPTI detached between (0: not) */
 	uint32_t lead;                       /* bursts: the flush thread attaches `lead` units ahead */
 	int reattach_parent;                 /* bursts: attach at the units' parent's pop (env): 1 the
@@ -245,6 +250,9 @@ static int parse_sample(const char *spec, char *unit, size_t unit_cap)
 		} else if (eq && k == 4 && !memcmp(p, "rate", 4)) {
 			if (parse_uint(v, vn, 0, 1000000000, &S.auto_rate) < 0)
 				return -1;
+		} else if (eq && k == 3 && !memcmp(p, "gen", 3)) {
+			if (parse_uint(v, vn, 0, 1000000, &S.min_gen_ms) < 0)
+				return -1;
 		} else if (eq && k == 4 && !memcmp(p, "seed", 4)) {
 			if (parse_u64(v, vn, &S.seed) < 0)
 				return -1;
@@ -345,6 +353,7 @@ static void init_once(void)
 	S.every = 8;
 	S.first = 2;
 	S.auto_rate = 5000;
+	S.min_gen_ms = AUTO_MIN_GEN_MS;
 	S.pick = LP_TRACE_SAMPLE_PICK_RANDOM;
 	/* the default is auto: sampled above the launch rate, exact below (the reports scale sampled tables) */
 	if (parse_sample(spec && *spec ? spec : "auto", unit, sizeof(unit)) < 0) {
@@ -446,6 +455,40 @@ static uint32_t reattach_units(const struct lp_inj_thread *t)
 	return k < REATTACH_END_UNITS ? REATTACH_END_UNITS : k > cap ? cap : (uint32_t)k;
 }
 
+/* auto with bursts (CUPTI detached between them): 1 when the thread's current parent is foreseen
+ * shorter than `gen` ms (AUTO_MIN_GEN_MS): the switches of its bursts (an attach and a detach of
+ * 15-20 ms together on eager PyTorch, up to ~40 ms a switch with CUDA graphs, at least one cycle a
+ * generation) would cost about what tracing it exactly does (+17-20% a step) or more. Run 37 (H200,
+ * bench/tracer/README.md): a 2-layer tensor-parallel decode of 16 steps of 1.5 ms paid 19 ms a
+ * 24 ms generation; graph_decode.py (130 ms generations on the host) ran 1.58 ms steps sampled
+ * against 1.48 ms exact; HF's static cache (0.45 s) paid +8% sampled against +25-34% exact.
+ * Foreseen: its units (its payload or the previous parent's count) times the host's time from one
+ * unit's push to the next, the shorter of its mean over this parent's units so far and over the
+ * last parent outside a warm-up range (gen_unit_ns): the fastest pace seen, as auto's launch rate
+ * is the fastest (an unmarked first generation of a compiled loop compiles: run 37's kvfgs
+ * sampled its 68 ms generations after it). A loop that does not wait for the GPU runs ahead of it
+ * in its first steps (graph_decode.py: 0.3 ms apart at first, 1.0 ms over a generation, 1.5 ms
+ * on the GPU) and looks shorter. The generation is traced as a measured one (exact stratum) and
+ * the next unit looks again; nothing foreseen (the first parent without a payload, one unit so
+ * far): not short. */
+static int short_generation(const struct lp_inj_thread *t)
+{
+	uint64_t per = 0, g;
+	if (t->unit_index >= 2 && t->unit_last_ns > t->unit_first_ns)
+		per = (t->unit_last_ns - t->unit_first_ns) / (t->unit_index - 1);
+	if (t->gen_unit_ns && (!per || t->gen_unit_ns < per))
+		per = t->gen_unit_ns;
+	g = (uint64_t)t->unit_prev * per;
+	if (!S.burst || S.burst_kinds || !S.min_gen_ms || !t->unit_prev || !per ||
+	    g >= (uint64_t)S.min_gen_ms * 1000000ull)
+		return 0;
+	if (!atomic_exchange(&S.short_seen, 1))
+		lp_inj_log("stages: auto: a generation foreseen at %.1f ms (%u units, %.3f ms apart), under gen=%u ms: "
+			"traced exactly", (double)g / 1e6, t->unit_prev, (double)per / 1e6, S.min_gen_ms);
+	atomic_store(&S.short_gen_ns, g);
+	return 1;
+}
+
 /* auto: the launch rate of the fastest unit recorded so far on this thread (or, with first=0, the
  * rate since the start). The fastest, not the mean: the first decode steps of a process load
  * modules and pick kernels (an H100 run measured 4.7k launches/s over its first two steps against
@@ -465,6 +508,8 @@ static int decide(const struct lp_inj_thread *t, uint64_t now)
 	while (rate > seen && !atomic_compare_exchange_weak(&S.launch_rate, &seen, rate)) {
 	}
 	if (rate <= S.auto_rate)
+		return MODE_PENDING;
+	if (short_generation(t))
 		return MODE_PENDING;
 	if (atomic_compare_exchange_strong(&S.mode, &expect, MODE_SAMPLED)) {
 		S.why = LP_TRACE_SAMPLE_WHY_AUTO_HIGH;
@@ -583,6 +628,11 @@ uint32_t lp_inj_stage_push(struct lp_inj_thread *t, uint32_t name_sid, uint64_t 
 		int mode = atomic_load_explicit(&S.mode, memory_order_relaxed), record = 1;
 		uint64_t now = lp_inj_now_ns();
 		if (parent != t->unit_parent) {
+			/* auto's gen= (short_generation): the host's time per unit of the parent that ended,
+			 * unless it ran inside a warm-up range (cold: slower than the generations after it) */
+			if (t->unit_index >= 2 && !t->unit_warm && t->unit_last_ns > t->unit_first_ns)
+				t->gen_unit_ns = (t->unit_last_ns - t->unit_first_ns) / (t->unit_index - 1);
+			t->unit_warm = atomic_load_explicit(&S.warmup_open, memory_order_relaxed) > 0;
 			if (t->unit_index) {
 				t->unit_prev = t->unit_index;
 				t->reattach_units = reattach_units(t);
@@ -877,8 +927,12 @@ void lp_inj_sample_finish(void)
 		return;
 	if (atomic_load(&S.mode) == MODE_PENDING) {
 		uint64_t rate = atomic_load(&S.launch_rate);
-		S.why = atomic_load(&S.auto_looked) ? LP_TRACE_SAMPLE_WHY_AUTO_LOW : LP_TRACE_SAMPLE_WHY_AUTO_NONE;
-		if (atomic_load(&S.auto_looked))
+		S.why = atomic_load(&S.short_seen) ? LP_TRACE_SAMPLE_WHY_AUTO_SHORT : atomic_load(&S.auto_looked) ?
+			LP_TRACE_SAMPLE_WHY_AUTO_LOW : LP_TRACE_SAMPLE_WHY_AUTO_NONE;
+		if (atomic_load(&S.short_seen))
+			lp_inj_log("stages: auto sampling stayed off: generations foreseen under gen=%u ms (the last %.1f ms)",
+				S.min_gen_ms, (double)atomic_load(&S.short_gen_ns) / 1e6);
+		else if (atomic_load(&S.auto_looked))
 			lp_inj_log("stages: auto sampling stayed off: %llu launches/s in the fastest unit (threshold %u)",
 				(unsigned long long)rate, S.auto_rate);
 	}

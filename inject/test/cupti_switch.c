@@ -65,7 +65,11 @@
  *                                            each launch as 100 (50k/s, above 5k/s) and samples
  *                                            from the third step (decided at the second one's pop);
  *   cupti_switch FAKE_LIB TRACE_DIR graphw0  the same launches of a graph made before CUPTI saw it
- *                                            (no node callback): 1 each (500/s), stays exact.
+ *                                            (no node callback): 1 each (500/s), stays exact;
+ *   cupti_switch FAKE_LIB TRACE_DIR graphws  graphw's launches under a decode_all that plans 4 steps
+ *                                            (its payload): a generation foreseen at 4 x 2 ms, under
+ *                                            auto's gen= (200 ms), stays exact, every launch seen;
+ *   cupti_switch FAKE_LIB TRACE_DIR graphwg  the same with trace.sample=auto,gen=5: sampled.
  * (burst and lead run with LLMPROF_TRACE_BURST_REATTACH=push: attached again at the prefill's push.)
  * Exit 0 when every check holds, 1 otherwise (each failure on stderr). */
 #include "inject.h"
@@ -289,8 +293,9 @@ static int parent_lead(void)
 
 typedef int (*fire_fn)(CUpti_CallbackDomain, CUpti_CallbackId, const void *);  /* lp_fake_cupti_fire */
 
-/* graphw / graphw0 (`known`: the graph's nodes and instantiation seen by CUPTI's callbacks) */
-static int graph_weight(void *fake, int known)
+/* graphw / graphw0 (`known`: the graph's nodes and instantiation seen by CUPTI's callbacks);
+ * graphws / graphwg: decode_all's payload `planned`, and whether auto is to sample */
+static int graph_weight(void *fake, int known, uint64_t planned, int sample)
 {
 	fire_fn fire = (fire_fn)(uintptr_t)dlsym(fake, "lp_fake_cupti_fire");
 	CUpti_GraphData gd;
@@ -322,7 +327,7 @@ static int graph_weight(void *fake, int known)
 	}
 	cb.callbackSite = CUPTI_API_ENTER;
 	cb.functionParams = &params;
-	push("decode_all");
+	push_payload("decode_all", planned);
 	for (i = 0; i < 4; i++) {
 		push("decode_step");
 		cb.correlationId = (uint32_t)i + 1;
@@ -332,15 +337,16 @@ static int graph_weight(void *fake, int known)
 	}
 	dpop(llm);
 	/* sampled: decided at the pop of the second step (the next is past first=2), detached after it */
-	if (launched != (known ? 2 : 4)) {
+	if (launched != (sample ? 2 : 4)) {
 		fprintf(stderr, "cupti_switch: the graph launch callback reached the tracer %d times, expected %d\n",
-			launched, known ? 2 : 4);
+			launched, sample ? 2 : 4);
 		failures++;
 	}
-	printf("graph launches: sampled %d (expected %d)\n", lp_inj_sample_on(), known);
-	if (lp_inj_sample_on() != known) {
+	printf("graph launches: sampled %d (expected %d)\n", lp_inj_sample_on(), sample);
+	if (lp_inj_sample_on() != sample) {
 		fprintf(stderr, "cupti_switch: auto %s, expected %s\n", lp_inj_sample_on() ? "sampled" : "stayed exact",
-			known ? "sampled (100 kernels a launch)" : "exact (1 a launch)");
+			!known ? "exact (1 a launch)" : sample ? "sampled (100 kernels a launch)"
+			: "exact (a generation foreseen at 8 ms, under gen=)");
 		failures++;
 	}
 	return failures ? 1 : 0;
@@ -509,10 +515,11 @@ int main(int argc, char **argv)
 			  strcmp(argv[3], "lead") && strcmp(argv[3], "parent") && strcmp(argv[3], "delay") &&
 			  strcmp(argv[3], "delay1") && strcmp(argv[3], "delaywu") && strcmp(argv[3], "delaywu0") &&
 			  strcmp(argv[3], "warmup") && strcmp(argv[3], "warmupg") && strcmp(argv[3], "graphw") &&
-			  strcmp(argv[3], "graphw0") && strcmp(argv[3], "parentlead") && strcmp(argv[3], "planned"))) {
+			  strcmp(argv[3], "graphw0") && strcmp(argv[3], "parentlead") && strcmp(argv[3], "planned") &&
+			  strcmp(argv[3], "graphws") && strcmp(argv[3], "graphwg"))) {
 		fprintf(stderr, "usage: cupti_switch FAKE_LIBCUPTI TRACE_DIR "
 			"keep|detach|burst|lead|parent|delay|delay1|delaywu|delaywu0|warmup|warmupg|graphw|graphw0|parentlead|"
-			"planned\n");
+			"planned|graphws|graphwg\n");
 		return 2;
 	}
 	plead = !strcmp(argv[3], "parentlead");
@@ -520,7 +527,8 @@ int main(int argc, char **argv)
 		setenv("LLMPROF_TRACE_REATTACH_LEAD_MS", "20", 1);
 	else
 		unsetenv("LLMPROF_TRACE_REATTACH_LEAD_MS");
-	graphw = !strcmp(argv[3], "graphw") ? 1 : !strcmp(argv[3], "graphw0") ? 2 : 0;
+	graphw = !strcmp(argv[3], "graphw") ? 1 : !strcmp(argv[3], "graphw0") ? 2 : !strcmp(argv[3], "graphws") ? 3
+		: !strcmp(argv[3], "graphwg") ? 4 : 0;
 	detach = !strcmp(argv[3], "detach");
 	burst = !strcmp(argv[3], "burst") ? 1 : !strcmp(argv[3], "lead") ? 2 : !strcmp(argv[3], "parent") ? 3
 		: !strcmp(argv[3], "delay") ? 4 : !strcmp(argv[3], "delay1") ? 5 : !strcmp(argv[3], "delaywu") ? 6
@@ -541,7 +549,7 @@ int main(int argc, char **argv)
 	setenv("LLMPROF_CUPTI_LIB", argv[1], 1);
 	clear_traces(argv[2]);
 	setenv("LLMPROF_TRACE_DIR", argv[2], 1);
-	setenv("LLMPROF_TRACE_SAMPLE", graphw ? "auto" : plead ? "every=64,burst=2,first=1,pick=first,lead=0" : burst == 2 ? "every=4,burst=2,first=1,pick=first,lead=1"
+	setenv("LLMPROF_TRACE_SAMPLE", graphw == 4 ? "auto,gen=5" : graphw ? "auto" : plead ? "every=64,burst=2,first=1,pick=first,lead=0" : burst == 2 ? "every=4,burst=2,first=1,pick=first,lead=1"
 		: burst ? "every=4,burst=2,first=1,pick=first,lead=0" : "every=4,first=1,pick=first", 1);
 	if (detach)
 		setenv("LLMPROF_TRACE_SKIP_DETACH", "1", 1);
@@ -562,7 +570,7 @@ int main(int argc, char **argv)
 	dpush = (domain_push_fn)(uintptr_t)core2[NVTX_CBID_CORE2_DomainRangePushEx];
 	dpop = (domain_pop_fn)(uintptr_t)core2[NVTX_CBID_CORE2_DomainRangePop];
 	if (graphw)
-		return graph_weight(h, graphw == 1);
+		return graph_weight(h, graphw != 2, graphw >= 3 ? 4 : 0, graphw != 2 && graphw != 3);
 	if (plead)
 		return parent_lead();
 	if (burst)

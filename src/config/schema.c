@@ -131,7 +131,7 @@ static const char *type_word(enum schema_type t)
 	case T_BOOL: return "a boolean (true or false)";
 	case T_STRLIST: return "a list of strings";
 	case T_HOOKLIST: return "a list of MODULE:QUALNAME=STAGE[@PAYLOAD] strings";
-	case T_TRACE_SAMPLE: return "off, auto[,rate=R] or every=N[,first=K][,burst=B] (B divides N; also unit=NAME, seed=S, pick=random|first, lead=L)";
+	case T_TRACE_SAMPLE: return "off, auto[,rate=R] or every=N[,first=K][,burst=B] (B divides N; also unit=NAME, seed=S, pick=random|first, lead=L, gen=MS)";
 	default: return "a string";
 	}
 }
@@ -173,7 +173,8 @@ static int check_choice(const struct schema_entry *e, const json_t *v, struct lp
  * comma-separated `auto`, `every=N` (1..1000000), `first=K` (0..1000000), `rate=R` (launches/s,
  * 0..1000000000), `unit=NAME` (1..63 characters), `burst=B` (B consecutive units per block, B
  * dividing every (128 without every=); CUPTI detached between bursts; 0: one unit per block with
- * CUPTI attached, as every=N alone), `lead=L` (0..64); `off` stands alone. The tracer parses the same
+ * CUPTI attached, as every=N alone), `lead=L` (0..64), `gen=MS` (0..1000000: auto's shortest
+ * generation to sample); `off` stands alone. The tracer parses the same
  * grammar (inject/sample.c) and falls back to exact tracing on anything else. */
 static int trace_sample_ok(const char *s)
 {
@@ -209,6 +210,8 @@ static int trace_sample_ok(const char *s)
 				hi = 1000000;
 			else if (k == 4 && !memcmp(s, "lead", 4))
 				hi = 64;
+			else if (k == 3 && !memcmp(s, "gen", 3))
+				hi = 1000000;
 			else if (k == 4 && !memcmp(s, "seed", 4))
 				hi = 9999999999999999999ull;   /* the tracer reads up to 19 digits */
 			else

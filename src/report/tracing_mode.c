@@ -21,6 +21,7 @@ static const char *why_name(unsigned why)
 	case LP_TRACE_SAMPLE_WHY_AUTO_HIGH: return "auto_above";
 	case LP_TRACE_SAMPLE_WHY_AUTO_LOW: return "auto_below";
 	case LP_TRACE_SAMPLE_WHY_AUTO_NONE: return "auto_no_unit";
+	case LP_TRACE_SAMPLE_WHY_AUTO_SHORT: return "auto_short";
 	default: return "unknown";
 	}
 }
@@ -81,6 +82,11 @@ int lp_tracing_mode_text(const struct lp_analysis *a, struct lp_buf *out)
 			lp_buf_addf(out, " (trace.sample=auto: %llu launches/s in the fastest of the first %s ranges, "
 				"a CUDA graph's counted as its kernels, at or below the threshold of %u)",
 				(unsigned long long)s->launch_rate, unit, s->auto_rate);
+		else if (s->why == LP_TRACE_SAMPLE_WHY_AUTO_SHORT)
+			lp_buf_addf(out, " (trace.sample=auto: %llu launches/s, above the threshold of %u, but the "
+				"generations were foreseen shorter than its gen= (200 ms unless trace.sample sets it): one "
+				"burst's CUPTI attach and detach, 15-20 ms of pauses, would cost more than tracing every launch)",
+				(unsigned long long)s->launch_rate, s->auto_rate);
 		else if (s->why == LP_TRACE_SAMPLE_WHY_AUTO_NONE)
 			lp_buf_addf(out, " (trace.sample=auto: no %s range past the first %u, nothing to decide on)", unit,
 				s->first);

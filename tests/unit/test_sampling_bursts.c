@@ -150,7 +150,9 @@ static void test_auto_after_detached_warmup(void **state)
 	(void)state;
 	setenv("LP_FIXTURE_SLOW", "4", 1);
 	setenv("LP_FIXTURE_WARMUP", "1", 1);
-	lp_test_trace_fixture(dir, "auto,rate=500,every=16,burst=4,first=2,seed=4", NULL);
+	/* gen=0: the fixture's generations last milliseconds, which auto's gen= (200 ms) keeps exact
+	 * (test_auto_short_generations) */
+	lp_test_trace_fixture(dir, "auto,rate=500,every=16,burst=4,first=2,seed=4,gen=0", NULL);
 	unsetenv("LP_FIXTURE_WARMUP");
 	unsetenv("LP_FIXTURE_SLOW");
 	a = analyze_first_left_out(dir, &p);
@@ -169,6 +171,49 @@ static void test_auto_after_detached_warmup(void **state)
 	tr = lp_tracing_mode_json(a);
 	assert_int_equal(json_integer_value(json_object_get(tr, "units_measured")), 0);
 	assert_true(json_is_null(json_object_get(tr, "units_measured_rate")));
+	json_decref(tr);
+	lp_buf_release(&md);
+	lp_analysis_release(a);
+	free(a);
+	lp_profile_release(&p);
+}
+
+/* The same program with auto's default gen= (200 ms): its generations after the warm-up are
+ * foreseen from the warm-up's count of steps at a few milliseconds, so auto keeps them exact
+ * although their launch rate is above its threshold: a burst's attach and detach (15-20 ms) would
+ * cost more (run 37: a 2-layer tensor-parallel decode paid 19 ms a 24 ms generation). Everything
+ * after the warm-up is traced, and the reports say why. */
+static void test_auto_short_generations(void **state)
+{
+	const char *dir = LP_TEST_TMP "/sampling_auto_short";
+	struct lp_profile p;
+	struct lp_analysis *a;
+	struct lp_buf md = LP_BUF_INIT;
+	json_t *tr;
+	size_t i, skipped = 0, measured = 0;
+	(void)state;
+	setenv("LP_FIXTURE_SLOW", "4", 1);
+	setenv("LP_FIXTURE_WARMUP", "1", 1);
+	lp_test_trace_fixture(dir, "auto,rate=500,every=16,burst=4,first=2,seed=4", NULL);
+	unsetenv("LP_FIXTURE_WARMUP");
+	unsetenv("LP_FIXTURE_SLOW");
+	a = analyze_first_left_out(dir, &p);
+	assert_int_equal(a->sampling.mode, LP_TRACE_SAMPLE_EXACT);
+	assert_int_equal(a->sampling.why, LP_TRACE_SAMPLE_WHY_AUTO_SHORT);
+	assert_true(a->sampling.launch_rate > 500);
+	assert_int_equal(a->sampling.toggles, 2); /* the warm-up's detach and attach, no burst's */
+	for (i = 0; i < p.n_ranges; i++) {
+		skipped += p.ranges[i].sample == LP_TRACE_STAGE_SKIPPED;
+		measured += p.ranges[i].sample == LP_TRACE_STAGE_MEASURED && p.ranges[i].start_ns;
+	}
+	assert_int_equal(skipped, 0);
+	assert_true(measured >= 80);
+	assert_false(a->kernels.sampled);
+	assert_int_equal(lp_tracing_mode_text(a, &md), 0);
+	assert_non_null(strstr(md.data, "Exact: every launch traced (trace.sample=auto: "));
+	assert_non_null(strstr(md.data, "but the generations were foreseen shorter than its gen="));
+	tr = lp_tracing_mode_json(a);
+	assert_string_equal(json_string_value(json_object_get(tr, "why")), "auto_short");
 	json_decref(tr);
 	lp_buf_release(&md);
 	lp_analysis_release(a);
@@ -842,6 +887,7 @@ int main(void)
 		cmocka_unit_test(test_auto_burst_steps),
 		cmocka_unit_test(test_auto_long_exact_phase),
 		cmocka_unit_test(test_auto_after_detached_warmup),
+		cmocka_unit_test(test_auto_short_generations),
 		cmocka_unit_test(test_burst_switch_advice),
 		cmocka_unit_test(test_blocks_longer_than_generations),
 		cmocka_unit_test(test_graphs_under_unit_switching),
