@@ -10,7 +10,11 @@
 #            tests' fixture tests/fixtures/trace/h200x2_tp)
 #   deep     --mode deep on the fixture shape: ncu profiles rank 0 only (profiling.ncu.rank=0), a
 #            120 s ncu budget, the presets' defaults (NCCL_P2P_DISABLE=1 in the ncu phase, 60 s stall watch)
-#   deepp2p  the same without nsys, with NCCL's P2P left on in the ncu phase
+#   auto     the fixture shape with the tracer's defaults (trace.sample=auto), no nsys: its 24 ms
+#            generations stay exact (auto's gen=, run 37)
+#   autogen0 the same with trace.sample=auto,gen=0: sampled, the ranks' tracing modes merged
+#   lightauto light's full shape with the defaults (sampled: 0.8 s generations), no nsys
+#   deepp2p  the same as deep without nsys, with NCCL's P2P left on in the ncu phase
 #            (profiling.ncu.nccl_p2p_off=false), a 60 s budget and a 20 s stall watch: does a replay stall?
 #   gloo     issue 17's single-GPU ncu rank gate: 2 gloo ranks on GPU 0 under --mode deep (gloo1:
 #            the same with profiling.ncu.rank=1)
@@ -116,6 +120,8 @@ for f in sorted(glob.glob(sys.argv[1] + "/tp.*.json")):
         [round(sum(i["step_ms"]) / max(len(i["step_ms"]), 1), 4) for i in its]))
 PY
   [ -f "$rd/report.md" ] && awk '/^## Ranks/{on=1} on{print; n++} n>70{exit}' "$rd/report.md" >>"$P"
+  [ -f "$rd/report.md" ] && awk '/^## Tracing mode/{on=1; print; next} on && /^## /{exit} on' "$rd/report.md" >>"$P"
+  grep -rh "stages: auto" "$rd/logs" "$rd/trace" 2>/dev/null | sort | uniq -c | head -8 >>"$P"
   pack "$name" "$rd" "$d"
 }
 
@@ -142,6 +148,9 @@ for step in ${*:-light fixture}; do
   case $step in
     light)   KEEP_TRACE=0 run_llmprof light ${LIGHT_TIMEOUT:-200} light "$FULL" $NSYSON ;;
     fixture) run_llmprof fixture 120 light "$SMALL" $NSYSON ;;
+    auto)    run_llmprof auto 120 light "$SMALL" ;;
+    autogen0) run_llmprof autogen0 120 light "$SMALL" trace.sample=auto,gen=0 ;;
+    lightauto) run_llmprof lightauto ${LIGHT_TIMEOUT:-200} light "$FULL" ;;
     deep)    run_llmprof deep 260 deep "$SMALL" $NSYSON profiling.ncu.rank=0 profiling.ncu.budget_s=120 ;;
     deepp2p) run_llmprof deepp2p 150 deep "$SMALL" trace.sample=off profiling.ncu.rank=0 profiling.ncu.budget_s=60 \
                profiling.ncu.nccl_p2p_off=false profiling.ncu.stall_s=20 ;;
