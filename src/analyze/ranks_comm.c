@@ -423,9 +423,9 @@ void lp_ranks_scale_sampled(struct lp_rank_view *v, struct lp_rank *rk)
 			continue;
 		v->steps += sr->n_iters;
 		st = &rk->rstages[sr->of_row];
+		v->steps_unrecorded += st->n_unrecorded;
 		if (!st->n_unrecorded || !sr->n_recorded || !st->n_iters)
 			continue;
-		v->steps_unrecorded += st->n_unrecorded;
 		k = (double)st->n_unrecorded / (double)st->n_iters;  /* unrecorded steps per iteration */
 		st->gpu_ms += k * sr->gpu_ms;
 		st->kernels += k * sr->kernels;
