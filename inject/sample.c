@@ -86,7 +86,7 @@ static struct {
 	uint32_t why;
 	uint32_t every, first, auto_rate;
 	uint32_t min_gen_ms;                 /* auto with bursts: generations foreseen shorter stay exact
-	                                      * (`gen=MS`, 100; 0: not) */
+	                                      * (`gen=MS`, AUTO_MIN_GEN_MS; 0: not) */
 	_Atomic int short_seen;              /* auto kept a generation exact for that */
 	_Atomic uint64_t short_gen_ns;       /* ... the last one's foreseen host time */
 	uint32_t burst;                      /* bursts of `burst` units, CUPTI detached between (0: not) */
