@@ -78,7 +78,12 @@ int lp_tracing_mode_text(const struct lp_analysis *a, struct lp_buf *out)
 					"tracer, or no CUDA).");
 	if (s->mode == 1) {
 		lp_buf_adds(out, "Exact: every launch traced");
-		if (s->why == LP_TRACE_SAMPLE_WHY_AUTO_LOW)
+		if (s->why == LP_TRACE_SAMPLE_WHY_AUTO_LOW && !s->launch_rate)
+			/* the tracer measures a unit's rate only over 0.1 ms or more (inject/sample.c): the
+			 * built-in model's 0.04 ms steps read "0 launches/s" (run 37) */
+			lp_buf_addf(out, " (trace.sample=auto: no %s range lasted the 0.1 ms auto needs to measure its "
+				"launch rate, so it stayed at its start)", unit);
+		else if (s->why == LP_TRACE_SAMPLE_WHY_AUTO_LOW)
 			lp_buf_addf(out, " (trace.sample=auto: %llu launches/s in the fastest of the first %s ranges, "
 				"a CUDA graph's counted as its kernels, at or below the threshold of %u)",
 				(unsigned long long)s->launch_rate, unit, s->auto_rate);

@@ -134,6 +134,20 @@ static void test_auto_long_exact_phase(void **state)
 	lp_profile_release(&p);
 }
 
+/* The fixture writer's program behind a warm-up range, its first 4 steps slow, traced with `spec`;
+ * the analysis with the first iteration left out. */
+static struct lp_analysis *warmup_fixture(const char *dir, const char *spec, struct lp_profile *p)
+{
+	struct lp_analysis *a;
+	setenv("LP_FIXTURE_SLOW", "4", 1);
+	setenv("LP_FIXTURE_WARMUP", "1", 1);
+	lp_test_trace_fixture(dir, spec, NULL);
+	unsetenv("LP_FIXTURE_WARMUP");
+	unsetenv("LP_FIXTURE_SLOW");
+	a = analyze_first_left_out(dir, p);
+	return a;
+}
+
 /* auto behind a warm-up range (hf_generate.py --warmup 1): CUPTI is detached for the warm-up, so
  * its units, flagged as measured while auto waits, hold no kernels and measured nothing; auto
  * decides in the next generation. The Tracing mode section must not claim it traced them (an H200
@@ -148,14 +162,9 @@ static void test_auto_after_detached_warmup(void **state)
 	json_t *tr;
 	size_t i, flagged = 0;
 	(void)state;
-	setenv("LP_FIXTURE_SLOW", "4", 1);
-	setenv("LP_FIXTURE_WARMUP", "1", 1);
 	/* gen=0: the fixture's generations last milliseconds, which auto's gen= (200 ms) keeps exact
 	 * (test_auto_short_generations) */
-	lp_test_trace_fixture(dir, "auto,rate=500,every=16,burst=4,first=2,seed=4,gen=0", NULL);
-	unsetenv("LP_FIXTURE_WARMUP");
-	unsetenv("LP_FIXTURE_SLOW");
-	a = analyze_first_left_out(dir, &p);
+	a = warmup_fixture(dir, "auto,rate=500,every=16,burst=4,first=2,seed=4,gen=0", &p);
 	assert_int_equal(a->sampling.mode, LP_TRACE_SAMPLE_SAMPLED);
 	assert_int_equal(a->sampling.warmup, LP_TRACE_WARMUP_DETACHED);
 	for (i = 0; i < p.n_ranges; i++)
@@ -192,12 +201,7 @@ static void test_auto_short_generations(void **state)
 	json_t *tr;
 	size_t i, skipped = 0, measured = 0;
 	(void)state;
-	setenv("LP_FIXTURE_SLOW", "4", 1);
-	setenv("LP_FIXTURE_WARMUP", "1", 1);
-	lp_test_trace_fixture(dir, "auto,rate=500,every=16,burst=4,first=2,seed=4", NULL);
-	unsetenv("LP_FIXTURE_WARMUP");
-	unsetenv("LP_FIXTURE_SLOW");
-	a = analyze_first_left_out(dir, &p);
+	a = warmup_fixture(dir, "auto,rate=500,every=16,burst=4,first=2,seed=4", &p);
 	assert_int_equal(a->sampling.mode, LP_TRACE_SAMPLE_EXACT);
 	assert_int_equal(a->sampling.why, LP_TRACE_SAMPLE_WHY_AUTO_SHORT);
 	assert_true(a->sampling.launch_rate > 500);
@@ -219,6 +223,29 @@ static void test_auto_short_generations(void **state)
 	lp_analysis_release(a);
 	free(a);
 	lp_profile_release(&p);
+}
+
+/* auto that measured no rate: the tracer measures a unit over 0.1 ms or more, and the built-in
+ * model's 0.04 ms steps left it at 0; the report read "0 launches/s in the fastest of the first
+ * decode_step ranges" (run 37). */
+static void test_auto_no_rate_text(void **state)
+{
+	struct lp_analysis *a = calloc(1, sizeof(*a));
+	struct lp_buf md = LP_BUF_INIT;
+	(void)state;
+	assert_non_null(a);
+	a->sampling.mode = LP_TRACE_SAMPLE_EXACT;
+	a->sampling.why = LP_TRACE_SAMPLE_WHY_AUTO_LOW;
+	a->sampling.auto_rate = 5000;
+	assert_int_equal(lp_tracing_mode_text(a, &md), 0);
+	assert_non_null(strstr(md.data, "no decode_step range lasted the 0.1 ms auto needs to measure its launch rate"));
+	assert_null(strstr(md.data, "0 launches/s"));
+	lp_buf_release(&md);
+	a->sampling.launch_rate = 3100;
+	assert_int_equal(lp_tracing_mode_text(a, &md), 0);
+	assert_non_null(strstr(md.data, "3100 launches/s in the fastest of the first decode_step ranges"));
+	lp_buf_release(&md);
+	free(a);
 }
 
 /* the sampled trace's analysis into a, the exact one's into b (default stage rules: nothing
@@ -888,6 +915,7 @@ int main(void)
 		cmocka_unit_test(test_auto_long_exact_phase),
 		cmocka_unit_test(test_auto_after_detached_warmup),
 		cmocka_unit_test(test_auto_short_generations),
+		cmocka_unit_test(test_auto_no_rate_text),
 		cmocka_unit_test(test_burst_switch_advice),
 		cmocka_unit_test(test_blocks_longer_than_generations),
 		cmocka_unit_test(test_graphs_under_unit_switching),
