@@ -444,6 +444,8 @@ static void step_check(const struct lp_analysis_input *in, struct lp_analysis *a
 		d[i] = in->own_steps[i] - st->step_lat_ms[i];
 	qsort(d, c->ours, sizeof(*d), lp_cmp_double);
 	c->median_gap_ms = lp_percentile_sorted(d, c->ours, 50);
+	c->gap_p10_ms = lp_percentile_sorted(d, c->ours, 10);
+	c->gap_p90_ms = lp_percentile_sorted(d, c->ours, 90);
 	free(d);
 	c->done = 1;
 }

@@ -157,6 +157,7 @@ struct lp_step_check {
 	double median_abs_pct, max_abs_pct;
 	size_t max_at;               /* 0-based step (over the measured steps) of the largest */
 	double median_gap_ms;        /* median of the workload's step minus llmprof's (> 0: ours lower) */
+	double gap_p10_ms, gap_p90_ms; /* its 10th and 90th percentiles: a fixed offset varies little */
 	int stage;                   /* the stage whose steps were compared (enum lp_stage_kind) */
 };
 #define LP_STEP_CHECK_PCT 2.0

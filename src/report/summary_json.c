@@ -427,6 +427,8 @@ int lp_report_summary_json(const struct lp_analysis *a, struct lp_buf *out, stru
 			put(s, "max_abs_diff_pct", c->done ? real(c->max_abs_pct) : json_null());
 			put(s, "max_at_step", c->done ? json_integer((json_int_t)c->max_at) : json_null());
 			put(s, "median_gap_ms", c->done ? real(c->median_gap_ms) : json_null());
+			put(s, "gap_p10_ms", c->done ? real(c->gap_p10_ms) : json_null());
+			put(s, "gap_p90_ms", c->done ? real(c->gap_p90_ms) : json_null());
 		}
 		put(o, "steps", s);
 	}
