@@ -189,10 +189,11 @@ int lp_tracing_mode_text(const struct lp_analysis *a, struct lp_buf *out)
 		if (share >= BURST_SWITCH_ADVICE && s->every <= 1000000 / 4)
 			lp_buf_addf(out, " The bursts' attaches and detaches took about %.0f ms of host time (%.0f bursts in "
 				"the measured generations, 2 switches each at this run's mean), %.1f%% of the decode time, "
-				"much of it paid by the program as pauses: trace.sample=auto,every=%u,burst=%u records a burst in a quarter as "
+				"much of it paid by the program as pauses: trace.sample=%severy=%u,burst=%u records a burst in a quarter as "
 				"many blocks (about %.1f%% of the decode time less, a quarter of the sampled %s ranges: "
 				"intervals about twice as wide; docs/tracer.md \"Bursts\").",
-				ms, bursts, 100 * share, s->every * 4, s->burst, 75 * share, unit);
+				ms, bursts, 100 * share, s->why == LP_TRACE_SAMPLE_WHY_AUTO_HIGH ? "auto," : "", s->every * 4,
+				s->burst, 75 * share, unit);
 	}
 	if (a->sampling_others)
 		lp_buf_addf(out, " %u other traced process%s ran in another mode (trace.sample=auto decides in each "
