@@ -380,19 +380,17 @@ int lp_ranks_comm(struct lp_rank_view *v, struct lp_rank *rk, const struct lp_pr
 	for (i = 0; i < n_occ; i++) {
 		struct lp_rank_stage *rs = &rk->rstages[w->occ_row[i]];
 		double n = rs->n_recorded ? (double)rs->n_recorded : 1;
-		if (i >= n_occ_st && sub->ranges[step_range[i - n_occ_st]].sample == LP_TRACE_STAGE_SKIPPED) {
-			const struct lp_range *r = &sub->ranges[step_range[i - n_occ_st]];
+		const struct lp_range *r = i >= n_occ_st ? &sub->ranges[step_range[i - n_occ_st]] : NULL;
+		if (r) /* a step's host time: every step's */
 			rs->host_ms += (double)(r->end_ns - r->start_ns) / 1e6 / (double)rs->n_iters;
+		if (r && r->sample == LP_TRACE_STAGE_SKIPPED)
 			continue;
-		}
 		rs->comm_ms += (double)comm_ns[i] / 1e6 / n;
 		rs->compute_ms += (double)comp_ns[i] / 1e6 / n;
 		rs->overlap_ms += (double)ovl_ns[i] / 1e6 / n;
 		rs->exposed_ms += (double)(comm_ns[i] - ovl_ns[i]) / 1e6 / n;
 		rs->comm_kernels += ckern[i];
-		if (i >= n_occ_st) {
-			const struct lp_range *r = &sub->ranges[step_range[i - n_occ_st]];
-			rs->host_ms += (double)(r->end_ns - r->start_ns) / 1e6 / (double)rs->n_iters;
+		if (r) {
 			rs->gpu_ms += (double)(comp_ns[i] + comm_ns[i] - ovl_ns[i]) / 1e6 / n;
 			rs->kernels += (double)kern[i] / n;
 		}

@@ -283,6 +283,23 @@ static void one_stage(struct lp_analysis *a, struct lp_stage *st, const char *na
 	a->stages.n_stages = 1;
 }
 
+/* `a`'s per-step check: done, `n` decode steps of both, `within` of them within 2%, the median and
+ * largest |difference| (%), the largest's step and the median signed gap (ms) */
+static struct lp_step_check *set_steps(struct lp_analysis *a, size_t n, size_t within, double median_pct,
+	double max_pct, size_t max_at, double gap_ms)
+{
+	struct lp_step_check *c = &a->step_check;
+	c->done = 1;
+	c->ours = c->theirs = n;
+	c->within = within;
+	c->median_abs_pct = median_pct;
+	c->max_abs_pct = max_pct;
+	c->max_at = max_at;
+	c->median_gap_ms = gap_ms;
+	c->stage = LP_STAGE_DECODE;
+	return c;
+}
+
 /* lp_fmt_step_check without the CPU-bound note */
 static void assert_no_step_note(const struct lp_analysis *a)
 {
@@ -305,15 +322,7 @@ static void test_step_check_host_note(void **state)
 	(void)state;
 	assert_non_null(a);
 	one_stage(a, &decode, "decode_all", LP_STAGE_DECODE, 0.957);
-	c = &a->step_check;
-	c->done = 1;
-	c->ours = c->theirs = 93;
-	c->within = 1;
-	c->median_abs_pct = 8.12;
-	c->max_abs_pct = 11.84;
-	c->max_at = 33;
-	c->median_gap_ms = 0.152;
-	c->stage = LP_STAGE_DECODE;
+	c = set_steps(a, 93, 1, 8.12, 11.84, 33, 0.152);
 	assert_int_equal(lp_fmt_step_check(a, &t), 0);
 	assert_non_null(strstr(t.data, " Every decode step against the workload's own step times: 1 of 93 within 2% "
 		"(median 8.12%, largest 11.84% at step 33). The steps ran CPU-bound (the GPU idle 96% of their stage)"));
@@ -347,17 +356,9 @@ static void test_step_check_offset_note(void **state)
 	(void)state;
 	assert_non_null(a);
 	one_stage(a, &decode, "decode_all", LP_STAGE_DECODE, 0.12);
-	c = &a->step_check;
-	c->done = 1;
-	c->ours = c->theirs = 381;
-	c->within = 55;
-	c->median_abs_pct = 2.31;
-	c->max_abs_pct = 3.73;
-	c->max_at = 228;
-	c->median_gap_ms = -0.0444;
+	c = set_steps(a, 381, 55, 2.31, 3.73, 228, -0.0444);
 	c->gap_p10_ms = -0.0588;
 	c->gap_p90_ms = -0.0401;
-	c->stage = LP_STAGE_DECODE;
 	assert_int_equal(lp_fmt_step_check(a, &t), 0);
 	assert_non_null(strstr(t.data, "55 of 381 within 2% (median 2.31%, largest 3.73% at step 228). llmprof's steps "
 		"are 0.044 ms longer than the workload's at the median, and by about as much in every step (-0.059 to "
