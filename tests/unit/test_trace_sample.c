@@ -288,6 +288,11 @@ static void test_off_auto_and_bad(void **state)
 	assert_int_equal(res->sampling.why, LP_TRACE_SAMPLE_WHY_OFF);
 	run(LP_TEST_TMP "/sample_bad2", "sometimes", NULL, res);
 	assert_int_equal(res->sampling.why, LP_TRACE_SAMPLE_WHY_OFF);
+	/* gen= reads as the other keys: a number, or the spec is refused */
+	run(LP_TEST_TMP "/sample_bad_gen", "auto,gen=x", NULL, res);
+	assert_int_equal(res->sampling.why, LP_TRACE_SAMPLE_WHY_OFF);
+	run(LP_TEST_TMP "/sample_auto_gen0", "auto,gen=0", NULL, res);
+	assert_int_equal(res->sampling.why, LP_TRACE_SAMPLE_WHY_AUTO_LOW); /* no launches: exact below the rate */
 	free(res);
 }
 
