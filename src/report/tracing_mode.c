@@ -69,6 +69,15 @@ static int first_left_out(const struct lp_analysis *a)
 	return 0;
 }
 
+/* The warm-up's sentence: CUPTI detached inside the program's warm-up range (auto or bursts). */
+static void warmup_detached(const struct lp_sampling *s, struct lp_buf *out)
+{
+	if (s->warmup == LP_TRACE_WARMUP_DETACHED)
+		lp_buf_adds(out, " CUPTI was detached inside the program's warm-up range: its kernels were not "
+			"recorded (the reports leave the warm-up out; CUPTI present while a process first launches its "
+			"kernels costs its later steps a few percent; trace.warmup=record keeps them).");
+}
+
 int lp_tracing_mode_text(const struct lp_analysis *a, struct lp_buf *out)
 {
 	const struct lp_sampling *s = &a->sampling;
@@ -99,7 +108,11 @@ int lp_tracing_mode_text(const struct lp_analysis *a, struct lp_buf *out)
 			lp_buf_adds(out, " (deep mode traces every launch: Nsight Compute's sampling numbers them)");
 		else
 			lp_buf_adds(out, " (trace.sample=off)");
-		return lp_buf_adds(out, ".");
+		lp_buf_adds(out, ".");
+		/* auto waits with CUPTI detached through a warm-up, whatever it decides after it (run 37:
+		 * "every launch traced" above a run whose warm-up kernels were not) */
+		warmup_detached(s, out);
+		return out->oom ? -1 : 0;
 	}
 	lp_buf_addf(out, "Sampled: kernels were traced in %llu of %llu %s ranges", (unsigned long long)s->units_recorded,
 		(unsigned long long)s->units, unit);
@@ -166,10 +179,7 @@ int lp_tracing_mode_text(const struct lp_analysis *a, struct lp_buf *out)
 			"their kernels wrong end times once the kinds went off and on, so every %s range was traced from the "
 			"first graph launch on (exact from there; trace.sample=auto's bursts, which detach CUPTI, sample "
 			"graphs).", unit, unit);
-	if (s->warmup == LP_TRACE_WARMUP_DETACHED)
-		lp_buf_adds(out, " CUPTI was detached inside the program's warm-up range: its kernels were not "
-			"recorded (the reports leave the warm-up out; CUPTI present while a process first launches its "
-			"kernels costs its later steps a few percent; trace.warmup=record keeps them).");
+	warmup_detached(s, out);
 	if (s->warmup == LP_TRACE_WARMUP_DETACHED && a->graph_uncaptured)
 		lp_buf_addf(out, " %llu kernels of CUDA graphs have no capture record (graphs captured inside the "
 			"warm-up with trace.warmup=detach, or outside every range): each is attributed to the range "
