@@ -439,6 +439,15 @@ static void skip_end(void)
 	pthread_mutex_unlock(&S.switch_lock);
 }
 
+/* The host's time from one unit's push to the next over the thread's current parent's units so far
+ * (their first and last push); 0 before two. */
+static uint64_t unit_period_ns(const struct lp_inj_thread *t)
+{
+	if (t->unit_index < 2 || t->unit_last_ns <= t->unit_first_ns)
+		return 0;
+	return (t->unit_last_ns - t->unit_first_ns) / (t->unit_index - 1);
+}
+
 /* How many units before the foreseen end of the next parent the flush thread attaches: 4
  * (REATTACH_END_UNITS), or with LLMPROF_TRACE_REATTACH_LEAD_MS=T (a candidate, bench/tracer/
  * README.md run 32's next step) T's worth of the parent that just ended, from its units' period,
@@ -447,10 +456,9 @@ static void skip_end(void)
 static uint32_t reattach_units(const struct lp_inj_thread *t)
 {
 	uint32_t n = t->unit_index, cap = n / 4 > REATTACH_END_UNITS ? n / 4 : REATTACH_END_UNITS;
-	uint64_t period, k;
+	uint64_t period = unit_period_ns(t), k;
 	if (!S.reattach_lead_ns || n < 2 || t->unit_last_ns <= t->unit_first_ns)
 		return REATTACH_END_UNITS;
-	period = (t->unit_last_ns - t->unit_first_ns) / (n - 1);
 	k = period ? (S.reattach_lead_ns + period - 1) / period : cap;
 	return k < REATTACH_END_UNITS ? REATTACH_END_UNITS : k > cap ? cap : (uint32_t)k;
 }
@@ -473,9 +481,7 @@ static uint32_t reattach_units(const struct lp_inj_thread *t)
  * far): not short. */
 static int short_generation(const struct lp_inj_thread *t)
 {
-	uint64_t per = 0, g;
-	if (t->unit_index >= 2 && t->unit_last_ns > t->unit_first_ns)
-		per = (t->unit_last_ns - t->unit_first_ns) / (t->unit_index - 1);
+	uint64_t per = unit_period_ns(t), g;
 	if (t->gen_unit_ns && (!per || t->gen_unit_ns < per))
 		per = t->gen_unit_ns;
 	g = (uint64_t)t->unit_prev * per;
@@ -630,8 +636,9 @@ uint32_t lp_inj_stage_push(struct lp_inj_thread *t, uint32_t name_sid, uint64_t 
 		if (parent != t->unit_parent) {
 			/* auto's gen= (short_generation): the host's time per unit of the parent that ended,
 			 * unless it ran inside a warm-up range (cold: slower than the generations after it) */
-			if (t->unit_index >= 2 && !t->unit_warm && t->unit_last_ns > t->unit_first_ns)
-				t->gen_unit_ns = (t->unit_last_ns - t->unit_first_ns) / (t->unit_index - 1);
+			uint64_t period = unit_period_ns(t);
+			if (period && !t->unit_warm)
+				t->gen_unit_ns = period;
 			t->unit_warm = atomic_load_explicit(&S.warmup_open, memory_order_relaxed) > 0;
 			if (t->unit_index) {
 				t->unit_prev = t->unit_index;
