@@ -705,8 +705,10 @@ static void run_sampling(const struct lp_profile *p, struct lp_analysis *out)
 	out->sampling.toggles = out->sampling.toggle_ns = 0;
 	for (i = 0; i < p->n_processes; i++) {
 		const struct lp_sampling *s = &p->processes[i].sampling;
-		if (s->mode != best->mode || s->why != best->why)
+		if (s->mode != best->mode || s->why != best->why) {
+			out->sampling_others += sampling_rank(s) >= 2;
 			continue;
+		}
 		out->sampling_processes++;
 		out->sampling.units += s->units;
 		out->sampling.units_recorded += s->units_recorded;
@@ -717,9 +719,6 @@ static void run_sampling(const struct lp_profile *p, struct lp_analysis *out)
 		if (s->launch_rate > out->sampling.launch_rate)
 			out->sampling.launch_rate = s->launch_rate;
 	}
-	for (i = 0; i < p->n_processes; i++)
-		out->sampling_others += sampling_rank(&p->processes[i].sampling) >= 2 &&
-			(p->processes[i].sampling.mode != best->mode || p->processes[i].sampling.why != best->why);
 }
 
 /* The tracer's mode and, for a sampled trace, the kernel table scaled to every unit. */

@@ -109,9 +109,11 @@ int lp_fmt_step_check(const struct lp_analysis *a, struct lp_buf *out)
 		lp_buf_addf(out, " Every decode step against the workload's own step times: %zu of %zu within %.0f%% "
 			"(median %.2f%%, largest %.2f%% at step %zu).", c->within, c->ours, LP_STEP_CHECK_PCT,
 			c->median_abs_pct, c->max_abs_pct, c->max_at);
+	if (!c->done || 2 * c->within >= c->ours)
+		return out->oom ? -1 : 0;
 	/* most steps outside, all lower by a host dispatch's worth, on an idle GPU: the workload's
 	 * step events hold host time outside the step's range (lp_fmt_check_host's case, per step) */
-	if (c->done && 2 * c->within < c->ours && (st = cpu_bound_stage(a, c->stage, c->median_gap_ms)) != NULL)
+	if ((st = cpu_bound_stage(a, c->stage, c->median_gap_ms)) != NULL)
 		lp_buf_addf(out, " The steps ran CPU-bound (the GPU idle %.0f%% of their stage): a workload's step "
 			"events then hold the host time around each step's range too (the call into the model, the "
 			"sampling between steps), which can account for llmprof's steps being %.3f ms lower at the "
@@ -120,7 +122,7 @@ int lp_fmt_step_check(const struct lp_analysis *a, struct lp_buf *out)
 	 * (HF's static cache on the H200: 35-55 of 381 within 2%, llmprof's 0.047 ms longer at the
 	 * median, the 10th to 90th percentile within 0.02 ms of it, the decode per generation
 	 * within 0.1%; run 37) */
-	else if (c->done && 2 * c->within < c->ours && fabs(c->median_gap_ms) <= LP_CHECK_HOST_GAP_MS &&
+	else if (fabs(c->median_gap_ms) <= LP_CHECK_HOST_GAP_MS &&
 		 c->gap_p90_ms - c->gap_p10_ms <= fabs(c->median_gap_ms))
 		lp_buf_addf(out, " llmprof's steps are %.3f ms %s than the workload's at the median, and by about as much "
 			"in every step (%+.3f to %+.3f ms, the workload's minus llmprof's, 10th to 90th percentile): a fixed "

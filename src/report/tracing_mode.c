@@ -69,6 +69,13 @@ static int first_left_out(const struct lp_analysis *a)
 	return 0;
 }
 
+/* The advice's trace.sample prefix: `auto,` when auto chose to sample (its decision kept), none for
+ * a schedule the user gave. */
+static const char *auto_prefix(const struct lp_sampling *s)
+{
+	return s->why == LP_TRACE_SAMPLE_WHY_AUTO_HIGH ? "auto," : "";
+}
+
 /* The warm-up's sentence: CUPTI detached inside the program's warm-up range (auto or bursts). */
 static void warmup_detached(const struct lp_sampling *s, struct lp_buf *out)
 {
@@ -157,7 +164,7 @@ int lp_tracing_mode_text(const struct lp_analysis *a, struct lp_buf *out)
 	if (!s->burst && s->every >= 16 && s->every % 4 == 0) /* bursts of 4 in 16 or more: a quarter at most */
 		lp_buf_addf(out, " One %s range per block keeps CUPTI attached between them, which cost 9-18%% a step on "
 			"an H200 (bench/tracer/README.md run 35): trace.sample=%severy=%u,burst=4 detaches it between bursts of 4.",
-			unit, s->why == LP_TRACE_SAMPLE_WHY_AUTO_HIGH ? "auto," : "", s->every);
+			unit, auto_prefix(s), s->every);
 	if (a->kernels.sample_missing) {
 		/* a block that fits the generations: its cluster then falls inside each of them */
 		uint32_t parents = s->first && a->kernels.sample_exact ? a->kernels.sample_exact / s->first : 0;
@@ -169,7 +176,7 @@ int lp_tracing_mode_text(const struct lp_analysis *a, struct lp_buf *out)
 			"differ); ", unit, s->first, a->kernels.sample_missing, s->every, s->burst ? "burst" : "unit");
 		if (per >= 2 * k)
 			lp_buf_addf(out, "a block no longer than a generation (trace.sample=%severy=%u,burst=%u) or "
-				"trace.sample=off traces them.", s->why == LP_TRACE_SAMPLE_WHY_AUTO_HIGH ? "auto," : "",
+				"trace.sample=off traces them.", auto_prefix(s),
 				per / k * k, k);
 		else
 			lp_buf_adds(out, "trace.sample=off traces them.");
@@ -202,7 +209,7 @@ int lp_tracing_mode_text(const struct lp_analysis *a, struct lp_buf *out)
 				"much of it paid by the program as pauses: trace.sample=%severy=%u,burst=%u records a burst in a quarter as "
 				"many blocks (about %.1f%% of the decode time less, a quarter of the sampled %s ranges: "
 				"intervals about twice as wide; docs/tracer.md \"Bursts\").",
-				ms, bursts, 100 * share, s->why == LP_TRACE_SAMPLE_WHY_AUTO_HIGH ? "auto," : "", s->every * 4,
+				ms, bursts, 100 * share, auto_prefix(s), s->every * 4,
 				s->burst, 75 * share, unit);
 	}
 	if (a->sampling_others)
