@@ -241,6 +241,7 @@ static void on_api(CUpti_CallbackDomain domain, CUpti_CallbackId cbid, const CUp
 		t->rt_correlation = cb->correlationId;
 	else if (inj_c.runtime_api && t->rt_correlation == cb->correlationId)
 		return; /* the driver call inside a runtime call already recorded */
+	t->api_launches++;
 	r.correlation_id = lp_cupti_corr(cb->correlationId);
 	{
 		uint32_t max = atomic_load_explicit(&inj_c.corr_max, memory_order_relaxed);

@@ -65,8 +65,11 @@ struct lp_inj_thread {
 	uint32_t unit_skipping;         /* sample.c: inside an unrecorded unit (1) */
 	uint64_t unit_t0, unit_l0;      /* sample.c: clock and launches at the open unit's push */
 	uint64_t rate_ns, rate_max;     /* sample.c: time inside measured units, fastest launch rate (auto) */
-	uint64_t gen_unit_ns;           /* sample.c: host time per unit of the last parent outside a warm-up (auto's gen=) */
-	uint8_t unit_warm;              /* sample.c: the current parent began inside a warm-up range */
+	uint64_t api_launches;          /* cupti.c: launch calls traced on this thread (kernels, graphs, copies; each once) */
+	uint64_t unit_a0;               /* sample.c: api_launches at the open measured unit's push */
+	uint64_t par_api;               /* sample.c: launch calls of the current parent's measured units ... */
+	uint32_t par_api_units;         /* ... and how many (those with any; auto's gen=) */
+	uint32_t unit_api;              /* sample.c: launch calls per measured unit of the last parent that had any */
 	struct lp_inj_slot *slot;       /* writer.c: this thread's record buffer, as the flush thread lists it */
 	struct lp_inj_frame stack[LP_TRACE_MAX_DEPTH];
 	struct lp_inj_strcache strings[LP_INJ_STRCACHE];

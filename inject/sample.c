@@ -51,7 +51,7 @@
 
 #define MAX_STAGES 8
 #define MAX_PENDING 4096                 /* stage instances waiting for their GPU times */
-#define AUTO_MIN_GEN_MS 200             /* auto: generations foreseen shorter stay exact (short_generation) */
+#define AUTO_GEN_LAUNCHES 3000          /* auto: generations foreseen to launch fewer stay exact (short_generation) */
 #define REATTACH_END_UNITS 4             /* bursts: the attach this many units before the parent's foreseen end */
 
 /* frame marks (struct lp_inj_frame.stage) */
@@ -85,10 +85,10 @@ static struct {
 	_Atomic int mode;                    /* MODE_* */
 	uint32_t why;
 	uint32_t every, first, auto_rate;
-	uint32_t min_gen_ms;                 /* auto with bursts: generations foreseen shorter stay exact
-	                                      * (`gen=MS`, AUTO_MIN_GEN_MS; 0: not) */
+	uint32_t gen_launches;               /* auto with bursts: generations foreseen to launch fewer stay
+	                                      * exact (`gen=N`, AUTO_GEN_LAUNCHES; 0: not) */
 	_Atomic int short_seen;              /* auto kept a generation exact for that */
-	_Atomic uint64_t short_gen_ns;       /* ... the last one's foreseen host time */
+	_Atomic uint64_t short_gen_launches; /* ... the last one's foreseen launches */
 	uint32_t burst;                      /* bursts of `burst` units, CUPTI detached between (0: not) */
 	uint32_t lead;                       /* bursts: the flush thread attaches `lead` units ahead */
 	int reattach_parent;                 /* bursts: attach at the units' parent's pop (env): 1 the
@@ -251,7 +251,7 @@ static int parse_sample(const char *spec, char *unit, size_t unit_cap)
 			if (parse_uint(v, vn, 0, 1000000000, &S.auto_rate) < 0)
 				return -1;
 		} else if (eq && k == 3 && !memcmp(p, "gen", 3)) {
-			if (parse_uint(v, vn, 0, 1000000, &S.min_gen_ms) < 0)
+			if (parse_uint(v, vn, 0, 1000000, &S.gen_launches) < 0)
 				return -1;
 		} else if (eq && k == 4 && !memcmp(p, "seed", 4)) {
 			if (parse_u64(v, vn, &S.seed) < 0)
@@ -353,7 +353,7 @@ static void init_once(void)
 	S.every = 8;
 	S.first = 2;
 	S.auto_rate = 5000;
-	S.min_gen_ms = AUTO_MIN_GEN_MS;
+	S.gen_launches = AUTO_GEN_LAUNCHES;
 	S.pick = LP_TRACE_SAMPLE_PICK_RANDOM;
 	/* the default is auto: sampled above the launch rate, exact below (the reports scale sampled tables) */
 	if (parse_sample(spec && *spec ? spec : "auto", unit, sizeof(unit)) < 0) {
@@ -464,34 +464,35 @@ static uint32_t reattach_units(const struct lp_inj_thread *t)
 }
 
 /* auto with bursts (CUPTI detached between them): 1 when the thread's current parent is foreseen
- * shorter than `gen` ms (AUTO_MIN_GEN_MS): the switches of its bursts (an attach and a detach of
- * 15-20 ms together on eager PyTorch, up to ~40 ms a switch with CUDA graphs, at least one cycle a
- * generation) would cost about what tracing it exactly does (+17-20% a step) or more. Run 37 (H200,
- * bench/tracer/README.md): a 2-layer tensor-parallel decode of 16 steps of 1.5 ms paid 19 ms a
- * 24 ms generation; graph_decode.py (130 ms generations on the host) ran 1.58 ms steps sampled
- * against 1.48 ms exact; HF's static cache (0.45 s) paid +8% sampled against +25-34% exact.
- * Foreseen: its units (its payload or the previous parent's count) times the host's time from one
- * unit's push to the next, the shorter of its mean over this parent's units so far and over the
- * last parent outside a warm-up range (gen_unit_ns): the fastest pace seen, as auto's launch rate
- * is the fastest (an unmarked first generation of a compiled loop compiles: run 37's kvfgs
- * sampled its 68 ms generations after it). A loop that does not wait for the GPU runs ahead of it
- * in its first steps (graph_decode.py: 0.3 ms apart at first, 1.0 ms over a generation, 1.5 ms
- * on the GPU) and looks shorter. The generation is traced as a measured one (exact stratum) and
- * the next unit looks again; nothing foreseen (the first parent without a payload, one unit so
- * far): not short. */
+ * to launch fewer than `gen` (AUTO_GEN_LAUNCHES) kernels, graphs and copies, a graph launch counted
+ * once: tracing each of its launches then costs less than the switches of its bursts (an attach
+ * and a detach, 15-20 ms of pauses together on eager PyTorch, 20-40 ms with CUDA graphs, at least
+ * one cycle a generation). What tracing a generation exactly costs grows with the launch calls it
+ * makes, not with its length (bench/tracer/README.md runs 37, 38, H200, against the program
+ * without llmprof):
+ *   - graph_decode.py (one graph launch a step): exact +4.0% at 128 and at 256 steps, bursts +10%
+ *     and +8% (18-29 ms of switches a generation);
+ *   - a 2-layer tensor-parallel decode (70 launches a step, 16 steps): bursts paid 19 ms in each
+ *     24-40 ms generation, and the program's step times, taken inside the ranges, miss them;
+ *   - HF's static cache (~87 launches a step around its graph, 64 steps, 0.18 s): exact +34%,
+ *     bursts +13%; eager generate() (~750 a step): exact +19%, bursts +3-4%.
+ * Those are 128-256, 1,100, 5,600 and (24 steps) 18,000 launches a generation; 3,000 lies
+ * between. The generation's duration does not tell them apart (the static cache's 0.18 s against
+ * graph_decode.py's 0.36 s, run 37's 200 ms rule). Foreseen: its units (its payload or the
+ * previous parent's count) times the launches of this parent's measured units so far, or of the
+ * last parent's (units with no launch traced, CUPTI detached for a warm-up, left out). The
+ * generation is traced as a measured one (exact stratum) and the next unit looks again; nothing
+ * foreseen (the first parent without a payload, no measured unit yet): not short. */
 static int short_generation(const struct lp_inj_thread *t)
 {
-	uint64_t per = unit_period_ns(t), g;
-	if (t->gen_unit_ns && (!per || t->gen_unit_ns < per))
-		per = t->gen_unit_ns;
-	g = (uint64_t)t->unit_prev * per;
-	if (!S.burst || S.burst_kinds || !S.min_gen_ms || !t->unit_prev || !per ||
-	    g >= (uint64_t)S.min_gen_ms * 1000000ull)
+	double per = t->par_api_units ? (double)t->par_api / t->par_api_units : (double)t->unit_api;
+	uint64_t g = (uint64_t)(t->unit_prev * per + 0.5);
+	if (!S.burst || S.burst_kinds || !S.gen_launches || !t->unit_prev || per <= 0 || g >= S.gen_launches)
 		return 0;
 	if (!atomic_exchange(&S.short_seen, 1))
-		lp_inj_log("stages: auto: a generation foreseen at %.1f ms (%u units, %.3f ms apart), under gen=%u ms: "
-			"traced exactly", (double)g / 1e6, t->unit_prev, (double)per / 1e6, S.min_gen_ms);
-	atomic_store(&S.short_gen_ns, g);
+		lp_inj_log("stages: auto: a generation foreseen to launch %llu times (%u units, %.1f launches each), "
+			"under gen=%u: traced exactly", (unsigned long long)g, t->unit_prev, per, S.gen_launches);
+	atomic_store(&S.short_gen_launches, g);
 	return 1;
 }
 
@@ -634,12 +635,12 @@ uint32_t lp_inj_stage_push(struct lp_inj_thread *t, uint32_t name_sid, uint64_t 
 		int mode = atomic_load_explicit(&S.mode, memory_order_relaxed), record = 1;
 		uint64_t now = lp_inj_now_ns();
 		if (parent != t->unit_parent) {
-			/* auto's gen= (short_generation): the host's time per unit of the parent that ended,
-			 * unless it ran inside a warm-up range (cold: slower than the generations after it) */
-			uint64_t period = unit_period_ns(t);
-			if (period && !t->unit_warm)
-				t->gen_unit_ns = period;
-			t->unit_warm = atomic_load_explicit(&S.warmup_open, memory_order_relaxed) > 0;
+			/* auto's gen= (short_generation): the launches per measured unit of the parent that
+			 * ended */
+			if (t->par_api_units)
+				t->unit_api = (uint32_t)(t->par_api / t->par_api_units);
+			t->par_api = 0;
+			t->par_api_units = 0;
 			if (t->unit_index) {
 				t->unit_prev = t->unit_index;
 				t->reattach_units = reattach_units(t);
@@ -678,6 +679,7 @@ uint32_t lp_inj_stage_push(struct lp_inj_thread *t, uint32_t name_sid, uint64_t 
 				mark |= MARK_MEASURED;
 				t->unit_t0 = now;
 				t->unit_l0 = t->launches;
+				t->unit_a0 = t->api_launches;
 			}
 		} else {
 			sample = LP_TRACE_STAGE_SKIPPED;
@@ -815,6 +817,10 @@ void lp_inj_stage_pop(struct lp_inj_thread *t, uint32_t mark, uint64_t id)
 		t->unit_skipping = 0;
 	if (mark & MARK_MEASURED) {
 		uint64_t dt = lp_inj_now_ns() - t->unit_t0, n = t->launches - t->unit_l0;
+		if (t->api_launches > t->unit_a0) { /* none: CUPTI detached (a warm-up) */
+			t->par_api += t->api_launches - t->unit_a0;
+			t->par_api_units++;
+		}
 		t->rate_ns += dt;
 		if (dt >= 100000 && (uint64_t)((double)n * 1e9 / (double)dt) > t->rate_max)
 			t->rate_max = (uint64_t)((double)n * 1e9 / (double)dt);
@@ -937,8 +943,8 @@ void lp_inj_sample_finish(void)
 		S.why = atomic_load(&S.short_seen) ? LP_TRACE_SAMPLE_WHY_AUTO_SHORT : atomic_load(&S.auto_looked) ?
 			LP_TRACE_SAMPLE_WHY_AUTO_LOW : LP_TRACE_SAMPLE_WHY_AUTO_NONE;
 		if (atomic_load(&S.short_seen))
-			lp_inj_log("stages: auto sampling stayed off: generations foreseen under gen=%u ms (the last %.1f ms)",
-				S.min_gen_ms, (double)atomic_load(&S.short_gen_ns) / 1e6);
+			lp_inj_log("stages: auto sampling stayed off: generations foreseen to launch fewer than gen=%u times "
+				"(the last %llu)", S.gen_launches, (unsigned long long)atomic_load(&S.short_gen_launches));
 		else if (atomic_load(&S.auto_looked))
 			lp_inj_log("stages: auto sampling stayed off: %llu launches/s in the fastest unit (threshold %u)",
 				(unsigned long long)rate, S.auto_rate);

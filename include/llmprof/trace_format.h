@@ -288,8 +288,9 @@ enum lp_trace_sample_why {
 	LP_TRACE_SAMPLE_WHY_AUTO_HIGH = 3,  /* auto: launch rate above the threshold */
 	LP_TRACE_SAMPLE_WHY_AUTO_LOW = 4,   /* auto: launch rate at or below the threshold */
 	LP_TRACE_SAMPLE_WHY_AUTO_NONE = 5,  /* auto: no sampling-unit range past the first ones */
-	LP_TRACE_SAMPLE_WHY_AUTO_SHORT = 6, /* auto: above the threshold, generations foreseen shorter
-	                                     * than its gen= (200 ms): exact (bench/tracer/README.md run 37) */
+	LP_TRACE_SAMPLE_WHY_AUTO_SHORT = 6, /* auto: above the threshold, generations foreseen to launch
+	                                     * fewer than its gen= (3,000 launch calls): exact
+	                                     * (bench/tracer/README.md runs 37, 38) */
 };
 
 struct lp_trace_sampling {          /* the mode and why; the last one in a file wins */

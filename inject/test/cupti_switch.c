@@ -67,9 +67,11 @@
  *   cupti_switch FAKE_LIB TRACE_DIR graphw0  the same launches of a graph made before CUPTI saw it
  *                                            (no node callback): 1 each (500/s), stays exact;
  *   cupti_switch FAKE_LIB TRACE_DIR graphws  graphw's launches under a decode_all that plans 4 steps
- *                                            (its payload): a generation foreseen at 4 x 2 ms, under
- *                                            auto's gen= (200 ms), stays exact, every launch seen;
- *   cupti_switch FAKE_LIB TRACE_DIR graphwg  the same with trace.sample=auto,gen=5: sampled.
+ *                                            (its payload): a generation foreseen to launch 4 times,
+ *                                            under auto's gen= (3,000), stays exact, every launch seen;
+ *   cupti_switch FAKE_LIB TRACE_DIR graphwg  the same with trace.sample=auto,gen=5: still exact (a
+ *                                            graph launch counts once there, not as its 100 kernels);
+ *   cupti_switch FAKE_LIB TRACE_DIR graphwg4 the same with gen=4: sampled (4 launches foreseen).
  * (burst and lead run with LLMPROF_TRACE_BURST_REATTACH=push: attached again at the prefill's push.)
  * Exit 0 when every check holds, 1 otherwise (each failure on stderr). */
 #include "inject.h"
@@ -346,7 +348,7 @@ static int graph_weight(void *fake, int known, uint64_t planned, int sample)
 	if (lp_inj_sample_on() != sample) {
 		fprintf(stderr, "cupti_switch: auto %s, expected %s\n", lp_inj_sample_on() ? "sampled" : "stayed exact",
 			!known ? "exact (1 a launch)" : sample ? "sampled (100 kernels a launch)"
-			: "exact (a generation foreseen at 8 ms, under gen=)");
+			: "exact (a generation foreseen to launch 4 times, under gen=)");
 		failures++;
 	}
 	return failures ? 1 : 0;
@@ -516,10 +518,10 @@ int main(int argc, char **argv)
 			  strcmp(argv[3], "delay1") && strcmp(argv[3], "delaywu") && strcmp(argv[3], "delaywu0") &&
 			  strcmp(argv[3], "warmup") && strcmp(argv[3], "warmupg") && strcmp(argv[3], "graphw") &&
 			  strcmp(argv[3], "graphw0") && strcmp(argv[3], "parentlead") && strcmp(argv[3], "planned") &&
-			  strcmp(argv[3], "graphws") && strcmp(argv[3], "graphwg"))) {
+			  strcmp(argv[3], "graphws") && strcmp(argv[3], "graphwg") && strcmp(argv[3], "graphwg4"))) {
 		fprintf(stderr, "usage: cupti_switch FAKE_LIBCUPTI TRACE_DIR "
 			"keep|detach|burst|lead|parent|delay|delay1|delaywu|delaywu0|warmup|warmupg|graphw|graphw0|parentlead|"
-			"planned|graphws|graphwg\n");
+			"planned|graphws|graphwg|graphwg4\n");
 		return 2;
 	}
 	plead = !strcmp(argv[3], "parentlead");
@@ -528,7 +530,7 @@ int main(int argc, char **argv)
 	else
 		unsetenv("LLMPROF_TRACE_REATTACH_LEAD_MS");
 	graphw = !strcmp(argv[3], "graphw") ? 1 : !strcmp(argv[3], "graphw0") ? 2 : !strcmp(argv[3], "graphws") ? 3
-		: !strcmp(argv[3], "graphwg") ? 4 : 0;
+		: !strcmp(argv[3], "graphwg") ? 4 : !strcmp(argv[3], "graphwg4") ? 5 : 0;
 	detach = !strcmp(argv[3], "detach");
 	burst = !strcmp(argv[3], "burst") ? 1 : !strcmp(argv[3], "lead") ? 2 : !strcmp(argv[3], "parent") ? 3
 		: !strcmp(argv[3], "delay") ? 4 : !strcmp(argv[3], "delay1") ? 5 : !strcmp(argv[3], "delaywu") ? 6
@@ -549,7 +551,7 @@ int main(int argc, char **argv)
 	setenv("LLMPROF_CUPTI_LIB", argv[1], 1);
 	clear_traces(argv[2]);
 	setenv("LLMPROF_TRACE_DIR", argv[2], 1);
-	setenv("LLMPROF_TRACE_SAMPLE", graphw == 4 ? "auto,gen=5" : graphw ? "auto" : plead ? "every=64,burst=2,first=1,pick=first,lead=0" : burst == 2 ? "every=4,burst=2,first=1,pick=first,lead=1"
+	setenv("LLMPROF_TRACE_SAMPLE", graphw == 4 ? "auto,gen=5" : graphw == 5 ? "auto,gen=4" : graphw ? "auto" : plead ? "every=64,burst=2,first=1,pick=first,lead=0" : burst == 2 ? "every=4,burst=2,first=1,pick=first,lead=1"
 		: burst ? "every=4,burst=2,first=1,pick=first,lead=0" : "every=4,first=1,pick=first", 1);
 	if (detach)
 		setenv("LLMPROF_TRACE_SKIP_DETACH", "1", 1);
@@ -570,7 +572,7 @@ int main(int argc, char **argv)
 	dpush = (domain_push_fn)(uintptr_t)core2[NVTX_CBID_CORE2_DomainRangePushEx];
 	dpop = (domain_pop_fn)(uintptr_t)core2[NVTX_CBID_CORE2_DomainRangePop];
 	if (graphw)
-		return graph_weight(h, graphw != 2, graphw >= 3 ? 4 : 0, graphw != 2 && graphw != 3);
+		return graph_weight(h, graphw != 2, graphw >= 3 ? 4 : 0, graphw == 1 || graphw == 5);
 	if (plead)
 		return parent_lead();
 	if (burst)

@@ -94,7 +94,8 @@ static void kernel(const char *name, uint64_t dur)
 	if (lp_fake_recording() && (t = lp_inj_self()) != NULL) {
 		struct lp_trace_launch l;
 		struct lp_trace_kernel k;
-		t->launches++; /* as cupti.c's launch callback counts them (auto's rate) */
+		t->launches++; /* as cupti.c's launch callback counts them (auto's rate, its gen=) */
+		t->api_launches++;
 		memset(&l, 0, sizeof(l));
 		l.correlation_id = corr;
 		l.tid = t->tid;

@@ -131,7 +131,7 @@ static const char *type_word(enum schema_type t)
 	case T_BOOL: return "a boolean (true or false)";
 	case T_STRLIST: return "a list of strings";
 	case T_HOOKLIST: return "a list of MODULE:QUALNAME=STAGE[@PAYLOAD] strings";
-	case T_TRACE_SAMPLE: return "off, auto[,rate=R] or every=N[,first=K][,burst=B] (B divides N; also unit=NAME, seed=S, pick=random|first, lead=L, gen=MS)";
+	case T_TRACE_SAMPLE: return "off, auto[,rate=R] or every=N[,first=K][,burst=B] (B divides N; also unit=NAME, seed=S, pick=random|first, lead=L, gen=N)";
 	default: return "a string";
 	}
 }
@@ -173,8 +173,8 @@ static int check_choice(const struct schema_entry *e, const json_t *v, struct lp
  * comma-separated `auto`, `every=N` (1..1000000), `first=K` (0..1000000), `rate=R` (launches/s,
  * 0..1000000000), `unit=NAME` (1..63 characters), `burst=B` (B consecutive units per block, B
  * dividing every (128 without every=); CUPTI detached between bursts; 0: one unit per block with
- * CUPTI attached, as every=N alone), `lead=L` (0..64), `gen=MS` (0..1000000: auto's shortest
- * generation to sample); `off` stands alone. The tracer parses the same
+ * CUPTI attached, as every=N alone), `lead=L` (0..64), `gen=N` (0..1000000: auto's fewest
+ * launches of a generation to sample); `off` stands alone. The tracer parses the same
  * grammar (inject/sample.c) and falls back to exact tracing on anything else. */
 static int trace_sample_ok(const char *s)
 {

@@ -391,7 +391,7 @@ static void test_sampled_ranks(void **state)
 	a.sampling.why = LP_TRACE_SAMPLE_WHY_AUTO_SHORT;
 	assert_int_equal(lp_tracing_mode_text(&a, &md), 0);
 	assert_non_null(strstr(md.data, "Exact: every launch traced (trace.sample=auto: 45018 launches/s, above the "
-		"threshold of 5000, but the generations were foreseen shorter than its gen="));
+		"threshold of 5000, but the generations were foreseen to launch fewer times than its gen="));
 	lp_buf_release(&md);
 	o = lp_tracing_mode_json(&a);
 	assert_string_equal(json_string_value(json_object_get(o, "why")), "auto_short");

@@ -162,8 +162,8 @@ static void test_auto_after_detached_warmup(void **state)
 	json_t *tr;
 	size_t i, flagged = 0;
 	(void)state;
-	/* gen=0: the fixture's generations last milliseconds, which auto's gen= (200 ms) keeps exact
-	 * (test_auto_short_generations) */
+	/* gen=0: the fixture's generations launch 5 kernels a step, which auto's gen= (3,000 launches
+	 * a generation) keeps exact (test_auto_short_generations) */
 	a = warmup_fixture(dir, "auto,rate=500,every=16,burst=4,first=2,seed=4,gen=0", &p);
 	assert_int_equal(a->sampling.mode, LP_TRACE_SAMPLE_SAMPLED);
 	assert_int_equal(a->sampling.warmup, LP_TRACE_WARMUP_DETACHED);
@@ -187,10 +187,10 @@ static void test_auto_after_detached_warmup(void **state)
 	lp_profile_release(&p);
 }
 
-/* The same program with auto's default gen= (200 ms): its generations after the warm-up are
- * foreseen from the warm-up's count of steps at a few milliseconds, so auto keeps them exact
- * although their launch rate is above its threshold: a burst's attach and detach (15-20 ms) would
- * cost more (run 37: a 2-layer tensor-parallel decode paid 19 ms a 24 ms generation). Everything
+/* The same program with auto's default gen= (3,000): its generations after the warm-up are
+ * foreseen from the warm-up's count of steps at 5 launches each, so auto keeps them exact although
+ * their launch rate is above its threshold: a burst's attach and detach (15-20 ms) would cost
+ * more (run 37: a 2-layer tensor-parallel decode of ~1,100 launches paid 19 ms a 24 ms generation). Everything
  * after the warm-up is traced, and the reports say why. */
 static void test_auto_short_generations(void **state)
 {
@@ -215,7 +215,7 @@ static void test_auto_short_generations(void **state)
 	assert_false(a->kernels.sampled);
 	assert_int_equal(lp_tracing_mode_text(a, &md), 0);
 	assert_non_null(strstr(md.data, "Exact: every launch traced (trace.sample=auto: "));
-	assert_non_null(strstr(md.data, "but the generations were foreseen shorter than its gen="));
+	assert_non_null(strstr(md.data, "but the generations were foreseen to launch fewer times than its gen="));
 	/* exact after the warm-up, whose kernels auto left unrecorded: said, as in a sampled run */
 	assert_non_null(strstr(md.data, "CUPTI was detached inside the program's warm-up range"));
 	tr = lp_tracing_mode_json(a);
@@ -225,6 +225,34 @@ static void test_auto_short_generations(void **state)
 	lp_analysis_release(a);
 	free(a);
 	lp_profile_release(&p);
+}
+
+/* gen= counts launches, not time (run 38: HF's static cache, 64 steps in 0.18 s, cost +34% exact
+ * against +13% in bursts, with ~5,600 launch calls a generation; graph_decode.py's 0.36 s ones
+ * +4% exact against +7.5%, with ~1,600). The fixture's generations last milliseconds and launch
+ * 48 x 5 = 240 times: with gen=240 auto samples them (a time rule keeps them exact), with gen=241
+ * they stay exact. */
+static void test_auto_gen_counts_launches(void **state)
+{
+	static const struct { const char *spec; int mode; } c[] = {
+		{ "auto,rate=500,every=16,burst=4,first=2,seed=4,gen=240", LP_TRACE_SAMPLE_SAMPLED },
+		{ "auto,rate=500,every=16,burst=4,first=2,seed=4,gen=241", LP_TRACE_SAMPLE_EXACT },
+	};
+	size_t i;
+	(void)state;
+	for (i = 0; i < sizeof(c) / sizeof(c[0]); i++) {
+		char dir[256];
+		struct lp_profile p;
+		struct lp_analysis *a;
+		snprintf(dir, sizeof(dir), LP_TEST_TMP "/sampling_auto_gen%zu", i);
+		a = warmup_fixture(dir, c[i].spec, &p);
+		assert_int_equal(a->sampling.mode, c[i].mode);
+		assert_int_equal(a->sampling.why, c[i].mode == LP_TRACE_SAMPLE_EXACT ? LP_TRACE_SAMPLE_WHY_AUTO_SHORT
+			: LP_TRACE_SAMPLE_WHY_AUTO_HIGH);
+		lp_analysis_release(a);
+		free(a);
+		lp_profile_release(&p);
+	}
 }
 
 /* auto that measured no rate: the tracer measures a unit over 0.1 ms or more, and the built-in
@@ -919,6 +947,7 @@ int main(void)
 		cmocka_unit_test(test_auto_long_exact_phase),
 		cmocka_unit_test(test_auto_after_detached_warmup),
 		cmocka_unit_test(test_auto_short_generations),
+		cmocka_unit_test(test_auto_gen_counts_launches),
 		cmocka_unit_test(test_auto_no_rate_text),
 		cmocka_unit_test(test_burst_switch_advice),
 		cmocka_unit_test(test_blocks_longer_than_generations),
