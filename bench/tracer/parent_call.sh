@@ -24,7 +24,9 @@
 #          torch.compile(model), llama-3.2-1b; cfwd: model.forward = torch.compile(model.forward),
 #          tiny shape, run 32; plainnc: plain with cuDNN's attention off, --sdpa nocudnn, run 34;
 #          kvfgs / kvfgrs: kvfgn / kvfg with each decode forward's CUDA events, --step-times, run 35;
-#          short1: short with one measured generation, run 35);
+#          short1: short with one measured generation, run 35; static1b64, graph256: static1b with 64
+#          new tokens, graph with 256, run 38; tp1: examples/tp_decode.py's 2-layer fixture shape on
+#          one rank under torchrun);
 #          per run also gens.json (sample_check.py gens: each generation's kernel totals),
 #          steps.txt (sample_check.py steps) and the capture's stderr (the tracer's log);
 #          LP_PARENT_HF_ITERS (3) / LP_PARENT_PLAIN_ITERS (4) generations; LP_PARENT_LIGHT_RM=1
@@ -56,7 +58,7 @@ KVFG="python3 $SRC/examples/kv_loop_plain.py --model tiny --prompt-len 128 --new
 KVN="python3 $SRC/examples/kv_loop_plain.py --model llama-3.2-1b --prompt-len 512 --new-tokens 128 --iters 4 --ranges off"
 GRAPH="python3 $SRC/examples/graph_decode.py --prompt-len 512 --new-tokens 128 --iters 3 --capture-at warmup --op-ranges"
 HOOKS='stages.hooks=[__main__:Engine.warmup=warmup, __main__:Engine.forward_prefill=prefill@arg1.num_tokens, __main__:Engine.forward_decode=decode_step@arg1.num_tokens, __main__:Engine.forward_mixed=mixed@arg1.num_tokens]'
-cmd_of() { case $1 in plain) cmd=$PLAIN ;; plainnc) cmd="$PLAIN --sdpa nocudnn" ;; short) cmd=$SHORT ;; short1) cmd=${SHORT/--iters 6/--iters 1} ;; serve) cmd=$SERVE ;; graph) cmd=$GRAPH ;; static) cmd=$STATIC ;; static1b) cmd=$STATIC1B ;; cwrap) cmd=$CWRAP ;; cfwd) cmd=$CFWD ;; kvfg) cmd=$KVFG ;; kvfgn) cmd="$KVFG --ranges off" ;; kvfgs) cmd="$KVFG --ranges off --step-times" ;; kvfgrs) cmd="$KVFG --step-times" ;; kvtw) cmd="${KVFG%--compile fullgraph}--compile twice --ranges off" ;; kvn) cmd=$KVN ;; *) cmd=$HF ;; esac; }
+cmd_of() { case $1 in plain) cmd=$PLAIN ;; plainnc) cmd="$PLAIN --sdpa nocudnn" ;; short) cmd=$SHORT ;; short1) cmd=${SHORT/--iters 6/--iters 1} ;; serve) cmd=$SERVE ;; graph) cmd=$GRAPH ;; static) cmd=$STATIC ;; static1b) cmd=$STATIC1B ;; static1b64) cmd=${STATIC1B/--new-tokens 128/--new-tokens 64} ;; graph256) cmd=${GRAPH/--new-tokens 128/--new-tokens 256} ;; tp1) cmd="torchrun --nproc-per-node 1 $SRC/examples/tp_decode.py --model llama-3.2-1b --layers 2 --prompt-len 512 --new-tokens 16 --iters 2 --warmup 1" ;; cwrap) cmd=$CWRAP ;; cfwd) cmd=$CFWD ;; kvfg) cmd=$KVFG ;; kvfgn) cmd="$KVFG --ranges off" ;; kvfgs) cmd="$KVFG --ranges off --step-times" ;; kvfgrs) cmd="$KVFG --step-times" ;; kvtw) cmd="${KVFG%--compile fullgraph}--compile twice --ranges off" ;; kvn) cmd=$KVN ;; *) cmd=$HF ;; esac; }
 LIGHT=${LP_PARENT_LIGHT:-"hfpar|LLMPROF_TRACE_BURST_REATTACH=parent|$SPEC|hf plainpar|LLMPROF_TRACE_BURST_REATTACH=parent|$SPEC|plain hfexact|-|off|hf"}
 export PYTHONUNBUFFERED=1
 case " $STEPS " in *" alone "*)
