@@ -46,6 +46,12 @@ to the traces, which are too large to bring back whole).
     sample_check.py units TRACE [TOP]      per decode_step unit with kernels: its generation, index,
                                            place in its run of consecutive recorded units, CPU
                                            span, and calls / ns of the TOP (30) kernels (JSON)
+    sample_check.py unitdiff A B [TOP]     two processes' `units` files (A's last 3 generations
+                                           against B's): per kernel (B's TOP, 23, largest), the
+                                           mean relative difference of its time in the steps both
+                                           recorded (same generation, same index), split by the
+                                           first 2 steps and a burst's place (run 38: a mode
+                                           difference, not the draw)
     sample_check.py cost DIR [SAMPLE]      cost_call.sh's runs: per program and mode the
                                            generations' decode ms/step, their median and spread,
                                            the overhead against plain paired by round, step
@@ -1094,6 +1100,40 @@ def cmd_units(trace_path, top=30):
     print(json.dumps(dict(trace=trace_path, kernels=keep, units=rows)))
 
 
+def cmd_unitdiff(path_a, path_b, top=23):
+    def load(path):
+        u = json.load(open(path))
+        parents = []
+        for x in u["units"]:
+            if x["parent"] not in parents:
+                parents.append(x["parent"])
+        parents = parents[-3:]  # the measured generations (an exact trace also holds the warm-up's)
+        return {(parents.index(x["parent"]), x["index"]): (x, dict(zip(u["kernels"], x["k"])))
+                for x in u["units"] if x["parent"] in parents}
+    a, b = load(path_a), load(path_b)
+    both = sorted(set(a) & set(b))
+    tot = {}
+    for _, kb in b.values():
+        for k, (_, ns) in kb.items():
+            tot[k] = tot.get(k, 0) + ns
+    out = []
+    for k in sorted(tot, key=lambda k: -tot[k])[:int(top)]:
+        by = {}
+        for key in both:
+            (xa, ka), (_, kb) = a[key], b[key]
+            if k not in ka or k not in kb or ka[k][0] != kb[k][0] or not kb[k][1]:
+                continue
+            d = ka[k][1] / kb[k][1] - 1
+            by.setdefault("all", []).append(d)
+            by.setdefault("first2" if key[1] < 2 else "run%d" % min(xa["run"], 3), []).append(d)
+        out.append(dict(kernel=k, ms_b=tot[k] / 1e6,
+                        **{c: dict(mean_pct=100 * statistics.mean(v), n=len(v)) for c, v in sorted(by.items())}))
+    alls = [r["all"]["mean_pct"] for r in out if "all" in r]
+    print(json.dumps(dict(a=path_a, b=path_b, steps_both=len(both), kernels=out,
+                          all_rms_pct=math.sqrt(sum(x * x for x in alls) / len(alls)) if alls else None,
+                          all_max_pct=max((abs(x) for x in alls), default=None)), indent=1))
+
+
 def main(argv):
     if len(argv) >= 2 and argv[0] == "summary":
         cmd_summary(argv[1])
@@ -1105,6 +1145,8 @@ def main(argv):
         cmd_gens(argv[1])
     elif len(argv) >= 2 and argv[0] == "units":
         cmd_units(*argv[1:3])
+    elif len(argv) >= 3 and argv[0] == "unitdiff":
+        cmd_unitdiff(*argv[1:4])
     elif len(argv) >= 2 and argv[0] == "cost":
         cmd_cost(argv[1], *argv[2:3])
     elif len(argv) >= 3 and argv[0] == "places":
