@@ -51,7 +51,7 @@
 
 #define MAX_STAGES 8
 #define MAX_PENDING 4096                 /* stage instances waiting for their GPU times */
-#define AUTO_GEN_LAUNCHES 3000          /* auto: generations foreseen to launch fewer stay exact (short_generation) */
+#define AUTO_GEN_LAUNCHES 2000          /* auto: generations foreseen to launch fewer stay exact (short_generation) */
 #define REATTACH_END_UNITS 4             /* bursts: the attach this many units before the parent's foreseen end */
 
 /* frame marks (struct lp_inj_frame.stage) */
@@ -476,9 +476,11 @@ static uint32_t reattach_units(const struct lp_inj_thread *t)
  *     24-40 ms generation, and the program's step times, taken inside the ranges, miss them;
  *   - HF's static cache (~87 launches a step around its graph, 64 steps, 0.18 s): exact +34%,
  *     bursts +13%; eager generate() (~750 a step): exact +19%, bursts +3-4%.
- * Those are 128-256, 1,100, 5,600 and (24 steps) 18,000 launches a generation; 3,000 lies
- * between. The generation's duration does not tell them apart (the static cache's 0.18 s against
- * graph_decode.py's 0.36 s, run 37's 200 ms rule). Foreseen: its units (its payload or the
+ * Those are 128-256, 1,100, 5,600 and (24 steps) 18,000 launches a generation; the static cache
+ * with 32 steps (~2,800) still cost +38% exact against +27% in bursts (one generation measured),
+ * so 2,000: exact tracing costs a generation about its launches x 4 us on eager PyTorch and up to
+ * 11 us with graphs, a burst cycle 20-30 ms. The generation's duration does not tell them apart
+ * (the static cache's 0.18 s against graph_decode.py's 0.36 s, run 37's 200 ms rule). Foreseen: its units (its payload or the
  * previous parent's count) times the launches of this parent's measured units so far, or of the
  * last parent's (units with no launch traced, CUPTI detached for a warm-up, left out). The
  * generation is traced as a measured one (exact stratum) and the next unit looks again; nothing

@@ -289,7 +289,7 @@ enum lp_trace_sample_why {
 	LP_TRACE_SAMPLE_WHY_AUTO_LOW = 4,   /* auto: launch rate at or below the threshold */
 	LP_TRACE_SAMPLE_WHY_AUTO_NONE = 5,  /* auto: no sampling-unit range past the first ones */
 	LP_TRACE_SAMPLE_WHY_AUTO_SHORT = 6, /* auto: above the threshold, generations foreseen to launch
-	                                     * fewer than its gen= (3,000 launch calls): exact
+	                                     * fewer than its gen= (2,000 launch calls): exact
 	                                     * (bench/tracer/README.md runs 37, 38) */
 };
 

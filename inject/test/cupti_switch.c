@@ -68,7 +68,7 @@
  *                                            (no node callback): 1 each (500/s), stays exact;
  *   cupti_switch FAKE_LIB TRACE_DIR graphws  graphw's launches under a decode_all that plans 4 steps
  *                                            (its payload): a generation foreseen to launch 4 times,
- *                                            under auto's gen= (3,000), stays exact, every launch seen;
+ *                                            under auto's gen= (2,000), stays exact, every launch seen;
  *   cupti_switch FAKE_LIB TRACE_DIR graphwg  the same with trace.sample=auto,gen=5: still exact (a
  *                                            graph launch counts once there, not as its 100 kernels);
  *   cupti_switch FAKE_LIB TRACE_DIR graphwg4 the same with gen=4: sampled (4 launches foreseen).

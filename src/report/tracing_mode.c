@@ -112,7 +112,7 @@ int lp_tracing_mode_text(const struct lp_analysis *a, struct lp_buf *out)
 				(unsigned long long)s->launch_rate, unit, s->auto_rate);
 		else if (s->why == LP_TRACE_SAMPLE_WHY_AUTO_SHORT)
 			lp_buf_addf(out, " (trace.sample=auto: %llu launches/s, above the threshold of %u, but the "
-				"generations were foreseen to launch fewer times than its gen= (3,000 kernels, CUDA graphs and "
+				"generations were foreseen to launch fewer times than its gen= (2,000 kernels, CUDA graphs and "
 				"copies unless trace.sample sets it): one burst's CUPTI attach and detach, 15-40 ms of pauses, "
 				"would cost more than tracing every launch)",
 				(unsigned long long)s->launch_rate, s->auto_rate);

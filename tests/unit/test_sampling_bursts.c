@@ -162,7 +162,7 @@ static void test_auto_after_detached_warmup(void **state)
 	json_t *tr;
 	size_t i, flagged = 0;
 	(void)state;
-	/* gen=0: the fixture's generations launch 5 kernels a step, which auto's gen= (3,000 launches
+	/* gen=0: the fixture's generations launch 5 kernels a step, which auto's gen= (2,000 launches
 	 * a generation) keeps exact (test_auto_short_generations) */
 	a = warmup_fixture(dir, "auto,rate=500,every=16,burst=4,first=2,seed=4,gen=0", &p);
 	assert_int_equal(a->sampling.mode, LP_TRACE_SAMPLE_SAMPLED);
@@ -187,7 +187,7 @@ static void test_auto_after_detached_warmup(void **state)
 	lp_profile_release(&p);
 }
 
-/* The same program with auto's default gen= (3,000): its generations after the warm-up are
+/* The same program with auto's default gen= (2,000): its generations after the warm-up are
  * foreseen from the warm-up's count of steps at 5 launches each, so auto keeps them exact although
  * their launch rate is above its threshold: a burst's attach and detach (15-20 ms) would cost
  * more (run 37: a 2-layer tensor-parallel decode of ~1,100 launches paid 19 ms a 24 ms generation). Everything
