@@ -202,8 +202,9 @@ mode_env() {
 	# candidate, the default since run 36: autosettle is auto; autonosettle the former default)
 	autosettle) E=(LLMPROF_TRACE_SETTLE_END=1); s=auto ;;
 	autonosettle) E=(LLMPROF_TRACE_SETTLE_END=0); s=auto ;;
-	# run 38: auto with gen=0 (a generation foreseen shorter than 200 ms sampled as any other,
-	# its bursts' switches paid): where the cost of exact and of bursts cross
+	# run 38: auto with gen=0 (a generation that auto's gen= would trace exactly, by run 37's 200 ms
+	# or by its launch calls since, sampled as any other, its bursts' switches paid): where the cost
+	# of exact and of bursts cross
 	autog0) s=auto,gen=0 ;;
 	# run 33: the shim's warm-up range from the first generation's first decode step (its prefill
 	# recorded): is the cost that CUPTI leaves in the first generation its decode's or its prefill's?
