@@ -64,6 +64,20 @@ to the traces, which are too large to bring back whole).
                                            paired_steps_cpu_ms / _cycles / _instr: the same
                                            pairs by the launching thread's counters, where the
                                            programs ran with LLMPROF_BENCH_COUNTERS=1)
+    sample_check.py truth DIR              kernel_truth.py's processes (DIR/<mode>_<round>.txt, their
+                                           traces in DIR/<mode>_<round>/; mode plain: no tracer):
+                                           per op the program's CUDA-event ms per copy, median over
+                                           the steps the tracer recorded and those it did not,
+                                           against plain's; the tracer's kernel time per copy in
+                                           the recorded steps; and per kernel name the mean call
+                                           from each trace and from DIR/ncu_truth.csv (Nsight
+                                           Compute's gpu__time_duration, run 39)
+    sample_check.py ncuvs CSV TRACE [TRACE ...]
+                                           per kernel name the mean gpu__time_duration of an ncu
+                                           raw CSV (--nvtx, mangled names) in the first STEPS (2)
+                                           decode steps of each generation outside `warmup`,
+                                           against each trace's mean kernel duration in the same
+                                           steps it recorded (run 39)
 
 The estimate is the one src/analyze/sampling_design.c computes (docs/tracer.md "The statistics of
 a sampled trace"): the first units under each parent are all recorded (their stratum is exact); the
@@ -1134,6 +1148,206 @@ def cmd_unitdiff(path_a, path_b, top=23):
                           all_max_pct=max((abs(x) for x in alls), default=None)), indent=1))
 
 
+def under_warmup(t, rid):
+    """Whether range rid or an ancestor is named `warmup`."""
+    seen = 0
+    while rid and seen < 300:
+        r = t["ranges"].get(rid)
+        if not r:
+            return False
+        if name_of(t, r[0]) == "warmup":
+            return True
+        rid = r[1]
+        seen += 1
+    return False
+
+
+def ncu_rows(path):
+    """An ncu raw CSV (--nvtx): [(mangled or demangled kernel name, ns, NVTX push/pop cell)]."""
+    import csv
+    rows = []
+    with open(path, newline="") as f:
+        rd = csv.reader(f)
+        head = None
+        for r in rd:
+            if head is None:
+                if "Kernel Name" in r:
+                    head = {c: i for i, c in enumerate(r)}
+                continue
+            if len(r) != len(head) or not r[head["ID"]].strip().isdigit():
+                continue  # the units row
+            nv = next((r[i] for c, i in head.items() if c.startswith("thread Domain:Push/Pop")), "")
+            ns = float(r[head["gpu__time_duration.sum"]].replace(",", ""))
+            rows.append((r[head["Kernel Name"]], ns, nv))
+    return rows
+
+
+def ncu_stack(cell):
+    """The push/pop stack of an ncu NVTX cell: [(range name, payload or None)], bottom first."""
+    out = []
+    for lvl in re.findall(r'"([^"]*)"', cell):
+        f = lvl.split(":")
+        if len(f) >= 8:  # Domain:Range:PL_Type:PL_Value:CLR_Type:Color:Msg_Type:Msg
+            pl = f[-5]
+            out.append((":".join(f[1:-6]), int(pl) if pl.isdigit() else None))
+    return out
+
+
+def mean_by_name(pairs):
+    acc = {}
+    for k, ns in pairs:
+        c = acc.setdefault(k, [0, 0.0])
+        c[0] += 1
+        c[1] += ns
+    return {k: (c[1] / c[0], c[0]) for k, c in acc.items()}
+
+
+def trace_step_kernels(t, first):
+    """(kernel name, ns) of the kernels launched in the decode steps with index < first (all when
+    first is None) outside `warmup` that the trace recorded, and {step rid: (index, sample)}."""
+    steps = {}
+    for rid, r in t["ranges"].items():
+        if name_of(t, r[0]) == "decode_step" and not under_warmup(t, rid):
+            st = t["stages"].get(rid, {})
+            if first is None or st.get("index", 1 << 30) < first:
+                steps[rid] = (st.get("index", -1), st.get("sample", 0))
+    out = []
+    for name, corr, dur in t["kernels"]:
+        if unit_of(t, t["launch"].get(corr, 0), "decode_step") in steps:
+            out.append((name_of(t, name), dur))
+    return out, steps
+
+
+def pct(a, b):
+    return None if not b else round(100.0 * (a / b - 1), 2)
+
+
+def cmd_ncuvs(csv_path, traces, first=2):
+    rows = []
+    for k, ns, cell in ncu_rows(csv_path):
+        st = ncu_stack(cell)
+        names = [n for n, _ in st]
+        if "warmup" in names or "decode_step" not in names:
+            continue
+        idx = st[names.index("decode_step")][1]
+        if idx is not None and idx < first:
+            rows.append((k, ns))
+    ref = mean_by_name(rows)
+    per = {}
+    for tp in traces:
+        t = read_trace(tp)
+        per[tp] = mean_by_name(trace_step_kernels(t, first)[0])
+    out = []
+    for k in sorted(ref, key=lambda k: -ref[k][0] * ref[k][1]):
+        row = dict(kernel=k[:90], ncu_ns=round(ref[k][0], 1), ncu_calls=ref[k][1])
+        for tp, m in per.items():
+            if k in m:
+                row[os.path.basename(tp.rstrip("/"))] = dict(ns=round(m[k][0], 1), calls=m[k][1],
+                                                             vs_ncu_pct=pct(m[k][0], ref[k][0]))
+        out.append(row)
+    summ = {}
+    for tp in per:
+        tag = os.path.basename(tp.rstrip("/"))
+        d = [r[tag]["vs_ncu_pct"] for r in out if tag in r and r[tag]["vs_ncu_pct"] is not None]
+        if d:
+            summ[tag] = dict(kernels=len(d), mean_pct=round(statistics.mean(d), 2),
+                             rms_pct=round(math.sqrt(sum(x * x for x in d) / len(d)), 2))
+    print(json.dumps(dict(ncu=csv_path, first=first, ncu_kernels=len(rows), summary=summ, kernels=out),
+                     indent=1))
+
+
+def truth_program(path):
+    steps, summ = {}, None
+    for line in open(path):
+        if line.startswith("{"):
+            j = json.loads(line)
+            if "step" in j:
+                steps[j["step"]] = j["op_ms"]
+            elif j.get("summary"):
+                summ = j
+    return steps, summ
+
+
+def cmd_truth(d):
+    procs = sorted(f[:-4] for f in os.listdir(d) if f.endswith(".txt") and "_" in f
+                   and os.path.exists(os.path.join(d, f)) and not f.startswith("ncu"))
+    plain, modes, names = {}, {}, {}
+    for tag in procs:
+        mode = tag.rsplit("_", 1)[0]
+        steps, summ = truth_program(os.path.join(d, tag + ".txt"))
+        if not steps or not summ:
+            continue
+        reps = summ["reps"]
+        ops = sorted(next(iter(steps.values())))
+        rec, flags, cupti = set(), {}, {}
+        tdir = os.path.join(d, tag)
+        if os.path.isdir(tdir) and any(f.endswith(".lptrace") for f in os.listdir(tdir)):
+            t = read_trace(tdir)
+            kern, units = trace_step_kernels(t, None)
+            flags = {idx: smp for idx, smp in units.values()}
+            rec = {i for i, smp in flags.items() if smp in (0, 1, 3)}  # 0: exact mode
+            for k, v in mean_by_name(kern).items():
+                names.setdefault(k, {}).setdefault(mode, []).append(v[0])
+            per = {}
+            for name, corr, dur in t["kernels"]:
+                rid = t["launch"].get(corr, 0)
+                u = unit_of(t, rid, "decode_step")
+                if u in units and rid in t["ranges"]:
+                    op = name_of(t, t["ranges"][rid][0])
+                    per.setdefault(op, {}).setdefault(units[u][0], 0)
+                    per[op][units[u][0]] += dur
+            cupti = {op: statistics.median(v.values()) / reps / 1e6 for op, v in per.items()}
+        m = modes.setdefault(mode, {})
+        for op in ops:
+            all_ = [steps[i][op] for i in steps]
+            r = [steps[i][op] for i in steps if i in rec]
+            u = [steps[i][op] for i in steps if flags and i not in rec]
+            o = m.setdefault(op, dict(all=[], recorded=[], unrecorded=[], cupti=[]))
+            o["all"].append(statistics.median(all_))
+            if r:
+                o["recorded"].append(statistics.median(r))
+            if u:
+                o["unrecorded"].append(statistics.median(u))
+            if op in cupti:
+                o["cupti"].append(cupti[op])
+        if mode == "plain":
+            plain = m
+    res = {}
+    for op in sorted(next(iter(modes.values()), {})):
+        ref = statistics.mean(plain[op]["all"]) if plain else None
+        row = {"plain_us": round(1e3 * ref, 3) if ref else None}
+        for mode, m in sorted(modes.items()):
+            if mode == "plain":
+                continue
+            o = m[op]
+            e = {}
+            for part in ("all", "recorded", "unrecorded"):
+                if o[part]:
+                    v = statistics.mean(o[part])
+                    e[part + "_us"] = round(1e3 * v, 3)
+                    e[part + "_vs_plain_pct"] = pct(v, ref)
+            if o["cupti"]:
+                c = statistics.mean(o["cupti"])
+                e["tracer_kernels_us"] = round(1e3 * c, 3)
+                if o["recorded"]:
+                    e["gap_us"] = round(1e3 * (statistics.mean(o["recorded"]) - c), 3)
+            e["processes"] = len(o["all"])
+            row[mode] = e
+        res[op] = row
+    ncu = {}
+    ncsv = os.path.join(d, "ncu_truth.csv")
+    if os.path.exists(ncsv):
+        ncu = mean_by_name([(k, ns) for k, ns, cell in ncu_rows(ncsv)
+                            if "warmup" not in [n for n, _ in ncu_stack(cell)]])
+    kern = []
+    for k, by in sorted(names.items(), key=lambda kv: kv[0]):
+        row = dict(kernel=k[:90], **{mode: round(statistics.mean(v), 1) for mode, v in sorted(by.items())})
+        if k in ncu:
+            row["ncu"] = round(ncu[k][0], 1)
+        kern.append(row)
+    print(json.dumps(dict(dir=d, processes=procs, ops=res, kernels_mean_ns=kern), indent=1))
+
+
 def main(argv):
     if len(argv) >= 2 and argv[0] == "summary":
         cmd_summary(argv[1])
@@ -1157,6 +1371,10 @@ def main(argv):
         cmd_pair(argv[1], argv[2], argv[3:])
     elif len(argv) >= 2 and argv[0] == "pool":
         cmd_pool(argv[1:])
+    elif len(argv) >= 2 and argv[0] == "truth":
+        cmd_truth(argv[1])
+    elif len(argv) >= 3 and argv[0] == "ncuvs":
+        cmd_ncuvs(argv[1], argv[2:])
     elif len(argv) >= 3 and argv[0] == "steps":
         cmd_steps(argv[1], argv[2], *argv[3:4])
     else:
