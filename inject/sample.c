@@ -556,10 +556,13 @@ static void burst_switch(int on, void *ev)
 /* The push of a range named `warmup` (no stage). The warm-up's kernels are left out of every
  * report, and CUPTI present while a process launches its kernels for the first time costs its
  * later steps 2.5-4% though detached for all but a few of them (bench/tracer/README.md runs 29
- * and 30): with bursts (sampled or auto, the default) CUPTI detaches at the push of the outermost
- * one, once the GPU reached it, and attaches again at its pop (LLMPROF_TRACE_WARMUP=graphs, the
- * default, keeps the graph node callbacks meanwhile, detach not even those; record keeps CUPTI;
- * exact mode always does). LLMPROF_TRACE_CUPTI_DELAY=warmup: remembered until its pop, which
+ * and 30), and some of those kernels run slower for the rest of the process (cuBLAS's split-K
+ * GEMV 5%, run 39, in the program's own CUDA events too; loaded without CUPTI they run as in an
+ * unprofiled process): exact and with bursts (sampled or auto, the default) CUPTI detaches at
+ * the push of the outermost one, once the GPU reached it, and attaches again at its pop
+ * (LLMPROF_TRACE_WARMUP=graphs, the default, keeps the graph node callbacks meanwhile, detach not
+ * even those; record keeps CUPTI, as does the one-unit-per-block mode, which switches CUPTI's
+ * kinds while attached). LLMPROF_TRACE_CUPTI_DELAY=warmup: remembered until its pop, which
  * starts CUPTI. */
 static uint32_t warmup_push(void)
 {
@@ -569,7 +572,7 @@ static uint32_t warmup_push(void)
 		atomic_store(&S.warmup_state, LP_TRACE_WARMUP_DETACHED); /* not started yet: not recorded */
 		return MARK_WARMUP;
 	}
-	if (!S.warmup_detach || !S.burst || atomic_load_explicit(&S.mode, memory_order_relaxed) == MODE_EXACT) {
+	if (!S.warmup_detach || (!S.burst && atomic_load_explicit(&S.mode, memory_order_relaxed) != MODE_EXACT)) {
 		atomic_compare_exchange_strong(&S.warmup_state, &none, LP_TRACE_WARMUP_RECORDED);
 		return 0;
 	}

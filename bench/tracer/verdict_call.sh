@@ -32,7 +32,8 @@ case " $STEPS " in *" light "*)
 	S=/tmp/lpl/tmp/stage2
 	{
 		python3 bench/tracer/rerun_check.py "$S/hfx/summary.json" -- "$S/hfa/summary.json"
-		# the same with the warm-up recorded: the default's misses are a mode difference (run 38)
+		# the same with the warm-up recorded (run 38: it matched the exact run better; since run 39 the exact
+		# run detaches for its warm-up as the default does, so this one is the odd one)
 		python3 bench/tracer/rerun_check.py "$S/hfx/summary.json" -- "$S/hfw/summary.json"
 		python3 bench/tracer/rerun_check.py "$S/plx/summary.json" -- "$S/pla/summary.json"
 	} >"$W/keep/rerun.txt" 2>&1

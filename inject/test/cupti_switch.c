@@ -51,6 +51,10 @@
  *                                            but subscribed inside the warm-up with its four
  *                                            resource callbacks alone (no launch callback, no
  *                                            kind), the same subscription kept at the outer pop.
+ *   cupti_switch FAKE_LIB TRACE_DIR warmupx  (off, the default warm-up) as warmupg through the
+ *                                            warm-up, then every unit recorded, no switch.
+ *   cupti_switch FAKE_LIB TRACE_DIR warmupxr (off, LLMPROF_TRACE_WARMUP=record) attached and
+ *                                            recording throughout, the warm-up too.
  *   cupti_switch FAKE_LIB TRACE_DIR parentlead (every=64,burst=2,first=1,pick=first,lead=0 and
  *                                            LLMPROF_TRACE_REATTACH_LEAD_MS=20) two generations of
  *                                            40 units of 2 ms: the second's foreseen-end attach
@@ -227,7 +231,7 @@ static void second_generation(const int *rec, int *detaches)
  * whatever the schedule says (finalized `fin` times: 0, the delay, never started; 1, the warm-up's
  * detach at the outer push) but, with `graphs`, a subscription with the four resource callbacks;
  * attached at the outer pop; then the next generation as the parent test's second. */
-static int warmup_then_second(const int *rec, int fin, int graphs)
+static void warmup_ranges(int fin, int graphs)
 {
 	static const int none[8];
 	const char *held = graphs ? "GGGGGGGG" : "DDDDDDDD";   /* one letter a unit */
@@ -244,7 +248,36 @@ static int warmup_then_second(const int *rec, int fin, int graphs)
 	dpop(llm);
 	expect("after warmup", 1, ALL_CB, ALL_KINDS, fin);
 	prefill("prefill", fin);
+}
+
+static int warmup_then_second(const int *rec, int fin, int graphs)
+{
+	int detaches = fin;
+	warmup_ranges(fin, graphs);
 	second_generation(rec, &detaches);
+	return failures ? 1 : 0;
+}
+
+/* warmupx, warmupxr: exact tracing (off) with the default warm-up, graphs (detached inside the
+ * warmup ranges, the graph node callbacks kept, attached at the outer pop; run 39: kernels loaded
+ * with CUPTI attached ran slower for the whole process), or with record (attached throughout);
+ * then a generation with every unit and the work after it recorded, no switch. */
+static int warmup_exact(int record)
+{
+	static const int none[8];
+	int fin = !record, detaches = fin;
+	expect("start-up", 1, ALL_CB, ALL_KINDS, 0);
+	if (record) {
+		push("warmup");
+		generation(1, none, 8, "AAAAAAAA", "AAAAAAAA", &detaches);
+		dpop(llm);
+		expect("after warmup", 1, ALL_CB, ALL_KINDS, 0);
+		prefill("prefill", 0);
+	} else {
+		warmup_ranges(fin, 1);
+	}
+	generation(2, none, 8, "AAAAAAAA", "AAAAAAAA", &detaches);
+	expect("after decode_all", 1, ALL_CB, ALL_KINDS, fin);
 	return failures ? 1 : 0;
 }
 
@@ -512,18 +545,20 @@ int main(int argc, char **argv)
 	static const int recorded[] = { 1, 1, 0, 0, 0, 1, 0 };
 	int detach, skipped = 0, i;
 	void *h;
-	int burst, graphw, plead;
+	int burst, graphw, plead, exact;
 	if (argc != 4 || (strcmp(argv[3], "keep") && strcmp(argv[3], "detach") && strcmp(argv[3], "burst") &&
 			  strcmp(argv[3], "lead") && strcmp(argv[3], "parent") && strcmp(argv[3], "delay") &&
 			  strcmp(argv[3], "delay1") && strcmp(argv[3], "delaywu") && strcmp(argv[3], "delaywu0") &&
 			  strcmp(argv[3], "warmup") && strcmp(argv[3], "warmupg") && strcmp(argv[3], "graphw") &&
 			  strcmp(argv[3], "graphw0") && strcmp(argv[3], "parentlead") && strcmp(argv[3], "planned") &&
-			  strcmp(argv[3], "graphws") && strcmp(argv[3], "graphwg") && strcmp(argv[3], "graphwg4"))) {
+			  strcmp(argv[3], "graphws") && strcmp(argv[3], "graphwg") && strcmp(argv[3], "graphwg4") &&
+			  strcmp(argv[3], "warmupx") && strcmp(argv[3], "warmupxr"))) {
 		fprintf(stderr, "usage: cupti_switch FAKE_LIBCUPTI TRACE_DIR "
 			"keep|detach|burst|lead|parent|delay|delay1|delaywu|delaywu0|warmup|warmupg|graphw|graphw0|parentlead|"
-			"planned|graphws|graphwg|graphwg4\n");
+			"planned|graphws|graphwg|graphwg4|warmupx|warmupxr\n");
 		return 2;
 	}
+	exact = !strcmp(argv[3], "warmupx") ? 1 : !strcmp(argv[3], "warmupxr") ? 2 : 0;
 	plead = !strcmp(argv[3], "parentlead");
 	if (plead)
 		setenv("LLMPROF_TRACE_REATTACH_LEAD_MS", "20", 1);
@@ -538,6 +573,8 @@ int main(int argc, char **argv)
 		: !strcmp(argv[3], "planned") ? 10 : 0;
 	if (burst == 8)
 		setenv("LLMPROF_TRACE_WARMUP", "detach", 1);
+	else if (exact == 2)
+		setenv("LLMPROF_TRACE_WARMUP", "record", 1);
 	else
 		unsetenv("LLMPROF_TRACE_WARMUP"); /* the default: graphs */
 	if (burst >= 4 && burst <= 7)
@@ -551,7 +588,7 @@ int main(int argc, char **argv)
 	setenv("LLMPROF_CUPTI_LIB", argv[1], 1);
 	clear_traces(argv[2]);
 	setenv("LLMPROF_TRACE_DIR", argv[2], 1);
-	setenv("LLMPROF_TRACE_SAMPLE", graphw == 4 ? "auto,gen=5" : graphw == 5 ? "auto,gen=4" : graphw ? "auto" : plead ? "every=64,burst=2,first=1,pick=first,lead=0" : burst == 2 ? "every=4,burst=2,first=1,pick=first,lead=1"
+	setenv("LLMPROF_TRACE_SAMPLE", exact ? "off" : graphw == 4 ? "auto,gen=5" : graphw == 5 ? "auto,gen=4" : graphw ? "auto" : plead ? "every=64,burst=2,first=1,pick=first,lead=0" : burst == 2 ? "every=4,burst=2,first=1,pick=first,lead=1"
 		: burst ? "every=4,burst=2,first=1,pick=first,lead=0" : "every=4,first=1,pick=first", 1);
 	if (detach)
 		setenv("LLMPROF_TRACE_SKIP_DETACH", "1", 1);
@@ -571,6 +608,8 @@ int main(int argc, char **argv)
 	llm = ((domain_create_fn)(uintptr_t)core2[NVTX_CBID_CORE2_DomainCreateA])("LLM");
 	dpush = (domain_push_fn)(uintptr_t)core2[NVTX_CBID_CORE2_DomainRangePushEx];
 	dpop = (domain_pop_fn)(uintptr_t)core2[NVTX_CBID_CORE2_DomainRangePop];
+	if (exact)
+		return warmup_exact(exact == 2);
 	if (graphw)
 		return graph_weight(h, graphw != 2, graphw >= 3 ? 4 : 0, graphw == 1 || graphw == 5);
 	if (plead)

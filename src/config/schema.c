@@ -47,7 +47,7 @@ static const struct schema_entry schema[] = {
 	{ "run.auto_warmup", T_INT, F_MIN, 0, NULL },
 	{ "trace.sample", T_TRACE_SAMPLE, 0, 0, NULL },
 	{ "trace.rerun_sd", T_FLOAT, F_MIN, 0, NULL },
-	{ "trace.warmup", T_STRING, 0, 0, "graphs|detach|record" },
+	{ "trace.warmup", T_STRING, F_NULLABLE, 0, "graphs|detach|record" },
 	{ "stages.prefill", T_STRLIST, F_NULLABLE, 0, NULL },
 	{ "stages.decode_all", T_STRLIST, F_NULLABLE, 0, NULL },
 	{ "stages.decode_step", T_STRLIST, F_NULLABLE, 0, NULL },

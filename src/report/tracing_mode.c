@@ -76,20 +76,18 @@ static const char *auto_prefix(const struct lp_sampling *s)
 	return s->why == LP_TRACE_SAMPLE_WHY_AUTO_HIGH ? "auto," : "";
 }
 
-/* The warm-up's sentence: CUPTI detached inside the program's warm-up range (auto or bursts). An
- * exact run (trace.sample=off) records its warm-up, so it launches every kernel the first time with
- * CUPTI attached, and some small kernels then run 1-4% differently as CUPTI measures them: a run of
- * the default against an exact one held 18-19 of 23 kernels above 1% inside the rerun interval,
- * one with trace.warmup=record 22 of 23 (bench/tracer/README.md run 38). */
+/* The warm-up's sentence: CUPTI detached inside the program's warm-up range (exact, auto or
+ * bursts; trace.warmup). A kernel a process first launches with CUPTI attached can run slower for
+ * the rest of it: run 39 (bench/tracer/README.md) measured cuBLAS's split-K GEMV 5% slower, in the
+ * program's own CUDA events too, and the same kernel loaded without CUPTI as fast as in a process
+ * with no tool; run 38 saw runs that differed only in this disagree on small kernels by 1-4%. */
 static void warmup_detached(const struct lp_sampling *s, struct lp_buf *out)
 {
 	if (s->warmup == LP_TRACE_WARMUP_DETACHED)
 		lp_buf_adds(out, " CUPTI was detached inside the program's warm-up range: its kernels were not "
-			"recorded (the reports leave the warm-up out; CUPTI present while a process first launches its "
-			"kernels costs its later steps a few percent; trace.warmup=record keeps them). An exact run "
-			"(trace.sample=off) launches them the first time with CUPTI attached, and some small kernels then "
-			"read 1-4% differently there: to compare kernel times with one, record the warm-up here too "
-			"(trace.warmup=record).");
+			"recorded (the reports leave the warm-up out), and the program loaded them without CUPTI, so they run "
+			"as they do without a profiler (a kernel first launched with CUPTI attached can run up to 5% slower "
+			"for the rest of the process; trace.warmup=record records the warm-up anyway).");
 }
 
 int lp_tracing_mode_text(const struct lp_analysis *a, struct lp_buf *out)

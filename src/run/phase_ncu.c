@@ -14,6 +14,7 @@
 #include "collect/ncu.h"
 #include "collect/rundir.h"
 #include "core/fs.h"
+#include "llmprof/trace_format.h"
 #include "parse/ncu_raw.h"
 #include "run/ncu_rank.h"
 #include "run/ncu_sampled.h"
@@ -187,12 +188,15 @@ static int run_sampled(struct lp_pl_state *st, const json_t *preset, int explici
 	if (k <= 0 || (replay && strcmp(replay, "kernel")))
 		return 0;
 	/* issue 24: a sampled capture (trace.sample) holds the kernels of a sample of the decode steps
-	 * only, so the planner cannot number the launches of the others: ncu runs unsampled */
+	 * only, and one that detached CUPTI for the warm-up (trace.warmup) none of the warm-up's, so the
+	 * planner cannot number the launches: ncu runs unsampled */
 	for (pi = 0; st->have_prof && pi < st->prof.n_processes; pi++) {
-		if (st->prof.processes[pi].sampling.mode == 2) {
+		const struct lp_process *p = &st->prof.processes[pi];
+		if (p->sampling.mode == 2 || p->sampling.warmup == LP_TRACE_WARMUP_DETACHED) {
 			lp_run_warnf(st->sink, "ncu sampling (profiling.ncu.sample_per_group) is off for this run: the capture "
-				"traced a sample of the decode steps (trace.sample), and its launch numbers would be wrong; "
-				"trace.sample=off keeps it");
+				"traced %s, and its launch numbers would be wrong; %s keeps it", p->sampling.mode == 2 ?
+				"a sample of the decode steps (trace.sample)" : "no launch of the program's warm-up (trace.warmup)",
+				p->sampling.mode == 2 ? "trace.sample=off" : "trace.warmup=record");
 			return 0;
 		}
 	}

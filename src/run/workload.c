@@ -259,22 +259,25 @@ static void auto_stages_init(struct lp_pipeline *pl, struct lp_run *run)
 /* A workload after `--` that cannot be started is a mistake on the command line (exit 2, before
  * anything runs), not a missing tool: name the program. A name without '/' is looked up on PATH,
  * as execvp does. */
-/* trace.sample for the capture (docs/tracer.md "Sampled tracing"). Deep mode plans Nsight Compute
- * from the capture's launch numbers, which only an exact trace has, so there `auto` (the default)
- * traces every launch; an explicit `every=N` is kept (the ncu phase then runs unsampled, and says so). */
+/* trace.sample and trace.warmup for the capture (docs/tracer.md "Sampled tracing", "The warm-up").
+ * Deep mode plans Nsight Compute from the capture's launch numbers, which only a trace of every
+ * launch has, the warm-up's included: there `auto` (the default) traces every launch and the
+ * warm-up is recorded unless trace.warmup says otherwise; an explicit `every=N` or warm-up mode is
+ * kept (the ncu phase then runs unsampled, and says so). */
 static void resolve_trace_sample(struct lp_pipeline *pl, struct lp_run *run)
 {
 	const char *ts = lp_pl_cfg_str(run, "trace.sample");
+	int deep = run->mode && !strcmp(run->mode, "deep");
 	if (!ts || !*ts)
 		ts = "auto";
-	if (run->mode && !strcmp(run->mode, "deep") && !strncmp(ts, "auto", 4)) {
+	if (deep && !strncmp(ts, "auto", 4)) {
 		lp_run_infof(pl->opts.sink, "trace.sample=%s: exact tracing in deep mode (Nsight Compute's sampling "
 			"numbers every launch of the capture)", ts);
 		ts = "off";
 	}
 	snprintf(pl->trace_sample, sizeof(pl->trace_sample), "%s", ts);
 	ts = lp_pl_cfg_str(run, "trace.warmup");
-	snprintf(pl->trace_warmup, sizeof(pl->trace_warmup), "%s", ts && *ts ? ts : "graphs");
+	snprintf(pl->trace_warmup, sizeof(pl->trace_warmup), "%s", ts && *ts ? ts : deep ? "record" : "graphs");
 }
 
 static int check_workload(const char *prog, struct lp_err *err)

@@ -26,6 +26,11 @@ grep -q "capture: .*LLMPROF_TRACE_SAMPLE=every=4 " "$LP_TMP/stdout" || fail "an 
 grep -q "capture: .*LLMPROF_TRACE_WARMUP=graphs " "$LP_TMP/stdout" || fail "the capture's warm-up is not graphs: $(grep capture: "$LP_TMP/stdout")"
 "$LLMPROF" run --dry-run --mode light trace.warmup=record -- python3 -c 1 >"$LP_TMP/stdout" 2>"$LP_TMP/stderr" || fail "dry run failed"
 grep -q "capture: .*LLMPROF_TRACE_WARMUP=record " "$LP_TMP/stdout" || fail "trace.warmup=record was not passed: $(grep capture: "$LP_TMP/stdout")"
+# deep mode records the warm-up by default (ncu sampling numbers its launches too), unless told otherwise
+"$LLMPROF" run --dry-run --mode deep -- python3 -c 1 >"$LP_TMP/stdout" 2>"$LP_TMP/stderr" || fail "dry run failed"
+grep -q "capture: .*LLMPROF_TRACE_WARMUP=record " "$LP_TMP/stdout" || fail "deep run's warm-up is not recorded: $(grep capture: "$LP_TMP/stdout")"
+"$LLMPROF" run --dry-run --mode deep trace.warmup=graphs -- python3 -c 1 >"$LP_TMP/stdout" 2>"$LP_TMP/stderr" || fail "dry run failed"
+grep -q "capture: .*LLMPROF_TRACE_WARMUP=graphs " "$LP_TMP/stdout" || fail "an explicit trace.warmup was not kept in deep mode: $(grep capture: "$LP_TMP/stdout")"
 # run.auto_warmup: the shim's first generate() calls as warm-up (0 by default)
 grep -q "capture: .*LLMPROF_AUTO_WARMUP=0 " "$LP_TMP/stdout" || fail "the shim's warm-up count is not 0: $(grep capture: "$LP_TMP/stdout")"
 "$LLMPROF" run --dry-run --mode light run.auto_warmup=2 -- python3 -c 1 >"$LP_TMP/stdout" 2>"$LP_TMP/stderr" || fail "dry run failed"

@@ -855,22 +855,26 @@ static size_t count_kernels(const struct lp_profile *p, const char *name)
  * none of its kernels are in the trace, yet every step still has the program's own GPU time, the
  * SAMPLING record and the reports say so, and the analysis (which leaves the warm-up out anyway)
  * scales generations 1 and 2 to what the exact run (warm-up recorded) has, each kernel within its
- * interval. trace.warmup=record and exact mode keep the warm-up's kernels. */
+ * interval. trace.warmup=record keeps the warm-up's kernels; exact mode detaches for it too (run
+ * 39) and then has the same tables as with them. */
 static void test_warmup_detach(void **state)
 {
 	const char *ex_dir = LP_TEST_TMP "/sampling_wu_exact", *sa_dir = LP_TEST_TMP "/sampling_wu",
-		   *rec_dir = LP_TEST_TMP "/sampling_wu_record";
+		   *rec_dir = LP_TEST_TMP "/sampling_wu_record", *exd_dir = LP_TEST_TMP "/sampling_wu_exact_detached";
 	static const char *const names[] = { "gemm_mlp", "attention_decode", "gemm_qkv", "rmsnorm", "rope",
 		"argmax_between_steps", "gemm_prefill" };
 	struct stage_list *st = calloc(1, sizeof(*st));
-	struct lp_profile ex, sa, rec;
-	struct lp_analysis *a = calloc(1, sizeof(*a)), *b = calloc(1, sizeof(*b));
+	struct lp_profile ex, sa, rec, exd;
+	struct lp_analysis *a = calloc(1, sizeof(*a)), *b = calloc(1, sizeof(*b)), *d = calloc(1, sizeof(*d));
+	struct lp_analysis_input in;
+	struct lp_err err = LP_ERR_INIT;
 	size_t i;
 	(void)state;
 	setenv("LP_FIXTURE_WARMUP", "1", 1);
-	lp_test_trace_fixture(ex_dir, "off", LP_TEST_TMP "/sampling_wu_exact.txt");
+	lp_test_trace_fixture(exd_dir, "off", NULL);
 	lp_test_trace_fixture(sa_dir, "every=8,burst=4,first=2,seed=7", LP_TEST_TMP "/sampling_wu.txt");
 	setenv("LP_FIXTURE_WARMUP", "record", 1);
+	lp_test_trace_fixture(ex_dir, "off", LP_TEST_TMP "/sampling_wu_exact.txt");
 	lp_test_trace_fixture(rec_dir, "every=8,burst=4,first=2,seed=7", NULL);
 	unsetenv("LP_FIXTURE_WARMUP");
 
@@ -882,10 +886,20 @@ static void test_warmup_detach(void **state)
 	assert_int_equal(st->sampling.warmup, LP_TRACE_WARMUP_RECORDED);
 	read_stages(ex_dir, st);
 	assert_int_equal(st->sampling.warmup, LP_TRACE_WARMUP_RECORDED);
+	read_stages(exd_dir, st);
+	assert_int_equal(st->sampling.warmup, LP_TRACE_WARMUP_DETACHED);
+	assert_int_equal(st->n, 144);
 
 	load(ex_dir, &ex);
 	load(sa_dir, &sa);
 	load(rec_dir, &rec);
+	load(exd_dir, &exd);
+	/* exact with the warm-up detached: none of its kernels, the measured ones all there, the same
+	 * tables as the exact run that recorded its warm-up */
+	assert_int_equal(count_kernels(&exd, "gemm_prefill"), 2);
+	memset(&in, 0, sizeof(in));
+	in.profile = &exd;
+	assert_int_equal(lp_analyze(&in, d, &err), 0);
 	assert_int_equal(sa.n_processes, 1);
 	assert_int_equal(sa.processes[0].sampling.warmup, LP_TRACE_WARMUP_DETACHED);
 	/* one prefill kernel a generation: the warm-up's is missing only where CUPTI detached */
@@ -897,6 +911,14 @@ static void test_warmup_detach(void **state)
 	assert_true(count_kernels(&rec, "gemm_mlp") >= count_kernels(&sa, "gemm_mlp") + 2 + 4 * 5);
 
 	analyze_both(&sa, &ex, a, b);
+	assert_false(d->kernels.sampled);
+	assert_int_equal(d->kernels.n_rows, b->kernels.n_rows);
+	for (i = 0; i < b->kernels.n_rows; i++) {
+		const struct lp_kernel_row *e = &b->kernels.rows[i], *x = krow(&d->kernels, e->name);
+		assert_non_null(x);
+		assert_int_equal(x->calls, e->calls);
+		assert_float_equal(x->total_ms, e->total_ms, 1e-9 * e->total_ms);
+	}
 	assert_int_equal(a->kernels.sample_N, 92); /* generations 1 and 2, past their first 2 steps */
 	/* the Tracing mode section's table: the warm-up's units are none of its strata */
 	assert_int_equal(a->sampled.units_exact, 4);
@@ -920,10 +942,10 @@ static void test_warmup_detach(void **state)
 		struct lp_buf md = LP_BUF_INIT;
 		assert_int_equal(lp_tracing_mode_text(a, &md), 0);
 		assert_non_null(strstr(md.data, "CUPTI was detached inside the program's warm-up range"));
-		/* an exact run loads its kernels under CUPTI: how to compare kernel times with one (run 38) */
-		assert_non_null(strstr(md.data, "An exact run (trace.sample=off) launches them the first time with CUPTI "
-			"attached, and some small kernels then read 1-4% differently there: to compare kernel times with one, "
-			"record the warm-up here too (trace.warmup=record)."));
+		/* kernels loaded without CUPTI run as without a profiler (run 39) */
+		assert_non_null(strstr(md.data, "the program loaded them without CUPTI, so they run as they do without a "
+			"profiler (a kernel first launched with CUPTI attached can run up to 5% slower for the rest of the "
+			"process; trace.warmup=record records the warm-up anyway)."));
 		assert_null(strstr(md.data, "run.auto_warmup"));
 		assert_null(strstr(md.data, "CUDA graphs"));
 		lp_buf_release(&md);
@@ -937,9 +959,19 @@ static void test_warmup_detach(void **state)
 		assert_int_equal(lp_tracing_mode_text(b, &md), 0);
 		assert_null(strstr(md.data, "warm-up range"));
 		lp_buf_release(&md);
+		/* an exact run detaches for the warm-up too (run 39), and says so */
+		b->sampling.warmup = LP_TRACE_WARMUP_DETACHED;
+		assert_int_equal(lp_tracing_mode_text(b, &md), 0);
+		assert_non_null(strstr(md.data, "Exact: every launch traced"));
+		assert_non_null(strstr(md.data, ". CUPTI was detached inside the program's warm-up range"));
+		b->sampling.warmup = LP_TRACE_WARMUP_RECORDED;
+		lp_buf_release(&md);
 	}
 	release_all(a, b, st, &ex, &sa);
 	lp_profile_release(&rec);
+	lp_analysis_release(d);
+	free(d);
+	lp_profile_release(&exd);
 }
 
 int main(void)
