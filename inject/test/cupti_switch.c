@@ -230,7 +230,7 @@ static void second_generation(const int *rec, int *detaches)
 /* Two nested warmup ranges holding a prefill and a whole generation: nothing of CUPTI's inside them
  * whatever the schedule says (finalized `fin` times: 0, the delay, never started; 1, the warm-up's
  * detach at the outer push) but, with `graphs`, a subscription with the four resource callbacks;
- * attached at the outer pop; then the next generation as the parent test's second. */
+ * attached at the outer pop; then a prefill. */
 static void warmup_ranges(int fin, int graphs)
 {
 	static const int none[8];
@@ -250,6 +250,7 @@ static void warmup_ranges(int fin, int graphs)
 	prefill("prefill", fin);
 }
 
+/* warmup_ranges, then the next generation as the parent test's second. */
 static int warmup_then_second(const int *rec, int fin, int graphs)
 {
 	int detaches = fin;

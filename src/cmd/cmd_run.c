@@ -50,6 +50,23 @@ static double jnum(const json_t *o, const char *key)
 	return json_is_number(v) ? json_number_value(v) : -1;
 }
 
+/* Whether a sampled row among the terminal's top 5 has a rerun interval (none when the recorded
+ * units past the first ones lie in one block: report.md's Tracing mode says so). */
+static int any_interval(const json_t *rows)
+{
+	size_t i;
+	int sampled = 0;
+	for (i = 0; i < json_array_size(rows) && i < 5; i++) {
+		const json_t *r = json_array_get(rows, i);
+		if (!json_is_true(json_object_get(r, "sampled")))
+			continue;
+		if (jnum(r, "rerun_ci_ms") >= 0)
+			return 1;
+		sampled = 1;
+	}
+	return !sampled;
+}
+
 static void print_pct(const char *label, const json_t *perf, const char *key)
 {
 	double v = jnum(perf, key);
@@ -157,9 +174,11 @@ static void print_summary(const char *run_dir, int status)
 				       "Tracing mode):\n", (long long)json_integer_value(json_object_get(smp, "units_sampled_stratum")));
 			else if (smp)
 				printf("top kernels (measured iterations, warm-up excluded; share of GPU busy time; ~ scaled "
-				       "from %lld of %lld sampled units, +- the 95%% interval of a rerun, kernels.md):\n",
+				       "from %lld of %lld sampled units, %s, kernels.md):\n",
 					(long long)json_integer_value(json_object_get(smp, "units_recorded")),
-					(long long)json_integer_value(json_object_get(smp, "units_sampled_stratum")));
+					(long long)json_integer_value(json_object_get(smp, "units_sampled_stratum")),
+					any_interval(rows) ? "+- the 95% interval of a rerun"
+							   : "all in one block: no interval (report.md, Tracing mode)");
 			else
 				printf("top kernels (measured iterations, warm-up excluded; share of GPU busy time):\n");
 			for (i = 0; i < json_array_size(rows) && i < 5; i++) {

@@ -90,6 +90,45 @@ static void warmup_detached(const struct lp_sampling *s, struct lp_buf *out)
 			"for the rest of the process; trace.warmup=record records the warm-up anyway).");
 }
 
+/* A sampled kernel table none of whose scaled rows has an interval (ci_ms < 0): the recorded units
+ * past the first ones form one stratum (one burst, or one unit), whose spread says nothing of the
+ * spread between blocks (sampling_design.c); e.g. a serving loop's 190 decode steps under no parent
+ * with blocks of 128 (run 39: examples/serve_plain.py drew one burst). */
+static int sampled_rows_lack_interval(const struct lp_kernel_set *k)
+{
+	size_t i;
+	int any = 0;
+	for (i = 0; i < k->n_rows; i++) {
+		if (!k->rows[i].sampled)
+			continue;
+		if (k->rows[i].ci_ms >= 0)
+			return 0;
+		any = 1;
+	}
+	return any;
+}
+
+/* ...its sentence, with a schedule of blocks short enough for two bursts: the largest power of two
+ * of at most half the sampled units (and at least the burst), or trace.sample=off. */
+static void no_interval(const struct lp_sampling *s, const struct lp_kernel_set *k, const char *unit,
+	struct lp_buf *out)
+{
+	uint32_t b = s->burst ? s->burst : 1, e = b;
+	lp_buf_addf(out, "; kernel and operator times inside the sampled ranges are scaled to all of them, but "
+		"without an interval: the %u recorded %s ranges past the first ones lie in one block of the %u "
+		"(consecutive ranges say nothing of the spread between blocks, and the interval needs two)", k->sample_n,
+		unit, k->sample_N);
+	while (e * 2 <= k->sample_N / 2)
+		e *= 2;
+	if (e > b && s->burst)
+		lp_buf_addf(out, "; trace.sample=%severy=%u,burst=%u records a burst in each block of %u", auto_prefix(s), e,
+			s->burst, e);
+	else if (e > b)
+		lp_buf_addf(out, "; trace.sample=%severy=%u records one in each block of %u", auto_prefix(s), e, e);
+	else
+		lp_buf_adds(out, "; trace.sample=off records every one");
+}
+
 int lp_tracing_mode_text(const struct lp_analysis *a, struct lp_buf *out)
 {
 	const struct lp_sampling *s = &a->sampling;
@@ -160,10 +199,12 @@ int lp_tracing_mode_text(const struct lp_analysis *a, struct lp_buf *out)
 		lp_buf_addf(out, "; CUPTI was switched %llu times (%.3f ms in all)", (unsigned long long)s->toggles,
 			(double)s->toggle_ns / 1e6);
 	lp_buf_adds(out, ". Step latencies are exact (CUDA events at every stage range)");
-	if (!a->kernels.sample_missing)
+	if (!a->kernels.sample_missing && !sampled_rows_lack_interval(&a->kernels))
 		lp_buf_addf(out, "; kernel and operator times inside the sampled ranges are scaled to all of them, with "
 			"95%% intervals of the sampling error (of this run's %s ranges)", unit);
-	if (a->rerun_sd_pct > 0 && !a->kernels.sample_missing)
+	else if (!a->kernels.sample_missing)
+		no_interval(s, &a->kernels, unit, out);
+	if (a->rerun_sd_pct > 0 && !a->kernels.sample_missing && !sampled_rows_lack_interval(&a->kernels))
 		lp_buf_addf(out, " and for the totals a separate exact run would record (\"a rerun\": %.2g%% of a "
 			"total per run added, trace.rerun_sd)", a->rerun_sd_pct);
 	lp_buf_adds(out, ".");

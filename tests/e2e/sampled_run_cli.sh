@@ -44,4 +44,17 @@ ref = {r["name"]: r for r in b["stages"]}["decode_all"]
 assert abs(dec["kernels"]["mean"] / ref["kernels"]["mean"] - 1) < 0.01, (dec["kernels"], ref["kernels"])
 assert abs(dec["gpu_busy_ms"]["mean"] / ref["gpu_busy_ms"]["mean"] - 1) < 0.15, (dec["gpu_busy_ms"], ref["gpu_busy_ms"])
 PY
+
+# a serving loop's 144 steps under no parent with blocks of 128: the recorded steps past the first
+# 2 lie in one block (seed 1: one burst), so no row has an interval, and the terminal, kernels.md
+# and report.md say so (run 39: examples/serve_plain.py on the H200, whose terminal promised one)
+LP_FIXTURE_STEPS_ONLY=1 expect_exit 0 "$LLMPROF" run --mode light run.id=oneblock \
+  "trace.sample=every=128,burst=4,first=2,seed=1" -- "$FX" "$LP_TMP/tmp/stage2/oneblock/trace"
+grep -q '^top kernels (.*; ~ scaled from 4 of 142 sampled units, all in one block: no interval (report.md, Tracing mode)' \
+  "$LP_TMP/stdout" || fail "terminal: the one-block run's heading: $(cat "$LP_TMP/stdout")"
+grep -q '^  1\. .* ~ *[0-9.]* ms  *[0-9.]*% ~ *[0-9]* calls$' "$LP_TMP/stdout" ||
+  fail "terminal: the top kernel is not an estimate without interval: $(cat "$LP_TMP/stdout")"
+grep -q 'n/a (4 of 142 units)' tmp/stage2/oneblock/kernels.md || fail "kernels.md: the one-block rows have an interval"
+grep -q 'but without an interval: the 4 recorded decode\\\?_step ranges past the first ones lie in one block of the 142' \
+  tmp/stage2/oneblock/report.md || fail "report.md does not say why the rows have no interval"
 pass

@@ -712,12 +712,57 @@ static void test_steps_only(void **state)
 	lp_profile_release(&sa);
 }
 
+/* A serving loop's 144 steps under no parent with blocks of 128 (run 39: examples/serve_plain.py's
+ * 190 drew one burst): the steps past the first 2 that were recorded lie in one block, so no row has
+ * an interval (a burst's consecutive steps say nothing of the spread between blocks), and the
+ * Tracing mode section says so and which schedule gives one. */
+static void test_one_block_no_interval(void **state)
+{
+	const char *dir = LP_TEST_TMP "/sampling_one_block";
+	struct lp_profile sa;
+	struct lp_analysis_input in;
+	struct lp_analysis *a = calloc(1, sizeof(*a));
+	struct lp_err err = LP_ERR_INIT;
+	struct lp_buf md = LP_BUF_INIT;
+	size_t i, sampled = 0;
+	(void)state;
+	setenv("LP_FIXTURE_STEPS_ONLY", "1", 1);
+	lp_test_trace_fixture(dir, "every=128,burst=4,first=2,seed=1", NULL);
+	unsetenv("LP_FIXTURE_STEPS_ONLY");
+	load(dir, &sa);
+	memset(&in, 0, sizeof(in));
+	in.profile = &sa;
+	assert_int_equal(lp_analyze(&in, a, &err), 0);
+	assert_true(a->kernels.sampled);
+	assert_int_equal(a->kernels.sample_missing, 0);
+	assert_int_equal(a->kernels.sample_n, 4);
+	assert_int_equal(a->kernels.sample_N, 142);
+	for (i = 0; i < a->kernels.n_rows; i++)
+		if (a->kernels.rows[i].sampled) {
+			assert_true(a->kernels.rows[i].ci_ms < 0);
+			sampled++;
+		}
+	assert_true(sampled > 0);
+	assert_int_equal(lp_tracing_mode_text(a, &md), 0);
+	assert_non_null(strstr(md.data, "scaled to all of them, but without an interval: the 4 recorded decode_step "
+		"ranges past the first ones lie in one block of the 142 (consecutive ranges say nothing of the spread "
+		"between blocks, and the interval needs two); trace.sample=every=64,burst=4 records a burst in each "
+		"block of 64."));
+	assert_null(strstr(md.data, "95% intervals"));
+	assert_null(strstr(md.data, "a rerun"));
+	lp_buf_release(&md);
+	lp_analysis_release(a);
+	free(a);
+	lp_profile_release(&sa);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_fixture_traces),
 		cmocka_unit_test(test_auto_fixture),
 		cmocka_unit_test(test_steps_only),
+		cmocka_unit_test(test_one_block_no_interval),
 		cmocka_unit_test(test_real_sampled_trace),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
