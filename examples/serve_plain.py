@@ -123,6 +123,7 @@ def main():
     p.add_argument("--decode-steps", type=int, default=8, help="decode forwards per round")
     p.add_argument("--rounds", type=int, default=24, help="measured rounds")
     p.add_argument("--mixed-every", type=int, default=3, help="every N-th round admits with chunked prefill")
+    p.add_argument("--call-times", action="store_true", help="the summary line also lists every call's ms (call_ms)")
     p.add_argument("--warmup-rounds", type=int, default=3)
     args = p.parse_args()
     if args.slots < 2 or args.chunk < 2 or args.decode_steps < 1 or args.rounds < 2 or args.mixed_every < 2:
@@ -149,6 +150,7 @@ def main():
                "mixed_ms": sum(ms["mixed"]) / max(len(ms["mixed"]), 1),
                "tokens_per_s": dec_tokens / (sum(ms["decode"]) / 1e3) if ms["decode"] else 0,
                "calls": {k: len(v) for k, v in ms.items()},
+               **({"call_ms": ms} if args.call_times else {}),
                "model": args.model_config or args.model, "slots": args.slots}
     print(json.dumps(summary), flush=True)
 

@@ -1,7 +1,7 @@
 /* sample.c: stage ranges in the injected tracer (docs/tracer.md "Sampled tracing").
  *
  * Two things happen at the push and pop of a stage range (by name: LLMPROF_TRACE_STAGES, default
- * prefill, decode_all, decode_step, in any domain):
+ * prefill, decode_all, decode_step, mixed (a serving loop's chunked prefill, since run 39), in any domain):
  *   - its GPU boundaries are timed: a CUDA event on the legacy default stream at push and at pop
  *     (stage_gpu.c); the flush thread turns finished pairs into STAGE records, so every stage
  *     instance has an exact GPU latency whether its kernels were recorded or not;
@@ -105,6 +105,7 @@ static struct {
 	int log_cycles;                      /* LLMPROF_TRACE_LOG_CYCLES=1: bursts' stages logged */
 	uint32_t cupti_delay;                /* LLMPROF_TRACE_CUPTI_DELAY: CUPTI started before this
 	                                      * parent ordinal (a diagnostic, cupti.c) */
+	uint32_t mixed_sid;                  /* the name `mixed`: timed, never attaching CUPTI (stage_push) */
 	uint32_t warmup_sid;                 /* LLMPROF_TRACE_CUPTI_DELAY=warmup: the name `warmup` ... */
 	_Atomic int warmup_open;             /* ... its ranges open now ... */
 	_Atomic int warmup_wait;             /* ... and CUPTI not started yet (1) */
@@ -363,7 +364,7 @@ static void init_once(void)
 		S.why = LP_TRACE_SAMPLE_WHY_OFF;
 	}
 	if (!stages)
-		stages = "prefill,decode_all,decode_step";
+		stages = "prefill,decode_all,decode_step,mixed";
 	while (*stages) {
 		const char *end = strchr(stages, ',');
 		size_t n = end ? (size_t)(end - stages) : strlen(stages);
@@ -401,6 +402,7 @@ static void init_once(void)
 	if (S.cupti_delay)
 		S.warmup_detach = 0;
 	S.warmup_sid = lp_inj_intern("warmup", 6);
+	S.mixed_sid = lp_inj_intern("mixed", 5);
 	S.free_top = 0;
 	for (i = MAX_PENDING; i > 0; i--)
 		S.free_slots[S.free_top++] = i - 1;
@@ -696,9 +698,14 @@ uint32_t lp_inj_stage_push(struct lp_inj_thread *t, uint32_t name_sid, uint64_t 
 				mark |= MARK_UNIT_REC;
 			burst = record ? 1 : -1;
 		}
-	} else if (S.burst && !t->unit_skipping && atomic_load_explicit(&S.mode, memory_order_relaxed) == MODE_SAMPLED) {
+	} else if (S.burst && !t->unit_skipping && name_sid != S.mixed_sid &&
+		   atomic_load_explicit(&S.mode, memory_order_relaxed) == MODE_SAMPLED) {
 		burst = 1; /* a stage that is no unit (prefill): always recorded */
 	}
+	/* `mixed` (a serving loop's chunked prefill with decodes, between units under no parent) only
+	 * gets its GPU marks: attaching CUPTI at its push paused the program ~12 ms, doubling the forward
+	 * (bench/tracer/README.md run 39: examples/serve_plain.py); its kernels are recorded when CUPTI
+	 * is attached anyway, and its latency is exact either way */
 	/* bursts: normally the pop before switched; these are the cases it could not foresee (a new
 	 * parent, auto's decision). An attach before the GPU mark: not in the stage's latency. */
 	if (S.log_cycles && S.burst && name_sid != S.unit_sid)

@@ -55,6 +55,8 @@
  *                                            warm-up, then every unit recorded, no switch.
  *   cupti_switch FAKE_LIB TRACE_DIR warmupxr (off, LLMPROF_TRACE_WARMUP=record) attached and
  *                                            recording throughout, the warm-up too.
+ *   cupti_switch FAKE_LIB TRACE_DIR mixed    as burst, with a `mixed` range before the prefill:
+ *                                            CUPTI stays detached through it.
  *   cupti_switch FAKE_LIB TRACE_DIR parentlead (every=64,burst=2,first=1,pick=first,lead=0 and
  *                                            LLMPROF_TRACE_REATTACH_LEAD_MS=20) two generations of
  *                                            40 units of 2 ms: the second's foreseen-end attach
@@ -468,6 +470,8 @@ static void expect_prefills(const char *dir, int n, int attached)
 	}
 }
 
+static int with_mixed; /* mixed: the burst test with a `mixed` range before its prefill */
+
 /* bursts: every=4,burst=2,first=1,pick=first (lead=1 with `lead`) */
 static int bursts(int lead, int parent, const char *dir)
 {
@@ -524,6 +528,14 @@ static int bursts(int lead, int parent, const char *dir)
 		expect("after decode_all", 1, ALL_CB, ALL_KINDS, detaches);
 	else
 		expect("after decode_all", lead, lead ? ALL_CB : 0, 0, detaches);
+	if (with_mixed) {
+		/* a `mixed` range (a stage: timed) leaves CUPTI detached, where a prefill attaches it (run
+		 * 39: attaching at a serving loop's mixed forward paused it ~12 ms) */
+		push("mixed");
+		expect_as("mixed", 'D', detaches);
+		dpop(llm);
+		expect_as("after mixed", 'D', detaches);
+	}
 	prefill("prefill", detaches);
 	if (!parent) {
 		/* attached at the prefill's push, before its GPU mark: the STAGE record says so */
@@ -553,10 +565,10 @@ int main(int argc, char **argv)
 			  strcmp(argv[3], "warmup") && strcmp(argv[3], "warmupg") && strcmp(argv[3], "graphw") &&
 			  strcmp(argv[3], "graphw0") && strcmp(argv[3], "parentlead") && strcmp(argv[3], "planned") &&
 			  strcmp(argv[3], "graphws") && strcmp(argv[3], "graphwg") && strcmp(argv[3], "graphwg4") &&
-			  strcmp(argv[3], "warmupx") && strcmp(argv[3], "warmupxr"))) {
+			  strcmp(argv[3], "warmupx") && strcmp(argv[3], "warmupxr") && strcmp(argv[3], "mixed"))) {
 		fprintf(stderr, "usage: cupti_switch FAKE_LIBCUPTI TRACE_DIR "
 			"keep|detach|burst|lead|parent|delay|delay1|delaywu|delaywu0|warmup|warmupg|graphw|graphw0|parentlead|"
-			"planned|graphws|graphwg|graphwg4|warmupx|warmupxr\n");
+			"planned|graphws|graphwg|graphwg4|warmupx|warmupxr|mixed\n");
 		return 2;
 	}
 	exact = !strcmp(argv[3], "warmupx") ? 1 : !strcmp(argv[3], "warmupxr") ? 2 : 0;
@@ -568,7 +580,8 @@ int main(int argc, char **argv)
 	graphw = !strcmp(argv[3], "graphw") ? 1 : !strcmp(argv[3], "graphw0") ? 2 : !strcmp(argv[3], "graphws") ? 3
 		: !strcmp(argv[3], "graphwg") ? 4 : !strcmp(argv[3], "graphwg4") ? 5 : 0;
 	detach = !strcmp(argv[3], "detach");
-	burst = !strcmp(argv[3], "burst") ? 1 : !strcmp(argv[3], "lead") ? 2 : !strcmp(argv[3], "parent") ? 3
+	with_mixed = !strcmp(argv[3], "mixed");
+	burst = !strcmp(argv[3], "burst") || with_mixed ? 1 : !strcmp(argv[3], "lead") ? 2 : !strcmp(argv[3], "parent") ? 3
 		: !strcmp(argv[3], "delay") ? 4 : !strcmp(argv[3], "delay1") ? 5 : !strcmp(argv[3], "delaywu") ? 6
 		: !strcmp(argv[3], "delaywu0") ? 7 : !strcmp(argv[3], "warmup") ? 8 : !strcmp(argv[3], "warmupg") ? 9
 		: !strcmp(argv[3], "planned") ? 10 : 0;

@@ -756,6 +756,19 @@ static int sampling(const struct lp_profile *p, struct lp_analysis *out, struct 
 		free(n_in);
 		out->units_measured_rate = host_ns ? (double)launches * 1e9 / (double)host_ns : 0;
 	}
+	/* prefills that found CUPTI detached (bursts in a loop whose units have no parent to foresee,
+	 * a serving loop: run 39) attached it at their push, a pause of the program inside them */
+	for (i = 0; i < out->stages.n_stages; i++) {
+		const struct lp_stage *st = &out->stages.stages[i];
+		size_t j;
+		if (st->kind != LP_STAGE_PREFILL)
+			continue;
+		for (j = 0; j < st->n_iters; j++) {
+			int32_t r = st->iters[j].range;
+			out->push_attached_of++;
+			out->push_attached += r >= 0 && (size_t)r < p->n_ranges && p->ranges[r].push_attached;
+		}
+	}
 	if (!lp_tsample_plan_of(p, &plan))
 		return 0;
 	if (lp_tsample_kernel_table(p, &plan, 0.95, &out->sampled, err) < 0)

@@ -220,6 +220,9 @@ struct lp_analysis {
 	uint64_t units_measured_left_out;      /* ... and those of them in iterations left out as warm-up */
 	double units_measured_rate;            /* kernels recorded inside them per second of their host
 	                                        * time (0: none), a CUDA graph's kernels each counted */
+	uint32_t push_attached, push_attached_of; /* measured prefill iterations whose push attached CUPTI
+	                                        * (a burst had detached it: the attach's pause is in their
+	                                        * latency, run 39), of all measured prefill iterations */
 	size_t n_processes;
 	double traced_s, untraced_s;
 	struct lp_phase_status *phases;

@@ -234,6 +234,14 @@ int lp_tracing_mode_text(const struct lp_analysis *a, struct lp_buf *out)
 			"first graph launch on (exact from there; trace.sample=auto's bursts, which detach CUPTI, sample "
 			"graphs).", unit, unit);
 	warmup_detached(s, out);
+	if (a->push_attached)
+		lp_buf_addf(out, " %u of the %u prefill ranges found CUPTI detached after a burst and attached it at their "
+			"push, which pauses the program inside them (a switch of CUPTI took %.1f ms on average here): their "
+			"latency includes that pause, as the program's own timing does, but an unprofiled run's does not "
+			"(examples/serve_plain.py, run 39: prefill 22.9 ms against 11.3 ms unprofiled and 14.6 ms with "
+			"trace.sample=off). Decode steps under no parent range (a serving loop) give the tracer no end to "
+			"attach ahead of; trace.sample=off avoids the pause at the cost of recording every step.",
+			a->push_attached, a->push_attached_of, s->toggles ? (double)s->toggle_ns / (double)s->toggles / 1e6 : 0.0);
 	if (s->warmup == LP_TRACE_WARMUP_DETACHED && a->graph_uncaptured)
 		lp_buf_addf(out, " %llu kernels of CUDA graphs have no capture record (graphs captured inside the "
 			"warm-up with trace.warmup=detach, or outside every range): each is attributed to the range "
@@ -297,6 +305,7 @@ json_t *lp_tracing_mode_json(const struct lp_analysis *a)
 	put(o, "warmup", s->warmup == LP_TRACE_WARMUP_DETACHED ? lp_json_string("detached")
 			 : s->warmup == LP_TRACE_WARMUP_RECORDED ? lp_json_string("recorded") : json_null());
 	put(o, "graph_uncaptured", s->mode ? json_integer((json_int_t)a->graph_uncaptured) : json_null());
+	put(o, "prefill_push_attached", s->mode ? json_integer((json_int_t)a->push_attached) : json_null());
 	put(o, "units_measured", s->mode ? json_integer((json_int_t)a->units_measured) : json_null());
 	put(o, "units_measured_left_out", s->mode ? json_integer((json_int_t)a->units_measured_left_out) : json_null());
 	put(o, "units_measured_rate", a->units_measured_rate > 0 ? json_real(a->units_measured_rate) : json_null());

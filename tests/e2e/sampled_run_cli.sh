@@ -16,6 +16,8 @@ expect_exit 0 "$LLMPROF" run --mode light run.id=bursts "trace.sample=every=8,bu
 grep -q '^top kernels (.*; ~ scaled from [0-9]* of 92 sampled units, +- the 95% interval of a rerun' "$LP_TMP/stdout" ||
   fail "terminal: no scaled top kernels: $(cat "$LP_TMP/stdout")"
 grep -q '^  1\. gemm_mlp  *~ ' "$LP_TMP/stdout" || fail "terminal: the top kernel is not marked as an estimate"
+# under decode_all the prefills find CUPTI attached again (at decode_all's pop): no pause to report
+grep -q 'prefill ranges found CUPTI detached' tmp/stage2/bursts/report.md && fail "report.md: a prefill attached CUPTI at its push"
 python3 - tmp/stage2/bursts/summary.json <<'PY' || fail "summary.json of the bursts run"
 import json, sys
 s = json.load(open(sys.argv[1]))
@@ -57,4 +59,9 @@ grep -q '^  1\. .* ~ *[0-9.]* ms  *[0-9.]*% ~ *[0-9]* calls$' "$LP_TMP/stdout" |
 grep -q 'n/a (4 of 142 units)' tmp/stage2/oneblock/kernels.md || fail "kernels.md: the one-block rows have an interval"
 grep -q 'but without an interval: the 4 recorded decode\\\?_step ranges past the first ones lie in one block of the 142' \
   tmp/stage2/oneblock/report.md || fail "report.md does not say why the rows have no interval"
+# no decode_all: the prefills after a burst attach CUPTI at their push, and report.md says what that costs
+grep -q '2 of the 2 prefill ranges found CUPTI detached after a burst and attached it at their push' \
+  tmp/stage2/oneblock/report.md || fail "report.md does not say the prefills paused to attach CUPTI"
+grep -q '"prefill_push_attached": 2' tmp/stage2/oneblock/summary.json || fail "summary.json: prefill_push_attached is not 2"
+grep -q '"prefill_push_attached": 0' tmp/stage2/bursts/summary.json || fail "summary.json: the bursts run's prefill_push_attached is not 0"
 pass

@@ -750,6 +750,13 @@ static void test_one_block_no_interval(void **state)
 		"block of 64."));
 	assert_null(strstr(md.data, "95% intervals"));
 	assert_null(strstr(md.data, "a rerun"));
+	/* with no decode_all around the steps nothing foresees a generation's end: the prefills after
+	 * the first (CUPTI attached from the start) found CUPTI detached after a burst and attached it
+	 * at their push (run 39's serving loop: prefill 22.9 ms against 11.3 unprofiled) */
+	assert_int_equal(a->push_attached, 2);
+	assert_int_equal(a->push_attached_of, 3);
+	assert_non_null(strstr(md.data, " 2 of the 3 prefill ranges found CUPTI detached after a burst and attached it "
+		"at their push, which pauses the program inside them"));
 	lp_buf_release(&md);
 	lp_analysis_release(a);
 	free(a);
