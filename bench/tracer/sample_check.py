@@ -1173,6 +1173,9 @@ def ncu_rows(path):
             if head is None:
                 if "Kernel Name" in r:
                     head = {c: i for i, c in enumerate(r)}
+                    if "gpu__time_duration.sum" not in head:
+                        raise SystemExit("%s: no gpu__time_duration.sum column (collect with "
+                                         "--metrics gpu__time_duration.sum)" % path)
                 continue
             if len(r) != len(head) or not r[head["ID"]].strip().isdigit():
                 continue  # the units row
