@@ -1148,20 +1148,6 @@ def cmd_unitdiff(path_a, path_b, top=23):
                           all_max_pct=max((abs(x) for x in alls), default=None)), indent=1))
 
 
-def under_warmup(t, rid):
-    """Whether range rid or an ancestor is named `warmup`."""
-    seen = 0
-    while rid and seen < 300:
-        r = t["ranges"].get(rid)
-        if not r:
-            return False
-        if name_of(t, r[0]) == "warmup":
-            return True
-        rid = r[1]
-        seen += 1
-    return False
-
-
 def ncu_rows(path):
     """An ncu raw CSV (--nvtx): [(mangled or demangled kernel name, ns, NVTX push/pop cell)]."""
     import csv
@@ -1210,7 +1196,7 @@ def trace_step_kernels(t, first):
     first is None) outside `warmup` that the trace recorded, and {step rid: (index, sample)}."""
     steps = {}
     for rid, r in t["ranges"].items():
-        if name_of(t, r[0]) == "decode_step" and not under_warmup(t, rid):
+        if name_of(t, r[0]) == "decode_step" and not unit_of(t, rid, "warmup"):
             st = t["stages"].get(rid, {})
             if first is None or st.get("index", 1 << 30) < first:
                 steps[rid] = (st.get("index", -1), st.get("sample", 0))
@@ -1272,8 +1258,7 @@ def truth_program(path):
 
 
 def cmd_truth(d):
-    procs = sorted(f[:-4] for f in os.listdir(d) if f.endswith(".txt") and "_" in f
-                   and os.path.exists(os.path.join(d, f)) and not f.startswith("ncu"))
+    procs = sorted(f[:-4] for f in os.listdir(d) if f.endswith(".txt") and "_" in f and not f.startswith("ncu"))
     plain, modes, names = {}, {}, {}
     for tag in procs:
         mode = tag.rsplit("_", 1)[0]

@@ -133,6 +133,7 @@ int lp_tracing_mode_text(const struct lp_analysis *a, struct lp_buf *out)
 {
 	const struct lp_sampling *s = &a->sampling;
 	const char *unit = s->unit && *s->unit ? s->unit : "decode_step";
+	int no_ci;
 	if (!s->mode)
 		return lp_buf_adds(out, "Exact: every launch traced (the trace says nothing about sampling: an older "
 					"tracer, or no CUDA).");
@@ -198,13 +199,14 @@ int lp_tracing_mode_text(const struct lp_analysis *a, struct lp_buf *out)
 	else
 		lp_buf_addf(out, "; CUPTI was switched %llu times (%.3f ms in all)", (unsigned long long)s->toggles,
 			(double)s->toggle_ns / 1e6);
+	no_ci = sampled_rows_lack_interval(&a->kernels);
 	lp_buf_adds(out, ". Step latencies are exact (CUDA events at every stage range)");
-	if (!a->kernels.sample_missing && !sampled_rows_lack_interval(&a->kernels))
+	if (!a->kernels.sample_missing && !no_ci)
 		lp_buf_addf(out, "; kernel and operator times inside the sampled ranges are scaled to all of them, with "
 			"95%% intervals of the sampling error (of this run's %s ranges)", unit);
 	else if (!a->kernels.sample_missing)
 		no_interval(s, &a->kernels, unit, out);
-	if (a->rerun_sd_pct > 0 && !a->kernels.sample_missing && !sampled_rows_lack_interval(&a->kernels))
+	if (a->rerun_sd_pct > 0 && !a->kernels.sample_missing && !no_ci)
 		lp_buf_addf(out, " and for the totals a separate exact run would record (\"a rerun\": %.2g%% of a "
 			"total per run added, trace.rerun_sd)", a->rerun_sd_pct);
 	lp_buf_adds(out, ".");
