@@ -884,6 +884,17 @@ int lp_inj_cupti_attached(void)
 	return lp_inj_cupti_active() && atomic_load(&inj_c.recording);
 }
 
+int lp_inj_cupti_ready(void)
+{
+	int detached;
+	if (!lp_inj_cupti_active() || atomic_load(&inj_c.hold))
+		return 0;
+	pthread_mutex_lock(&inj_c.api_lock); /* an attach in progress holds it: waited for, then 2 */
+	detached = inj_c.detached;
+	pthread_mutex_unlock(&inj_c.api_lock);
+	return !detached ? 2 : atomic_load(&inj_c.attach_ahead) ? 1 : 0;
+}
+
 void lp_inj_cupti_cycle_cost(uint64_t out[6])
 {
 	out[0] = atomic_load(&inj_c.detaches);

@@ -70,6 +70,11 @@ struct lp_inj_thread {
 	uint64_t par_api;               /* sample.c: launch calls of the current parent's measured units ... */
 	uint32_t par_api_units;         /* ... and how many (those with any; auto's gen=) */
 	uint32_t unit_api;              /* sample.c: launch calls per measured unit of the last parent that had any */
+	uint32_t inst_n;                /* sample.c: stage instances sampled on their own so far (prefill,
+	                                 * mixed: the next one's ordinal) ... */
+	uint32_t inst_units, inst_gap;  /* ... units pushed since the last one, and between the last two */
+	uint8_t inst_seen;              /* ... stage names seen (bits by configured stage) ... */
+	uint8_t inst_rec[8];            /* ... and instances recorded per name (at most 255) */
 	struct lp_inj_slot *slot;       /* writer.c: this thread's record buffer, as the flush thread lists it */
 	struct lp_inj_frame stack[LP_TRACE_MAX_DEPTH];
 	struct lp_inj_strcache strings[LP_INJ_STRCACHE];
@@ -242,6 +247,10 @@ void lp_inj_cupti_hold(int on);
 void lp_inj_cupti_service(void);
 /* 1 when CUPTI is attached and recording. */
 int lp_inj_cupti_attached(void);
+/* Whether a stage's push can record without attaching CUPTI itself (sample.c's stage instances):
+ * 2 attached (recording or its kinds off; an attach in progress is waited for), 1 an attach asked
+ * ahead that the flush thread has not started, 0 detached (or held, or never started). */
+int lp_inj_cupti_ready(void);
 /* Detaches, ns in all, ns at most; attaches, ns in all, ns at most. */
 void lp_inj_cupti_cycle_cost(uint64_t out[6]);
 

@@ -26,9 +26,10 @@
  * may lose their records), and attaches again at the pop of the unit before the next burst
  * (`lead=L`, default 2: the flush thread attaches L units ahead, the kinds go on at that pop), and
  * ahead of the parent's foreseen end (REATTACH_END_UNITS before the previous parent's count of
- * units) and at its pop, so the next generation's prefill finds CUPTI attached; else at the push
- * of any other stage range (prefill: always recorded). The work between two units is therefore
- * recorded exactly when the unit after it is. Plain `auto` (the default) means bursts of 4 in
+ * units) and at its pop, so the next generation's prefill finds CUPTI attached; a stage instance
+ * that is no unit (prefill, mixed) is recorded when CUPTI is ready at its push, and the ones the
+ * schedule wants are attached ahead for ("stage instances under bursts" below; `stage=N`). The work
+ * between two units is therefore recorded exactly when the unit after it is. Plain `auto` (the default) means bursts of 4 in
  * blocks of 128 above its rate (bench/tracer/README.md runs 23, 24 and 27); every=N without burst=,
  * and burst=0, keep one unit per block with CUPTI attached and switched per unit. The default seed is fixed on purpose: every process of a
  * job (tensor-parallel ranks) records the same steps, so their collectives stay aligned
@@ -53,6 +54,11 @@
 #define MAX_PENDING 4096                 /* stage instances waiting for their GPU times */
 #define AUTO_GEN_LAUNCHES 2000          /* auto: generations foreseen to launch fewer stay exact (short_generation) */
 #define REATTACH_END_UNITS 4             /* bursts: the attach this many units before the parent's foreseen end */
+#define INST_EVERY 8                     /* bursts: stage instances recorded, one in each block of this many
+                                          * (`stage=N`; 0: every one, attaching CUPTI at its push) ... */
+#define INST_FIRST 2                     /* ... after this many of each name ... */
+#define INST_LEAD_NS 30000000ull         /* ... attached ahead of the foreseen one by this much (in units) */
+#define INST_PAUSE_NS 1000000ull         /* a stage push that waited this long for CUPTI says so (flag) */
 
 /* frame marks (struct lp_inj_frame.stage) */
 #define MARK_STAGE 1u                    /* a stage range */
@@ -105,7 +111,8 @@ static struct {
 	int log_cycles;                      /* LLMPROF_TRACE_LOG_CYCLES=1: bursts' stages logged */
 	uint32_t cupti_delay;                /* LLMPROF_TRACE_CUPTI_DELAY: CUPTI started before this
 	                                      * parent ordinal (a diagnostic, cupti.c) */
-	uint32_t mixed_sid;                  /* the name `mixed`: timed, never attaching CUPTI (stage_push) */
+	uint32_t inst_every;                 /* bursts: stage instances sampled on their own (INST_EVERY) */
+	uint32_t decode_all_sid;             /* the units' conventional parent: no instance of its own */
 	uint32_t warmup_sid;                 /* LLMPROF_TRACE_CUPTI_DELAY=warmup: the name `warmup` ... */
 	_Atomic int warmup_open;             /* ... its ranges open now ... */
 	_Atomic int warmup_wait;             /* ... and CUPTI not started yet (1) */
@@ -251,6 +258,9 @@ static int parse_sample(const char *spec, char *unit, size_t unit_cap)
 		} else if (eq && k == 4 && !memcmp(p, "rate", 4)) {
 			if (parse_uint(v, vn, 0, 1000000000, &S.auto_rate) < 0)
 				return -1;
+		} else if (eq && k == 5 && !memcmp(p, "stage", 5)) {
+			if (parse_uint(v, vn, 0, 1000000, &S.inst_every) < 0)
+				return -1;
 		} else if (eq && k == 3 && !memcmp(p, "gen", 3)) {
 			if (parse_uint(v, vn, 0, 1000000, &S.gen_launches) < 0)
 				return -1;
@@ -355,6 +365,7 @@ static void init_once(void)
 	S.first = 2;
 	S.auto_rate = 5000;
 	S.gen_launches = AUTO_GEN_LAUNCHES;
+	S.inst_every = INST_EVERY;
 	S.pick = LP_TRACE_SAMPLE_PICK_RANDOM;
 	/* the default is auto: sampled above the launch rate, exact below (the reports scale sampled tables) */
 	if (parse_sample(spec && *spec ? spec : "auto", unit, sizeof(unit)) < 0) {
@@ -402,7 +413,7 @@ static void init_once(void)
 	if (S.cupti_delay)
 		S.warmup_detach = 0;
 	S.warmup_sid = lp_inj_intern("warmup", 6);
-	S.mixed_sid = lp_inj_intern("mixed", 5);
+	S.decode_all_sid = lp_inj_intern("decode_all", 10);
 	S.free_top = 0;
 	for (i = MAX_PENDING; i > 0; i--)
 		S.free_slots[S.free_top++] = i - 1;
@@ -448,6 +459,57 @@ static uint64_t unit_period_ns(const struct lp_inj_thread *t)
 	if (t->unit_index < 2 || t->unit_last_ns <= t->unit_first_ns)
 		return 0;
 	return (t->unit_last_ns - t->unit_first_ns) / (t->unit_index - 1);
+}
+
+/* ---- stage instances under bursts ----
+ * A stage range that is no unit (prefill, mixed; not decode_all, the units' parent) pushed while
+ * CUPTI is detached between bursts used to attach it at its push: 12-40 ms inside the stage, which
+ * in a serving loop (decode steps under no parent, so no end to foresee) hit every prefill after a
+ * burst and doubled it (bench/tracer/README.md run 39). Now such an instance is recorded only when
+ * CUPTI is ready at its push (attached, or an attach asked ahead: the push waits for that one and
+ * says so if the wait took INST_PAUSE_NS); else only its GPU marks are taken (STAGE SKIPPED: its
+ * kernels are missing, the reports scale its stage from the recorded instances, src/analyze/
+ * sampling.c). The instances wanted are the first INST_FIRST of each name, then one in each block
+ * of `stage=N` (INST_EVERY) of all of them on the thread, at a random position from the seed; for
+ * one of those the flush thread attaches ahead (the kinds off) when the units since the last
+ * instance come within INST_LEAD_NS of the units between the last two (inst_foreseen). An instance
+ * that comes earlier than foreseen is not recorded; one that comes later finds CUPTI attached and
+ * idle meanwhile (its kinds off). After a recorded instance, the push of the next unit not recorded
+ * detaches CUPTI after its mark, as before: the pause (3-4 ms) lands in a decode step, the stage
+ * with many more instances, not in the prefill. `stage=0`, and LLMPROF_TRACE_BURST_REATTACH=push: every instance
+ * recorded, attaching at its push as before. */
+static int inst_sampled(uint32_t name_sid)
+{
+	return S.inst_every && S.reattach_parent && name_sid != S.decode_all_sid && lp_inj_cupti_active() &&
+		!atomic_load_explicit(&S.warmup_open, memory_order_relaxed);
+}
+
+/* 1 when the thread's next stage instance (its ordinal t->inst_n) is wanted. */
+static int inst_wanted(const struct lp_inj_thread *t)
+{
+	uint32_t b = t->inst_n / S.inst_every, pos = t->inst_n % S.inst_every;
+	unsigned i;
+	for (i = 0; i < S.n_stages; i++)
+		if ((t->inst_seen & (1u << i)) && t->inst_rec[i] < INST_FIRST)
+			return 1;
+	return pos == (uint32_t)(mix(mix(S.seed ^ 0x696e7374ull) ^ b) % S.inst_every);
+}
+
+static uint64_t unit_period_ns(const struct lp_inj_thread *t);
+
+/* At a unit's pop (bursts, the next unit not recorded): 1 when the next stage instance is wanted
+ * and foreseen within INST_LEAD_NS' worth of units (at least 2). */
+static int inst_foreseen(const struct lp_inj_thread *t)
+{
+	uint64_t period;
+	uint32_t lead = 2;
+	if (!S.inst_every || !S.reattach_parent || !t->inst_n || !t->inst_gap)
+		return 0;
+	if ((period = unit_period_ns(t)) > 0) {
+		uint64_t k = (INST_LEAD_NS + period - 1) / period;
+		lead = k < 2 ? 2 : k > 64 ? 64 : (uint32_t)k;
+	}
+	return t->inst_units + lead >= t->inst_gap && inst_wanted(t);
 }
 
 /* How many units before the foreseen end of the next parent the flush thread attaches: 4
@@ -641,6 +703,7 @@ uint32_t lp_inj_stage_push(struct lp_inj_thread *t, uint32_t name_sid, uint64_t 
 	if (name_sid == S.unit_sid && !t->unit_skipping) {
 		int mode = atomic_load_explicit(&S.mode, memory_order_relaxed), record = 1;
 		uint64_t now = lp_inj_now_ns();
+		t->inst_units++;
 		if (parent != t->unit_parent) {
 			/* auto's gen= (short_generation): the launches per measured unit of the parent that
 			 * ended */
@@ -670,6 +733,8 @@ uint32_t lp_inj_stage_push(struct lp_inj_thread *t, uint32_t name_sid, uint64_t 
 			t->unit_parents++;
 			t->unit_first_ns = now;
 		}
+		if (!t->unit_first_ns)
+			t->unit_first_ns = now; /* units under no parent (a serving loop): its first one */
 		t->unit_last_ns = now;
 		index = t->unit_index++;
 		if (index >= S.first) {
@@ -698,14 +763,35 @@ uint32_t lp_inj_stage_push(struct lp_inj_thread *t, uint32_t name_sid, uint64_t 
 				mark |= MARK_UNIT_REC;
 			burst = record ? 1 : -1;
 		}
-	} else if (S.burst && !t->unit_skipping && name_sid != S.mixed_sid &&
-		   atomic_load_explicit(&S.mode, memory_order_relaxed) == MODE_SAMPLED) {
-		burst = 1; /* a stage that is no unit (prefill): always recorded */
+	} else if (S.burst && !t->unit_skipping && atomic_load_explicit(&S.mode, memory_order_relaxed) == MODE_SAMPLED) {
+		if (inst_sampled(name_sid)) {
+			/* a stage instance (above inst_sampled): recorded when CUPTI is ready */
+			uint64_t t0 = lp_inj_now_ns();
+			int ready = lp_inj_cupti_attached() ? 3 : lp_inj_cupti_ready();
+			if (t->inst_n)
+				t->inst_gap = t->inst_units;
+			t->inst_units = 0;
+			index = t->inst_n++;
+			t->inst_seen |= (uint8_t)(1u << i);
+			if (ready) {
+				sample = LP_TRACE_STAGE_RECORDED;
+				if (t->inst_rec[i] < 255)
+					t->inst_rec[i]++;
+				if (ready < 3)
+					burst_switch(1, NULL); /* the kinds on (1: the attach asked ahead, here) */
+				if (lp_inj_now_ns() - t0 >= INST_PAUSE_NS)
+					flags |= LP_TRACE_STAGE_F_PUSH_ATTACHED;
+			} else {
+				sample = LP_TRACE_STAGE_SKIPPED;
+			}
+			if (S.log_cycles)
+				lp_inj_log("stages: instance %u (%s, %u units after the one before): %s", index,
+					S.names[i], t->inst_gap, ready == 3 ? "recording" : ready == 2 ?
+					"attached, kinds on" : ready ? "attach asked ahead" : "CUPTI detached: not recorded");
+		} else {
+			burst = 1; /* recorded, CUPTI attached at its push if it is not */
+		}
 	}
-	/* `mixed` (a serving loop's chunked prefill with decodes, between units under no parent) only
-	 * gets its GPU marks: attaching CUPTI at its push paused the program ~12 ms, doubling the forward
-	 * (bench/tracer/README.md run 39: examples/serve_plain.py); its kernels are recorded when CUPTI
-	 * is attached anyway, and its latency is exact either way */
 	/* bursts: normally the pop before switched; these are the cases it could not foresee (a new
 	 * parent, auto's decision). An attach before the GPU mark: not in the stage's latency. */
 	if (S.log_cycles && S.burst && name_sid != S.unit_sid)
@@ -797,6 +883,9 @@ static int burst_pop(struct lp_inj_thread *t, uint32_t mark, void *ev)
 	 * end event (run 35: a compiled loop's decode read 6.5 ms, 7%, short). Here the last unit
 	 * waits for it instead, before its pop is marked again (LLMPROF_TRACE_SETTLE_END=0: not;
 	 * run 36 measured no added cost). */
+	/* the next stage instance (a serving loop's prefill) wanted and foreseen soon: attached ahead */
+	if (!next && inst_foreseen(t))
+		lp_inj_cupti_attach_ahead(0);
 	if (S.settle_end && !next && t->unit_prev && t->unit_index >= t->unit_prev && lp_inj_cupti_settle())
 		switched = 1;
 	return switched;
@@ -851,6 +940,7 @@ void lp_inj_stage_pop(struct lp_inj_thread *t, uint32_t mark, uint64_t id)
 		burst_pop(t, mark, NULL);
 		return;
 	}
+
 	if (slot) {
 		void *ev = NULL;
 		int gpu = lp_inj_gpu_mark(&ev), busy;

@@ -200,6 +200,11 @@ int lp_inj_cupti_attached(void)
 	return recording;
 }
 
+int lp_inj_cupti_ready(void)
+{
+	return held ? 0 : recording ? 2 : ahead;
+}
+
 void lp_inj_cupti_cycle_cost(uint64_t out[6])
 {
 	out[0] = detaches;

@@ -55,8 +55,14 @@
  *                                            warm-up, then every unit recorded, no switch.
  *   cupti_switch FAKE_LIB TRACE_DIR warmupxr (off, LLMPROF_TRACE_WARMUP=record) attached and
  *                                            recording throughout, the warm-up too.
- *   cupti_switch FAKE_LIB TRACE_DIR mixed    as burst, with a `mixed` range before the prefill:
- *                                            CUPTI stays detached through it.
+ *   cupti_switch FAKE_LIB TRACE_DIR serve    (burst's schedule, the default reattach) a serving
+ *                                            loop: units of 10 ms under no parent, a prefill
+ *                                            before units 0, 4 and 8 and a mixed range after
+ *                                            unit 8: the second prefill finds CUPTI detached and
+ *                                            stays so (not recorded), the flush thread attaches
+ *                                            ahead of the third (wanted: the first 2 of a name)
+ *                                            at unit 6's pop, which it finds attached; the mixed
+ *                                            range, detached, is not recorded.
  *   cupti_switch FAKE_LIB TRACE_DIR parentlead (every=64,burst=2,first=1,pick=first,lead=0 and
  *                                            LLMPROF_TRACE_REATTACH_LEAD_MS=20) two generations of
  *                                            40 units of 2 ms: the second's foreseen-end attach
@@ -392,7 +398,7 @@ static int graph_weight(void *fake, int known, uint64_t planned, int sample)
 
 /* The STAGE records of the prefill ranges in TRACE_DIR's trace (written out first): how many, and
  * how many say their push attached CUPTI before the GPU mark (LP_TRACE_STAGE_F_PUSH_ATTACHED). */
-static int prefill_stages(const char *dir, int *attached)
+static int prefill_stages(const char *dir, int *attached, char *samples)
 {
 	static char data[1 << 22];
 	char path[4096] = "", mine[64];
@@ -433,6 +439,11 @@ static int prefill_stages(const char *dir, int *attached)
 			struct lp_trace_stage st;
 			memcpy(&st, p, sizeof(st));
 			if (prefill_sid && st.name_sid == prefill_sid) {
+				if (samples && n < 15) {
+					samples[n] = st.sample == LP_TRACE_STAGE_RECORDED ? 'R' : st.sample == LP_TRACE_STAGE_SKIPPED
+						? 'S' : '-';
+					samples[n + 1] = '\0';
+				}
 				n++;
 				*attached += (st.flags & LP_TRACE_STAGE_F_PUSH_ATTACHED) != 0;
 			}
@@ -461,7 +472,7 @@ static void clear_traces(const char *dir)
 /* what the trace says of the prefills' pushes: `n` prefills, `attached` of them attached CUPTI */
 static void expect_prefills(const char *dir, int n, int attached)
 {
-	int a, got = prefill_stages(dir, &a);
+	int a, got = prefill_stages(dir, &a, NULL);
 	printf("prefills %d, %d of them attached CUPTI at their push\n", got, a);
 	if (got != n || a != attached) {
 		fprintf(stderr, "cupti_switch: %d prefill STAGE records, %d with push_attached; expected %d, %d\n", got,
@@ -470,7 +481,56 @@ static void expect_prefills(const char *dir, int n, int attached)
 	}
 }
 
-static int with_mixed; /* mixed: the burst test with a `mixed` range before its prefill */
+/* serve: a serving loop's units under no parent with prefills between them (burst's schedule:
+ * units 0-2, 5-6, 9-10 recorded; the default reattach, stage instances sampled on their own) */
+static int serve_loop(const char *dir)
+{
+	static const int rec[] = { 1, 1, 1, 0, 0, 1, 1, 0, 0 };
+	static const char during[] = "AAADDAAIA", after[] = "AADDAAIIA";
+	int detaches = 0, i, a;
+	char samples[16] = "";
+	unit_sleep_ns = 10000000; /* the lead: 30 ms of 10 ms units, 3 (at least 2) */
+	expect("start-up", 1, ALL_CB, ALL_KINDS, 0);
+	for (i = 0; i < 9; i++) {
+		char where[64];
+		if (i % 4 == 0) {
+			/* the prefills: recorded (attached from the start); detached after a burst, so not
+			 * recorded and left detached; attached ahead for (its kinds go on at the push) */
+			push("prefill");
+			snprintf(where, sizeof(where), "prefill before unit %d", i);
+			expect_as(where, i == 4 ? 'D' : 'A', detaches);
+			dpop(llm);
+		}
+		push("decode_step");
+		if (i == 8)
+			detaches++; /* a skipped unit's push after the recorded prefill: detached after its mark */
+		snprintf(where, sizeof(where), "unit %d", i);
+		expect_as(where, i == 8 ? 'D' : during[i], detaches);
+		{
+			struct timespec ts = { 0, unit_sleep_ns };
+			nanosleep(&ts, NULL);
+		}
+		dpop(llm);
+		if (rec[i] && !rec[i + 1])
+			detaches++;
+		if (after[i] == 'I')
+			wait_subscribed();
+		snprintf(where, sizeof(where), "after unit %d", i);
+		expect_as(where, after[i], detaches);
+	}
+	/* a mixed forward after unit 8 (whose pop attached for the burst at 9): recorded, so CUPTI stays
+	 * attached; then one after unit 10's pop detached: not recorded, still detached */
+	push("mixed");
+	expect_as("mixed after unit 8", 'A', detaches);
+	dpop(llm);
+	if (prefill_stages(dir, &a, samples) != 3 || strcmp(samples, "RSR") || a) {
+		fprintf(stderr, "cupti_switch: prefills %s (%d paused at their push), expected RSR, none paused\n",
+			samples, a);
+		failures++;
+	}
+	printf("prefills %s\n", samples);
+	return failures ? 1 : 0;
+}
 
 /* bursts: every=4,burst=2,first=1,pick=first (lead=1 with `lead`) */
 static int bursts(int lead, int parent, const char *dir)
@@ -528,14 +588,6 @@ static int bursts(int lead, int parent, const char *dir)
 		expect("after decode_all", 1, ALL_CB, ALL_KINDS, detaches);
 	else
 		expect("after decode_all", lead, lead ? ALL_CB : 0, 0, detaches);
-	if (with_mixed) {
-		/* a `mixed` range (a stage: timed) leaves CUPTI detached, where a prefill attaches it (run
-		 * 39: attaching at a serving loop's mixed forward paused it ~12 ms) */
-		push("mixed");
-		expect_as("mixed", 'D', detaches);
-		dpop(llm);
-		expect_as("after mixed", 'D', detaches);
-	}
 	prefill("prefill", detaches);
 	if (!parent) {
 		/* attached at the prefill's push, before its GPU mark: the STAGE record says so */
@@ -558,17 +610,17 @@ int main(int argc, char **argv)
 	static const int recorded[] = { 1, 1, 0, 0, 0, 1, 0 };
 	int detach, skipped = 0, i;
 	void *h;
-	int burst, graphw, plead, exact;
+	int burst, graphw, plead, exact, serve;
 	if (argc != 4 || (strcmp(argv[3], "keep") && strcmp(argv[3], "detach") && strcmp(argv[3], "burst") &&
 			  strcmp(argv[3], "lead") && strcmp(argv[3], "parent") && strcmp(argv[3], "delay") &&
 			  strcmp(argv[3], "delay1") && strcmp(argv[3], "delaywu") && strcmp(argv[3], "delaywu0") &&
 			  strcmp(argv[3], "warmup") && strcmp(argv[3], "warmupg") && strcmp(argv[3], "graphw") &&
 			  strcmp(argv[3], "graphw0") && strcmp(argv[3], "parentlead") && strcmp(argv[3], "planned") &&
 			  strcmp(argv[3], "graphws") && strcmp(argv[3], "graphwg") && strcmp(argv[3], "graphwg4") &&
-			  strcmp(argv[3], "warmupx") && strcmp(argv[3], "warmupxr") && strcmp(argv[3], "mixed"))) {
+			  strcmp(argv[3], "warmupx") && strcmp(argv[3], "warmupxr") && strcmp(argv[3], "serve"))) {
 		fprintf(stderr, "usage: cupti_switch FAKE_LIBCUPTI TRACE_DIR "
 			"keep|detach|burst|lead|parent|delay|delay1|delaywu|delaywu0|warmup|warmupg|graphw|graphw0|parentlead|"
-			"planned|graphws|graphwg|graphwg4|warmupx|warmupxr|mixed\n");
+			"planned|graphws|graphwg|graphwg4|warmupx|warmupxr|serve\n");
 		return 2;
 	}
 	exact = !strcmp(argv[3], "warmupx") ? 1 : !strcmp(argv[3], "warmupxr") ? 2 : 0;
@@ -580,8 +632,8 @@ int main(int argc, char **argv)
 	graphw = !strcmp(argv[3], "graphw") ? 1 : !strcmp(argv[3], "graphw0") ? 2 : !strcmp(argv[3], "graphws") ? 3
 		: !strcmp(argv[3], "graphwg") ? 4 : !strcmp(argv[3], "graphwg4") ? 5 : 0;
 	detach = !strcmp(argv[3], "detach");
-	with_mixed = !strcmp(argv[3], "mixed");
-	burst = !strcmp(argv[3], "burst") || with_mixed ? 1 : !strcmp(argv[3], "lead") ? 2 : !strcmp(argv[3], "parent") ? 3
+	serve = !strcmp(argv[3], "serve");
+	burst = !strcmp(argv[3], "burst") ? 1 : !strcmp(argv[3], "lead") ? 2 : !strcmp(argv[3], "parent") ? 3
 		: !strcmp(argv[3], "delay") ? 4 : !strcmp(argv[3], "delay1") ? 5 : !strcmp(argv[3], "delaywu") ? 6
 		: !strcmp(argv[3], "delaywu0") ? 7 : !strcmp(argv[3], "warmup") ? 8 : !strcmp(argv[3], "warmupg") ? 9
 		: !strcmp(argv[3], "planned") ? 10 : 0;
@@ -595,7 +647,7 @@ int main(int argc, char **argv)
 		setenv("LLMPROF_TRACE_CUPTI_DELAY", burst == 4 ? "2" : burst == 5 ? "1" : "warmup", 1);
 	else
 		unsetenv("LLMPROF_TRACE_CUPTI_DELAY");
-	if (burst >= 3 || plead)
+	if (burst >= 3 || plead || serve)
 		unsetenv("LLMPROF_TRACE_BURST_REATTACH"); /* the default: at the parent's foreseen end and pop */
 	else
 		setenv("LLMPROF_TRACE_BURST_REATTACH", "push", 1);
@@ -603,7 +655,7 @@ int main(int argc, char **argv)
 	clear_traces(argv[2]);
 	setenv("LLMPROF_TRACE_DIR", argv[2], 1);
 	setenv("LLMPROF_TRACE_SAMPLE", exact ? "off" : graphw == 4 ? "auto,gen=5" : graphw == 5 ? "auto,gen=4" : graphw ? "auto" : plead ? "every=64,burst=2,first=1,pick=first,lead=0" : burst == 2 ? "every=4,burst=2,first=1,pick=first,lead=1"
-		: burst ? "every=4,burst=2,first=1,pick=first,lead=0" : "every=4,first=1,pick=first", 1);
+		: burst || serve ? "every=4,burst=2,first=1,pick=first,lead=0" : "every=4,first=1,pick=first", 1);
 	if (detach)
 		setenv("LLMPROF_TRACE_SKIP_DETACH", "1", 1);
 	else
@@ -628,6 +680,8 @@ int main(int argc, char **argv)
 		return graph_weight(h, graphw != 2, graphw >= 3 ? 4 : 0, graphw == 1 || graphw == 5);
 	if (plead)
 		return parent_lead();
+	if (serve)
+		return serve_loop(argv[2]);
 	if (burst)
 		return bursts(burst == 2, burst >= 8 ? burst : burst == 6 ? 6 : burst == 5 || burst == 7 ? 4 : burst == 4 ? 2
 			: burst == 3, argv[2]);

@@ -19,6 +19,10 @@
  * LP_FIXTURE_STEPS_ONLY=1: no decode_all range around the steps (a serving loop's shape: the decode
  * steps are the stage's iterations themselves, stages.h LP_STAGE_STEPS).
  *
+ * LP_FIXTURE_SERVE=R: a serving loop instead: R rounds, each a `prefill` (every third a `mixed`)
+ * launching one kernel whose duration varies by round (its prompt), then SERVE_STEPS decode steps,
+ * all under no parent; "inst R NS" lines give each prefill's and mixed's time as "step" lines do.
+ *
  * LP_FIXTURE_WARMUP=1: generation 0 inside a `warmup` range (the tracer detaches CUPTI for it by
  * default: docs/tracer.md "The warm-up"); =record: the same with LLMPROF_TRACE_WARMUP=record.
  *
@@ -48,6 +52,7 @@
 #define GENS 3
 #define STEPS 48
 #define KERNELS 5
+#define SERVE_STEPS 8
 
 int lp_fake_recording(void);
 void lp_fake_gpu_advance(uint64_t ns);
@@ -134,6 +139,7 @@ int main(int argc, char **argv)
 	int prefill_shared = getenv("LP_FIXTURE_PREFILL_SHARED") != NULL;
 	int with_decode_all = !(steps_only && !strcmp(steps_only, "1"));
 	int n_slow = slow ? (int)strtol(slow, NULL, 10) : -1;
+	int serve = getenv("LP_FIXTURE_SERVE") ? (int)strtol(getenv("LP_FIXTURE_SERVE"), NULL, 10) : 0;
 	static const char *names[KERNELS] = { "gemm_mlp", "attention_decode", "gemm_qkv", "rmsnorm", "rope" };
 	int g, s, k;
 	if (argc < 2) {
@@ -151,7 +157,24 @@ int main(int argc, char **argv)
 	llm = ((domain_create_fn)(uintptr_t)core2[NVTX_CBID_CORE2_DomainCreateA])("LLM");
 	dpush = (domain_push_fn)(uintptr_t)core2[NVTX_CBID_CORE2_DomainRangePushEx];
 	dpop = (domain_pop_fn)(uintptr_t)core2[NVTX_CBID_CORE2_DomainRangePop];
-	for (g = 0; g < GENS; g++) {
+	for (g = 0; g < serve; g++) {
+		int mixed = g % 3 == 2;
+		uint64_t t0;
+		push(mixed ? "mixed" : "prefill");
+		t0 = lp_fake_gpu_now();
+		kernel(mixed ? "gemm_mixed" : "gemm_prefill", 200000 + (uint64_t)((g * 7919) % 13) * 15000);
+		dpop(llm);
+		printf("inst %d %llu\n", g, (unsigned long long)(lp_fake_gpu_now() - t0));
+		for (s = 0; s < SERVE_STEPS; s++) {
+			push("decode_step");
+			t0 = lp_fake_gpu_now();
+			for (k = 0; k < KERNELS; k++)
+				kernel(names[k], duration(g % GENS, s, k));
+			dpop(llm);
+			printf("step %d %d %llu\n", g, s, (unsigned long long)(lp_fake_gpu_now() - t0));
+		}
+	}
+	for (g = 0; g < GENS && !serve; g++) {
 		if (graphs && *graphs && g == (int)strtol(graphs, NULL, 10))
 			lp_fake_graphs();
 		if (g == 0 && warmup)

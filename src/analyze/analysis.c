@@ -722,6 +722,34 @@ static void run_sampling(const struct lp_profile *p, struct lp_analysis *out)
 }
 
 /* The tracer's mode and, for a sampled trace, the kernel table scaled to every unit. */
+
+/* The stage ranges the tracer sampled on their own (sampling.h lp_tsample_units_find), counted by
+ * name for the Tracing mode section; the warm-up's left out. */
+static void stage_instances(const struct lp_profile *p, const struct lp_tsample_plan *plan, struct lp_analysis *out)
+{
+	struct lp_tsample_units u;
+	struct lp_err e = LP_ERR_INIT;
+	size_t i, k;
+	if (lp_tsample_units_find(p, plan, 0, &u, &e) < 0) {
+		lp_err_clear(&e);
+		return;
+	}
+	for (i = 0; i < p->n_ranges; i++) {
+		if (!u.stage_unit[i] || lp_tsample_range_warm(p, &out->stages, (int32_t)i))
+			continue;
+		for (k = 0; k < out->n_stage_inst && strcmp(out->stage_inst[k].name, p->ranges[i].name); k++) {
+		}
+		if (k == out->n_stage_inst) {
+			if (k == sizeof(out->stage_inst) / sizeof(out->stage_inst[0]))
+				continue;
+			out->stage_inst[out->n_stage_inst++].name = p->ranges[i].name;
+		}
+		out->stage_inst[k].of++;
+		out->stage_inst[k].recorded += u.stratum[i] == LP_TSAMPLE_RECORDED;
+	}
+	lp_tsample_units_release(&u);
+}
+
 static int sampling(const struct lp_profile *p, struct lp_analysis *out, struct lp_err *err)
 {
 	struct lp_tsample_plan plan;
@@ -771,6 +799,7 @@ static int sampling(const struct lp_profile *p, struct lp_analysis *out, struct 
 	}
 	if (!lp_tsample_plan_of(p, &plan))
 		return 0;
+	stage_instances(p, &plan, out);
 	if (lp_tsample_kernel_table(p, &plan, 0.95, &out->sampled, err) < 0)
 		return -1;
 	for (i = 0; i < out->sampled.n_rows; i++)

@@ -223,6 +223,12 @@ struct lp_analysis {
 	uint32_t push_attached, push_attached_of; /* measured prefill iterations whose push attached CUPTI
 	                                        * (a burst had detached it: the attach's pause is in their
 	                                        * latency, run 39), of all measured prefill iterations */
+	struct lp_stage_inst {                 /* stage ranges the tracer sampled on their own (bursts: a
+	                                        * serving loop's prefill, mixed; sampling.h), by name */
+		const char *name;              /* points into the profile */
+		uint32_t recorded, of;         /* instances recorded, of all (warm-up left out) */
+	} stage_inst[4];
+	size_t n_stage_inst;
 	size_t n_processes;
 	double traced_s, untraced_s;
 	struct lp_phase_status *phases;

@@ -183,6 +183,83 @@ static struct lp_tsample_plan plan_of_pid(const struct lp_profile *p, const stru
 	return q;
 }
 
+struct inst_ref {
+	uint32_t pid, tid;
+	const char *name;
+	uint64_t start_ns;
+	int32_t idx;
+};
+
+static int cmp_inst(const void *a, const void *b)
+{
+	const struct inst_ref *x = a, *y = b;
+	int c;
+	if (x->pid != y->pid)
+		return x->pid < y->pid ? -1 : 1;
+	if (x->tid != y->tid)
+		return x->tid < y->tid ? -1 : 1;
+	if ((c = strcmp(x->name, y->name)) != 0)
+		return c;
+	if (x->start_ns != y->start_ns)
+		return x->start_ns < y->start_ns ? -1 : 1;
+	return x->idx < y->idx ? -1 : x->idx > y->idx;
+}
+
+/* The stage instances the tracer sampled on their own (sampling.h lp_tsample_units_find): one
+ * chain per (process, thread, name) that has a skipped instance. */
+static int stage_units_find(const struct lp_profile *p, const struct lp_tsample_plan *plan,
+	struct lp_tsample_units *out, struct lp_err *err)
+{
+	struct inst_ref *v = malloc((p->n_ranges + 1) * sizeof(*v));
+	size_t i, j, n = 0;
+	if (!v)
+		return lp_oom(err);
+	for (i = 0; i < p->n_ranges; i++) {
+		const struct lp_range *r = &p->ranges[i];
+		if (r->synthetic || (r->sample != LP_TRACE_STAGE_RECORDED && r->sample != LP_TRACE_STAGE_SKIPPED) ||
+		    !strcmp(r->name, plan->unit) || lp_profile_range_find_ancestor(p, (int32_t)i, plan->unit) >= 0)
+			continue;
+		v[n].pid = r->pid;
+		v[n].tid = r->tid;
+		v[n].name = r->name;
+		v[n].start_ns = r->start_ns;
+		v[n++].idx = (int32_t)i;
+	}
+	qsort(v, n, sizeof(*v), cmp_inst);
+	for (i = 0; i < n; i = j) {
+		size_t skipped = 0, k;
+		for (j = i; j < n && v[j].pid == v[i].pid && v[j].tid == v[i].tid && !strcmp(v[j].name, v[i].name); j++)
+			skipped += p->ranges[v[j].idx].sample == LP_TRACE_STAGE_SKIPPED;
+		if (!skipped)
+			continue; /* every instance recorded: exact, as any other range */
+		out->n_chains++;
+		for (k = i; k < j; k++) {
+			int32_t r = v[k].idx;
+			uint8_t s = p->ranges[r].sample == LP_TRACE_STAGE_SKIPPED ? LP_TSAMPLE_SKIPPED : LP_TSAMPLE_RECORDED;
+			out->stage_unit[r] = 1;
+			out->stratum[r] = s;
+			out->chain[r] = out->n_chains - 1;
+			out->unit_index[r] = (uint32_t)(k - i);
+			out->n_recorded += s == LP_TSAMPLE_RECORDED;
+			out->n_skipped += s == LP_TSAMPLE_SKIPPED;
+			out->n_stage_recorded += s == LP_TSAMPLE_RECORDED;
+			out->n_stage_skipped += s == LP_TSAMPLE_SKIPPED;
+		}
+	}
+	free(v);
+	return 0;
+}
+
+int32_t lp_tsample_unit_of(const struct lp_profile *p, const struct lp_tsample_plan *plan,
+	const struct lp_tsample_units *units, int32_t r)
+{
+	int guard = 0;
+	for (; r >= 0 && (size_t)r < p->n_ranges && guard++ < 4096; r = p->ranges[r].parent)
+		if ((units->stage_unit && units->stage_unit[r]) || !strcmp(p->ranges[r].name, plan->unit))
+			return r;
+	return -1;
+}
+
 int lp_tsample_units_find(const struct lp_profile *p, const struct lp_tsample_plan *plan, int replay,
 	struct lp_tsample_units *out, struct lp_err *err)
 {
@@ -196,8 +273,9 @@ int lp_tsample_units_find(const struct lp_profile *p, const struct lp_tsample_pl
 	out->unit_index = calloc(p->n_ranges ? p->n_ranges : 1, sizeof(*out->unit_index));
 	out->chain = calloc(p->n_ranges ? p->n_ranges : 1, sizeof(*out->chain));
 	out->ordinal = calloc(p->n_ranges ? p->n_ranges : 1, sizeof(*out->ordinal));
+	out->stage_unit = calloc(p->n_ranges ? p->n_ranges : 1, 1);
 	u = calloc(p->n_ranges ? p->n_ranges : 1, sizeof(*u));
-	if (!out->stratum || !out->unit_index || !out->chain || !out->ordinal || !u) {
+	if (!out->stratum || !out->unit_index || !out->chain || !out->ordinal || !out->stage_unit || !u) {
 		free(u);
 		lp_tsample_units_release(out);
 		return lp_oom(err);
@@ -263,6 +341,10 @@ int lp_tsample_units_find(const struct lp_profile *p, const struct lp_tsample_pl
 		next++;
 	}
 	free(u);
+	if (!replay && plan->sampled && stage_units_find(p, plan, out, err) < 0) {
+		lp_tsample_units_release(out);
+		return -1;
+	}
 	return 0;
 }
 
@@ -272,6 +354,7 @@ void lp_tsample_units_release(struct lp_tsample_units *u)
 	free(u->unit_index);
 	free(u->chain);
 	free(u->ordinal);
+	free(u->stage_unit);
 	memset(u, 0, sizeof(*u));
 }
 
@@ -316,8 +399,8 @@ int lp_tsample_table_build(const struct lp_profile *p, const struct lp_tsample_p
 		return -1;
 	out->sampled = plan->sampled && units.n_recorded + units.n_skipped > 0;
 	out->units_exact = units.n_exact;
-	out->units_recorded = units.n_recorded;
-	out->units_sampled_stratum = units.n_recorded + units.n_skipped;
+	out->units_recorded = units.n_recorded - units.n_stage_recorded;
+	out->units_sampled_stratum = units.n_recorded + units.n_skipped - units.n_stage_recorded - units.n_stage_skipped;
 	/* recorded units get slots 0..n_recorded-1 (per-unit values live in those columns) */
 	slot_of_range = malloc((p->n_ranges ? p->n_ranges : 1) * sizeof(*slot_of_range));
 	tot_ns = calloc(units.n_recorded ? units.n_recorded : 1, sizeof(*tot_ns));
@@ -342,7 +425,7 @@ int lp_tsample_table_build(const struct lp_profile *p, const struct lp_tsample_p
 		if (!name)
 			continue;
 		if (k->range >= 0)
-			unit = lp_profile_range_find_ancestor(p, k->range, plan->unit);
+			unit = lp_tsample_unit_of(p, plan, &units, k->range);
 		/* the row */
 		if (!(e = lp_map_upsert(&index, name, strlen(name), &added, NULL)))
 			goto oom;

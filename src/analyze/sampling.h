@@ -98,6 +98,8 @@ struct lp_tsample_unit_ref {
 	uint32_t chain;
 	uint32_t index;
 	int32_t slot;
+	uint8_t srs;                     /* a stage instance (lp_tsample_units.stage_unit): its chain is one
+	                                  * stratum, a simple random sample, never merged with another */
 };
 
 enum lp_tsample_var {
@@ -117,6 +119,7 @@ struct lp_tsample_design {
 	double *w;                       /* per slot: the units it stands for (N_h / n_h) */
 	uint32_t *slot_stratum;          /* per slot: its stratum (strata in (chain, index) order) */
 	uint32_t *st_N, *st_n, *st_chain; /* per stratum: units, recorded units, chain */
+	uint8_t *st_srs;                 /* per stratum: a chain of stage instances (unit_ref.srs) */
 };
 
 /* Cuts `n_units` units (any order) into strata (blocks of `every` after `first`, empty blocks
@@ -142,21 +145,30 @@ enum lp_tsample_stratum {
 
 struct lp_tsample_units {
 	uint8_t *stratum;                /* per range index (enum lp_tsample_stratum) */
+	uint8_t *stage_unit;             /* per range index: 1 a stage instance sampled on its own (below) */
 	uint32_t *unit_index;            /* per range index: the unit's index under its parent */
 	uint32_t *chain;                 /* per range index: its chain (lp_tsample_unit_ref), units only */
 	uint32_t *ordinal;               /* per range index: its parent ordinal on its thread (the pick) */
-	uint32_t n_exact, n_recorded, n_skipped;
+	uint32_t n_exact, n_recorded, n_skipped;   /* all units, the stage instances among them */
+	uint32_t n_stage_recorded, n_stage_skipped; /* the stage instances alone */
 	uint32_t n_chains;
 };
 
 /* Finds the units (ranges named plan->unit, in any domain, not nested in another unit) and their
- * strata: from the tracer's flags (lp_range.sample, sample_index) where present, else by replaying
+ * strata, and the stage instances the tracer sampled on their own (bursts: a serving loop's
+ * prefill or mixed ranges with a STAGE record that says recorded or skipped, not in a unit; only
+ * names with at least one skipped instance on a thread, whose instances then are units too, of
+ * stratum RECORDED or SKIPPED, one chain per thread and name, a simple random sample of it): from the tracer's flags (lp_range.sample, sample_index) where present, else by replaying
  * its schedule (the index restarts whenever a thread's next unit has another parent than its last;
  * a random pick uses the seed of the unit's process). replay != 0 ignores the flags and replays
  * `plan` on any trace, e.g. an exact one (lp_tsample_coverage). */
 int lp_tsample_units_find(const struct lp_profile *p, const struct lp_tsample_plan *plan, int replay,
 	struct lp_tsample_units *out, struct lp_err *err);
 void lp_tsample_units_release(struct lp_tsample_units *u);
+/* The unit range r is in (r itself or its nearest ancestor that is a unit or a stage instance of
+ * `units`), or -1. */
+int32_t lp_tsample_unit_of(const struct lp_profile *p, const struct lp_tsample_plan *plan,
+	const struct lp_tsample_units *units, int32_t r);
 /* The design of the units found: per range, slot[i] >= 0 a recorded unit of the sampled stratum
  * (its slot), -1 a skipped unit of it, -2 anything left out (exact units, warm-up, not a unit). */
 int lp_tsample_units_design(const struct lp_tsample_units *units, size_t n_ranges, const int32_t *slot,
@@ -248,6 +260,7 @@ void lp_tsample_coverage_release(struct lp_tsample_coverage *c);
 struct lp_tsample_weights {
 	int sampled;                     /* 0: nothing to scale (exact trace, or no unit in the sample) */
 	uint32_t n, N;                   /* recorded / all measured units of the sampled stratum */
+	uint32_t stage_n, stage_N;       /* ... the stage instances among them (lp_tsample_units_find) */
 	struct lp_tsample_design design; /* their strata: design.w[slot] is what a recorded unit stands for */
 	uint32_t n_exact;                /* measured units of the exact stratum */
 	int32_t *kernel_slot;            /* per kernel: its recorded unit (0..n-1), -1 otherwise */

@@ -71,7 +71,7 @@ int lp_tsample_values_of(const struct lp_profile *p, const struct lp_stage_set *
 			unit_of[i] = -2;
 			continue;
 		}
-		out->refs[out->n_units] = (struct lp_tsample_unit_ref){ units.chain[i], units.unit_index[i], -1 };
+		out->refs[out->n_units] = (struct lp_tsample_unit_ref){ units.chain[i], units.unit_index[i], -1, 0 };
 		out->ordinal[out->n_units] = units.ordinal[i];
 		unit_of[i] = (int32_t)out->n_units++;
 	}

@@ -24,6 +24,7 @@ void lp_tsample_design_release(struct lp_tsample_design *d)
 	free(d->st_N);
 	free(d->st_n);
 	free(d->st_chain);
+	free(d->st_srs);
 	memset(d, 0, sizeof(*d));
 }
 
@@ -33,6 +34,7 @@ int lp_tsample_design_build(const struct lp_tsample_unit_ref *units, size_t n_un
 	struct lp_tsample_unit_ref *u = NULL;
 	uint32_t *block_of = NULL;       /* per sorted unit: its raw block (0..n_blocks-1) */
 	uint32_t *bN = NULL, *bn = NULL, *bchain = NULL, *target = NULL;
+	uint8_t *bsrs = NULL;
 	size_t i, n_blocks = 0;
 	uint32_t j;
 	int rc;
@@ -44,24 +46,27 @@ int lp_tsample_design_build(const struct lp_tsample_unit_ref *units, size_t n_un
 	bN = calloc(n_units + 1, sizeof(*bN));
 	bn = calloc(n_units + 1, sizeof(*bn));
 	bchain = calloc(n_units + 1, sizeof(*bchain));
+	bsrs = calloc(n_units + 1, 1);
 	target = malloc((n_units + 1) * sizeof(*target));
 	out->w = calloc(n_slots + 1, sizeof(*out->w));
 	out->slot_stratum = calloc(n_slots + 1, sizeof(*out->slot_stratum));
 	out->st_N = calloc(n_units + 1, sizeof(*out->st_N));
 	out->st_n = calloc(n_units + 1, sizeof(*out->st_n));
 	out->st_chain = calloc(n_units + 1, sizeof(*out->st_chain));
-	if (!u || !block_of || !bN || !bn || !bchain || !target || !out->w || !out->slot_stratum || !out->st_N ||
-	    !out->st_n || !out->st_chain)
+	out->st_srs = calloc(n_units + 1, 1);
+	if (!u || !block_of || !bN || !bn || !bchain || !bsrs || !target || !out->w || !out->slot_stratum || !out->st_N ||
+	    !out->st_n || !out->st_chain || !out->st_srs)
 		goto oom;
 	if (n_units)
 		memcpy(u, units, n_units * sizeof(*u));
 	qsort(u, n_units, sizeof(*u), cmp_ref);
-	/* the raw blocks, in (chain, index) order */
+	/* the raw blocks, in (chain, index) order; a chain of stage instances is one block */
 	for (i = 0; i < n_units; i++) {
-		uint32_t b = u[i].index >= first ? (u[i].index - first) / every : 0;
+		uint32_t b = u[i].srs ? 0 : u[i].index >= first ? (u[i].index - first) / every : 0;
 		if (i == 0 || u[i].chain != u[i - 1].chain ||
-		    b != (u[i - 1].index >= first ? (u[i - 1].index - first) / every : 0)) {
+		    b != (u[i - 1].srs ? 0 : u[i - 1].index >= first ? (u[i - 1].index - first) / every : 0)) {
 			bchain[n_blocks] = u[i].chain;
+			bsrs[n_blocks] = u[i].srs;
 			n_blocks++;
 		}
 		block_of[i] = (uint32_t)(n_blocks - 1);
@@ -70,7 +75,9 @@ int lp_tsample_design_build(const struct lp_tsample_unit_ref *units, size_t n_un
 			bn[n_blocks - 1]++;
 	}
 	/* where each block ends up: itself when it has a recorded unit; else the previous block of its
-	 * chain with one, else the next of its chain, else the previous of any chain, else the next */
+	 * chain with one, else the next of its chain, else the previous of any chain, else the next
+	 * (stage instances and units never stand for each other: a chain of stage instances without a
+	 * recorded one stands for nothing) */
 	for (i = 0; i < n_blocks; i++) {
 		size_t k;
 		target[i] = UINT32_MAX;
@@ -78,6 +85,8 @@ int lp_tsample_design_build(const struct lp_tsample_unit_ref *units, size_t n_un
 			target[i] = (uint32_t)i;
 			continue;
 		}
+		if (bsrs[i])
+			continue;
 		for (k = i; k-- > 0 && bchain[k] == bchain[i];)
 			if (bn[k]) {
 				target[i] = (uint32_t)k;
@@ -87,10 +96,10 @@ int lp_tsample_design_build(const struct lp_tsample_unit_ref *units, size_t n_un
 			if (bn[k])
 				target[i] = (uint32_t)k;
 		for (k = i; target[i] == UINT32_MAX && k-- > 0;)
-			if (bn[k])
+			if (bn[k] && !bsrs[k])
 				target[i] = (uint32_t)k;
 		for (k = i + 1; target[i] == UINT32_MAX && k < n_blocks; k++)
-			if (bn[k])
+			if (bn[k] && !bsrs[k])
 				target[i] = (uint32_t)k;
 	}
 	/* strata: the blocks with a recorded unit, numbered in order (target holds block numbers) */
@@ -100,6 +109,7 @@ int lp_tsample_design_build(const struct lp_tsample_unit_ref *units, size_t n_un
 		for (i = 0; i < n_blocks; i++)
 			if (target[i] == i) {
 				out->st_chain[ns] = bchain[i];
+				out->st_srs[ns] = bsrs[i];
 				out->st_n[ns] = 0;
 				st_of_block[i] = ++ns;
 			}
@@ -134,6 +144,7 @@ done:
 	free(bN);
 	free(bn);
 	free(bchain);
+	free(bsrs);
 	free(target);
 	return rc;
 }
@@ -235,17 +246,37 @@ void lp_tsample_design_estimate(const struct lp_tsample_design *d, double exact_
 	}
 	/* every chain a single stratum (blocks as long as the generations, bursts): the successive
 	 * differences between the chains' strata, in order, give the pooled value (the generations of
-	 * one program drawn alike: the spread between them counts as sampling error, conservative) */
-	if (!n_d && d->n_strata >= 2) {
-		for (h = 0; h + 1 < d->n_strata; h++)
-			sum_d += (y[h] - y[h + 1]) * (y[h] - y[h + 1]) / 2;
-		n_d = d->n_strata - 1;
+	 * one program drawn alike: the spread between them counts as sampling error, conservative);
+	 * stage instances' strata left out */
+	if (!n_d) {
+		uint32_t prev = UINT32_MAX;
+		for (h = 0; h < d->n_strata; h++) {
+			if (d->st_srs && d->st_srs[h])
+				continue;
+			if (prev != UINT32_MAX) {
+				sum_d += (y[prev] - y[h]) * (y[prev] - y[h]) / 2;
+				n_d++;
+			}
+			prev = h;
+		}
 	}
 	for (h = 0; h < d->n_strata; h++) {
 		double Nh = d->st_N[h], nh = d->st_n[h];
 		if (nh >= Nh)
 			continue; /* every unit recorded */
 		needed++;
+		if (d->st_srs && d->st_srs[h]) {
+			/* stage instances: a simple random sample of the chain (sampling.h); one recorded
+			 * instance gives no spread, which only matters for a row it holds */
+			if (nh >= 2) {
+				var += Nh * Nh * (1 - nh / Nh) * (ss[h] / (nh - 1)) / nh;
+				df += (uint32_t)nh - 1;
+			} else if (y[h] != 0) {
+				unknown = 1;
+				break;
+			}
+			continue;
+		}
 		if (nh >= 2 && !d->cluster) {
 			var += Nh * Nh * (1 - nh / Nh) * (ss[h] / (nh - 1)) / nh;
 			df += (uint32_t)nh - 1;
@@ -290,6 +321,7 @@ int lp_tsample_units_design(const struct lp_tsample_units *units, size_t n_range
 		u[n].chain = units->chain[i];
 		u[n].index = units->unit_index[i];
 		u[n].slot = slot[i];
+		u[n].srs = units->stage_unit && units->stage_unit[i];
 		if (slot[i] >= 0 && (uint32_t)slot[i] + 1 > n_slots)
 			n_slots = (uint32_t)slot[i] + 1;
 		n++;

@@ -78,7 +78,7 @@ static int gaps_to_units(const struct lp_profile *p, const struct lp_stage_set *
 	if (!by)
 		return lp_oom(err);
 	for (i = 0; i < p->n_ranges; i++)
-		if (units->stratum[i] != LP_TSAMPLE_OUTSIDE && p->ranges[i].parent >= 0) {
+		if (units->stratum[i] != LP_TSAMPLE_OUTSIDE && !units->stage_unit[i] && p->ranges[i].parent >= 0) {
 			by[n].parent = p->ranges[i].parent;
 			by[n].range = (int32_t)i;
 			by[n++].start_ns = p->ranges[i].start_ns;
@@ -89,7 +89,7 @@ static int gaps_to_units(const struct lp_profile *p, const struct lp_stage_set *
 		int warm = stages->kernel_stage && i < stages->n_kernels && stages->kernel_stage[i] == -2;
 		int32_t u;
 		if (warm || !k->launch_ns || k->range < 0 || (size_t)k->range >= p->n_ranges ||
-		    lp_profile_range_find_ancestor(p, k->range, plan->unit) >= 0)
+		    lp_tsample_unit_of(p, plan, units, k->range) >= 0)
 			continue;
 		if ((u = gap_unit(p, by, n, k->range, k->launch_ns)) < 0)
 			continue;
@@ -99,7 +99,7 @@ static int gaps_to_units(const struct lp_profile *p, const struct lp_stage_set *
 	for (i = 0; i < p->n_ranges; i++) {
 		int32_t u;
 		if (units->stratum[i] != LP_TSAMPLE_OUTSIDE || out->range_slot[i] >= 0 || p->ranges[i].synthetic ||
-		    lp_profile_range_find_ancestor(p, (int32_t)i, plan->unit) >= 0)
+		    lp_tsample_unit_of(p, plan, units, (int32_t)i) >= 0)
 			continue;
 		if ((u = gap_unit(p, by, n, p->ranges[i].parent, p->ranges[i].start_ns)) >= 0)
 			out->range_slot[i] = unit_slot[u];
@@ -140,24 +140,29 @@ int lp_tsample_weights_build(const struct lp_profile *p, const struct lp_stage_s
 			out->N++;
 		if (s == LP_TSAMPLE_RECORDED)
 			unit_slot[i] = (int32_t)out->n++;
+		if (units.stage_unit[i]) {
+			out->stage_N++;
+			out->stage_n += s == LP_TSAMPLE_RECORDED;
+		}
 	}
 	/* none of the sampled stratum recorded: the exact stratum stands for it (from_first) rather
 	 * than the tables holding the first units alone as if they were the stage (run 36: a
-	 * 24-token generation's decode read 3.85 ms busy for 24 steps, MBU 323%) */
-	if (!out->n && out->N && out->n_exact) {
+	 * 24-token generation's decode read 3.85 ms busy for 24 steps, MBU 323%); stage instances
+	 * (a serving loop's prefills) have their own chains and are left out of that */
+	if (out->n == out->stage_n && out->N > out->stage_N && out->n_exact && !out->stage_N) {
 		out->from_first = 1;
 		for (i = 0; i < p->n_ranges; i++)
 			if (unit_measured[i] && units.stratum[i] == LP_TSAMPLE_EXACT)
 				unit_slot[i] = (int32_t)out->n++;
 	}
 	for (i = 0; i < p->n_ranges; i++) {
-		int32_t u = lp_profile_range_find_ancestor(p, (int32_t)i, plan->unit);
+		int32_t u = lp_tsample_unit_of(p, plan, &units, (int32_t)i);
 		out->range_slot[i] = u >= 0 ? unit_slot[u] : -1;
 	}
 	for (i = 0; i < p->n_kernels; i++) {
 		const struct lp_kernel *k = &p->kernels[i];
 		int32_t u = k->range >= 0 && (size_t)k->range < p->n_ranges
-			? lp_profile_range_find_ancestor(p, k->range, plan->unit) : -1;
+			? lp_tsample_unit_of(p, plan, &units, k->range) : -1;
 		int warm = stages->kernel_stage && i < stages->n_kernels && stages->kernel_stage[i] == -2;
 		out->kernel_slot[i] = u >= 0 && !warm ? unit_slot[u] : -1;
 		out->kernel_in_unit[i] = u >= 0 && !warm && unit_measured[u];
@@ -293,8 +298,8 @@ int lp_tsample_scale_kernels(const struct lp_profile *p, const struct lp_stage_s
 		x[(size_t)r * w->n + (size_t)w->kernel_slot[i]] += ns;
 	}
 	set->sampled = 1;
-	set->sample_n = w->from_first ? 0 : w->n;
-	set->sample_N = w->N;
+	set->sample_n = w->from_first ? 0 : w->n - w->stage_n;
+	set->sample_N = w->N - w->stage_N;
 	set->sample_exact = w->n_exact;
 	for (j = 0; j < set->n_rows; j++) {
 		struct lp_kernel_row *row = &set->rows[j];
@@ -587,6 +592,10 @@ int lp_tsample_scale_stages(const struct lp_profile *p, const struct lp_tsample_
 				if (p->ranges[st->iters[j].range].sample != 2)
 					vals[n++] = (double)st->iters[j].kernels;
 			lp_stat_compute(vals, n, &st->kernels);
+			for (j = n = 0; j < st->n_iters; j++)
+				if (p->ranges[st->iters[j].range].sample != 2)
+					vals[n++] = (double)st->iters[j].gpu_span_ns / 1e6;
+			lp_stat_compute(vals, n, &st->gpu_span_ms);
 			st->recorded_iters = n;
 		}
 		lp_stage_verdict(st, stages->have_gpu);

@@ -117,12 +117,13 @@ static int cmp_window(const void *a, const void *b)
 	return x->s < y->s ? -1 : x->s > y->s;
 }
 
-/* 1 when range r lies under one of the stage's iterations. */
+/* 1 when range r is one of the stage's iterations or lies under one (a serving loop's decode steps
+ * and prefills are the iterations themselves, and sampled ones carry the tracer's flags). */
 static int under_iter(const struct lp_profile *p, const struct lp_stage *st, int32_t r)
 {
 	int guard = 0;
 	size_t j;
-	for (r = p->ranges[r].parent; r >= 0 && guard++ < 512; r = p->ranges[r].parent)
+	for (; r >= 0 && guard++ < 512; r = p->ranges[r].parent)
 		for (j = 0; j < st->n_iters; j++)
 			if (st->iters[j].range == r)
 				return 1;

@@ -131,7 +131,7 @@ static const char *type_word(enum schema_type t)
 	case T_BOOL: return "a boolean (true or false)";
 	case T_STRLIST: return "a list of strings";
 	case T_HOOKLIST: return "a list of MODULE:QUALNAME=STAGE[@PAYLOAD] strings";
-	case T_TRACE_SAMPLE: return "off, auto[,rate=R] or every=N[,first=K][,burst=B] (B divides N; also unit=NAME, seed=S, pick=random|first, lead=L, gen=N)";
+	case T_TRACE_SAMPLE: return "off, auto[,rate=R] or every=N[,first=K][,burst=B] (B divides N; also unit=NAME, seed=S, pick=random|first, lead=L, gen=N, stage=N)";
 	default: return "a string";
 	}
 }
@@ -211,6 +211,8 @@ static int trace_sample_ok(const char *s)
 			else if (k == 4 && !memcmp(s, "lead", 4))
 				hi = 64;
 			else if (k == 3 && !memcmp(s, "gen", 3))
+				hi = 1000000;
+			else if (k == 5 && !memcmp(s, "stage", 5))
 				hi = 1000000;
 			else if (k == 4 && !memcmp(s, "seed", 4))
 				hi = 9999999999999999999ull;   /* the tracer reads up to 19 digits */

@@ -236,13 +236,23 @@ int lp_tracing_mode_text(const struct lp_analysis *a, struct lp_buf *out)
 			"first graph launch on (exact from there; trace.sample=auto's bursts, which detach CUPTI, sample "
 			"graphs).", unit, unit);
 	warmup_detached(s, out);
+	if (a->n_stage_inst) {
+		size_t k;
+		lp_buf_adds(out, " Stage ranges between the units were sampled on their own (CUPTI detached at their push "
+			"leaves them unrecorded rather than pausing the program inside them to attach; the ones the schedule "
+			"wants, the first 2 of each name then 1 in 8, are attached ahead for): ");
+		for (k = 0; k < a->n_stage_inst; k++)
+			lp_buf_addf(out, "%s%s %u of %u recorded", k ? ", " : "", a->stage_inst[k].name, a->stage_inst[k].recorded,
+				a->stage_inst[k].of);
+		lp_buf_adds(out, ". Their kernels are scaled to every instance as a simple random sample of them (the "
+			"interval assumes instances alike but for chance: prompts of one length); their latencies are "
+			"exact for every instance.");
+	}
 	if (a->push_attached)
-		lp_buf_addf(out, " %u of the %u prefill ranges found CUPTI detached after a burst and attached it at their "
-			"push, which pauses the program inside them (a switch of CUPTI took %.1f ms on average here): their "
-			"latency includes that pause, as the program's own timing does, but an unprofiled run's does not "
-			"(examples/serve_plain.py, run 39: prefill 22.9 ms against 11.3 ms unprofiled and 14.6 ms with "
-			"trace.sample=off). Decode steps under no parent range (a serving loop) give the tracer no end to "
-			"attach ahead of; trace.sample=off avoids the pause at the cost of recording every step.",
+		lp_buf_addf(out, " %u of the %u prefill ranges waited at their push for CUPTI to attach after a burst, a "
+			"pause of the program inside them (a switch of CUPTI took %.1f ms on average here): their latency "
+			"includes it, as the program's own timing does, but an unprofiled run's does not; trace.sample=off "
+			"avoids it at the cost of recording every step.",
 			a->push_attached, a->push_attached_of, s->toggles ? (double)s->toggle_ns / (double)s->toggles / 1e6 : 0.0);
 	if (s->warmup == LP_TRACE_WARMUP_DETACHED && a->graph_uncaptured)
 		lp_buf_addf(out, " %llu kernels of CUDA graphs have no capture record (graphs captured inside the "
@@ -308,6 +318,17 @@ json_t *lp_tracing_mode_json(const struct lp_analysis *a)
 			 : s->warmup == LP_TRACE_WARMUP_RECORDED ? lp_json_string("recorded") : json_null());
 	put(o, "graph_uncaptured", s->mode ? json_integer((json_int_t)a->graph_uncaptured) : json_null());
 	put(o, "prefill_push_attached", s->mode ? json_integer((json_int_t)a->push_attached) : json_null());
+	{
+		json_t *si = json_object();
+		size_t k;
+		for (k = 0; si && k < a->n_stage_inst; k++) {
+			json_t *e = json_object();
+			put(e, "recorded", json_integer(a->stage_inst[k].recorded));
+			put(e, "of", json_integer(a->stage_inst[k].of));
+			put(si, a->stage_inst[k].name, e);
+		}
+		put(o, "stage_instances", si);
+	}
 	put(o, "units_measured", s->mode ? json_integer((json_int_t)a->units_measured) : json_null());
 	put(o, "units_measured_left_out", s->mode ? json_integer((json_int_t)a->units_measured_left_out) : json_null());
 	put(o, "units_measured_rate", a->units_measured_rate > 0 ? json_real(a->units_measured_rate) : json_null());

@@ -197,6 +197,53 @@ static void test_rerun_interval(void **state)
 
 /* ---- the stratified design ---- */
 
+/* Stage instances (a serving loop's prefills, sampling.h): chain 1 (5 instances, 2 recorded) is one
+ * stratum, a simple random sample; chain 2 (3 instances, none recorded) stands for nothing and takes
+ * nothing of the decode chain's; the decode chain 0 (units 0..7, blocks of 4, recorded 1 and 6) as
+ * usual: its variance from the successive difference of its two strata alone. */
+static void test_design_stage_instances(void **state)
+{
+	struct lp_tsample_unit_ref u[16];
+	struct lp_tsample_design d;
+	struct lp_tsample_est e;
+	struct lp_err err = LP_ERR_INIT;
+	const double x[] = { 10, 20, 3, 5 };      /* slots 0, 1 decode; 2, 3 prefill instances */
+	const double only_decode[] = { 10, 20, 0, 0 };
+	const double lone[] = { 10, 20, 3, 0 };    /* a row one recorded instance holds ... */
+	size_t n = 0;
+	uint32_t i;
+	(void)state;
+	for (i = 0; i < 8; i++)
+		u[n++] = (struct lp_tsample_unit_ref){ 0, i, i == 1 ? 0 : i == 6 ? 1 : -1, 0 };
+	for (i = 0; i < 5; i++)
+		u[n++] = (struct lp_tsample_unit_ref){ 1, i, i == 0 ? 2 : i == 3 ? 3 : -1, 1 };
+	for (i = 0; i < 3; i++)
+		u[n++] = (struct lp_tsample_unit_ref){ 2, i, -1, 1 };
+	assert_int_equal(lp_tsample_design_build(u, n, 4, 4, 0, &d, &err), 0);
+	assert_int_equal(d.N, 13);
+	assert_int_equal(d.n_strata, 3);
+	assert_true(d.w[0] == 4 && d.w[1] == 4 && d.w[2] == 2.5 && d.w[3] == 2.5);
+	d.cluster = 1; /* bursts: the decode strata's spread from their differences; the instances' own */
+	lp_tsample_design_estimate(&d, 0, x, 0.95, &e);
+	assert_true(fabs(e.total - (40 + 80 + 2.5 * 8)) < 1e-9);
+	/* decode: 16 x (10 - 20)^2 / 2 for both strata, df 1; instances: 25 (1 - 2/5) s^2 / 2, s^2 = 2, df 1 */
+	assert_true(fabs(e.half_ci - lp_student_t_quantile(0.975, 2) * sqrt(16 * 50.0 * 2 + 25 * 0.6 * 2 / 2)) < 1e-9);
+	lp_tsample_design_estimate(&d, 0, only_decode, 0.95, &e);
+	assert_true(fabs(e.half_ci - lp_student_t_quantile(0.975, 2) * sqrt(16 * 50.0 * 2)) < 1e-9);
+	lp_tsample_design_release(&d);
+	/* one recorded instance: no spread for a row it holds, none needed for a row it does not */
+	n = 8;
+	for (i = 0; i < 5; i++)
+		u[n++] = (struct lp_tsample_unit_ref){ 1, i, i == 0 ? 2 : -1, 1 };
+	assert_int_equal(lp_tsample_design_build(u, n, 3, 4, 0, &d, &err), 0);
+	lp_tsample_design_estimate(&d, 0, lone, 0.95, &e);
+	assert_true(fabs(e.total - (40 + 80 + 15)) < 1e-9);
+	assert_true(e.half_ci < 0);
+	lp_tsample_design_estimate(&d, 0, only_decode, 0.95, &e);
+	assert_true(e.half_ci > 0);
+	lp_tsample_design_release(&d);
+}
+
 static void test_design_by_hand(void **state)
 {
 	/* chain 0: units 0..9 (first 0, blocks of 4: 0-3, 4-7, 8-9), recorded 1 and 6, the last block
@@ -212,11 +259,11 @@ static void test_design_by_hand(void **state)
 	uint32_t i;
 	(void)state;
 	for (i = 0; i < 10; i++)
-		u[n++] = (struct lp_tsample_unit_ref){ 0, i, i == 1 ? 0 : i == 6 ? 1 : -1 };
+		u[n++] = (struct lp_tsample_unit_ref){ 0, i, i == 1 ? 0 : i == 6 ? 1 : -1, 0 };
 	for (i = 0; i < 12; i++)
-		u[n++] = (struct lp_tsample_unit_ref){ 1, i, i == 0 ? 2 : i == 5 ? 3 : i == 10 ? 4 : -1 };
+		u[n++] = (struct lp_tsample_unit_ref){ 1, i, i == 0 ? 2 : i == 5 ? 3 : i == 10 ? 4 : -1, 0 };
 	for (i = 0; i < 4; i++)
-		u[n++] = (struct lp_tsample_unit_ref){ 2, i, -1 };
+		u[n++] = (struct lp_tsample_unit_ref){ 2, i, -1, 0 };
 	assert_int_equal(lp_tsample_design_build(u, n, 5, 4, 0, &d, &err), 0);
 	assert_int_equal(d.n, 5);
 	assert_int_equal(d.N, 26);
@@ -242,7 +289,7 @@ static void test_design_by_hand(void **state)
 	/* a lone chain takes the others' pooled variance; a design of one stratum has none */
 	n = 0;
 	for (i = 0; i < 8; i++)
-		u[n++] = (struct lp_tsample_unit_ref){ 0, i, i == 2 ? 0 : -1 };
+		u[n++] = (struct lp_tsample_unit_ref){ 0, i, i == 2 ? 0 : -1, 0 };
 	assert_int_equal(lp_tsample_design_build(u, n, 1, 8, 0, &d, &err), 0);
 	lp_tsample_design_estimate(&d, 0, x, 0.95, &e);
 	assert_true(fabs(e.total - 80) < 1e-9 && e.half_ci < 0);
@@ -250,7 +297,7 @@ static void test_design_by_hand(void **state)
 	/* every unit recorded: exact */
 	n = 0;
 	for (i = 0; i < 4; i++)
-		u[n++] = (struct lp_tsample_unit_ref){ 0, i, (int32_t)i };
+		u[n++] = (struct lp_tsample_unit_ref){ 0, i, (int32_t)i, 0 };
 	assert_int_equal(lp_tsample_design_build(u, n, 4, 1, 0, &d, &err), 0);
 	lp_tsample_design_estimate(&d, 0, y, 0.95, &e);
 	assert_true(fabs(e.total - 33) < 1e-9 && e.half_ci == 0);
@@ -311,7 +358,7 @@ static void test_design_coverage(void **state)
 				for (i = 0; i < M; i++) {
 					if (i % EVERY == 0)
 						pick = (uint32_t)(next_rand(&rng) % EVERY);
-					u[c * M + i] = (struct lp_tsample_unit_ref){ c, i, i % EVERY == pick ? (int32_t)slot : -1 };
+					u[c * M + i] = (struct lp_tsample_unit_ref){ c, i, i % EVERY == pick ? (int32_t)slot : -1, 0 };
 					if (i % EVERY == pick)
 						x[slot++] = val[c * M + i];
 				}
@@ -392,7 +439,7 @@ static void test_burst_by_hand(void **state)
 			slot = (int32_t)i - 8;
 		else if (i == 22 || i == 23)
 			slot = (int32_t)i - 18;
-		u[n++] = (struct lp_tsample_unit_ref){ 0, i, slot };
+		u[n++] = (struct lp_tsample_unit_ref){ 0, i, slot, 0 };
 	}
 	assert_int_equal(lp_tsample_design_build(u, n, 6, 8, 0, &d, &err), 0);
 	assert_int_equal(d.n_strata, 3);
@@ -411,7 +458,7 @@ static void test_burst_by_hand(void **state)
 	lp_tsample_design_release(&d);
 	/* two chains of one stratum each: the difference between them, pooled (df 1) */
 	for (i = n = 0; i < 16; i++)
-		u[n++] = (struct lp_tsample_unit_ref){ i / 8, i % 8, i == 2 || i == 3 ? (int32_t)i - 2 : i == 8 || i == 9 ? (int32_t)i - 6 : -1 };
+		u[n++] = (struct lp_tsample_unit_ref){ i / 8, i % 8, i == 2 || i == 3 ? (int32_t)i - 2 : i == 8 || i == 9 ? (int32_t)i - 6 : -1, 0 };
 	assert_int_equal(lp_tsample_design_build(u, n, 4, 8, 0, &d, &err), 0);
 	d.cluster = 1;
 	{
@@ -591,6 +638,7 @@ int main(void)
 		cmocka_unit_test(test_schedule),
 		cmocka_unit_test(test_t_quantiles),
 		cmocka_unit_test(test_estimate_by_hand),
+		cmocka_unit_test(test_design_stage_instances),
 		cmocka_unit_test(test_coverage),
 		cmocka_unit_test(test_rerun_interval),
 		cmocka_unit_test(test_design_by_hand),
