@@ -23,6 +23,14 @@ to the traces, which are too large to bring back whole).
                                            steps (run 26); BEFORE (LLMPROF_TRACE_CUPTI_DELAY's
                                            processes): the generations before CUPTI's start
                                            against those after it (run 27)
+    sample_check.py serve DIR              serve_call.sh's processes (run 40): per mode the
+                                           program's own mean ms per prefill, mixed and decode
+                                           call against the unprofiled processes', llmprof's
+                                           stage latencies against the program's, the stage
+                                           instances recorded, and each kernel row above 1%
+                                           of the exact run's time: the default's estimate
+                                           against the exact run's total, inside its rerun
+                                           interval or not
     sample_check.py places_all DIR [BEFORE]
                                            places for every traced process of the call, each
                                            with the schedule its log names (BEFORE for delay
@@ -1336,6 +1344,107 @@ def cmd_truth(d):
     print(json.dumps(dict(dir=d, processes=procs, ops=res, kernels_mean_ns=kern), indent=1))
 
 
+def serve_program(path):
+    for line in reversed(open(path).read().splitlines()):
+        if line.startswith("{") and '"summary"' in line:
+            return json.loads(line)
+    return None
+
+
+def serve_instances(path, calls):
+    """The program's measured prefill calls split by the tracer's STAGE flag (serve_call.sh's
+    stages.txt, `llmprof trace dump` lines): recorded (0 exact, 1) and not recorded (2)."""
+    if not os.path.exists(path):
+        return [], []
+    recs = []
+    for line in open(path):
+        m = re.search(r'range=(\d+) .*sample=(\d) .*name="prefill"', line)
+        if m:
+            recs.append((int(m.group(1)), int(m.group(2))))
+    recs = sorted(recs)[-len(calls):] if calls else []   # the warm-up's prefills come first
+    rec = [ms for (r, smp), ms in zip(recs, calls) if smp != 2]
+    skp = [ms for (r, smp), ms in zip(recs, calls) if smp == 2]
+    return rec, skp
+
+
+def cmd_serve(d):
+    procs = sorted(f[:-4] for f in os.listdir(d) if f.endswith(".txt") and "_" in f)
+    modes = {}
+    for tag in procs:
+        mode = tag.rsplit("_", 1)[0]
+        prog = serve_program(os.path.join(d, tag + ".txt"))
+        if not prog or "call_ms" not in prog:
+            continue
+        m = modes.setdefault(mode, dict(calls={}, runs=[]))
+        for kind, v in prog["call_ms"].items():
+            m["calls"].setdefault(kind, []).append(statistics.mean(v) if v else None)
+            m.setdefault("all", {}).setdefault(kind, []).extend(v)
+        # the program's prefill and mixed over its decode step, medians of one process: a ratio
+        # that cancels the host's speed, which differs by up to 2x between processes
+        c = prog["call_ms"]
+        if c.get("decode"):
+            dm = statistics.median(c["decode"])
+            for kind in ("prefill", "mixed"):
+                if c.get(kind):
+                    m.setdefault("ratio", {}).setdefault(kind, []).append(round(statistics.median(c[kind]) / dm, 3))
+            rec, skp = serve_instances(os.path.join(d, tag, "stages.txt"), c.get("prefill", []))
+            if rec and skp:
+                m.setdefault("ratio", {}).setdefault("prefill_recorded", []).append(round(statistics.median(rec) / dm, 3))
+                m["ratio"].setdefault("prefill_unrecorded", []).append(round(statistics.median(skp) / dm, 3))
+        sj = os.path.join(d, tag, "summary.json")
+        if os.path.exists(sj):
+            m["runs"].append((prog, json.load(open(sj))))
+    plain = {k: statistics.mean(v) for k, v in modes.get("plain", {}).get("calls", {}).items() if all(v)}
+    plain_med = {k: statistics.median(v) for k, v in modes.get("plain", {}).get("all", {}).items() if v}
+    res = dict(dir=d, processes=procs, modes={})
+    exact = modes.get("off", {}).get("runs", [])
+    for mode, m in sorted(modes.items()):
+        e = dict(processes=len(m["calls"].get("decode", [])))
+        for kind, v in sorted(m["calls"].items()):
+            if not all(v):
+                continue
+            e[kind + "_ms"] = round(statistics.mean(v), 3)
+            e[kind + "_median_ms"] = round(statistics.median(m["all"][kind]), 3)
+            if kind in plain and mode != "plain":
+                e[kind + "_vs_plain_pct"] = pct(statistics.mean(v), plain[kind])
+                e[kind + "_median_vs_plain_pct"] = pct(statistics.median(m["all"][kind]), plain_med[kind])
+        if m.get("ratio"):
+            e["over_decode_step"] = m["ratio"]
+        stages, insts, checks = {}, [], []
+        for prog, s in m["runs"]:
+            for st in s["stages"]:
+                stages.setdefault(st["name"], []).append(st["latency_ms"]["mean"])
+            tr = s.get("tracing") or {}
+            insts.append(dict(mode=tr.get("mode"), stage_instances=tr.get("stage_instances"),
+                              prefill_push_attached=tr.get("prefill_push_attached")))
+            checks += [round(100 * c["diff"], 2) for c in s["self_check"]["checks"]]
+        if stages:
+            e["stage_latency_ms"] = {k: round(statistics.mean(v), 3) for k, v in stages.items()}
+            e["self_check_pct"] = checks
+            e["tracing"] = insts
+        if m["runs"] and exact and mode != "off":
+            ex = {r["kernel_name"]: r for r in exact[0][1]["kernels"]["rows"]}
+            tot = sum(r["total_ms"] for r in ex.values())
+            rows, inside = [], 0
+            for prog, s in m["runs"][:1]:
+                for r in s["kernels"]["rows"]:
+                    x = ex.get(r["kernel_name"])
+                    if not x or x["total_ms"] < 0.01 * tot:
+                        continue
+                    ci = r.get("rerun_ci_ms")
+                    ok = ci is not None and ci >= 0 and abs(r["total_ms"] - x["total_ms"]) <= ci
+                    inside += ok
+                    pre = x["stage_ms"]["prefill_ms"] / x["total_ms"] if x["total_ms"] else 0
+                    rows.append(dict(kernel=r["kernel_name"][:70], ms=round(r["total_ms"], 3),
+                                     prefill_ms=round(r["stage_ms"]["prefill_ms"], 3),
+                                     exact_prefill_ms=round(x["stage_ms"]["prefill_ms"], 3),
+                                     rerun_ci=round(ci, 3) if ci is not None else None, exact=round(x["total_ms"], 3),
+                                     prefill_share=round(pre, 2), inside=ok))
+            e["kernels_vs_exact"] = dict(rows=len(rows), inside=inside, detail=rows)
+        res["modes"][mode] = e
+    print(json.dumps(res, indent=1))
+
+
 def main(argv):
     if len(argv) >= 2 and argv[0] == "summary":
         cmd_summary(argv[1])
@@ -1359,6 +1468,8 @@ def main(argv):
         cmd_pair(argv[1], argv[2], argv[3:])
     elif len(argv) >= 2 and argv[0] == "pool":
         cmd_pool(argv[1:])
+    elif len(argv) >= 2 and argv[0] == "serve":
+        cmd_serve(argv[1])
     elif len(argv) >= 2 and argv[0] == "truth":
         cmd_truth(argv[1])
     elif len(argv) >= 3 and argv[0] == "ncuvs":

@@ -1,0 +1,46 @@
+#!/bin/bash
+# bench/tracer/sample_check.py serve (run 40) on session 22's H200 processes of
+# bench/tracer/serve_call.sh (bench/tracer/results/serve_run40_call2.tar.xz: examples/serve_plain.py
+# plain, under the default, auto,every=64,burst=4, auto,stage=0 and exact, 3 processes each). What
+# the run found, read back through the program's own CUDA events and the reports:
+#  - with prefills sampled on their own (the default) no prefill pauses at its push and a prefill
+#    costs about a decode step, as unprofiled; attaching at every push (stage=0, the tracer before
+#    run 40) made it 1.7-1.9 decode steps;
+#  - the scaled kernel rows agree with the exact run (every row above 1% inside its rerun interval
+#    with blocks of 64), and the prefill kernels' prefill time within 1%;
+#  - self-checks within 1%.
+# Skipped without python3.
+set -u
+. "$(dirname "$0")/lib.bash"
+command -v python3 >/dev/null 2>&1 || skip "python3 is not installed"
+mkdir -p "$LP_TMP/t"
+tar -C "$LP_TMP/t" -xJf "$LP_SRC/bench/tracer/results/serve_run40_call2.tar.xz" || fail "cannot unpack the run 40 processes"
+python3 "$LP_SRC/bench/tracer/sample_check.py" serve "$LP_TMP/t" >"$LP_TMP/serve.json" || fail "sample_check.py serve failed"
+python3 - "$LP_TMP/serve.json" <<'PY' || fail "serve: $(head -c 800 "$LP_TMP/serve.json")"
+import json, sys
+d = json.load(open(sys.argv[1]))
+m = d["modes"]
+assert sorted(m) == ["auto", "auto64", "off", "plain", "stage0"], sorted(m)
+for mode in m:
+    assert m[mode]["processes"] == 3, (mode, m[mode]["processes"])
+for mode in ("auto", "auto64"):
+    r = m[mode]["over_decode_step"]
+    assert max(r["prefill"]) < 1.2 and max(r["prefill_unrecorded"]) < 1.1, (mode, r)
+    for t in m[mode]["tracing"]:
+        si = t["stage_instances"]
+        assert t["prefill_push_attached"] == 0, t
+        assert 2 <= si["prefill"]["recorded"] < si["prefill"]["of"] == 15, t
+        assert 2 <= si["mixed"]["recorded"] < si["mixed"]["of"] == 8, t
+assert min(m["stage0"]["over_decode_step"]["prefill"]) > 1.5, m["stage0"]
+assert all(t["prefill_push_attached"] >= 10 and not t["stage_instances"] for t in m["stage0"]["tracing"]), m["stage0"]
+assert max(m["plain"]["over_decode_step"]["prefill"]) < 1.1, m["plain"]
+kv = m["auto64"]["kernels_vs_exact"]
+assert kv["rows"] >= 20 and kv["inside"] == kv["rows"], kv
+for mode in ("auto", "auto64"):
+    for r in m[mode]["kernels_vs_exact"]["detail"]:
+        if r["exact_prefill_ms"] > 1:
+            assert abs(r["prefill_ms"] / r["exact_prefill_ms"] - 1) < 0.01, (mode, r)
+for mode in ("auto", "auto64", "stage0", "off"):
+    assert max(abs(x) for x in m[mode]["self_check_pct"]) < 1.0, (mode, m[mode]["self_check_pct"])
+PY
+pass
