@@ -28,9 +28,9 @@
  * ahead of the parent's foreseen end (REATTACH_END_UNITS before the previous parent's count of
  * units) and at its pop, so the next generation's prefill finds CUPTI attached; a stage instance
  * that is no unit (prefill, mixed) is recorded when CUPTI is ready at its push, and the ones the
- * schedule wants are attached ahead for ("stage instances under bursts" below; `stage=N`). The work
- * between two units is therefore recorded exactly when the unit after it is. Plain `auto` (the default) means bursts of 4 in
- * blocks of 128 above its rate (bench/tracer/README.md runs 23, 24 and 27); every=N without burst=,
+ * schedule wants are attached ahead for ("stage instances under bursts" below; `stage=N`). The
+ * work between two units is therefore recorded exactly when the unit after it is. Plain `auto` (the
+ * default) means bursts of 4 in blocks of 128 above its rate (bench/tracer/README.md runs 23, 24 and 27); every=N without burst=,
  * and burst=0, keep one unit per block with CUPTI attached and switched per unit. The default seed is fixed on purpose: every process of a
  * job (tensor-parallel ranks) records the same steps, so their collectives stay aligned
  * (docs/ranks.md), and two runs of a program are sampled alike.
@@ -476,8 +476,8 @@ static uint64_t unit_period_ns(const struct lp_inj_thread *t)
  * that comes earlier than foreseen is not recorded; one that comes later finds CUPTI attached and
  * idle meanwhile (its kinds off). After a recorded instance, the push of the next unit not recorded
  * detaches CUPTI after its mark, as before: the pause (3-4 ms) lands in a decode step, the stage
- * with many more instances, not in the prefill. `stage=0`, and LLMPROF_TRACE_BURST_REATTACH=push: every instance
- * recorded, attaching at its push as before. */
+ * with many more instances, not in the prefill. `stage=0`, and LLMPROF_TRACE_BURST_REATTACH=push:
+ * every instance recorded, attaching at its push as before. */
 static int inst_sampled(uint32_t name_sid)
 {
 	return S.inst_every && S.reattach_parent && name_sid != S.decode_all_sid && lp_inj_cupti_active() &&
@@ -494,8 +494,6 @@ static int inst_wanted(const struct lp_inj_thread *t)
 			return 1;
 	return pos == (uint32_t)(mix(mix(S.seed ^ 0x696e7374ull) ^ b) % S.inst_every);
 }
-
-static uint64_t unit_period_ns(const struct lp_inj_thread *t);
 
 /* At a unit's pop (bursts, the next unit not recorded): 1 when the next stage instance is wanted
  * and foreseen within INST_LEAD_NS' worth of units (at least 2). */
@@ -883,11 +881,11 @@ static int burst_pop(struct lp_inj_thread *t, uint32_t mark, void *ev)
 	 * end event (run 35: a compiled loop's decode read 6.5 ms, 7%, short). Here the last unit
 	 * waits for it instead, before its pop is marked again (LLMPROF_TRACE_SETTLE_END=0: not;
 	 * run 36 measured no added cost). */
+	if (S.settle_end && !next && t->unit_prev && t->unit_index >= t->unit_prev && lp_inj_cupti_settle())
+		switched = 1;
 	/* the next stage instance (a serving loop's prefill) wanted and foreseen soon: attached ahead */
 	if (!next && inst_foreseen(t))
 		lp_inj_cupti_attach_ahead(0);
-	if (S.settle_end && !next && t->unit_prev && t->unit_index >= t->unit_prev && lp_inj_cupti_settle())
-		switched = 1;
 	return switched;
 }
 
@@ -940,7 +938,6 @@ void lp_inj_stage_pop(struct lp_inj_thread *t, uint32_t mark, uint64_t id)
 		burst_pop(t, mark, NULL);
 		return;
 	}
-
 	if (slot) {
 		void *ev = NULL;
 		int gpu = lp_inj_gpu_mark(&ev), busy;

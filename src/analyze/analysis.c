@@ -721,8 +721,6 @@ static void run_sampling(const struct lp_profile *p, struct lp_analysis *out)
 	}
 }
 
-/* The tracer's mode and, for a sampled trace, the kernel table scaled to every unit. */
-
 /* The stage ranges the tracer sampled on their own (sampling.h lp_tsample_units_find), counted by
  * name for the Tracing mode section; the warm-up's left out. */
 static void stage_instances(const struct lp_profile *p, const struct lp_tsample_plan *plan, struct lp_analysis *out)
@@ -750,6 +748,7 @@ static void stage_instances(const struct lp_profile *p, const struct lp_tsample_
 	lp_tsample_units_release(&u);
 }
 
+/* The tracer's mode and, for a sampled trace, the kernel table scaled to every unit. */
 static int sampling(const struct lp_profile *p, struct lp_analysis *out, struct lp_err *err)
 {
 	struct lp_tsample_plan plan;

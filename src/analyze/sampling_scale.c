@@ -149,7 +149,7 @@ int lp_tsample_weights_build(const struct lp_profile *p, const struct lp_stage_s
 	 * than the tables holding the first units alone as if they were the stage (run 36: a
 	 * 24-token generation's decode read 3.85 ms busy for 24 steps, MBU 323%); stage instances
 	 * (a serving loop's prefills) have their own chains and are left out of that */
-	if (out->n == out->stage_n && out->N > out->stage_N && out->n_exact && !out->stage_N) {
+	if (!out->n && out->N && out->n_exact && !out->stage_N) {
 		out->from_first = 1;
 		for (i = 0; i < p->n_ranges; i++)
 			if (unit_measured[i] && units.stratum[i] == LP_TSAMPLE_EXACT)
@@ -500,6 +500,23 @@ done:
 	return rc;
 }
 
+/* A statistic of stage st over its recorded iterations (what: 0 GPU busy ms, 1 kernel ms, 2
+ * kernels, 3 GPU span ms); returns their count. */
+static size_t recorded_stat(const struct lp_profile *p, const struct lp_stage *st, int what, double *vals,
+	struct lp_stat *out)
+{
+	size_t j, n = 0;
+	for (j = 0; j < st->n_iters; j++) {
+		const struct lp_stage_iter *it = &st->iters[j];
+		if (it->range >= 0 && p->ranges[it->range].sample == 2)
+			continue;
+		vals[n++] = what == 2 ? (double)it->kernels : (double)(what == 0 ? it->gpu_busy_ns : what == 1 ?
+			it->kernel_ns : it->gpu_span_ns) / 1e6;
+	}
+	lp_stat_compute(vals, n, out);
+	return n;
+}
+
 int lp_tsample_scale_stages(const struct lp_profile *p, const struct lp_tsample_weights *w,
 	struct lp_stage_set *stages, struct lp_err *err)
 {
@@ -579,23 +596,11 @@ int lp_tsample_scale_stages(const struct lp_profile *p, const struct lp_tsample_
 		lp_stage_kernel_stats(st, vals);
 		if (skipped && skipped < st->n_iters) {
 			/* iterations that are units: kernel statistics over the recorded ones (an unrecorded
-			 * one has no kernels, not zero kernel time) */
-			for (j = 0; j < st->n_iters; j++)
-				if (p->ranges[st->iters[j].range].sample != 2)
-					vals[n++] = (double)st->iters[j].gpu_busy_ns / 1e6;
-			lp_stat_compute(vals, n, &st->gpu_ms);
-			for (j = n = 0; j < st->n_iters; j++)
-				if (p->ranges[st->iters[j].range].sample != 2)
-					vals[n++] = (double)st->iters[j].kernel_ns / 1e6;
-			lp_stat_compute(vals, n, &st->kernel_ms);
-			for (j = n = 0; j < st->n_iters; j++)
-				if (p->ranges[st->iters[j].range].sample != 2)
-					vals[n++] = (double)st->iters[j].kernels;
-			lp_stat_compute(vals, n, &st->kernels);
-			for (j = n = 0; j < st->n_iters; j++)
-				if (p->ranges[st->iters[j].range].sample != 2)
-					vals[n++] = (double)st->iters[j].gpu_span_ns / 1e6;
-			lp_stat_compute(vals, n, &st->gpu_span_ms);
+			 * one has no kernels, not zero kernel time or span) */
+			recorded_stat(p, st, 0, vals, &st->gpu_ms);
+			recorded_stat(p, st, 1, vals, &st->kernel_ms);
+			recorded_stat(p, st, 2, vals, &st->kernels);
+			n = recorded_stat(p, st, 3, vals, &st->gpu_span_ms);
 			st->recorded_iters = n;
 		}
 		lp_stage_verdict(st, stages->have_gpu);
