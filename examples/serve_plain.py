@@ -19,7 +19,14 @@ Each forward is timed with CUDA events recorded right before the call and right 
 (its kernels queued; no host sync inside), the same boundaries as the hooks' ranges; warm-up
 forwards (inside Engine.warmup) are left out. The last stdout line is the self-check summary
 (docs/metrics.md "Self-check"): prefill_ms, decode_ms_per_step and mixed_ms are means per call,
-tokens_per_s is decode tokens over summed decode time.
+tokens_per_s is decode tokens over summed decode time; with --call-times also every call's ms
+(call_ms) and each round's (round_ms: its calls summed; round_decode_ms: its decode calls;
+round_kind: prefill or mixed, its first call).
+
+Bench only (bench/tracer/serve_call.sh's turns): with LLMPROF_BENCH_TURN set the process syncs and
+stops itself after every measured round (plain_common.step_turn), so that processes measured side
+by side take turns round by round and their rounds can be paired; LLMPROF_BENCH_MAIN_CPU=N puts
+the main thread on CPU N alone for the measured rounds (plain_common.bench_pin).
 """
 
 import argparse
@@ -136,13 +143,23 @@ def main():
     eng = Engine(model, torch, args.slots)
     eng.vocab, eng.args = cfg.vocab_size, args
     times = {"prefill": [], "decode": [], "mixed": []}
+    turns = bool(os.environ.get("LLMPROF_BENCH_TURN"))
+    ends = []   # per round: how many calls of each kind had been made at its end
     with torch.inference_mode():
         eng.warmup(args.warmup_rounds)
         torch.cuda.synchronize()
+        plain_common.bench_pin()  # bench only: the main thread on LLMPROF_BENCH_MAIN_CPU
         for _ in range(args.rounds):
             serve_round(eng, args, times)
+            ends.append({k: len(v) for k, v in times.items()})
+            if turns:
+                plain_common.step_turn(torch.cuda.synchronize)
         torch.cuda.synchronize()
     ms = {k: [a.elapsed_time(b) for (a, b), _ in v] for k, v in times.items()}
+    rounds, prev = [], {k: 0 for k in times}
+    for e in ends:
+        rounds.append({k: ms[k][prev[k]:e[k]] for k in times})
+        prev = e
     dec_tokens = sum(t for _, t in times["decode"])
     summary = {"summary": True, "iters": args.rounds,
                "prefill_ms": sum(ms["prefill"]) / max(len(ms["prefill"]), 1),
@@ -150,7 +167,9 @@ def main():
                "mixed_ms": sum(ms["mixed"]) / max(len(ms["mixed"]), 1),
                "tokens_per_s": dec_tokens / (sum(ms["decode"]) / 1e3) if ms["decode"] else 0,
                "calls": {k: len(v) for k, v in ms.items()},
-               **({"call_ms": ms} if args.call_times else {}),
+               **({"call_ms": ms, "round_ms": [sum(sum(v) for v in r.values()) for r in rounds],
+                   "round_decode_ms": [sum(r["decode"]) for r in rounds],
+                   "round_kind": ["mixed" if r["mixed"] else "prefill" for r in rounds]} if args.call_times else {}),
                "model": args.model_config or args.model, "slots": args.slots}
     print(json.dumps(summary), flush=True)
 

@@ -30,7 +30,8 @@ to the traces, which are too large to bring back whole).
                                            instances recorded, and each kernel row above 1%
                                            of the exact run's time: the default's estimate
                                            against the exact run's total, inside its rerun
-                                           interval or not
+                                           interval or not; with turns.json (LP_SERVE_TURNS)
+                                           each process's rounds paired with plain_t's
     sample_check.py places_all DIR [BEFORE]
                                            places for every traced process of the call, each
                                            with the schedule its log names (BEFORE for delay
@@ -1442,7 +1443,52 @@ def cmd_serve(d):
                                      prefill_share=round(pre, 2), inside=ok))
             e["kernels_vs_exact"] = dict(rows=len(rows), inside=inside, detail=rows)
         res["modes"][mode] = e
+    res["turns"] = serve_turns(d)
     print(json.dumps(res, indent=1))
+
+
+def serve_turns(d):
+    """serve_call.sh's turns (LP_SERVE_TURNS): each process's rounds paired with plain_t's by
+    index, the first left out (the start-ups) and those past the turns a process had (released at
+    the deadline: run together); per tag the mean of round / plain round - 1 in %, with Student's
+    95% interval, for whole rounds, their decode calls, and their first call (prefill, mixed)."""
+    tj = os.path.join(d, "turns.json")
+    if not os.path.exists(tj):
+        return None
+    drv = json.load(open(tj))
+    progs = {}
+    for f in os.listdir(d):
+        if f.endswith(".txt") and f[:-4] in drv["turns"]:
+            prog = serve_program(os.path.join(d, f))
+            if prog and "round_ms" in prog:
+                progs[f[:-4]] = prog
+    if "plain_t" not in progs:
+        return dict(driver=drv, error="no plain_t rounds")
+
+    def paired(a, b, keep):
+        v = [100 * (x / y - 1) for i, (x, y) in enumerate(zip(a, b)) if keep(i) and y > 0]
+        if len(v) < 2:
+            return None
+        m, sd = statistics.mean(v), statistics.stdev(v)
+        h = t975(len(v) - 1) * sd / math.sqrt(len(v))
+        return dict(n=len(v), pct=round(m, 2), ci=[round(m - h, 2), round(m + h, 2)])
+
+    base = progs["plain_t"]
+    out = dict(driver={k: drv[k] for k in ("turn_driver", "cycles", "turns")})
+    for tag, prog in sorted(progs.items()):
+        if tag == "plain_t":
+            continue
+        last = min(drv["turns"].get(tag, 0), drv["turns"].get("plain_t", 0))
+        inside = lambda i: 1 <= i <= last  # noqa: E731
+        first = [r - dd for r, dd in zip(prog["round_ms"], prog["round_decode_ms"])]
+        bfirst = [r - dd for r, dd in zip(base["round_ms"], base["round_decode_ms"])]
+        kinds = prog.get("round_kind", [])
+        e = dict(rounds=paired(prog["round_ms"], base["round_ms"], inside),
+                 decode=paired(prog["round_decode_ms"], base["round_decode_ms"], inside))
+        for kind in ("prefill", "mixed"):
+            e[kind] = paired(first, bfirst, lambda i, k=kind: inside(i) and i < len(kinds) and kinds[i] == k)
+        out[tag] = e
+    return out
 
 
 def main(argv):
