@@ -62,7 +62,8 @@
  *                                            stays so (not recorded), the flush thread attaches
  *                                            ahead of the third (wanted: the first 2 of a name)
  *                                            at unit 6's pop, which it finds attached; the mixed
- *                                            range, detached, is not recorded.
+ *                                            range finds CUPTI attached for the burst at unit 9
+ *                                            and is recorded. The STAGE records say RSR.
  *   cupti_switch FAKE_LIB TRACE_DIR parentlead (every=64,burst=2,first=1,pick=first,lead=0 and
  *                                            LLMPROF_TRACE_REATTACH_LEAD_MS=20) two generations of
  *                                            40 units of 2 ms: the second's foreseen-end attach
@@ -518,8 +519,7 @@ static int serve_loop(const char *dir)
 		snprintf(where, sizeof(where), "after unit %d", i);
 		expect_as(where, after[i], detaches);
 	}
-	/* a mixed forward after unit 8 (whose pop attached for the burst at 9): recorded, so CUPTI stays
-	 * attached; then one after unit 10's pop detached: not recorded, still detached */
+	/* a mixed forward after unit 8 (whose pop attached for the burst at 9): recorded */
 	push("mixed");
 	expect_as("mixed after unit 8", 'A', detaches);
 	dpop(llm);
