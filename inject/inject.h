@@ -157,6 +157,27 @@ int lp_inj_rank_read(struct lp_inj_rank *out);
  * context creation calls it: a program may set RANK after the tracer started). */
 void lp_inj_rank_update(void);
 
+/* ---- sample_spec.c ---- */
+
+#define AUTO_GEN_LAUNCHES 2000          /* auto: generations foreseen to launch fewer stay exact (sample.c
+                                         * short_generation) */
+#define INST_EVERY 8                    /* bursts: stage instances recorded, one in each block of this many
+                                         * (`stage=N`; 0: every one, attaching CUPTI at its push; sample.c) */
+#define LP_INJ_SAMPLE_AUTO 3            /* lp_inj_sample_spec.mode: auto, not decided yet */
+
+struct lp_inj_sample_spec {             /* LLMPROF_TRACE_SAMPLE, parsed */
+	int mode;                       /* LP_TRACE_SAMPLE_EXACT, LP_TRACE_SAMPLE_SAMPLED or LP_INJ_SAMPLE_AUTO */
+	uint32_t why;                   /* enum lp_trace_sample_why */
+	uint32_t every, first, auto_rate, gen_launches, inst_every, burst, lead, pick;
+	uint64_t seed;
+	char unit[64];                  /* the sampling unit's range name */
+};
+
+/* Fills *out with the defaults (auto: bursts of 4 in blocks of 128, first=2, rate=5000, gen and
+ * stage as above, unit decode_step), then with what `spec` says. Returns 0, or -1 when `spec` is
+ * outside the grammar (*out then holds what was read before the fault: the caller traces exactly). */
+int lp_inj_sample_spec_parse(const char *spec, struct lp_inj_sample_spec *out);
+
 /* ---- sample.c ---- */
 
 /* Reads LLMPROF_TRACE_SAMPLE, LLMPROF_TRACE_STAGES ... once (lp_inj_init calls it after opening the

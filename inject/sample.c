@@ -52,11 +52,9 @@
 
 #define MAX_STAGES 8
 #define MAX_PENDING 4096                 /* stage instances waiting for their GPU times */
-#define AUTO_GEN_LAUNCHES 2000          /* auto: generations foreseen to launch fewer stay exact (short_generation) */
 #define REATTACH_END_UNITS 4             /* bursts: the attach this many units before the parent's foreseen end */
-#define INST_EVERY 8                     /* bursts: stage instances recorded, one in each block of this many
-                                          * (`stage=N`; 0: every one, attaching CUPTI at its push) ... */
-#define INST_FIRST 2                     /* ... after this many of each name ... */
+#define INST_FIRST 2                     /* bursts: stage instances recorded after this many of each name
+                                          * (then one in each block of `stage=N`, INST_EVERY) ... */
 #define INST_LEAD_NS 30000000ull         /* ... attached ahead of the foreseen one by this much (in units) */
 #define INST_PAUSE_NS 1000000ull         /* a stage push that waited this long for CUPTI says so (flag) */
 
@@ -69,7 +67,7 @@
 #define MARK_WARMUP 32u                  /* LLMPROF_TRACE_CUPTI_DELAY=warmup: the warmup range (no stage) */
 #define MARK_SLOT_SHIFT 6                /* pending slot + 1 above these bits (0: none) */
 
-enum { MODE_EXACT = LP_TRACE_SAMPLE_EXACT, MODE_SAMPLED = LP_TRACE_SAMPLE_SAMPLED, MODE_PENDING = 3 };
+enum { MODE_EXACT = LP_TRACE_SAMPLE_EXACT, MODE_SAMPLED = LP_TRACE_SAMPLE_SAMPLED, MODE_PENDING = LP_INJ_SAMPLE_AUTO };
 
 struct pending {
 	uint64_t range_id;
@@ -111,7 +109,7 @@ static struct {
 	int log_cycles;                      /* LLMPROF_TRACE_LOG_CYCLES=1: bursts' stages logged */
 	uint32_t cupti_delay;                /* LLMPROF_TRACE_CUPTI_DELAY: CUPTI started before this
 	                                      * parent ordinal (a diagnostic, cupti.c) */
-	uint32_t inst_every;                 /* bursts: stage instances sampled on their own (INST_EVERY) */
+	uint32_t inst_every;                 /* bursts: stage instances sampled on their own (`stage=N`) */
 	uint32_t decode_all_sid;             /* the units' conventional parent: no instance of its own */
 	uint32_t warmup_sid;                 /* LLMPROF_TRACE_CUPTI_DELAY=warmup: the name `warmup` ... */
 	_Atomic int warmup_open;             /* ... its ranges open now ... */
@@ -138,38 +136,6 @@ static struct {
 };
 
 /* ---- configuration ---- */
-
-static int parse_uint(const char *s, size_t n, uint32_t lo, uint32_t hi, uint32_t *out)
-{
-	uint64_t v = 0;
-	size_t i;
-	if (n == 0 || n > 9)
-		return -1;
-	for (i = 0; i < n; i++) {
-		if (s[i] < '0' || s[i] > '9')
-			return -1;
-		v = v * 10 + (uint64_t)(s[i] - '0');
-	}
-	if (v < lo || v > hi)
-		return -1;
-	*out = (uint32_t)v;
-	return 0;
-}
-
-static int parse_u64(const char *s, size_t n, uint64_t *out)
-{
-	uint64_t v = 0;
-	size_t i;
-	if (n == 0 || n > 19)
-		return -1;
-	for (i = 0; i < n; i++) {
-		if (s[i] < '0' || s[i] > '9')
-			return -1;
-		v = v * 10 + (uint64_t)(s[i] - '0');
-	}
-	*out = v;
-	return 0;
-}
 
 /* splitmix64's finalizer: the position of the recorded unit in a block (trace_format.h). */
 static uint64_t mix(uint64_t x)
@@ -220,91 +186,6 @@ static int will_record(const struct lp_inj_thread *t, uint32_t index)
 {
 	return index < S.first || atomic_load_explicit(&S.mode, memory_order_relaxed) != MODE_SAMPLED ||
 		on_schedule(t, index);
-}
-
-/* "auto", "off", "every=8,first=2", "auto,rate=5000,unit=decode_step": 0, or -1 (logged). */
-static int parse_sample(const char *spec, char *unit, size_t unit_cap)
-{
-	const char *p = spec;
-	int have_auto = 0, have_every = 0, have_burst = 0, have_lead = 0;
-	while (*p) {
-		const char *end = strchr(p, ',');
-		size_t n = end ? (size_t)(end - p) : strlen(p);
-		const char *eq = memchr(p, '=', n);
-		size_t k = eq ? (size_t)(eq - p) : n;
-		const char *v = eq ? eq + 1 : NULL;
-		size_t vn = eq ? n - k - 1 : 0;
-		if (!eq && n == 3 && !memcmp(p, "off", 3)) {
-			S.mode = MODE_EXACT;
-			S.why = LP_TRACE_SAMPLE_WHY_OFF;
-			return 0;
-		} else if (!eq && n == 4 && !memcmp(p, "auto", 4)) {
-			have_auto = 1;
-		} else if (eq && k == 5 && !memcmp(p, "every", 5)) {
-			if (parse_uint(v, vn, 1, 1000000, &S.every) < 0)
-				return -1;
-			have_every = 1;
-		} else if (eq && k == 5 && !memcmp(p, "burst", 5)) {
-			if (parse_uint(v, vn, 0, 1000000, &S.burst) < 0)
-				return -1;
-			have_burst = 1;
-		} else if (eq && k == 4 && !memcmp(p, "lead", 4)) {
-			if (parse_uint(v, vn, 0, 64, &S.lead) < 0)
-				return -1;
-			have_lead = 1;
-		} else if (eq && k == 5 && !memcmp(p, "first", 5)) {
-			if (parse_uint(v, vn, 0, 1000000, &S.first) < 0)
-				return -1;
-		} else if (eq && k == 4 && !memcmp(p, "rate", 4)) {
-			if (parse_uint(v, vn, 0, 1000000000, &S.auto_rate) < 0)
-				return -1;
-		} else if (eq && k == 5 && !memcmp(p, "stage", 5)) {
-			if (parse_uint(v, vn, 0, 1000000, &S.inst_every) < 0)
-				return -1;
-		} else if (eq && k == 3 && !memcmp(p, "gen", 3)) {
-			if (parse_uint(v, vn, 0, 1000000, &S.gen_launches) < 0)
-				return -1;
-		} else if (eq && k == 4 && !memcmp(p, "seed", 4)) {
-			if (parse_u64(v, vn, &S.seed) < 0)
-				return -1;
-		} else if (eq && k == 4 && !memcmp(p, "pick", 4)) {
-			if (vn == 5 && !memcmp(v, "first", 5))
-				S.pick = LP_TRACE_SAMPLE_PICK_FIRST;
-			else if (vn == 6 && !memcmp(v, "random", 6))
-				S.pick = LP_TRACE_SAMPLE_PICK_RANDOM;
-			else
-				return -1;
-		} else if (eq && k == 4 && !memcmp(p, "unit", 4)) {
-			if (vn == 0 || vn >= unit_cap)
-				return -1;
-			memcpy(unit, v, vn);
-			unit[vn] = '\0';
-		} else {
-			return -1;
-		}
-		p += n;
-		if (*p == ',')
-			p++;
-	}
-	/* auto without every= or burst= (the default): bursts of 4 in blocks of 128, lead 2 (runs 23,
-	 * 24 and 27, docs/tracer.md "Bursts"); burst=B > 0: bursts (blocks of 128 without every=);
-	 * every=N without burst=, or burst=0: one unit per block with CUPTI attached */
-	if (!have_every && !have_burst)
-		S.burst = 4;
-	if (!have_every && S.burst)
-		S.every = 128;
-	if (S.burst && S.every % S.burst)
-		return -1; /* the clusters cut the block */
-	if (S.burst && !have_lead)
-		S.lead = 2;
-	if ((have_every || have_burst) && !have_auto) {
-		S.mode = MODE_SAMPLED;
-		S.why = LP_TRACE_SAMPLE_WHY_FORCED;
-	} else {
-		S.mode = MODE_PENDING;
-		S.why = LP_TRACE_SAMPLE_WHY_AUTO_NONE;
-	}
-	return 0;
 }
 
 static void add_stage(const char *name, size_t n)
@@ -358,17 +239,24 @@ static void init_once(void)
 {
 	const char *spec = getenv("LLMPROF_TRACE_SAMPLE");
 	const char *stages = getenv("LLMPROF_TRACE_STAGES");
-	char unit[64] = "decode_step";
+	struct lp_inj_sample_spec sp;
+	const char *unit = sp.unit;
 	unsigned i;
-
-	S.every = 8;
-	S.first = 2;
-	S.auto_rate = 5000;
-	S.gen_launches = AUTO_GEN_LAUNCHES;
-	S.inst_every = INST_EVERY;
-	S.pick = LP_TRACE_SAMPLE_PICK_RANDOM;
 	/* the default is auto: sampled above the launch rate, exact below (the reports scale sampled tables) */
-	if (parse_sample(spec && *spec ? spec : "auto", unit, sizeof(unit)) < 0) {
+	int bad = lp_inj_sample_spec_parse(spec && *spec ? spec : "auto", &sp) < 0;
+
+	S.mode = sp.mode;
+	S.why = sp.why;
+	S.every = sp.every;
+	S.first = sp.first;
+	S.auto_rate = sp.auto_rate;
+	S.gen_launches = sp.gen_launches;
+	S.inst_every = sp.inst_every;
+	S.burst = sp.burst;
+	S.lead = sp.lead;
+	S.pick = sp.pick;
+	S.seed = sp.seed;
+	if (bad) {
 		lp_inj_log("LLMPROF_TRACE_SAMPLE='%s' is not off, auto or every=N[,first=K][,burst=B][,rate=R][,unit=NAME]: "
 			"tracing every launch", spec);
 		S.mode = MODE_EXACT;
