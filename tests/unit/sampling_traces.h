@@ -29,6 +29,20 @@ static inline void load(const char *dir, struct lp_profile *p)
 		fail_msg("%s", err.msg);
 }
 
+/* The analyses of a sampled trace (into a) and of an exact one of the same program (into b). */
+static inline void analyze_both(const struct lp_profile *sa, const struct lp_profile *ex, struct lp_analysis *a,
+	struct lp_analysis *b)
+{
+	struct lp_analysis_input in;
+	struct lp_err err = LP_ERR_INIT;
+	memset(&in, 0, sizeof(in));
+	in.profile = sa;
+	assert_int_equal(lp_analyze(&in, a, &err), 0);
+	in.profile = ex;
+	assert_int_equal(lp_analyze(&in, b, &err), 0);
+	assert_true(a->kernels.sampled && !b->kernels.sampled);
+}
+
 /* The STAGE records of decode_step (the tracer's flags and GPU times), by range id. */
 struct stage_list {
 	struct lp_trace_stage r[256];

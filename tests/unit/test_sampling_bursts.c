@@ -280,19 +280,6 @@ static void test_auto_no_rate_text(void **state)
 
 /* the sampled trace's analysis into a, the exact one's into b (default stage rules: nothing
  * skipped) */
-static void analyze_both(const struct lp_profile *sa, const struct lp_profile *ex, struct lp_analysis *a,
-	struct lp_analysis *b)
-{
-	struct lp_analysis_input in;
-	struct lp_err err = LP_ERR_INIT;
-	memset(&in, 0, sizeof(in));
-	in.profile = sa;
-	assert_int_equal(lp_analyze(&in, a, &err), 0);
-	in.profile = ex;
-	assert_int_equal(lp_analyze(&in, b, &err), 0);
-	assert_true(a->kernels.sampled && !b->kernels.sampled);
-}
-
 /* the two analyses, the stage list and the two profiles of a test */
 static void release_all(struct lp_analysis *a, struct lp_analysis *b, struct stage_list *st, struct lp_profile *ex,
 	struct lp_profile *sa)

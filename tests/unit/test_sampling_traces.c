@@ -477,7 +477,6 @@ static void test_auto_fixture(void **state)
 	struct stage_list *st = calloc(1, sizeof(*st));
 	struct lp_profile ex, sa;
 	struct lp_tsample_units units;
-	struct lp_analysis_input in;
 	struct lp_analysis *a = calloc(1, sizeof(*a)), *b = calloc(1, sizeof(*b));
 	struct lp_err err = LP_ERR_INIT;
 	size_t i, d = 0, n_measured = 0;
@@ -527,11 +526,7 @@ static void test_auto_fixture(void **state)
 	assert_int_equal(lp_tsample_units_find(&sa, &plan, 0, &units, &err), 0);
 	assert_int_equal(units.n_exact, 6 + n_measured);
 	lp_tsample_units_release(&units);
-	memset(&in, 0, sizeof(in));
-	in.profile = &sa;
-	assert_int_equal(lp_analyze(&in, a, &err), 0);
-	in.profile = &ex;
-	assert_int_equal(lp_analyze(&in, b, &err), 0);
+	analyze_both(&sa, &ex, a, b);
 	assert_int_equal(a->kernels.sample_exact, 6 + n_measured);
 	assert_int_equal(a->kernels.sample_N, 138 - n_measured);
 	/* auto's seed is the process's own (and its decision point moves with the host's timing), so
@@ -659,9 +654,7 @@ static void test_steps_only(void **state)
 {
 	const char *ex_dir = LP_TEST_TMP "/sampling_steps_exact", *sa_dir = LP_TEST_TMP "/sampling_steps";
 	struct lp_profile ex, sa;
-	struct lp_analysis_input in;
 	struct lp_analysis *a = calloc(1, sizeof(*a)), *b = calloc(1, sizeof(*b));
-	struct lp_err err = LP_ERR_INIT;
 	struct lp_buf md = LP_BUF_INIT;
 	const struct lp_stage *ss, *es;
 	size_t i, recorded = 0;
@@ -673,11 +666,7 @@ static void test_steps_only(void **state)
 	unsetenv("LP_FIXTURE_STEPS_ONLY");
 	load(sa_dir, &sa);
 	load(ex_dir, &ex);
-	memset(&in, 0, sizeof(in));
-	in.profile = &sa;
-	assert_int_equal(lp_analyze(&in, a, &err), 0);
-	in.profile = &ex;
-	assert_int_equal(lp_analyze(&in, b, &err), 0);
+	analyze_both(&sa, &ex, a, b);
 	ss = lp_stages_find(&a->stages, LP_STAGE_STEPS);
 	es = lp_stages_find(&b->stages, LP_STAGE_STEPS);
 	assert_non_null(ss);
@@ -781,7 +770,6 @@ static void test_serving_loop(void **state)
 	const char *sa_out = LP_TEST_TMP "/sampling_serve.txt";
 	static const char *const rows[] = { "gemm_prefill", "gemm_mixed", "gemm_mlp", "attention_decode" };
 	struct lp_profile ex, sa;
-	struct lp_analysis_input in;
 	struct lp_analysis *a = calloc(1, sizeof(*a)), *b = calloc(1, sizeof(*b));
 	struct lp_err err = LP_ERR_INIT;
 	struct lp_buf prog = LP_BUF_INIT, md = LP_BUF_INIT;
@@ -794,11 +782,7 @@ static void test_serving_loop(void **state)
 	unsetenv("LP_FIXTURE_SERVE");
 	load(sa_dir, &sa);
 	load(ex_dir, &ex);
-	memset(&in, 0, sizeof(in));
-	in.profile = &sa;
-	assert_int_equal(lp_analyze(&in, a, &err), 0);
-	in.profile = &ex;
-	assert_int_equal(lp_analyze(&in, b, &err), 0);
+	analyze_both(&sa, &ex, a, b);
 	/* the instances: 16 prefills and 8 mixed, some not recorded, none paused at its push */
 	assert_int_equal(a->n_stage_inst, 2);
 	for (k = 0; k < 2; k++) {
