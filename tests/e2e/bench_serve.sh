@@ -15,9 +15,7 @@
 set -u
 . "$(dirname "$0")/lib.bash"
 command -v python3 >/dev/null 2>&1 || skip "python3 is not installed"
-mkdir -p "$LP_TMP/t"
-tar -C "$LP_TMP/t" -xJf "$LP_SRC/bench/tracer/results/serve_run40_call2.tar.xz" || fail "cannot unpack the run 40 processes"
-python3 "$LP_SRC/bench/tracer/sample_check.py" serve "$LP_TMP/t" >"$LP_TMP/serve.json" || fail "sample_check.py serve failed"
+sample_check_results serve_run40_call2.tar.xz serve "$LP_TMP/serve.json"
 python3 - "$LP_TMP/serve.json" <<'PY' || fail "serve: $(head -c 800 "$LP_TMP/serve.json")"
 import json, sys
 d = json.load(open(sys.argv[1]))
@@ -49,9 +47,7 @@ PY
 # default's cost on the loop's rounds a few percent (its interval under 12%), exact's over 10%, the
 # placebo (a second plain process) within 6%; stage=0's prefill and mixed forwards twice as long
 for c in 5 6; do
-  rm -rf "$LP_TMP/u$c"; mkdir -p "$LP_TMP/u$c"
-  tar -C "$LP_TMP/u$c" -xJf "$LP_SRC/bench/tracer/results/serve_run40_call${c}_turns.tar.xz" || fail "cannot unpack call $c"
-  python3 "$LP_SRC/bench/tracer/sample_check.py" serve "$LP_TMP/u$c" >"$LP_TMP/turns$c.json" || fail "sample_check.py serve failed on call $c"
+  sample_check_results "serve_run40_call${c}_turns.tar.xz" serve "$LP_TMP/turns$c.json"
 done
 python3 - "$LP_TMP/turns5.json" "$LP_TMP/turns6.json" <<'PY' || fail "turns: $(head -c 600 "$LP_TMP/turns5.json")"
 import json, sys

@@ -15,9 +15,7 @@
 set -u
 . "$(dirname "$0")/lib.bash"
 command -v python3 >/dev/null 2>&1 || skip "python3 is not installed"
-mkdir -p "$LP_TMP/t"
-tar -C "$LP_TMP/t" -xJf "$LP_SRC/bench/tracer/results/truth_run39_call1.tar.xz" || fail "cannot unpack the run 39 processes"
-python3 "$LP_SRC/bench/tracer/sample_check.py" truth "$LP_TMP/t" >"$LP_TMP/truth.json" || fail "sample_check.py truth failed"
+sample_check_results truth_run39_call1.tar.xz truth "$LP_TMP/truth.json"
 python3 - "$LP_TMP/truth.json" <<'PY' || fail "truth: $(head -c 800 "$LP_TMP/truth.json")"
 import json, sys
 d = json.load(open(sys.argv[1]))

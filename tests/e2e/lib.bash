@@ -22,6 +22,14 @@ have_gpu() { command -v nvidia-smi >/dev/null 2>&1 && nvidia-smi -L >/dev/null 2
 # ("run: DIR (exit N)").
 run_dir_from_stdout() { sed -n '1s/^run: \(.*\) (exit [0-9]*)$/\1/p' "$LP_TMP/stdout"; }
 
+# sample_check_results TARBALL CMD OUT: bench/tracer/sample_check.py CMD on a committed results
+# tarball (bench/tracer/results/TARBALL, unpacked into OUT.d), its JSON written to OUT.
+sample_check_results() {
+	rm -rf "$3.d" && mkdir -p "$3.d" || fail "cannot make $3.d"
+	tar -C "$3.d" -xJf "$LP_SRC/bench/tracer/results/$1" || fail "cannot unpack $1"
+	python3 "$LP_SRC/bench/tracer/sample_check.py" "$2" "$3.d" >"$3" || fail "sample_check.py $2 failed on $1"
+}
+
 # need_cost_tools: skips a test of bench/tracer/cost_call.sh without python3 or taskset (its
 # processes are pinned), and keeps its stand-in programs' bytecode out of the tree.
 need_cost_tools() {
